@@ -1,0 +1,41 @@
+// Three projects so each kind of test can run alone (npm run test:unit|test:integration|test:infra).
+// Sources are ESM TypeScript: @swc/jest strips types and keeps `import`, and jest runs with --experimental-vm-modules.
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      {
+        jsc: {
+          parser: { syntax: 'typescript' },
+          target: 'es2022',
+          experimental: { keepImportAttributes: true, emitAssertForImportAttributes: false },
+        },
+        module: { type: 'es6' },
+      },
+    ],
+  },
+  // Sources import './x.js' (NodeNext style); jest resolves that to the .ts file.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testEnvironment: 'node',
+  setupFiles: ['<rootDir>/test/setup-env.ts'],
+};
+
+export default {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-unit.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+    },
+    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+  ],
+};

@@ -1,0 +1,129 @@
+/**
+ * The stateful resources (tables, bucket, queues) as plain data. The CDK stateful stack and the local stack
+ * (scripts/local.ts) both create exactly these, so the two cannot disagree. Runtime code finds the deployed names
+ * through the environment variables named here.
+ */
+
+export type AttributeType = 'S' | 'N';
+
+export interface KeyAttribute {
+  name: string;
+  type: AttributeType;
+}
+
+export interface IndexDefinition {
+  indexName: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+}
+
+export interface TableDefinition {
+  /** Logical id in CDK and the suffix of the local table name. */
+  id: string;
+  /** Environment variable that carries the table's name to the functions. */
+  envVar: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  /** Attribute holding an epoch-seconds expiry, for DynamoDB TTL. */
+  timeToLiveAttribute?: string;
+  globalIndexes: IndexDefinition[];
+}
+
+/** Table definitions; docs/data-model.md describes items and access patterns. */
+export const tables = {
+  tenants: {
+    id: 'Tenants',
+    envVar: 'TENANTS_TABLE',
+    partitionKey: { name: 'tenantId', type: 'S' },
+    globalIndexes: [],
+  },
+  apiKeys: {
+    id: 'ApiKeys',
+    envVar: 'API_KEYS_TABLE',
+    partitionKey: { name: 'keyHash', type: 'S' },
+    globalIndexes: [
+      {
+        indexName: 'byTenant',
+        partitionKey: { name: 'tenantId', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
+    ],
+  },
+  uploads: {
+    id: 'Uploads',
+    envVar: 'UPLOADS_TABLE',
+    partitionKey: { name: 'uploadId', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
+  runs: {
+    id: 'Runs',
+    envVar: 'RUNS_TABLE',
+    partitionKey: { name: 'jobId', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [
+      {
+        indexName: 'byTenant',
+        partitionKey: { name: 'tenantId', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
+      {
+        indexName: 'byTenantWorkflow',
+        partitionKey: { name: 'tenantWorkflow', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
+    ],
+  },
+  verifications: {
+    id: 'Verifications',
+    envVar: 'VERIFICATIONS_TABLE',
+    partitionKey: { name: 'jobId', type: 'S' },
+    sortKey: { name: 'verificationId', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
+  ledger: {
+    id: 'Ledger',
+    envVar: 'LEDGER_TABLE',
+    partitionKey: { name: 'tenantId', type: 'S' },
+    sortKey: { name: 'entryId', type: 'S' },
+    globalIndexes: [],
+  },
+  idempotency: {
+    id: 'Idempotency',
+    envVar: 'IDEMPOTENCY_TABLE',
+    partitionKey: { name: 'idempotencyKey', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+export type TableName = keyof typeof tables;
+
+/** The uploads bucket. Objects live under `uploads/{tenantId}/{uploadId}` and expire after `expireAfterDays`. */
+export const uploadsBucket = {
+  id: 'Uploads',
+  envVar: 'UPLOADS_BUCKET',
+  keyPrefix: 'uploads/',
+  expireAfterDays: 1,
+} as const;
+
+/** The worker function's limits; the queue's visibility timeout is derived from them. */
+export const workerSettings = {
+  timeoutSeconds: 180,
+  memoryMb: 2048,
+  batchSize: 2,
+  /** Caps concurrent worker executions so provider rate limits are not overrun. */
+  maxConcurrency: 10,
+} as const;
+
+/** The run queue and its dead-letter queue. */
+export const runQueue = {
+  id: 'RunQueue',
+  envVar: 'RUN_QUEUE_URL',
+  // AWS guidance for SQS event sources: visibility timeout >= 6 x the function timeout.
+  visibilityTimeoutSeconds: 6 * workerSettings.timeoutSeconds,
+  maxReceiveCount: 3,
+  retentionSeconds: 4 * 24 * 3600,
+  deadLetter: { id: 'RunDeadLetterQueue', retentionSeconds: 14 * 24 * 3600 },
+} as const;

@@ -1,0 +1,87 @@
+/**
+ * The route table: every HTTP route with its handler module and required scope, plus what each handler may touch.
+ * The CDK stateless stack creates one function per handler and grants exactly `access`; the local stack
+ * (scripts/local.ts) dispatches requests with the same table. Add a route here and both follow.
+ */
+import type { TableName } from './resources.js';
+
+export const SCOPES = ['runs:write', 'runs:read', 'runs:verify', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Name of a module in functions/ (without extension). */
+export type HandlerName =
+  | 'presign'
+  | 'create-run'
+  | 'get-run'
+  | 'list-runs'
+  | 'verify-run'
+  | 'schemas'
+  | 'usage'
+  | 'health'
+  | 'authorizer'
+  | 'worker';
+
+/** What a handler may touch; turned into IAM grants + environment variables in CDK. */
+export interface ResourceAccess {
+  tables?: Partial<Record<TableName, 'read' | 'readwrite'>>;
+  bucket?: 'read' | 'presign-put';
+  queue?: 'send' | 'consume';
+}
+
+export interface RouteDefinition {
+  method: 'GET' | 'POST';
+  /** API Gateway path syntax: `{name}` for a path parameter. */
+  path: string;
+  handler: HandlerName;
+  /** Scope the API key must carry; null for public routes (no key). */
+  scope: Scope | null;
+}
+
+export const routes: readonly RouteDefinition[] = [
+  { method: 'GET', path: '/health', handler: 'health', scope: null },
+  { method: 'POST', path: '/v1/uploads/presign', handler: 'presign', scope: 'runs:write' },
+  { method: 'POST', path: '/v1/runs', handler: 'create-run', scope: 'runs:write' },
+  { method: 'GET', path: '/v1/runs', handler: 'list-runs', scope: 'runs:read' },
+  { method: 'GET', path: '/v1/runs/{jobId}', handler: 'get-run', scope: 'runs:read' },
+  { method: 'POST', path: '/v1/runs/{jobId}/verify', handler: 'verify-run', scope: 'runs:verify' },
+  { method: 'GET', path: '/v1/schemas', handler: 'schemas', scope: 'runs:read' },
+  { method: 'GET', path: '/v1/usage', handler: 'usage', scope: 'runs:read' },
+];
+
+/** Per-handler resource access (least privilege). Handlers not listed touch nothing. */
+export const handlerAccess: Record<HandlerName, ResourceAccess> = {
+  health: { tables: { tenants: 'read' } },
+  authorizer: { tables: { apiKeys: 'read' } },
+  presign: { tables: { uploads: 'readwrite' }, bucket: 'presign-put' },
+  'create-run': {
+    tables: { uploads: 'read', runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', idempotency: 'readwrite' },
+    bucket: 'read',
+    queue: 'send',
+  },
+  'get-run': { tables: { runs: 'read' } },
+  'list-runs': { tables: { runs: 'read' } },
+  'verify-run': { tables: { runs: 'readwrite', verifications: 'readwrite' } },
+  schemas: {},
+  usage: { tables: { runs: 'read' } },
+  worker: {
+    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite' },
+    bucket: 'read',
+    queue: 'consume',
+  },
+};
+
+/** Converts `/v1/runs/{jobId}` into a matcher for a concrete path; returns the path parameters or null. */
+export function matchPath(template: string, path: string): Record<string, string> | null {
+  const names: string[] = [];
+  const pattern = template.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  const match = new RegExp(`^${pattern}$`).exec(path);
+  if (!match) return null;
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    params[name] = decodeURIComponent(match[i + 1] ?? '');
+  });
+  return params;
+}

@@ -1,0 +1,31 @@
+/** The pricing table (pricing.json, kept as data) parsed and validated once. */
+import { z } from 'zod';
+import { type Micros, usdToMicrosCeil } from '../money.js';
+import raw from './pricing.json' with { type: 'json' };
+
+const priceSource = { source: z.string().min(1), date: z.iso.date() };
+
+const pricingTable = z.object({
+  $comment: z.string().optional(),
+  currency: z.literal('USD'),
+  marginPct: z.number().min(0),
+  providers: z.object({
+    local: z.object({ ocrPageUsd: z.number().positive(), textLayerPageUsd: z.number().positive(), ...priceSource }),
+  }),
+});
+
+export type PricingTable = z.infer<typeof pricingTable>;
+
+/** The validated pricing table; a malformed pricing.json fails at import, not mid-run. */
+export const pricing: PricingTable = pricingTable.parse(raw);
+
+/** The client's price for a cost: cost plus margin, rounded up to the micro. */
+export function priceFor(costMicros: Micros, table: PricingTable = pricing): Micros {
+  return Math.ceil(costMicros * (1 + table.marginPct / 100));
+}
+
+/** Cost per unit in micros for the local provider. */
+export const localCost = {
+  ocrPageMicros: usdToMicrosCeil(pricing.providers.local.ocrPageUsd),
+  textLayerPageMicros: usdToMicrosCeil(pricing.providers.local.textLayerPageUsd),
+};
