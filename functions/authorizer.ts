@@ -1,0 +1,32 @@
+/**
+ * API-key authorizer (API Gateway REQUEST authorizer). Looks the key up by hash; an unknown or revoked key is denied
+ * with API Gateway's `Unauthorized` convention (→ 401, body shaped by the gateway response). The policy allows every
+ * route of the API because API Gateway caches it per key for all routes; scopes are checked by each route's handler.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { findActiveKey } from '../shared/store/tenants.js';
+
+/** Builds `arn:aws:execute-api:region:account:apiId/stage/*` from the invoked method ARN. */
+export function wildcardResource(methodArn: string): string {
+  const [arnPrefix, apiId, stage] = methodArn.split('/');
+  return `${arnPrefix}/${apiId}/${stage}/*`;
+}
+
+export async function authorize(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  const headers = event.headers ?? {};
+  const presented = Object.entries(headers).find(([name]) => name.toLowerCase() === 'x-api-key')?.[1];
+  if (!presented) throw new Error('Unauthorized');
+  const key = await findActiveKey(presented);
+  if (!key) throw new Error('Unauthorized');
+  return {
+    principalId: key.keyId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wildcardResource(event.methodArn) }],
+    },
+    // API Gateway passes only strings, numbers and booleans through the context.
+    context: { tenantId: key.tenantId, keyId: key.keyId, scopes: key.scopes.join(',') },
+  };
+}
+
+export const handler = authorize;

@@ -1,0 +1,17 @@
+/** POST /v1/runs — validate, estimate, hold and queue a run; `Idempotency-Key` replays the first response. */
+import { createRunRequest } from '../shared/contract.js';
+import { apiHandler } from '../shared/http.js';
+import { createRun } from '../shared/runs/create-run.js';
+
+export const handler = apiHandler('create-run', { body: createRunRequest }, async (req) => {
+  const { response, replayed } = await createRun({
+    tenantId: req.auth.tenantId,
+    body: req.body,
+    idempotencyKey: req.headers['idempotency-key'],
+  });
+  return {
+    statusCode: 202,
+    body: response,
+    headers: { location: `/v1/runs/${response.jobId}`, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) },
+  };
+});

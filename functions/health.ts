@@ -1,0 +1,13 @@
+/** GET /health — no key; 200 when the service can reach its store (a cheap read), else 500. */
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { ddb } from '../shared/aws.js';
+import { resourceName } from '../shared/config.js';
+import { apiHandler } from '../shared/http.js';
+import { tables } from '../shared/infra/resources.js';
+
+const TENANTS_TABLE = resourceName(tables.tenants.envVar);
+
+export const handler = apiHandler('health', {}, async () => {
+  await ddb.send(new DescribeTableCommand({ TableName: TENANTS_TABLE }));
+  return { statusCode: 200, body: { status: 'ok' } };
+});

@@ -1,0 +1,50 @@
+/**
+ * SQS-triggered worker. Each record is one run; failures are reported per record (partial batch response) so one bad
+ * run never redelivers its neighbours. Idempotency is by jobId inside processRun, not by message id.
+ */
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { runQueue } from '../shared/infra/resources.js';
+import { log } from '../shared/log.js';
+import { adapters } from '../shared/providers/adapters.js';
+import { processRun } from '../shared/worker/process-run.js';
+
+const message = z.object({ jobId: z.string().min(1) });
+
+export async function handleBatch(
+  event: SQSEvent,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<SQSBatchResponse> {
+  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    const parsed = message.safeParse(safeJson(record.body));
+    if (!parsed.success) {
+      // A malformed message can never succeed; retrying would only move it to the DLQ later.
+      log.error('dropping malformed run message', { messageId: record.messageId });
+      continue;
+    }
+    try {
+      const outcome = await processRun(parsed.data.jobId, {
+        adapters,
+        remainingMs: context.getRemainingTimeInMillis(),
+        receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
+        maxReceiveCount: runQueue.maxReceiveCount,
+      });
+      log.info('run processed', { jobId: parsed.data.jobId, outcome });
+    } catch (error: unknown) {
+      log.error('run processing failed; will be redelivered', { jobId: parsed.data.jobId, error });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+export const handler = handleBatch;

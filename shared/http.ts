@@ -1,0 +1,213 @@
+/**
+ * HTTP plumbing shared by every API handler: middy middlewares that (1) turn any thrown error into the contract's
+ * error body — the one mapping point, (2) read the authorizer's context and enforce the route's scope from the route
+ * table, (3) check content-type and size, parse JSON and validate body and query with zod. Handlers receive a typed
+ * `ApiRequest` and return an `ApiResponse`; they never touch raw events or error formatting.
+ */
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { ZodError, type z } from 'zod';
+import { config } from './config.js';
+import {
+  ApiError,
+  ForbiddenError,
+  InternalError,
+  InvalidRequestError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  type ValidationIssue,
+} from './errors.js';
+import { type HandlerName, routes, type Scope } from './infra/routes.js';
+import { log } from './log.js';
+
+/** Who is calling: set by the API-key authorizer. */
+export interface AuthContext {
+  tenantId: string;
+  keyId: string;
+  scopes: Scope[];
+}
+
+/** A parsed, validated request as handlers see it. */
+export interface ApiRequest<TBody = undefined, TQuery = undefined> {
+  requestId: string;
+  auth: AuthContext;
+  body: TBody;
+  query: TQuery;
+  pathParameters: Record<string, string>;
+  /** Header names lower-cased. */
+  headers: Record<string, string>;
+  /** The raw body text (for idempotency fingerprints). */
+  rawBody: string;
+}
+
+export interface ApiResponse {
+  statusCode: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type ApiEvent = APIGatewayProxyEvent & { parsed?: ApiRequest<unknown, unknown> };
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+/** Converts zod issues to the contract's `details.issues[]`. */
+export function toIssues(error: ZodError): ValidationIssue[] {
+  return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}
+
+/** The contract's error body for any thrown value. Unknown errors become INTERNAL_ERROR without internals. */
+export function toErrorBody(error: unknown, requestId: string) {
+  const apiError = error instanceof ApiError ? error : new InternalError();
+  return {
+    error: {
+      code: apiError.code,
+      message: apiError.message,
+      status: apiError.status,
+      retryable: apiError.retryable,
+      ...(apiError.details ? { details: apiError.details } : {}),
+      requestId,
+    },
+  };
+}
+
+function requestIdOf(event: APIGatewayProxyEvent, context: Context | undefined): string {
+  return event.requestContext?.requestId ?? context?.awsRequestId ?? 'unknown';
+}
+
+function lowerCaseHeaders(headers: APIGatewayProxyEvent['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (typeof v === 'string') out[k.toLowerCase()] = v;
+  return out;
+}
+
+/** Middleware: maps errors to responses (the one place) and stamps `x-request-id` and JSON content-type on every response. */
+function contractResponses(): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+  return {
+    after: (request) => {
+      const id = requestIdOf(request.event, request.context);
+      if (request.response) request.response.headers = { ...request.response.headers, 'x-request-id': id };
+    },
+    onError: (request) => {
+      const id = requestIdOf(request.event, request.context);
+      const error = request.error;
+      if (!(error instanceof ApiError)) {
+        log.error('unhandled error', { requestId: id, error });
+      } else if (error.status >= 500) {
+        log.error('server error', { requestId: id, code: error.code });
+      }
+      const body = toErrorBody(error, id);
+      const headers: Record<string, string> = { ...JSON_HEADERS, 'x-request-id': id };
+      const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
+      request.response = { statusCode: body.error.status, headers, body: JSON.stringify(body) };
+    },
+  };
+}
+
+function readAuth(event: APIGatewayProxyEvent): AuthContext | null {
+  const ctx = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
+  if (!ctx || typeof ctx.tenantId !== 'string' || typeof ctx.keyId !== 'string') return null;
+  const scopes = typeof ctx.scopes === 'string' ? (ctx.scopes.split(',').filter(Boolean) as Scope[]) : [];
+  return { tenantId: ctx.tenantId, keyId: ctx.keyId, scopes };
+}
+
+interface RequestSpec<TBody, TQuery> {
+  body?: z.ZodType<TBody, unknown>;
+  query?: z.ZodType<TQuery, unknown>;
+}
+
+/** Middleware: auth context + scope, content-type, body size, JSON parse, zod validation — in the contract's order. */
+function parseRequest<TBody, TQuery>(
+  scope: Scope | null,
+  spec: RequestSpec<TBody, TQuery>,
+): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+  return {
+    before: (request) => {
+      const event = request.event;
+      const auth = readAuth(event);
+      if (scope !== null) {
+        if (!auth) throw new UnauthorizedError();
+        if (!auth.scopes.includes(scope) && !auth.scopes.includes('admin')) throw new ForbiddenError(scope);
+      }
+      const headers = lowerCaseHeaders(event.headers);
+      const rawBody =
+        event.body == null
+          ? ''
+          : event.isBase64Encoded
+            ? Buffer.from(event.body, 'base64').toString('utf8')
+            : event.body;
+
+      let body: unknown;
+      if (spec.body) {
+        const contentType = headers['content-type'];
+        if (!contentType || contentType.split(';')[0]?.trim().toLowerCase() !== 'application/json') {
+          throw new UnsupportedMediaTypeError(contentType);
+        }
+        const size = Buffer.byteLength(rawBody);
+        if (size > config.limits.requestBodyMaxBytes) {
+          throw new InvalidRequestError(
+            `Request body is ${size} bytes; the limit is ${config.limits.requestBodyMaxBytes}`,
+            [{ path: '(root)', message: 'body too large' }],
+            { limitBytes: config.limits.requestBodyMaxBytes },
+          );
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(rawBody);
+        } catch {
+          throw new InvalidRequestError('Request body is not valid JSON', [
+            { path: '(root)', message: 'malformed JSON' },
+          ]);
+        }
+        body = validate(spec.body, json, 'Request body');
+      }
+      const query = spec.query
+        ? validate(spec.query, { ...(event.queryStringParameters ?? {}) }, 'Query string')
+        : undefined;
+
+      event.parsed = {
+        requestId: requestIdOf(event, request.context),
+        auth: auth ?? { tenantId: '', keyId: '', scopes: [] },
+        body,
+        query,
+        pathParameters: { ...(event.pathParameters ?? {}) } as Record<string, string>,
+        headers,
+        rawBody,
+      };
+    },
+  };
+}
+
+function validate<T>(schema: z.ZodType<T, unknown>, value: unknown, what: string): T {
+  try {
+    return schema.parse(value);
+  } catch (error: unknown) {
+    if (error instanceof ZodError) throw new InvalidRequestError(`${what} failed validation`, toIssues(error));
+    throw error;
+  }
+}
+
+/**
+ * Builds a Lambda handler for the route whose handler is `name`: scope from the route table, then the standard
+ * middlewares, then `fn`. Returns the middy-wrapped handler.
+ */
+export function apiHandler<TBody = undefined, TQuery = undefined>(
+  name: HandlerName,
+  spec: RequestSpec<TBody, TQuery>,
+  fn: (request: ApiRequest<TBody, TQuery>) => Promise<ApiResponse>,
+) {
+  const route = routes.find((r) => r.handler === name);
+  if (!route) throw new Error(`No route uses handler ${name}`);
+  return middy<ApiEvent, APIGatewayProxyResult>()
+    .use(contractResponses())
+    .use(parseRequest(route.scope, spec))
+    .handler(async (event): Promise<APIGatewayProxyResult> => {
+      const parsed = event.parsed as ApiRequest<TBody, TQuery>;
+      const response = await fn(parsed);
+      return {
+        statusCode: response.statusCode,
+        headers: { ...JSON_HEADERS, ...response.headers },
+        body: JSON.stringify(response.body),
+      };
+    });
+}

@@ -1,0 +1,48 @@
+/**
+ * What the planner knows about each provider without loading its SDK: auth needs, what it accepts, which strategies
+ * it can run, and an upper-bound cost model. API handlers estimate from this; only the worker loads adapters.
+ * Cloud providers are added here (with prices in pricing.json) as their adapters land.
+ */
+import type { FileFacts } from '../file-facts.js';
+import type { Micros } from '../money.js';
+import { localCost } from '../pricing/pricing.js';
+import type { ProviderId, Strategy, TaskSpec } from './types.js';
+
+export interface ProviderProfile {
+  id: ProviderId;
+  auth: 'none' | 'api-key' | 'iam';
+  /** Environment variables whose presence means the provider has credentials. Empty for `none`. */
+  credentialEnv: readonly string[];
+  strategies: readonly Strategy[];
+  /** Upper bound of what one attempt can cost us, in micros, for this file and task. */
+  maxCostMicros(facts: FileFacts, task: TaskSpec): Micros;
+}
+
+export const localProfile: ProviderProfile = {
+  id: 'local',
+  auth: 'none',
+  credentialEnv: [],
+  // Local OCR can read text (OCR, then pattern extraction) but cannot look at a picture the way a vision model does.
+  strategies: ['ocr_then_analyze', 'generic_vision_summary'],
+  // Upper bound: every page OCR'd (text-layer pages cost a tenth of that and are refunded).
+  maxCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
+};
+
+/** Profiles by id. Providers without a profile are not available in this build. */
+export const catalog: Partial<Record<ProviderId, ProviderProfile>> = { local: localProfile };
+
+/**
+ * The providers that are candidates, in order of preference: exactly `VISION_PROVIDERS` when set; otherwise every
+ * provider whose credentials are present, then `local`.
+ */
+export function availableProviders(
+  configured: readonly ProviderId[] | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ProviderId[] {
+  if (configured) return [...configured];
+  const withCredentials = Object.values(catalog)
+    .filter((p): p is ProviderProfile => p !== undefined && p.id !== 'local')
+    .filter((p) => p.credentialEnv.length > 0 && p.credentialEnv.every((name) => Boolean(env[name])))
+    .map((p) => p.id);
+  return [...withCredentials, 'local'];
+}

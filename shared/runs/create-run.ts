@@ -1,0 +1,209 @@
+/**
+ * Run creation: the checks in the contract's order, then the run and its hold in one transaction, then the queue.
+ *   auth (authorizer) → body (middleware) → upload ownership and presence → size → real type → readability/limits
+ *   → schema → estimate → maxCostUsd → threshold → credit hold.
+ * The first failing check answers; nothing is written before the hold transaction, and the message is sent only
+ * after the run exists, so a rejected request leaves no record, no hold and no message.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { GetObjectCommand, HeadObjectCommand, NotFound } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { s3, sqs } from '../aws.js';
+import { config, resourceName } from '../config.js';
+import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
+import {
+  BudgetExceededError,
+  CostConfirmationRequiredError,
+  IdempotencyKeyReusedError,
+  InternalError,
+  InvalidRequestError,
+  UnknownSchemaError,
+  UploadIncompleteError,
+  UploadNotFoundError,
+  UploadSizeMismatchError,
+} from '../errors.js';
+import { runQueue, uploadsBucket } from '../infra/resources.js';
+import { inspectUpload } from '../inspect/index.js';
+import { log } from '../log.js';
+import { microsToUsd, usdToMicros } from '../money.js';
+import { planRun } from '../planning/plan.js';
+import { availableProviders } from '../providers/catalog.js';
+import { buildTask, registry } from '../registry/registry.js';
+import {
+  createRunWithHold,
+  getIdempotencyRecord,
+  IdempotencyConflict,
+  type IdempotencyRecord,
+  settleRun,
+} from '../store/ledger.js';
+import { type RunRecord, toRunResponse } from '../store/runs.js';
+import { getUploadForTenant } from '../store/uploads.js';
+
+const BUCKET = resourceName(uploadsBucket.envVar);
+const QUEUE_URL = resourceName(runQueue.envVar);
+
+export interface CreateRunInput {
+  tenantId: string;
+  body: CreateRunRequest;
+  /** Raw `Idempotency-Key` header, if sent. */
+  idempotencyKey?: string | undefined;
+}
+
+export interface CreateRunOutcome {
+  response: CreateRunResponse;
+  /** True when an earlier identical request's response is returned. */
+  replayed: boolean;
+}
+
+/** Canonical fingerprint of a request body (key order does not matter). */
+export function fingerprint(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Replays a stored response for the same key and body, or refuses a different body under the same key. */
+async function replay(key: string, hash: string): Promise<CreateRunOutcome | null> {
+  const existing = await getIdempotencyRecord(key);
+  if (!existing) return null;
+  if (existing.requestHash !== hash) throw new IdempotencyKeyReusedError();
+  return { response: existing.response as CreateRunResponse, replayed: true };
+}
+
+export async function createRun(input: CreateRunInput, now = new Date()): Promise<CreateRunOutcome> {
+  const { tenantId, body } = input;
+
+  let idempotency: { key: string; hash: string } | null = null;
+  if (input.idempotencyKey !== undefined) {
+    if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255) {
+      throw new InvalidRequestError('Idempotency-Key must be 1 to 255 characters', [
+        { path: 'Idempotency-Key', message: 'length must be 1..255' },
+      ]);
+    }
+    idempotency = { key: `${tenantId}#${input.idempotencyKey}`, hash: fingerprint(body) };
+    const replayed = await replay(idempotency.key, idempotency.hash);
+    if (replayed) return replayed;
+  }
+
+  // Upload ownership and presence.
+  const upload = await getUploadForTenant(body.uploadId, tenantId, now);
+  if (!upload) throw new UploadNotFoundError(body.uploadId);
+  let actualSize: number;
+  try {
+    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: upload.objectKey }));
+    actualSize = head.ContentLength ?? 0;
+  } catch (error: unknown) {
+    if (error instanceof NotFound || (error instanceof Error && error.name === 'NotFound')) {
+      throw new UploadIncompleteError(body.uploadId);
+    }
+    throw error;
+  }
+
+  // Size, then the real type, readability and limits — from the stored bytes, with ranged reads.
+  if (actualSize !== upload.contentLength) throw new UploadSizeMismatchError(upload.contentLength, actualSize);
+  const facts = await inspectUpload(
+    async (start, end) => {
+      const out = await s3.send(
+        new GetObjectCommand({ Bucket: BUCKET, Key: upload.objectKey, Range: `bytes=${start}-${end}` }),
+      );
+      return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+    },
+    actualSize,
+    config.limits,
+  );
+
+  // Schema.
+  let schema = body.schema;
+  if (body.schemaId !== undefined) {
+    const entry = registry.get(body.schemaId);
+    if (!entry) throw new UnknownSchemaError(body.schemaId, [...registry.keys()]);
+    schema = entry;
+  }
+  const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schema });
+
+  // Estimate, budget, threshold.
+  const plan = planRun(facts, task, availableProviders(config.providers));
+  const estimateMicros = plan.estimateMicros;
+  const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicros(body.maxCostUsd) : null;
+  if (maxCostMicros !== null && estimateMicros > maxCostMicros) {
+    throw new BudgetExceededError(microsToUsd(estimateMicros), body.maxCostUsd ?? 0);
+  }
+  const thresholdMicros = usdToMicros(config.confirmationThresholdUsd);
+  if (estimateMicros > thresholdMicros && body.confirmCost !== true && maxCostMicros === null) {
+    throw new CostConfirmationRequiredError(microsToUsd(estimateMicros), config.confirmationThresholdUsd);
+  }
+
+  const jobId = `run_${randomUUID().replaceAll('-', '')}`;
+  const createdAt = now.toISOString();
+  const run: RunRecord = {
+    jobId,
+    tenantId,
+    status: 'queued',
+    stage: 'waiting',
+    uploadId: upload.uploadId,
+    objectKey: upload.objectKey,
+    prompt: body.prompt,
+    outputFormat: body.outputFormat,
+    schemaId: body.schemaId ?? null,
+    task,
+    workflow: body.workflow ?? null,
+    ...(body.workflow !== undefined ? { tenantWorkflow: `${tenantId}#${body.workflow}` } : {}),
+    metadata: body.metadata ?? {},
+    file: facts,
+    strategy: plan.strategy,
+    candidates: plan.candidates,
+    estimateMicros,
+    maxCostMicros,
+    holdFromCredit: false,
+    createdAt,
+    expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
+  };
+  const creation = toRunResponse(run) as CreateRunResponse;
+
+  const idempotencyRecord: IdempotencyRecord | null = idempotency
+    ? {
+        idempotencyKey: idempotency.key,
+        requestHash: idempotency.hash,
+        jobId,
+        response: creation,
+        createdAt,
+        expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.idempotencyTtlHours * 3600,
+      }
+    : null;
+
+  let stored: RunRecord;
+  try {
+    stored = await createRunWithHold(run, idempotencyRecord);
+  } catch (error: unknown) {
+    // A concurrent request with the same key won the race: answer as it did (or refuse a different body).
+    if (error instanceof IdempotencyConflict && idempotency) {
+      const replayed = await replay(idempotency.key, idempotency.hash);
+      if (replayed) return replayed;
+    }
+    throw error;
+  }
+
+  try {
+    await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify({ jobId }) }));
+  } catch (error: unknown) {
+    // The run exists but will never be processed: fail it and give the hold back, then report the error.
+    log.error('enqueue failed; failing the run and refunding the hold', { jobId, error });
+    await settleRun(stored, {
+      status: 'failed',
+      error: { code: 'INTERNAL_ERROR', message: 'The run could not be queued', status: 500, retryable: true },
+      attempts: [],
+    });
+    throw new InternalError();
+  }
+
+  return { response: creation, replayed: false };
+}

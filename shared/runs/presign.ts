@@ -1,0 +1,76 @@
+/** Presign: reserve an upload slot and hand out a PUT URL signed for exactly the declared length and content type. */
+import { randomUUID } from 'node:crypto';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { s3Presigner } from '../aws.js';
+import { config, resourceName } from '../config.js';
+import type { PresignRequest, PresignResponse } from '../contract.js';
+import { FileTooLargeError, UnsupportedFileTypeError } from '../errors.js';
+import { uploadsBucket } from '../infra/resources.js';
+import { putUpload } from '../store/uploads.js';
+
+const BUCKET = resourceName(uploadsBucket.envVar);
+
+const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
+  '.jpg': 'image',
+  '.jpeg': 'image',
+  '.png': 'image',
+  '.heic': 'image',
+  '.pdf': 'pdf',
+};
+
+/** The byte limit that applies to a file name's kind (the real type is checked again at run creation). */
+export function maxBytesFor(fileName: string): number {
+  const dot = fileName.lastIndexOf('.');
+  const kind = dot >= 0 ? EXTENSION_KIND[fileName.slice(dot).toLowerCase()] : undefined;
+  if (!kind) {
+    throw new UnsupportedFileTypeError(`File extension of "${fileName}" is not supported`, { fileName });
+  }
+  return kind === 'pdf' ? config.limits.pdfMaxBytes : config.limits.imageMaxBytes;
+}
+
+export async function presignUpload(
+  tenantId: string,
+  request: PresignRequest,
+  now = new Date(),
+): Promise<PresignResponse> {
+  const maxBytes = maxBytesFor(request.fileName);
+  if (request.contentLength > maxBytes) throw new FileTooLargeError(request.contentLength, maxBytes);
+
+  const uploadId = `upl_${randomUUID().replaceAll('-', '')}`;
+  const objectKey = `${uploadsBucket.keyPrefix}${tenantId}/${uploadId}`;
+  const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSeconds * 1000);
+  const usableUntil = new Date(now.getTime() + config.uploadRetentionHours * 3600 * 1000);
+
+  await putUpload({
+    uploadId,
+    tenantId,
+    objectKey,
+    fileName: request.fileName,
+    contentLength: request.contentLength,
+    createdAt: now.toISOString(),
+    expiresAt: usableUntil.toISOString(),
+    expiresAtEpoch: Math.floor(usableUntil.getTime() / 1000),
+  });
+
+  // Content-Length and Content-Type are signed, so S3 itself rejects a PUT of any other size or type.
+  const uploadUrl = await getSignedUrl(
+    s3Presigner,
+    new PutObjectCommand({
+      Bucket: BUCKET,
+      Key: objectKey,
+      ContentLength: request.contentLength,
+      ContentType: 'application/octet-stream',
+    }),
+    { expiresIn: config.uploadUrlTtlSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
+  );
+
+  return {
+    uploadId,
+    uploadUrl,
+    expiresAt: expiresAt.toISOString(),
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/octet-stream' },
+    maxBytes,
+  };
+}

@@ -1,0 +1,118 @@
+/** Read-side cores: one run, the tenant's runs page by page, the registry, and usage per workflow. */
+import type {
+  ListRunsQuery,
+  ListRunsResponse,
+  RunResponse,
+  SchemasResponse,
+  UsageResponse,
+  UsageRow,
+} from '../contract.js';
+import { InvalidRequestError, NotFoundError } from '../errors.js';
+import { microsToUsd } from '../money.js';
+import { normaliseFields, registry } from '../registry/registry.js';
+import { getRunForTenant, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
+
+export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
+  const run = await getRunForTenant(jobId, tenantId);
+  if (!run) throw new NotFoundError('run', jobId);
+  return toRunResponse(run);
+}
+
+/**
+ * Cursors are the index position, base64url-encoded, with the tenant inside: a cursor from another tenant (or a
+ * forged one) is refused rather than used.
+ */
+function encodeCursor(tenantId: string, key: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify({ t: tenantId, k: key })).toString('base64url');
+}
+
+function decodeCursor(tenantId: string, cursor: string): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; k?: unknown };
+    if (parsed.t === tenantId && parsed.k && typeof parsed.k === 'object') return parsed.k as Record<string, unknown>;
+  } catch {
+    // fall through to the validation error
+  }
+  throw new InvalidRequestError('cursor is not valid', [{ path: 'cursor', message: 'unknown or malformed cursor' }]);
+}
+
+export async function listRunViews(tenantId: string, query: ListRunsQuery): Promise<ListRunsResponse> {
+  const page = await listRuns({
+    tenantId,
+    limit: query.limit,
+    ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
+    ...(query.status !== undefined ? { status: query.status } : {}),
+    ...(query.cursor !== undefined ? { startKey: decodeCursor(tenantId, query.cursor) } : {}),
+  });
+  return {
+    items: page.items.map(toRunResponse),
+    nextCursor: page.lastKey ? encodeCursor(tenantId, page.lastKey) : null,
+  };
+}
+
+export function listSchemas(): SchemasResponse {
+  return {
+    items: [...registry.values()].map((s) => ({
+      id: s.id,
+      label: s.label,
+      expectedFields: normaliseFields(s.expectedFields),
+    })),
+  };
+}
+
+const DEFAULT_USAGE_WINDOW_DAYS = 30;
+
+/** Totals per workflow over runs created in [from, to]. */
+export async function usageSummary(
+  tenantId: string,
+  from?: string,
+  to?: string,
+  now = new Date(),
+): Promise<UsageResponse> {
+  const toIso = to ?? now.toISOString();
+  const fromIso = from ?? new Date(Date.parse(toIso) - DEFAULT_USAGE_WINDOW_DAYS * 86400_000).toISOString();
+  const runs: RunRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await listRuns({
+      tenantId,
+      limit: 500,
+      createdFrom: fromIso,
+      createdTo: toIso,
+      ...(startKey ? { startKey } : {}),
+    });
+    runs.push(...page.items);
+    startKey = page.lastKey;
+  } while (startKey);
+
+  const byWorkflow = new Map<string | null, RunRecord[]>();
+  for (const run of runs) byWorkflow.set(run.workflow, [...(byWorkflow.get(run.workflow) ?? []), run]);
+  const workflows = [...byWorkflow.entries()]
+    .sort(([a], [b]) => String(a).localeCompare(String(b)))
+    .map(([workflow, items]) => summarise(workflow, items));
+  return { from: fromIso, to: toIso, workflows, totals: summarise(null, runs) };
+}
+
+function summarise(workflow: string | null, runs: RunRecord[]): UsageRow {
+  const verified = runs.filter((r) => r.verification !== undefined);
+  const accepted = verified.filter((r) => r.verification?.accepted === true);
+  const confidences = runs.map((r) => r.confidence).filter((c): c is number => typeof c === 'number');
+  const sum = (f: (r: RunRecord) => number) => runs.reduce((acc, r) => acc + f(r), 0);
+  return {
+    workflow,
+    runs: runs.length,
+    completed: runs.filter((r) => r.status === 'completed').length,
+    failed: runs.filter((r) => r.status === 'failed').length,
+    queued: runs.filter((r) => r.status === 'queued').length,
+    estimatedUsd: microsToUsd(sum((r) => r.estimateMicros)),
+    chargedUsd: microsToUsd(sum((r) => r.chargedMicros ?? 0)),
+    refundedUsd: microsToUsd(sum((r) => r.refundedMicros ?? 0)),
+    verified: verified.length,
+    accepted: accepted.length,
+    acceptanceRate: verified.length > 0 ? accepted.length / verified.length : null,
+    meanConfidence:
+      confidences.length > 0
+        ? Math.round((confidences.reduce((a, b) => a + b, 0) / confidences.length) * 1000) / 1000
+        : null,
+  };
+}

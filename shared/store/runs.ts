@@ -1,0 +1,215 @@
+/**
+ * Run records in the Runs table: the item shape, reads, listing, and conversion to the contract's response.
+ * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
+ */
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../aws.js';
+import { resourceName } from '../config.js';
+import type { Attempt, RunResponse, Verification } from '../contract.js';
+import type { ErrorCode } from '../errors.js';
+import type { FileFacts } from '../file-facts.js';
+import { tables } from '../infra/resources.js';
+import { type Micros, microsToUsd } from '../money.js';
+import type { ProviderId, Strategy, TaskSpec } from '../providers/types.js';
+
+export const RUNS_TABLE = resourceName(tables.runs.envVar);
+
+export const PROTOCOL_VERSION = '0.1.0';
+
+export interface RunUsage {
+  requests: number;
+  billableUnits: number;
+  costMicros: Micros;
+  priceMicros: Micros;
+}
+
+export interface RunError {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  retryable: boolean;
+  details?: Record<string, unknown>;
+}
+
+/** A run as stored. Money is integer micros; the contract's dollars are derived in `toRunResponse`. */
+export interface RunRecord {
+  jobId: string;
+  tenantId: string;
+  status: 'queued' | 'completed' | 'failed';
+  /** Progress detail while queued: waiting in the queue, or a worker is on it. */
+  stage: 'waiting' | 'processing' | 'done';
+  uploadId: string;
+  objectKey: string;
+  prompt: string;
+  outputFormat: 'json' | 'text';
+  schemaId: string | null;
+  task: TaskSpec;
+  workflow: string | null;
+  /** `${tenantId}#${workflow}` for the byTenantWorkflow index; absent when no workflow. */
+  tenantWorkflow?: string;
+  metadata: Record<string, unknown>;
+  file: FileFacts;
+  strategy: Strategy;
+  /** Candidate providers in order of preference, fixed at creation. */
+  candidates: ProviderId[];
+  estimateMicros: Micros;
+  maxCostMicros: Micros | null;
+  /** True when the hold was taken from a limited tenant's available credit (so settle must give the refund back). */
+  holdFromCredit: boolean;
+  createdAt: string;
+  expiresAtEpoch: number;
+  /** Worker deliveries seen (a crash or redelivery increments it). */
+  deliveries?: number;
+  // Final fields, written once together with the status and the money.
+  completedAt?: string;
+  result?: Record<string, unknown>;
+  usage?: RunUsage;
+  chargedMicros?: Micros;
+  refundedMicros?: Micros;
+  confidence?: number;
+  attempts?: Attempt[];
+  error?: RunError;
+  verification?: Verification;
+}
+
+/** Reads a run; returns null when absent or owned by another tenant (callers answer 404 either way). */
+export async function getRunForTenant(jobId: string, tenantId: string): Promise<RunRecord | null> {
+  const run = await getRun(jobId);
+  return run && run.tenantId === tenantId ? run : null;
+}
+
+/** Reads a run regardless of tenant (worker use). */
+export async function getRun(jobId: string): Promise<RunRecord | null> {
+  const out = await ddb.send(new GetCommand({ TableName: RUNS_TABLE, Key: { jobId }, ConsistentRead: true }));
+  return (out.Item as RunRecord | undefined) ?? null;
+}
+
+/** Marks a queued run as being processed and counts the delivery; returns false when the run is already final. */
+export async function markProcessing(jobId: string): Promise<boolean> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: RUNS_TABLE,
+        Key: { jobId },
+        UpdateExpression: 'SET #stage = :processing ADD deliveries :one',
+        ConditionExpression: '#status = :queued',
+        ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
+        ExpressionAttributeValues: { ':processing': 'processing', ':one': 1, ':queued': 'queued' },
+      }),
+    );
+    return true;
+  } catch (error: unknown) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+export interface ListRunsOptions {
+  tenantId: string;
+  workflow?: string;
+  status?: RunRecord['status'];
+  limit: number;
+  /** Exclusive start key from a previous page. */
+  startKey?: Record<string, unknown>;
+  createdFrom?: string;
+  createdTo?: string;
+}
+
+/**
+ * Lists a tenant's runs newest first. A status filter is applied server-side per page; pages are fetched until
+ * `limit` items are found or the index is exhausted, so a filtered page may need several queries.
+ */
+export async function listRuns(
+  options: ListRunsOptions,
+): Promise<{ items: RunRecord[]; lastKey?: Record<string, unknown> }> {
+  const byWorkflow = options.workflow !== undefined;
+  const names: Record<string, string> = {
+    '#pk': byWorkflow ? 'tenantWorkflow' : 'tenantId',
+    '#createdAt': 'createdAt',
+  };
+  const values: Record<string, unknown> = {
+    ':pk': byWorkflow ? `${options.tenantId}#${options.workflow}` : options.tenantId,
+  };
+  let keyCondition = '#pk = :pk';
+  if (options.createdFrom !== undefined && options.createdTo !== undefined) {
+    keyCondition += ' AND #createdAt BETWEEN :from AND :to';
+    values[':from'] = options.createdFrom;
+    values[':to'] = options.createdTo;
+  }
+  let filter: string | undefined;
+  if (options.status !== undefined) {
+    filter = '#status = :status';
+    names['#status'] = 'status';
+    values[':status'] = options.status;
+  }
+
+  const items: RunRecord[] = [];
+  let startKey = options.startKey;
+  do {
+    const page = await ddb.send(
+      new QueryCommand({
+        TableName: RUNS_TABLE,
+        IndexName: byWorkflow ? 'byTenantWorkflow' : 'byTenant',
+        KeyConditionExpression: keyCondition,
+        FilterExpression: filter,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        Limit: options.limit - items.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...((page.Items ?? []) as RunRecord[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && items.length < options.limit);
+  return startKey ? { items, lastKey: startKey } : { items };
+}
+
+/** The contract's view of a run in its current state. */
+export function toRunResponse(run: RunRecord): RunResponse {
+  const base = {
+    jobId: run.jobId,
+    uploadId: run.uploadId,
+    prompt: run.prompt,
+    outputFormat: run.outputFormat,
+    schemaId: run.schemaId,
+    estimatedCostUsd: microsToUsd(run.estimateMicros),
+    metadata: run.metadata as Record<string, string | number | boolean | null>,
+    workflow: run.workflow,
+    createdAt: run.createdAt,
+  };
+  if (run.status === 'completed' && run.usage && run.result) {
+    return {
+      ...base,
+      status: 'completed',
+      protocolVersion: PROTOCOL_VERSION,
+      requests: run.usage.requests,
+      result: run.result,
+      usage: {
+        requests: run.usage.requests,
+        billableUnits: run.usage.billableUnits,
+        costUsd: microsToUsd(run.usage.costMicros),
+        priceUsd: microsToUsd(run.usage.priceMicros),
+      },
+      chargedUsd: microsToUsd(run.chargedMicros ?? 0),
+      refundedUsd: microsToUsd(run.refundedMicros ?? 0),
+      confidence: run.confidence ?? 0,
+      strategy: run.strategy,
+      attempts: run.attempts ?? [],
+      completedAt: run.completedAt ?? run.createdAt,
+      ...(run.verification ? { verification: run.verification } : {}),
+    };
+  }
+  if (run.status === 'failed' && run.error) {
+    return {
+      ...base,
+      status: 'failed',
+      error: run.error,
+      chargedUsd: microsToUsd(run.chargedMicros ?? 0),
+      refundedUsd: microsToUsd(run.refundedMicros ?? 0),
+      attempts: run.attempts ?? [],
+      completedAt: run.completedAt ?? run.createdAt,
+    };
+  }
+  return { ...base, status: 'queued', stage: run.stage === 'processing' ? 'processing' : 'waiting' };
+}

@@ -1,0 +1,119 @@
+/**
+ * The worker's core for one run: idempotent by jobId. A run that is already final is left alone (duplicate delivery);
+ * otherwise the file is read, the plan executed with fallback, and the outcome settled with the money in one
+ * transaction (store/ledger.ts). Unexpected infrastructure errors are rethrown so SQS redelivers — except on the last
+ * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ.
+ */
+import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
+import { s3 } from '../aws.js';
+import { resourceName } from '../config.js';
+import { uploadsBucket } from '../infra/resources.js';
+import { log } from '../log.js';
+import { priceFor } from '../pricing/pricing.js';
+import type { ProviderAdapter, ProviderId } from '../providers/types.js';
+import { settleRun } from '../store/ledger.js';
+import { getRun, markProcessing, type RunRecord } from '../store/runs.js';
+import { executePlan } from './execute.js';
+import { computeConfidence, shapeResult } from './result.js';
+
+const BUCKET = resourceName(uploadsBucket.envVar);
+
+/** Time kept back from the Lambda deadline to write the settlement. */
+const SETTLE_RESERVE_MS = 5_000;
+
+export interface ProcessOptions {
+  adapters: Partial<Record<ProviderId, ProviderAdapter>>;
+  /** Milliseconds the invocation has left (Lambda context). */
+  remainingMs: number;
+  /** SQS ApproximateReceiveCount of this delivery, and the queue's maxReceiveCount. */
+  receiveCount: number;
+  maxReceiveCount: number;
+}
+
+export type ProcessResult = 'settled' | 'already-final' | 'missing';
+
+export async function processRun(jobId: string, options: ProcessOptions): Promise<ProcessResult> {
+  const run = await getRun(jobId);
+  if (!run) {
+    log.warn('message for unknown run; dropping', { jobId });
+    return 'missing';
+  }
+  if (run.status !== 'queued') return 'already-final';
+
+  try {
+    if (!(await markProcessing(jobId))) return 'already-final';
+    const settled = await runPlan(run, options);
+    return settled ? 'settled' : 'already-final';
+  } catch (error: unknown) {
+    if (options.receiveCount < options.maxReceiveCount) throw error;
+    log.error('run failed on its last delivery; failing and refunding', { jobId, error });
+    const settled = await settleRun(run, {
+      status: 'failed',
+      error: { code: 'INTERNAL_ERROR', message: 'The run could not be processed', status: 500, retryable: true },
+      attempts: run.attempts ?? [],
+    });
+    return settled ? 'settled' : 'already-final';
+  }
+}
+
+async function readObject(key: string): Promise<Uint8Array | null> {
+  try {
+    const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    return out.Body ? await out.Body.transformToByteArray() : null;
+  } catch (error: unknown) {
+    if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return null;
+    throw error;
+  }
+}
+
+async function runPlan(run: RunRecord, options: ProcessOptions): Promise<boolean> {
+  const bytes = await readObject(run.objectKey);
+  if (!bytes) {
+    return settleRun(run, {
+      status: 'failed',
+      error: { code: 'UPLOAD_NOT_FOUND', message: 'The uploaded file has expired', status: 404, retryable: false },
+      attempts: [],
+    });
+  }
+
+  const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
+  const outcome = await executePlan({
+    candidates: run.candidates,
+    adapters: options.adapters,
+    input: { bytes, facts: run.file, task: run.task },
+    capMicros,
+    deadlineMs: Date.now() + options.remainingMs - SETTLE_RESERVE_MS,
+  });
+  const usage = {
+    requests: outcome.requests,
+    billableUnits: outcome.output?.usage.billableUnits ?? 0,
+    costMicros: outcome.costMicros,
+    priceMicros: priceFor(outcome.costMicros),
+  };
+
+  if (!outcome.output) {
+    return settleRun(run, {
+      status: 'failed',
+      error: {
+        code: 'PROVIDER_ERROR',
+        message: 'Every candidate provider in the plan failed',
+        status: 502,
+        retryable: true,
+        details: {
+          attempts: outcome.attempts.map((a) => ({ provider: a.provider, outcome: a.outcome, failure: a.failure })),
+        },
+      },
+      usage,
+      attempts: outcome.attempts,
+    });
+  }
+
+  const result = shapeResult(run.task, outcome.output);
+  return settleRun(run, {
+    status: 'completed',
+    result,
+    usage,
+    confidence: computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, outcome.output),
+    attempts: outcome.attempts,
+  });
+}
