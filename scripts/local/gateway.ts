@@ -1,0 +1,179 @@
+/**
+ * A local stand-in for API Gateway (REST API, Lambda proxy integration): matches the route table, runs the API-key
+ * authorizer the way the deployed REQUEST authorizer does (401 for a missing, unknown or revoked key, with the same
+ * contract error body the stack's gateway responses render), applies per-key throttling (token bucket), and invokes
+ * the real handler with an APIGatewayProxyEvent.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { type HandlerName, matchPath, type RouteDefinition, routes } from '../../shared/infra/routes.js';
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
+
+export interface GatewayOptions {
+  handlers: Partial<Record<HandlerName, ProxyHandler>>;
+  authorizer: Authorizer;
+  /** Requests per second per key, and burst. */
+  rateLimit: { ratePerSecond: number; burst: number };
+  /** API Gateway's payload cap. */
+  maxBodyBytes?: number;
+  /** Extra routes served before the API (e.g. a dashboard). */
+  onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean;
+}
+
+const API_GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+
+function gatewayError(res: ServerResponse, requestId: string, status: number, code: string, message: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers });
+  res.end(JSON.stringify({ error: { code, message, status, retryable: status === 429 || status >= 500, requestId } }));
+}
+
+/** A token bucket per API key, as API Gateway usage plans throttle per key. */
+class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly rate: number, private readonly burst: number) {}
+
+  /** Returns 0 when allowed, else the seconds to wait. */
+  take(key: string, now = Date.now()): number {
+    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.rate);
+    bucket.at = now;
+    this.buckets.set(key, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.rate));
+  }
+}
+
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > max) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function lambdaContext(requestId: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    awsRequestId: requestId,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'local',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:local',
+    memoryLimitInMB: '1024',
+    logGroupName: 'local',
+    logStreamName: 'local',
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+function findRoute(method: string, path: string): { route: RouteDefinition; params: Record<string, string> } | null {
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const params = matchPath(route.path, path);
+    if (params) return { route, params };
+  }
+  return null;
+}
+
+export function createGateway(options: GatewayOptions): Server {
+  const limiter = new RateLimiter(options.rateLimit.ratePerSecond, options.rateLimit.burst);
+  const maxBody = options.maxBodyBytes ?? API_GATEWAY_MAX_BODY;
+
+  return createServer((req, res) => {
+    void (async () => {
+      const requestId = randomUUID();
+      try {
+        if (options.onRequest?.(req, res)) return;
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const match = findRoute(req.method ?? 'GET', url.pathname);
+        if (!match) return gatewayError(res, requestId, 404, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
+        const handler = options.handlers[match.route.handler];
+        if (!handler) return gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'Handler not loaded');
+
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+        const methodArn = `arn:aws:execute-api:local:000000000000:local/local/${match.route.method}${match.route.path}`;
+
+        let authorizer: APIGatewayProxyEvent['requestContext']['authorizer'] = null;
+        if (match.route.scope !== null) {
+          const key = headers['x-api-key'];
+          if (!key) return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
+          try {
+            const result = await options.authorizer({
+              type: 'REQUEST',
+              methodArn,
+              resource: match.route.path,
+              path: url.pathname,
+              httpMethod: match.route.method,
+              headers,
+              multiValueHeaders: {},
+              pathParameters: match.params,
+              queryStringParameters: Object.fromEntries(url.searchParams),
+              multiValueQueryStringParameters: {},
+              stageVariables: {},
+              requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+            });
+            authorizer = { ...result.context, principalId: result.principalId };
+          } catch {
+            return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
+          }
+          const wait = limiter.take(key);
+          if (wait > 0) {
+            return gatewayError(res, requestId, 429, 'RATE_LIMITED', 'Too many requests for this API key', {
+              'retry-after': String(wait),
+            });
+          }
+        }
+
+        const body = await readBody(req, maxBody);
+        if (body === null) return gatewayError(res, requestId, 400, 'INVALID_REQUEST', 'Request body exceeds 10 MB');
+
+        const event: APIGatewayProxyEvent = {
+          resource: match.route.path,
+          path: url.pathname,
+          httpMethod: match.route.method,
+          headers,
+          multiValueHeaders: {},
+          queryStringParameters: url.searchParams.size > 0 ? Object.fromEntries(url.searchParams) : null,
+          multiValueQueryStringParameters: null,
+          pathParameters: Object.keys(match.params).length > 0 ? match.params : null,
+          stageVariables: null,
+          body: body.length > 0 ? body.toString('utf8') : null,
+          isBase64Encoded: false,
+          requestContext: {
+            requestId,
+            authorizer,
+            resourcePath: match.route.path,
+            httpMethod: match.route.method,
+            path: url.pathname,
+            stage: 'local',
+          } as APIGatewayProxyEvent['requestContext'],
+        };
+        const result = await handler(event, lambdaContext(requestId, 29_000));
+        res.writeHead(result.statusCode, result.headers as Record<string, string>);
+        res.end(result.body);
+      } catch (error: unknown) {
+        process.stderr.write(`gateway: unhandled ${String(error)}\n`);
+        if (!res.headersSent) gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
+      }
+    })();
+  });
+}

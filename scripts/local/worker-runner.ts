@@ -1,0 +1,96 @@
+/**
+ * Drives the worker from the queue the way Lambda's SQS event source mapping does: long-poll batches, invoke the
+ * handler, delete the messages that succeeded, and leave the reported failures to reappear after the visibility
+ * timeout (the queue's redrive policy moves them to the DLQ after maxReceiveCount).
+ */
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+
+type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<SQSBatchResponse>;
+
+export interface WorkerRunnerOptions {
+  queueUrl: string;
+  queueArn: string;
+  handler: WorkerHandler;
+  batchSize: number;
+  timeoutSeconds: number;
+  /** Parallel pollers (Lambda's concurrency). */
+  concurrency: number;
+}
+
+export interface WorkerRunner {
+  stop(): Promise<void>;
+}
+
+export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
+  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+  let running = true;
+
+  async function poll(): Promise<void> {
+    while (running) {
+      try {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+          }),
+        );
+        const messages = received.Messages ?? [];
+        if (messages.length === 0) continue;
+        const event: SQSEvent = {
+          Records: messages.map((m) => ({
+            messageId: m.MessageId ?? '',
+            receiptHandle: m.ReceiptHandle ?? '',
+            body: m.Body ?? '',
+            attributes: {
+              ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+              SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
+              SenderId: m.Attributes?.SenderId ?? 'local',
+              ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+            },
+            messageAttributes: {},
+            md5OfBody: m.MD5OfBody ?? '',
+            eventSource: 'aws:sqs',
+            eventSourceARN: options.queueArn,
+            awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+          })),
+        };
+        const deadline = Date.now() + options.timeoutSeconds * 1000;
+        let failed = new Set<string>();
+        try {
+          const response = await options.handler(event, { getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) });
+          failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+        } catch (error: unknown) {
+          // A thrown handler error fails the whole batch, as with Lambda.
+          process.stderr.write(`worker invocation failed: ${String(error)}\n`);
+          failed = new Set(messages.map((m) => m.MessageId ?? ''));
+        }
+        const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+        if (done.length > 0) {
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: options.queueUrl,
+              Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+            }),
+          );
+        }
+      } catch (error: unknown) {
+        if (running) {
+          process.stderr.write(`worker poller error: ${String(error)}\n`);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    }
+  }
+
+  const pollers = Array.from({ length: options.concurrency }, () => poll());
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.allSettled(pollers);
+      sqs.destroy();
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/** A small HTTP client for the integration tests: real requests against the local stack, plus direct table reads. */
+import { readFile } from 'node:fs/promises';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { StackInfo } from './stack.js';
+
+export const KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_tenant_b_0123456789abcdef' };
+
+export function stack(): StackInfo {
+  const raw = process.env.INTEGRATION_STACK;
+  if (!raw) throw new Error('INTEGRATION_STACK is not set: run through jest globalSetup');
+  return JSON.parse(raw) as StackInfo;
+}
+
+export interface Reply<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function call<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key === undefined ? KEYS.a : options.key;
+  if (key !== null) headers['x-api-key'] = key;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${stack().baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+export const fixture = (name: string) => readFile(new URL(`../fixtures/${name}`, import.meta.url));
+
+/** Presigns and PUTs bytes; returns the uploadId. `declaredLength` lets a test lie about the size. */
+export async function upload(fileName: string, bytes: Uint8Array, options: { key?: string; declaredLength?: number } = {}) {
+  const presign = await call<{ uploadId: string; uploadUrl: string }>('POST', '/v1/uploads/presign', {
+    key: options.key ?? KEYS.a,
+    body: { fileName, contentLength: options.declaredLength ?? bytes.length },
+  });
+  if (presign.status !== 200) throw new Error(`presign failed: ${JSON.stringify(presign.body)}`);
+  const put = await fetch(presign.body.uploadUrl, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: new Blob([new Uint8Array(bytes)]),
+  });
+  if (put.status !== 200) throw new Error(`PUT failed with ${put.status}`);
+  return presign.body.uploadId;
+}
+
+/** Polls a run until it is final or the deadline passes. */
+export async function waitForFinal(jobId: string, options: { key?: string; timeoutMs?: number } = {}) {
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  for (;;) {
+    const reply = await call('GET', `/v1/runs/${jobId}`, { key: options.key ?? KEYS.a });
+    if (reply.body.status === 'completed' || reply.body.status === 'failed') return reply;
+    if (Date.now() > deadline) throw new Error(`run ${jobId} still ${String(reply.body.status)} at the deadline`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function documentClient(): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack().endpoints.dynamodb }));
+}
+
+export async function tenantRecord(tenantId: string): Promise<Record<string, number | string>> {
+  const out = await documentClient().send(
+    new GetCommand({ TableName: stack().resources.tables.tenants, Key: { tenantId }, ConsistentRead: true }),
+  );
+  return (out.Item ?? {}) as Record<string, number | string>;
+}
+
+export async function ledgerEntries(tenantId: string, jobId?: string): Promise<Record<string, unknown>[]> {
+  const out = await documentClient().send(
+    new QueryCommand({
+      TableName: stack().resources.tables.ledger,
+      KeyConditionExpression: jobId ? 'tenantId = :t AND begins_with(entryId, :j)' : 'tenantId = :t',
+      ExpressionAttributeValues: jobId ? { ':t': tenantId, ':j': `${jobId}#` } : { ':t': tenantId },
+      ConsistentRead: true,
+    }),
+  );
+  return out.Items ?? [];
+}
+
+export async function runCount(tenantId: string): Promise<number> {
+  const out = await documentClient().send(
+    new QueryCommand({
+      TableName: stack().resources.tables.runs,
+      IndexName: 'byTenant',
+      KeyConditionExpression: 'tenantId = :t',
+      ExpressionAttributeValues: { ':t': tenantId },
+      Select: 'COUNT',
+    }),
+  );
+  return out.Count ?? 0;
+}
+
+/** Sets a tenant's available credit (makes it a limited tenant). */
+export async function setCredit(tenantId: string, micros: number): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: stack().resources.tables.tenants,
+      Key: { tenantId },
+      UpdateExpression: 'SET availableMicros = :m',
+      ExpressionAttributeValues: { ':m': micros },
+    }),
+  );
+}
+
+/** Sends a raw message to the run queue (to simulate SQS delivering a duplicate). */
+export async function sendRunMessage(jobId: string): Promise<void> {
+  await new SQSClient({ endpoint: stack().endpoints.sqs, useQueueUrlAsEndpoint: false }).send(
+    new SendMessageCommand({ QueueUrl: stack().resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
+  );
+}
