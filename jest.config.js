@@ -22,6 +22,9 @@ const common = {
 };
 
 export default {
+  // Integration tests run real OCR against real emulators: a run takes seconds, a redelivery waits out a
+  // visibility timeout. (Jest reads testTimeout only from the global config, not per project.)
+  testTimeout: 120_000,
   projects: [
     {
       ...common,

@@ -133,6 +133,7 @@ export async function listRuns(
   let keyCondition = '#pk = :pk';
   if (options.createdFrom !== undefined && options.createdTo !== undefined) {
     keyCondition += ' AND #createdAt BETWEEN :from AND :to';
+    names['#createdAt'] = 'createdAt';
     values[':from'] = options.createdFrom;
     values[':to'] = options.createdTo;
   }

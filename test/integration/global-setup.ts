@@ -5,7 +5,8 @@
  * a short visibility timeout so redelivery is observable, and the crash-simulation seam switched on.
  * When E2E-style endpoints are already given (INTEGRATION_BASE_URL), nothing is started.
  */
-import { startStack } from './stack.js';
+// Jest loads globalSetup through require() without the moduleNameMapper, so this import names the .ts file itself.
+import { startStack } from './stack.ts';
 
 export const TEST_KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_tenant_b_0123456789abcdef' };
 

@@ -1,0 +1,153 @@
+/**
+ * Money and state transitions are exactly-once: idempotent creation (sequential and concurrent), tenant isolation,
+ * a duplicated SQS message, and a worker crash before and after the settlement each charge exactly once.
+ */
+import {
+  call,
+  fixture,
+  KEYS,
+  ledgerEntries,
+  runCount,
+  sendRunMessage,
+  tenantRecord,
+  upload,
+  waitForFinal,
+} from './client.js';
+
+
+async function createdRun(body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+  return call('POST', '/v1/runs', { body: { uploadId, prompt: 'Receipt', schemaId: 'receipt', ...body }, headers });
+}
+
+/** One hold and one settlement in the ledger, and the run's money matches them. */
+async function expectSettledOnce(jobId: string) {
+  const entries = await ledgerEntries('tenant-a', jobId);
+  expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
+  const run = (await call('GET', `/v1/runs/${jobId}`)).body as { chargedUsd: number; refundedUsd: number; estimatedCostUsd: number };
+  const settle = entries.find((e) => e.kind === 'settle') as { chargedMicros: number; refundedMicros: number };
+  expect(settle.chargedMicros / 1e6).toBeCloseTo(run.chargedUsd, 6);
+  expect(settle.refundedMicros / 1e6).toBeCloseTo(run.refundedUsd, 6);
+}
+
+describe('idempotent creation', () => {
+  test('the same Idempotency-Key and body returns the original response and holds nothing twice', async () => {
+    const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+    const body = { uploadId, prompt: 'Receipt', schemaId: 'receipt' };
+    const before = await runCount('tenant-a');
+    const first = await call('POST', '/v1/runs', { body, headers: { 'idempotency-key': `k-${uploadId}` } });
+    const second = await call('POST', '/v1/runs', {
+      // Same body with keys in another order is the same request.
+      body: { schemaId: 'receipt', prompt: 'Receipt', uploadId },
+      headers: { 'idempotency-key': `k-${uploadId}` },
+    });
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(202);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(await runCount('tenant-a')).toBe(before + 1);
+    const different = await call('POST', '/v1/runs', { body: { ...body, prompt: 'Other' }, headers: { 'idempotency-key': `k-${uploadId}` } });
+    expect(different.status).toBe(409);
+    expect(different.body).toMatchObject({ error: { code: 'IDEMPOTENCY_KEY_REUSED' } });
+    await waitForFinal(String(first.body.jobId));
+    await expectSettledOnce(String(first.body.jobId));
+  });
+
+  test('concurrent requests with one key create one run', async () => {
+    const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+    const before = await runCount('tenant-a');
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        call('POST', '/v1/runs', { body: { uploadId, prompt: 'Receipt' }, headers: { 'idempotency-key': `c-${uploadId}` } }),
+      ),
+    );
+    expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(replies.map((r) => r.body.jobId)).size).toBe(1);
+    expect(await runCount('tenant-a')).toBe(before + 1);
+    await waitForFinal(String(replies[0]?.body.jobId));
+  });
+
+  test('the same key used by another tenant is a different key', async () => {
+    const a = await createdRun({}, { 'idempotency-key': 'shared-key-name' });
+    const uploadB = await upload('receipt.png', await fixture('receipt.png'), { key: KEYS.b });
+    const b = await call('POST', '/v1/runs', { key: KEYS.b, body: { uploadId: uploadB, prompt: 'Receipt' }, headers: { 'idempotency-key': 'shared-key-name' } });
+    expect(b.status).toBe(202);
+    expect(b.body.jobId).not.toBe(a.body.jobId);
+    await waitForFinal(String(a.body.jobId));
+    await waitForFinal(String(b.body.jobId), { key: KEYS.b });
+  });
+});
+
+describe('tenant isolation', () => {
+  test("another tenant's run and upload are invisible (404, never 403)", async () => {
+    const created = await createdRun({});
+    const jobId = String(created.body.jobId);
+    const asB = await call('GET', `/v1/runs/${jobId}`, { key: KEYS.b });
+    const unknown = await call('GET', '/v1/runs/run_00000000000000000000000000000000', { key: KEYS.b });
+    expect(asB.status).toBe(404);
+    expect((asB.body.error as { code: string }).code).toBe((unknown.body.error as { code: string }).code);
+    expect((await call('POST', `/v1/runs/${jobId}/verify`, { key: KEYS.b, body: { accepted: true } })).status).toBe(404);
+    const stolen = await call('POST', '/v1/runs', { key: KEYS.b, body: { uploadId: created.body.uploadId, prompt: 'p' } });
+    expect(stolen.status).toBe(404);
+    expect(stolen.body).toMatchObject({ error: { code: 'UPLOAD_NOT_FOUND' } });
+    await waitForFinal(jobId);
+  });
+
+  test('an upload may be used by several runs', async () => {
+    const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+    const one = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'one', outputFormat: 'text' } });
+    const two = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'two', outputFormat: 'text' } });
+    expect([one.status, two.status]).toEqual([202, 202]);
+    expect((await waitForFinal(String(one.body.jobId))).body.status).toBe('completed');
+    expect((await waitForFinal(String(two.body.jobId))).body.status).toBe('completed');
+  });
+});
+
+describe('worker exactly-once', () => {
+  test('a duplicated SQS message charges exactly once', async () => {
+    const created = await createdRun({});
+    const jobId = String(created.body.jobId);
+    await sendRunMessage(jobId);
+    await sendRunMessage(jobId);
+    const final = await waitForFinal(jobId);
+    expect(final.body.status).toBe('completed');
+    // Give the duplicates time to be consumed, then check nothing moved.
+    const tenantAfter = await tenantRecord('tenant-a');
+    await new Promise((r) => setTimeout(r, 2500));
+    await expectSettledOnce(jobId);
+    expect((await tenantRecord('tenant-a')).chargedMicros).toBe(tenantAfter.chargedMicros);
+    expect((await call('GET', `/v1/runs/${jobId}`)).body.completedAt).toBe(final.body.completedAt);
+  });
+
+  test('a crash after the provider answered and before settlement is redelivered and charged once', async () => {
+    const created = await createdRun({ metadata: { localFault: 'crash-before-settle' } });
+    const jobId = String(created.body.jobId);
+    const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
+    expect(final.body.status).toBe('completed');
+    await expectSettledOnce(jobId);
+  });
+
+  test('a crash after settlement (message not deleted) is redelivered and changes nothing', async () => {
+    const created = await createdRun({ metadata: { localFault: 'crash-after-settle' } });
+    const jobId = String(created.body.jobId);
+    const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
+    expect(final.body.status).toBe('completed');
+    const charged = (await tenantRecord('tenant-a')).chargedMicros;
+    // Wait past the visibility timeout (3 s in the test stack) so the redelivery happens.
+    await new Promise((r) => setTimeout(r, 5000));
+    await expectSettledOnce(jobId);
+    expect((await tenantRecord('tenant-a')).chargedMicros).toBe(charged);
+  });
+
+  test('the tenant ledger balances: held = estimates − charged − refunded over settled runs', async () => {
+    const tenant = await tenantRecord('tenant-a');
+    const entries = await ledgerEntries('tenant-a');
+    const holds = entries.filter((e) => e.kind === 'hold').reduce((s, e) => s + Number(e.amountMicros), 0);
+    const settles = entries.filter((e) => e.kind === 'settle');
+    const charged = settles.reduce((s, e) => s + Number(e.chargedMicros), 0);
+    const refunded = settles.reduce((s, e) => s + Number(e.refundedMicros), 0);
+    expect(tenant.chargedMicros).toBe(charged);
+    expect(tenant.refundedMicros).toBe(refunded);
+    expect(tenant.heldMicros).toBe(holds - charged - refunded);
+  });
+});

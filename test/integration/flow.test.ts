@@ -1,0 +1,159 @@
+/**
+ * The interface's whole client flow over real HTTP against the local stack: presign → PUT → create → poll →
+ * verify, for every supported file kind, with the real `local` provider (tesseract OCR / PDF text layer).
+ */
+import { call, fixture, KEYS, upload, waitForFinal } from './client.js';
+
+
+interface Completed {
+  status: string;
+  protocolVersion: string;
+  requests: number;
+  result: Record<string, unknown>;
+  usage: { requests: number; billableUnits: number; costUsd: number; priceUsd: number };
+  chargedUsd: number;
+  refundedUsd: number;
+  estimatedCostUsd: number;
+  confidence: number;
+  strategy: string;
+  attempts: { provider: string; step: string; outcome: string; latencyMs: number }[];
+  metadata: Record<string, unknown>;
+  schemaId: string | null;
+  outputFormat: string;
+}
+
+async function analyse(file: string, body: Record<string, unknown>) {
+  const uploadId = await upload(file, await fixture(file));
+  const created = await call('POST', '/v1/runs', { body: { uploadId, ...body } });
+  expect(created.status).toBe(202);
+  const final = await waitForFinal(String(created.body.jobId));
+  return { created, final: final.body as unknown as Completed };
+}
+
+function expectMoneyConsistent(run: Completed) {
+  expect(run.chargedUsd).toBeCloseTo(Math.min(run.usage.priceUsd, run.estimatedCostUsd), 6);
+  expect(run.refundedUsd).toBeCloseTo(run.estimatedCostUsd - run.chargedUsd, 6);
+  expect(run.chargedUsd).toBeLessThanOrEqual(run.estimatedCostUsd);
+}
+
+describe('client flow with the local provider', () => {
+  test('a PNG receipt with the receipt schema completes with the extracted total, date and money settled', async () => {
+    const { created, final } = await analyse('receipt.png', {
+      prompt: 'Extract the receipt',
+      schemaId: 'receipt',
+      workflow: 'receipts',
+      metadata: { customerRef: 'A-1' },
+    });
+    expect(created.body).toMatchObject({ status: 'queued', schemaId: 'receipt', outputFormat: 'json', metadata: { customerRef: 'A-1' } });
+    expect(created.headers.get('location')).toBe(`/v1/runs/${String(created.body.jobId)}`);
+    expect(final.status).toBe('completed');
+    expect(final.protocolVersion).toBe('0.1.0');
+    expect(Object.keys(final.result).sort()).toEqual(['currency', 'date', 'merchant', 'subtotal', 'tax', 'total']);
+    expect(final.result.total).toBe(42.5);
+    expect(final.result.date).toBe('2026-11-02');
+    expect(final.result.currency).toBeNull();
+    expect(final.usage.billableUnits).toBe(1);
+    expect(final.requests).toBe(1);
+    expect(final.attempts).toEqual([expect.objectContaining({ provider: 'local', outcome: 'succeeded' })]);
+    expect(final.confidence).toBeGreaterThan(0);
+    expect(final.confidence).toBeLessThanOrEqual(1);
+    expect(final.metadata).toEqual({ customerRef: 'A-1' });
+    expectMoneyConsistent(final);
+  });
+
+  test('a JPEG with EXIF rotation is read upright', async () => {
+    const { final } = await analyse('receipt.jpg', { prompt: 'Read it', outputFormat: 'text' });
+    expect(final.status).toBe('completed');
+    expect(String(final.result.text)).toMatch(/ACME/i);
+    expect(String(final.result.text)).toMatch(/42\.50/);
+  });
+
+  test('a HEIC photo completes', async () => {
+    const { final } = await analyse('receipt.heic', { prompt: 'Total?', schema: { label: 'Total', expectedFields: [{ name: 'total', type: 'number' }] } });
+    expect(final.status).toBe('completed');
+    expect(final.result).toEqual({ total: 42.5 });
+  });
+
+  test('a text PDF uses its text layer, costs less than the estimate and refunds the difference', async () => {
+    const { final } = await analyse('text.pdf', { prompt: 'Extract the invoice', schemaId: 'invoice' });
+    expect(final.status).toBe('completed');
+    expect(final.strategy).toBe('ocr_then_analyze');
+    expect(final.result.invoiceNumber).toBe('INV-2001');
+    expect(final.result.totalDue).toBe(1250);
+    expect(final.usage.billableUnits).toBe(2);
+    expect(final.refundedUsd).toBeGreaterThan(0);
+    expectMoneyConsistent(final);
+  });
+
+  test('a scanned PDF is OCR’d', async () => {
+    const { final } = await analyse('scanned.pdf', { prompt: 'Text please', outputFormat: 'text' });
+    expect(final.status).toBe('completed');
+    expect(String(final.result.text)).toMatch(/Total/i);
+    expectMoneyConsistent(final);
+  });
+
+  test('without a schema the result is an open summary of the document', async () => {
+    const { final } = await analyse('business-card.png', { prompt: 'What is this?' });
+    expect(final.status).toBe('completed');
+    expect(final.strategy).toBe('generic_vision_summary');
+    expect(String(final.result.text)).toMatch(/Jane/);
+  });
+});
+
+describe('verify, list and usage', () => {
+  test('verify records QA metadata without changing the status, and a later verify replaces it', async () => {
+    const { created } = await analyse('receipt.png', { prompt: 'Receipt', schemaId: 'receipt', workflow: 'qa-flow' });
+    const jobId = String(created.body.jobId);
+    const first = await call('POST', `/v1/runs/${jobId}/verify`, { body: { accepted: false, corrections: { total: 42.5 }, note: 'fixed' } });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ jobId, status: 'completed', verification: { accepted: false, corrections: { total: 42.5 }, note: 'fixed' } });
+    const second = await call('POST', `/v1/runs/${jobId}/verify`, { body: { accepted: true } });
+    expect(second.body).toMatchObject({ verification: { accepted: true, corrections: {}, note: null } });
+    const run = await call('GET', `/v1/runs/${jobId}`);
+    expect(run.body.status).toBe('completed');
+    expect(run.body.verification).toMatchObject({ accepted: true });
+
+    const usage = await call<{ workflows: { workflow: string; runs: number; verified: number; accepted: number; acceptanceRate: number }[] }>(
+      'GET',
+      '/v1/usage',
+    );
+    expect(usage.status).toBe(200);
+    expect(usage.body.workflows.find((w) => w.workflow === 'qa-flow')).toMatchObject({ runs: 1, verified: 1, accepted: 1, acceptanceRate: 1 });
+  });
+
+  test('verify on a queued run answers 409 RUN_NOT_COMPLETED', async () => {
+    const uploadId = await upload('twenty-pages.pdf', await fixture('twenty-pages.pdf'));
+    const created = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'Summarise', confirmCost: true } });
+    expect(created.status).toBe(202);
+    const verify = await call('POST', `/v1/runs/${String(created.body.jobId)}/verify`, { body: { accepted: true } });
+    // The worker may finish a 20-page text PDF quickly; only a run still queued must answer 409.
+    if (verify.status !== 200) {
+      expect(verify.status).toBe(409);
+      expect(verify.body).toMatchObject({ error: { code: 'RUN_NOT_COMPLETED', retryable: true } });
+    }
+    await waitForFinal(String(created.body.jobId));
+  });
+
+  test('list runs is newest first, filters by workflow and status, and pages with a cursor', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+      const created = await call('POST', '/v1/runs', { body: { uploadId, prompt: `p${i}`, workflow: 'paging', outputFormat: 'text' } });
+      ids.push(String(created.body.jobId));
+    }
+    const page1 = await call<{ items: { jobId: string }[]; nextCursor: string | null }>('GET', '/v1/runs?workflow=paging&limit=2');
+    expect(page1.status).toBe(200);
+    expect(page1.body.items.map((r) => r.jobId)).toEqual([ids[2], ids[1]]);
+    expect(page1.body.nextCursor).toEqual(expect.any(String));
+    const page2 = await call<{ items: { jobId: string }[]; nextCursor: string | null }>(
+      'GET',
+      `/v1/runs?workflow=paging&limit=2&cursor=${encodeURIComponent(page1.body.nextCursor ?? '')}`,
+    );
+    expect(page2.body.items.map((r) => r.jobId)).toEqual([ids[0]]);
+    for (const id of ids) await waitForFinal(id);
+    const completed = await call<{ items: { status: string }[] }>('GET', '/v1/runs?workflow=paging&status=completed');
+    expect(completed.body.items).toHaveLength(3);
+    const other = await call<{ items: unknown[] }>('GET', '/v1/runs?workflow=paging', { key: KEYS.b });
+    expect(other.body.items).toHaveLength(0);
+  });
+});
