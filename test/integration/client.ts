@@ -33,7 +33,11 @@ export async function call<T = Record<string, unknown>>(
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(`${stack().baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const response = await fetch(`${stack().baseUrl}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : {}) as T };
 }
@@ -41,7 +45,11 @@ export async function call<T = Record<string, unknown>>(
 export const fixture = (name: string) => readFile(new URL(`../fixtures/${name}`, import.meta.url));
 
 /** Presigns and PUTs bytes; returns the uploadId. `declaredLength` lets a test lie about the size. */
-export async function upload(fileName: string, bytes: Uint8Array, options: { key?: string; declaredLength?: number } = {}) {
+export async function upload(
+  fileName: string,
+  bytes: Uint8Array,
+  options: { key?: string; declaredLength?: number } = {},
+) {
   const presign = await call<{ uploadId: string; uploadUrl: string }>('POST', '/v1/uploads/presign', {
     key: options.key ?? KEYS.a,
     body: { fileName, contentLength: options.declaredLength ?? bytes.length },

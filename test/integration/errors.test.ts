@@ -2,8 +2,17 @@
  * Every contract error that can happen before the worker, over real HTTP — and for each rejected run creation, proof
  * that nothing was left behind: no run record, no hold, no ledger entry (a message is only ever sent for a written run).
  */
-import { call, fixture, KEYS, ledgerEntries, runCount, setCredit, tenantRecord, upload, waitForFinal } from './client.js';
-
+import {
+  call,
+  fixture,
+  KEYS,
+  ledgerEntries,
+  runCount,
+  setCredit,
+  tenantRecord,
+  upload,
+  waitForFinal,
+} from './client.js';
 
 async function snapshot(tenantId = 'tenant-a') {
   const tenant = await tenantRecord(tenantId);
@@ -11,13 +20,25 @@ async function snapshot(tenantId = 'tenant-a') {
 }
 
 /** Asserts the contract's error body and that the HTTP status equals error.status. */
-function expectError(reply: { status: number; body: Record<string, unknown>; headers: Headers }, code: string, status: number) {
+function expectError(
+  reply: { status: number; body: Record<string, unknown>; headers: Headers },
+  code: string,
+  status: number,
+) {
   expect(reply.status).toBe(status);
-  expect(reply.body).toMatchObject({ error: { code, status, retryable: expect.any(Boolean), message: expect.any(String) } });
+  expect(reply.body).toMatchObject({
+    error: { code, status, retryable: expect.any(Boolean), message: expect.any(String) },
+  });
   expect((reply.body.error as { requestId: string }).requestId).toBe(reply.headers.get('x-request-id'));
 }
 
-async function rejectedCreate(body: Record<string, unknown>, code: string, status: number, tenantId = 'tenant-a', key = KEYS.a) {
+async function rejectedCreate(
+  body: Record<string, unknown>,
+  code: string,
+  status: number,
+  tenantId = 'tenant-a',
+  key = KEYS.a,
+) {
   const before = await snapshot(tenantId);
   const reply = await call('POST', '/v1/runs', { body, key });
   expectError(reply, code, status);
@@ -33,12 +54,24 @@ describe('authentication and request validation', () => {
   });
 
   test('verify also requires a key', async () => {
-    expectError(await call('POST', '/v1/runs/run_x/verify', { key: null, body: { accepted: true } }), 'UNAUTHORIZED', 401);
+    expectError(
+      await call('POST', '/v1/runs/run_x/verify', { key: null, body: { accepted: true } }),
+      'UNAUTHORIZED',
+      401,
+    );
   });
 
   test('a non-JSON content-type → 415, malformed JSON and unknown fields → 400 with the offending path', async () => {
-    expectError(await call('POST', '/v1/runs', { rawBody: 'uploadId=x', headers: { 'content-type': 'text/plain' } }), 'UNSUPPORTED_MEDIA_TYPE', 415);
-    expectError(await call('POST', '/v1/runs', { rawBody: '{"uploadId":', headers: { 'content-type': 'application/json' } }), 'INVALID_REQUEST', 400);
+    expectError(
+      await call('POST', '/v1/runs', { rawBody: 'uploadId=x', headers: { 'content-type': 'text/plain' } }),
+      'UNSUPPORTED_MEDIA_TYPE',
+      415,
+    );
+    expectError(
+      await call('POST', '/v1/runs', { rawBody: '{"uploadId":', headers: { 'content-type': 'application/json' } }),
+      'INVALID_REQUEST',
+      400,
+    );
     const typo = await call('POST', '/v1/runs', { body: { uploadId: 'u', prompt: 'p', outputFormats: 'json' } });
     expectError(typo, 'INVALID_REQUEST', 400);
     expect(JSON.stringify(typo.body)).toContain('outputFormats');
@@ -58,12 +91,28 @@ describe('authentication and request validation', () => {
 
 describe('presign', () => {
   test('unsupported extension → 415, zero length → 400, over the limit → 413; extensions are case-insensitive', async () => {
-    expectError(await call('POST', '/v1/uploads/presign', { body: { fileName: 'a.gif', contentLength: 10 } }), 'UNSUPPORTED_FILE_TYPE', 415);
-    expectError(await call('POST', '/v1/uploads/presign', { body: { fileName: 'a.png', contentLength: 0 } }), 'INVALID_REQUEST', 400);
-    expectError(await call('POST', '/v1/uploads/presign', { body: { fileName: 'a.png', contentLength: 21 * 1024 * 1024 } }), 'FILE_TOO_LARGE', 413);
+    expectError(
+      await call('POST', '/v1/uploads/presign', { body: { fileName: 'a.gif', contentLength: 10 } }),
+      'UNSUPPORTED_FILE_TYPE',
+      415,
+    );
+    expectError(
+      await call('POST', '/v1/uploads/presign', { body: { fileName: 'a.png', contentLength: 0 } }),
+      'INVALID_REQUEST',
+      400,
+    );
+    expectError(
+      await call('POST', '/v1/uploads/presign', { body: { fileName: 'a.png', contentLength: 21 * 1024 * 1024 } }),
+      'FILE_TOO_LARGE',
+      413,
+    );
     const ok = await call('POST', '/v1/uploads/presign', { body: { fileName: 'SCAN.PDF', contentLength: 10 } });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ method: 'PUT', headers: { 'Content-Type': 'application/octet-stream' }, maxBytes: 50 * 1024 * 1024 });
+    expect(ok.body).toMatchObject({
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/octet-stream' },
+      maxBytes: 50 * 1024 * 1024,
+    });
   });
 });
 
@@ -82,7 +131,9 @@ describe('run creation rejects bad uploads and loses nothing', () => {
     const bytes = await fixture('receipt.png');
     const uploadId = await upload('receipt.png', bytes, { declaredLength: bytes.length + 10 });
     const reply = await rejectedCreate({ uploadId, prompt: 'p' }, 'UPLOAD_SIZE_MISMATCH', 422);
-    expect(reply.body.error).toMatchObject({ details: { declaredBytes: bytes.length + 10, actualBytes: bytes.length } });
+    expect(reply.body.error).toMatchObject({
+      details: { declaredBytes: bytes.length + 10, actualBytes: bytes.length },
+    });
   });
 
   test.each([
@@ -100,7 +151,11 @@ describe('run creation rejects bad uploads and loses nothing', () => {
   });
 
   test('a zero-byte file cannot be presigned (400), so it never reaches a run', async () => {
-    expectError(await call('POST', '/v1/uploads/presign', { body: { fileName: 'empty.jpg', contentLength: 0 } }), 'INVALID_REQUEST', 400);
+    expectError(
+      await call('POST', '/v1/uploads/presign', { body: { fileName: 'empty.jpg', contentLength: 0 } }),
+      'INVALID_REQUEST',
+      400,
+    );
   });
 
   test('a .png that is really a PDF is accepted as the PDF it is', async () => {

@@ -14,7 +14,6 @@ import {
   waitForFinal,
 } from './client.js';
 
-
 async function createdRun(body: Record<string, unknown>, headers: Record<string, string> = {}) {
   const uploadId = await upload('receipt.png', await fixture('receipt.png'));
   return call('POST', '/v1/runs', { body: { uploadId, prompt: 'Receipt', schemaId: 'receipt', ...body }, headers });
@@ -24,7 +23,11 @@ async function createdRun(body: Record<string, unknown>, headers: Record<string,
 async function expectSettledOnce(jobId: string) {
   const entries = await ledgerEntries('tenant-a', jobId);
   expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
-  const run = (await call('GET', `/v1/runs/${jobId}`)).body as { chargedUsd: number; refundedUsd: number; estimatedCostUsd: number };
+  const run = (await call('GET', `/v1/runs/${jobId}`)).body as {
+    chargedUsd: number;
+    refundedUsd: number;
+    estimatedCostUsd: number;
+  };
   const settle = entries.find((e) => e.kind === 'settle') as { chargedMicros: number; refundedMicros: number };
   expect(settle.chargedMicros / 1e6).toBeCloseTo(run.chargedUsd, 6);
   expect(settle.refundedMicros / 1e6).toBeCloseTo(run.refundedUsd, 6);
@@ -46,7 +49,10 @@ describe('idempotent creation', () => {
     expect(second.body).toEqual(first.body);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await runCount('tenant-a')).toBe(before + 1);
-    const different = await call('POST', '/v1/runs', { body: { ...body, prompt: 'Other' }, headers: { 'idempotency-key': `k-${uploadId}` } });
+    const different = await call('POST', '/v1/runs', {
+      body: { ...body, prompt: 'Other' },
+      headers: { 'idempotency-key': `k-${uploadId}` },
+    });
     expect(different.status).toBe(409);
     expect(different.body).toMatchObject({ error: { code: 'IDEMPOTENCY_KEY_REUSED' } });
     await waitForFinal(String(first.body.jobId));
@@ -58,7 +64,10 @@ describe('idempotent creation', () => {
     const before = await runCount('tenant-a');
     const replies = await Promise.all(
       Array.from({ length: 5 }, () =>
-        call('POST', '/v1/runs', { body: { uploadId, prompt: 'Receipt' }, headers: { 'idempotency-key': `c-${uploadId}` } }),
+        call('POST', '/v1/runs', {
+          body: { uploadId, prompt: 'Receipt' },
+          headers: { 'idempotency-key': `c-${uploadId}` },
+        }),
       ),
     );
     expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
@@ -70,7 +79,11 @@ describe('idempotent creation', () => {
   test('the same key used by another tenant is a different key', async () => {
     const a = await createdRun({}, { 'idempotency-key': 'shared-key-name' });
     const uploadB = await upload('receipt.png', await fixture('receipt.png'), { key: KEYS.b });
-    const b = await call('POST', '/v1/runs', { key: KEYS.b, body: { uploadId: uploadB, prompt: 'Receipt' }, headers: { 'idempotency-key': 'shared-key-name' } });
+    const b = await call('POST', '/v1/runs', {
+      key: KEYS.b,
+      body: { uploadId: uploadB, prompt: 'Receipt' },
+      headers: { 'idempotency-key': 'shared-key-name' },
+    });
     expect(b.status).toBe(202);
     expect(b.body.jobId).not.toBe(a.body.jobId);
     await waitForFinal(String(a.body.jobId));
@@ -86,8 +99,13 @@ describe('tenant isolation', () => {
     const unknown = await call('GET', '/v1/runs/run_00000000000000000000000000000000', { key: KEYS.b });
     expect(asB.status).toBe(404);
     expect((asB.body.error as { code: string }).code).toBe((unknown.body.error as { code: string }).code);
-    expect((await call('POST', `/v1/runs/${jobId}/verify`, { key: KEYS.b, body: { accepted: true } })).status).toBe(404);
-    const stolen = await call('POST', '/v1/runs', { key: KEYS.b, body: { uploadId: created.body.uploadId, prompt: 'p' } });
+    expect((await call('POST', `/v1/runs/${jobId}/verify`, { key: KEYS.b, body: { accepted: true } })).status).toBe(
+      404,
+    );
+    const stolen = await call('POST', '/v1/runs', {
+      key: KEYS.b,
+      body: { uploadId: created.body.uploadId, prompt: 'p' },
+    });
     expect(stolen.status).toBe(404);
     expect(stolen.body).toMatchObject({ error: { code: 'UPLOAD_NOT_FOUND' } });
     await waitForFinal(jobId);

@@ -4,7 +4,6 @@
  */
 import { call, fixture, KEYS, upload, waitForFinal } from './client.js';
 
-
 interface Completed {
   status: string;
   protocolVersion: string;
@@ -44,7 +43,12 @@ describe('client flow with the local provider', () => {
       workflow: 'receipts',
       metadata: { customerRef: 'A-1' },
     });
-    expect(created.body).toMatchObject({ status: 'queued', schemaId: 'receipt', outputFormat: 'json', metadata: { customerRef: 'A-1' } });
+    expect(created.body).toMatchObject({
+      status: 'queued',
+      schemaId: 'receipt',
+      outputFormat: 'json',
+      metadata: { customerRef: 'A-1' },
+    });
     expect(created.headers.get('location')).toBe(`/v1/runs/${String(created.body.jobId)}`);
     expect(final.status).toBe('completed');
     expect(final.protocolVersion).toBe('0.1.0');
@@ -69,7 +73,10 @@ describe('client flow with the local provider', () => {
   });
 
   test('a HEIC photo completes', async () => {
-    const { final } = await analyse('receipt.heic', { prompt: 'Total?', schema: { label: 'Total', expectedFields: [{ name: 'total', type: 'number' }] } });
+    const { final } = await analyse('receipt.heic', {
+      prompt: 'Total?',
+      schema: { label: 'Total', expectedFields: [{ name: 'total', type: 'number' }] },
+    });
     expect(final.status).toBe('completed');
     expect(final.result).toEqual({ total: 42.5 });
   });
@@ -104,21 +111,31 @@ describe('verify, list and usage', () => {
   test('verify records QA metadata without changing the status, and a later verify replaces it', async () => {
     const { created } = await analyse('receipt.png', { prompt: 'Receipt', schemaId: 'receipt', workflow: 'qa-flow' });
     const jobId = String(created.body.jobId);
-    const first = await call('POST', `/v1/runs/${jobId}/verify`, { body: { accepted: false, corrections: { total: 42.5 }, note: 'fixed' } });
+    const first = await call('POST', `/v1/runs/${jobId}/verify`, {
+      body: { accepted: false, corrections: { total: 42.5 }, note: 'fixed' },
+    });
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ jobId, status: 'completed', verification: { accepted: false, corrections: { total: 42.5 }, note: 'fixed' } });
+    expect(first.body).toMatchObject({
+      jobId,
+      status: 'completed',
+      verification: { accepted: false, corrections: { total: 42.5 }, note: 'fixed' },
+    });
     const second = await call('POST', `/v1/runs/${jobId}/verify`, { body: { accepted: true } });
     expect(second.body).toMatchObject({ verification: { accepted: true, corrections: {}, note: null } });
     const run = await call('GET', `/v1/runs/${jobId}`);
     expect(run.body.status).toBe('completed');
     expect(run.body.verification).toMatchObject({ accepted: true });
 
-    const usage = await call<{ workflows: { workflow: string; runs: number; verified: number; accepted: number; acceptanceRate: number }[] }>(
-      'GET',
-      '/v1/usage',
-    );
+    const usage = await call<{
+      workflows: { workflow: string; runs: number; verified: number; accepted: number; acceptanceRate: number }[];
+    }>('GET', '/v1/usage');
     expect(usage.status).toBe(200);
-    expect(usage.body.workflows.find((w) => w.workflow === 'qa-flow')).toMatchObject({ runs: 1, verified: 1, accepted: 1, acceptanceRate: 1 });
+    expect(usage.body.workflows.find((w) => w.workflow === 'qa-flow')).toMatchObject({
+      runs: 1,
+      verified: 1,
+      accepted: 1,
+      acceptanceRate: 1,
+    });
   });
 
   test('verify on a queued run answers 409 RUN_NOT_COMPLETED', async () => {
@@ -138,10 +155,15 @@ describe('verify, list and usage', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i += 1) {
       const uploadId = await upload('receipt.png', await fixture('receipt.png'));
-      const created = await call('POST', '/v1/runs', { body: { uploadId, prompt: `p${i}`, workflow: 'paging', outputFormat: 'text' } });
+      const created = await call('POST', '/v1/runs', {
+        body: { uploadId, prompt: `p${i}`, workflow: 'paging', outputFormat: 'text' },
+      });
       ids.push(String(created.body.jobId));
     }
-    const page1 = await call<{ items: { jobId: string }[]; nextCursor: string | null }>('GET', '/v1/runs?workflow=paging&limit=2');
+    const page1 = await call<{ items: { jobId: string }[]; nextCursor: string | null }>(
+      'GET',
+      '/v1/runs?workflow=paging&limit=2',
+    );
     expect(page1.status).toBe(200);
     expect(page1.body.items.map((r) => r.jobId)).toEqual([ids[2], ids[1]]);
     expect(page1.body.nextCursor).toEqual(expect.any(String));

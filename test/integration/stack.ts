@@ -32,7 +32,10 @@ export async function startStack(env: Record<string, string>, timeoutMs = 120_00
   const lines = createInterface({ input: child.stdout! });
 
   const info = await new Promise<StackInfo>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`local stack not ready in ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`local stack not ready in ${timeoutMs} ms:\n${output.join('\n')}`)),
+      timeoutMs,
+    );
     lines.on('line', (line) => {
       output.push(line);
       if (line.startsWith('VISION_LOCAL_READY ')) {

@@ -1,0 +1,169 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table and the zod contract (never written by hand).
+ * `npm run openapi` writes docs/openapi.json; a unit test fails when the committed file drifts from this.
+ */
+import { z } from 'zod';
+import * as contract from './contract.js';
+import { ERROR_CODES } from './errors.js';
+import { type HandlerName, routes } from './infra/routes.js';
+
+interface Operation {
+  summary: string;
+  request?: z.ZodType;
+  query?: z.ZodType;
+  success: { status: number; schema: z.ZodType; description: string };
+  errors: (keyof typeof ERROR_CODES)[];
+}
+
+const common: (keyof typeof ERROR_CODES)[] = ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL_ERROR'];
+
+const operations: Record<Exclude<HandlerName, 'authorizer' | 'worker'>, Operation> = {
+  health: {
+    summary: 'Service health (no key)',
+    success: { status: 200, schema: contract.healthResponse, description: 'The service can serve' },
+    errors: ['INTERNAL_ERROR'],
+  },
+  presign: {
+    summary: 'Request an upload slot and a presigned PUT address',
+    request: contract.presignRequest,
+    success: { status: 200, schema: contract.presignResponse, description: 'Upload slot' },
+    errors: [...common, 'INVALID_REQUEST', 'UNSUPPORTED_MEDIA_TYPE', 'UNSUPPORTED_FILE_TYPE', 'FILE_TOO_LARGE'],
+  },
+  'create-run': {
+    summary: 'Create a run (queued); the estimate is held. Optional Idempotency-Key header.',
+    request: contract.createRunRequest,
+    success: { status: 202, schema: contract.createRunResponse, description: 'Run queued' },
+    errors: [
+      ...common,
+      'INVALID_REQUEST',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'UPLOAD_NOT_FOUND',
+      'UPLOAD_INCOMPLETE',
+      'UPLOAD_SIZE_MISMATCH',
+      'UNSUPPORTED_FILE_TYPE',
+      'FILE_TOO_LARGE',
+      'TOO_MANY_PAGES',
+      'CORRUPT_FILE',
+      'UNKNOWN_SCHEMA',
+      'BUDGET_EXCEEDED',
+      'COST_CONFIRMATION_REQUIRED',
+      'INSUFFICIENT_CREDIT',
+      'IDEMPOTENCY_KEY_REUSED',
+    ],
+  },
+  'list-runs': {
+    summary: "The tenant's runs, newest first",
+    query: contract.listRunsQuery,
+    success: { status: 200, schema: contract.listRunsResponse, description: 'A page of runs' },
+    errors: [...common, 'INVALID_REQUEST'],
+  },
+  'get-run': {
+    summary: 'A run in its current state (poll until completed or failed)',
+    success: { status: 200, schema: contract.runResponse, description: 'The run' },
+    errors: [...common, 'NOT_FOUND'],
+  },
+  'verify-run': {
+    summary: 'Accept or correct a completed run (QA metadata; status never changes)',
+    request: contract.verifyRequest,
+    success: { status: 200, schema: contract.verifyResponse, description: 'Verification recorded' },
+    errors: [...common, 'INVALID_REQUEST', 'UNSUPPORTED_MEDIA_TYPE', 'NOT_FOUND', 'RUN_NOT_COMPLETED'],
+  },
+  schemas: {
+    summary: 'The built-in schema registry',
+    success: { status: 200, schema: contract.schemasResponse, description: 'Registry' },
+    errors: common,
+  },
+  usage: {
+    summary: 'Totals per workflow over a period',
+    query: contract.usageQuery,
+    success: { status: 200, schema: contract.usageResponse, description: 'Usage' },
+    errors: [...common, 'INVALID_REQUEST'],
+  },
+};
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  return rest;
+}
+
+function queryParameters(schema: z.ZodType): Record<string, unknown>[] {
+  const json = jsonSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: json.required?.includes(name) ?? false,
+    schema: s,
+  }));
+}
+
+/** Builds the OpenAPI document. */
+export function buildOpenApi(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const op = operations[route.handler as keyof typeof operations];
+    const parameters = [
+      ...[...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      })),
+      ...(op.query ? queryParameters(op.query) : []),
+      ...(route.handler === 'create-run'
+        ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }]
+        : []),
+    ];
+    const responses: Record<string, unknown> = {
+      [String(op.success.status)]: {
+        description: op.success.description,
+        content: { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } },
+      },
+    };
+    for (const code of op.errors) {
+      const status = String(ERROR_CODES[code].status);
+      const existing = responses[status] as { description: string } | undefined;
+      responses[status] = {
+        description: existing ? `${existing.description}, ${code}` : code,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = {
+      operationId: route.handler,
+      summary: op.summary,
+      ...(route.scope ? { security: [{ apiKey: [] }], 'x-required-scope': route.scope } : { security: [] }),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(op.request
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: jsonSchema(op.request, 'input') } },
+            },
+          }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Vision Analysis Service',
+      version: '0.1.0',
+      description:
+        'Image or PDF + prompt → structured result, with the cost agreed before the run. Generated from shared/contract.ts.',
+    },
+    servers: [{ url: '{base_url}', variables: { base_url: { default: 'http://127.0.0.1:8787' } } }],
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      schemas: {
+        Error: jsonSchema(contract.errorResponse, 'output'),
+        ErrorCode: { type: 'string', enum: Object.keys(ERROR_CODES) },
+      },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { routes } from '../../shared/infra/routes.js';
+import { buildOpenApi } from '../../shared/openapi.js';
+
+describe('OpenAPI document', () => {
+  test('the committed docs/openapi.json matches the contract (run `npm run openapi` after changing it)', () => {
+    const committed = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8'));
+    expect(committed).toEqual(JSON.parse(JSON.stringify(buildOpenApi())));
+  });
+
+  test('documents every route with its success status and the create-run errors of the contract', () => {
+    const doc = buildOpenApi() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const route of routes) expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
+    const create = doc.paths['/v1/runs']?.post?.responses ?? {};
+    expect(Object.keys(create).sort()).toEqual([
+      '202',
+      '400',
+      '401',
+      '402',
+      '403',
+      '404',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '500',
+    ]);
+  });
+});
