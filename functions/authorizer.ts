@@ -8,8 +8,9 @@ import { findActiveKey } from '../shared/store/tenants.js';
 
 /** Builds `arn:aws:execute-api:region:account:apiId/stage/*` from the invoked method ARN. */
 export function wildcardResource(methodArn: string): string {
-  const [arnPrefix, apiId, stage] = methodArn.split('/');
-  return `${arnPrefix}/${apiId}/${stage}/*`;
+  // The apiId is part of the first segment: arn:aws:execute-api:region:account:apiId/stage/METHOD/path…
+  const [arnPrefixWithApiId, stage] = methodArn.split('/');
+  return `${arnPrefixWithApiId}/${stage}/*`;
 }
 
 export async function authorize(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {

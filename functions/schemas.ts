@@ -1,5 +1,5 @@
 /** GET /v1/schemas — the built-in schema registry. */
 import { apiHandler } from '../shared/http.js';
-import { listSchemas } from '../shared/runs/queries.js';
+import { listSchemas } from '../shared/registry/registry.js';
 
 export const handler = apiHandler('schemas', {}, async () => ({ statusCode: 200, body: listSchemas() }));

@@ -3,7 +3,7 @@
  * import with the same zod schema as an inline `schema`, so a broken registry file fails the build's tests.
  */
 import { z } from 'zod';
-import { inlineSchema } from '../contract.js';
+import { inlineSchema, type SchemasResponse } from '../contract.js';
 import type { FieldSpec, TaskSpec } from '../providers/types.js';
 import bankStatement from './bank_statement.json' with { type: 'json' };
 import businessCard from './business_card.json' with { type: 'json' };
@@ -49,5 +49,16 @@ export function buildTask(input: {
     fields: schema ? normaliseFields(schema.expectedFields) : null,
     schemaLabel: schema?.label ?? null,
     promptScaffold: schema?.promptScaffold ?? null,
+  };
+}
+
+/** The registry as `GET /v1/schemas` shows it. */
+export function listSchemas(): SchemasResponse {
+  return {
+    items: [...registry.values()].map((s) => ({
+      id: s.id,
+      label: s.label,
+      expectedFields: normaliseFields(s.expectedFields),
+    })),
   };
 }

@@ -29,13 +29,9 @@ import { microsToUsd, usdToMicros } from '../money.js';
 import { planRun } from '../planning/plan.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
-import {
-  createRunWithHold,
-  getIdempotencyRecord,
-  IdempotencyConflict,
-  type IdempotencyRecord,
-  settleRun,
-} from '../store/ledger.js';
+import { createRunWithHold } from '../store/hold.js';
+import { getIdempotencyRecord, IdempotencyConflict, type IdempotencyRecord } from '../store/idempotency.js';
+import { settleRun } from '../store/ledger.js';
 import { type RunRecord, toRunResponse } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 

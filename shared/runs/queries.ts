@@ -1,4 +1,4 @@
-/** Read-side cores: one run, the tenant's runs page by page, the registry, and usage per workflow. */
+/** Read-side cores: one run, the tenant's runs page by page, and usage per workflow. */
 import type {
   ListRunsQuery,
   ListRunsResponse,
@@ -9,7 +9,6 @@ import type {
 } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
-import { normaliseFields, registry } from '../registry/registry.js';
 import { getRunForTenant, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
@@ -47,16 +46,6 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
   return {
     items: page.items.map(toRunResponse),
     nextCursor: page.lastKey ? encodeCursor(tenantId, page.lastKey) : null,
-  };
-}
-
-export function listSchemas(): SchemasResponse {
-  return {
-    items: [...registry.values()].map((s) => ({
-      id: s.id,
-      label: s.label,
-      expectedFields: normaliseFields(s.expectedFields),
-    })),
   };
 }
 

@@ -1,0 +1,133 @@
+/**
+ * The stateful half of the service: DynamoDB tables, the uploads bucket, the run queue and its dead-letter queue.
+ * Everything is created from the plain data in shared/infra/resources.ts (the local stack reads the same file), so
+ * this stack never spells a table name, key or limit itself. Kept apart from the stateless stack so functions and the
+ * API can be replaced freely while data stays put (RETAIN by default).
+ */
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import {
+  type AttributeType,
+  type KeyAttribute,
+  runQueue,
+  type TableName,
+  tables,
+  uploadsBucket,
+} from '../shared/infra/resources.js';
+
+export interface StatefulStackProps extends StackProps {
+  /**
+   * What happens to tables, bucket and queues when they leave the stack. RETAIN (default) keeps the data;
+   * DESTROY is meant for throwaway dev stages (the bucket is then emptied by a custom resource on delete).
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** The resources the stateless stack needs; `bindAccess` takes exactly this shape. */
+export interface StatefulResources {
+  readonly tables: Readonly<Record<TableName, dynamodb.ITable>>;
+  readonly uploadsBucket: s3.IBucket;
+  readonly runQueue: sqs.IQueue;
+}
+
+const attributeTypes: Record<AttributeType, dynamodb.AttributeType> = {
+  S: dynamodb.AttributeType.STRING,
+  N: dynamodb.AttributeType.NUMBER,
+};
+
+function toAttribute(key: KeyAttribute): dynamodb.Attribute {
+  return { name: key.name, type: attributeTypes[key.type] };
+}
+
+/** `Object.keys` typed for a record whose keys are known. */
+function keysOf<T extends object>(record: T): (keyof T)[] {
+  return Object.keys(record) as (keyof T)[];
+}
+
+export class StatefulStack extends Stack implements StatefulResources {
+  readonly tables: Record<TableName, dynamodb.Table>;
+  readonly uploadsBucket: s3.Bucket;
+  readonly runQueue: sqs.Queue;
+  readonly runDeadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: StatefulStackProps = {}) {
+    super(scope, id, props);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+
+    const created: Partial<Record<TableName, dynamodb.Table>> = {};
+    for (const name of keysOf(tables)) {
+      const def: (typeof tables)[TableName] = tables[name];
+      const sortKey = 'sortKey' in def ? def.sortKey : undefined;
+      const ttl = 'timeToLiveAttribute' in def ? def.timeToLiveAttribute : undefined;
+      const table = new dynamodb.Table(this, def.id, {
+        partitionKey: toAttribute(def.partitionKey),
+        ...(sortKey ? { sortKey: toAttribute(sortKey) } : {}),
+        ...(ttl ? { timeToLiveAttribute: ttl } : {}),
+        billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        encryption: dynamodb.TableEncryption.AWS_MANAGED,
+        removalPolicy,
+      });
+      for (const index of def.globalIndexes) {
+        const indexSortKey = 'sortKey' in index ? index.sortKey : undefined;
+        table.addGlobalSecondaryIndex({
+          indexName: index.indexName,
+          partitionKey: toAttribute(index.partitionKey),
+          ...(indexSortKey ? { sortKey: toAttribute(indexSortKey) } : {}),
+          projectionType: dynamodb.ProjectionType.ALL,
+        });
+      }
+      created[name] = table;
+    }
+    this.tables = created as Record<TableName, dynamodb.Table>;
+
+    const destroy = removalPolicy === RemovalPolicy.DESTROY;
+    // `Bucket` suffix: the uploads table already uses the id `Uploads` in this scope.
+    this.uploadsBucket = new s3.Bucket(this, `${uploadsBucket.id}Bucket`, {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        {
+          id: 'ExpireUploads',
+          prefix: uploadsBucket.keyPrefix,
+          expiration: Duration.days(uploadsBucket.expireAfterDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+      // Browsers PUT straight to the presigned URL, so the bucket (not the API) answers the CORS preflight.
+      cors: [
+        {
+          allowedMethods: [s3.HttpMethods.PUT],
+          allowedOrigins: ['*'],
+          allowedHeaders: ['Content-Type', 'Content-Length'],
+          exposedHeaders: ['ETag'],
+          maxAge: 3600,
+        },
+      ],
+      removalPolicy,
+      autoDeleteObjects: destroy,
+    });
+
+    this.runDeadLetterQueue = new sqs.Queue(this, runQueue.deadLetter.id, {
+      retentionPeriod: Duration.seconds(runQueue.deadLetter.retentionSeconds),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy,
+    });
+    this.runQueue = new sqs.Queue(this, runQueue.id, {
+      visibilityTimeout: Duration.seconds(runQueue.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(runQueue.retentionSeconds),
+      deadLetterQueue: { queue: this.runDeadLetterQueue, maxReceiveCount: runQueue.maxReceiveCount },
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy,
+    });
+
+    new CfnOutput(this, 'UploadsBucketName', { value: this.uploadsBucket.bucketName });
+  }
+}

@@ -1,0 +1,484 @@
+/**
+ * The `local` provider: no external API, everything runs inside the worker Lambda.
+ *
+ * Why it is built this way:
+ * - **Text layer first.** Most business PDFs (invoices, statements) are born digital: their text layer is exact (no
+ *   recognition errors) and reading it with mupdf costs milliseconds, roughly 10x cheaper than OCR (see pricing.json:
+ *   0.00001 vs 0.0001 USD per page). So every PDF page is read through mupdf's structured text first, and only a page
+ *   without a meaningful text layer (fewer than MIN_TEXT_LAYER_CHARS non-space characters: a scan, a photo, a page of
+ *   outlined glyphs) is rendered to a raster and OCR'd. Cost is charged per page by the path each page actually took.
+ * - **OCR with tesseract.js (WASM) in one long-lived worker thread.** Creating a worker and loading the language model
+ *   costs ~0.3 s, so the worker is created lazily on first use and reused across invocations (a Lambda container
+ *   serves many). `shutdownLocalProvider()` terminates it. The English model is read from the `@tesseract.js-data/eng`
+ *   package on disk (`langPath`, `gzip`, `cacheMethod: 'none'`): nothing is downloaded at run time and nothing is
+ *   written to the (read-only) working directory.
+ * - **Bounded work.** Every decode has a pixel cap (sharp `limitInputPixels`, a dimension check before HEIC decoding,
+ *   and a render scale capped to RENDER_MAX_PIXELS for PDF pages) and a time cap (the attempt's deadline: checked
+ *   between pages, raced against OCR and image decoding, and passed to sharp's own timeout). A deadline that passes
+ *   throws `ProviderFailure('timeout')`; an OCR job that overran is abandoned by terminating the worker, so the next
+ *   invocation does not queue behind it.
+ * - **Extraction by rules** (extract-fields.ts): labels, synonyms and patterns, coerced to the schema's types. A field
+ *   that is not in the text is `null`, never invented. It is cheap and predictable rather than clever; a model-backed
+ *   provider is the fallback for documents it cannot read.
+ *
+ * Heavy modules (mupdf WASM, sharp, tesseract.js, heic-convert) are imported lazily, so importing this file is cheap
+ * and an image never loads mupdf nor a text-layer PDF tesseract.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Worker as ThreadWorker } from 'node:worker_threads';
+import type Tesseract from 'tesseract.js';
+import { localCost } from '../../pricing/pricing.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
+import { ProviderFailure } from '../types.js';
+import { extractFields, extractKeyValues } from './extract-fields.js';
+
+/** A PDF page with at least this many non-space characters in its text layer is read, not OCR'd. */
+export const MIN_TEXT_LAYER_CHARS = 20;
+/** PDF pages without a text layer are rendered at this resolution for OCR… */
+export const RENDER_DPI = 200;
+/** …scaled down so that a rendered page never exceeds this many pixels (huge page boxes). */
+export const RENDER_MAX_PIXELS = 25_000_000;
+/** Images larger than this are refused before decoding (sharp `limitInputPixels`; HEIC checked from its header). */
+export const MAX_INPUT_PIXELS = 100_000_000;
+/** Images are downscaled so their long side is at most this (more pixels slow OCR without helping it). */
+export const OCR_MAX_LONG_SIDE = 3000;
+/** Confidence given to a text-layer page: the text is exact, but the layer may not be what a reader sees. */
+export const TEXT_LAYER_CONFIDENCE = 0.99;
+
+const require = createRequire(import.meta.url);
+
+/** Local paths for tesseract.js, resolved from the installed packages (never a CDN). */
+function tesseractPaths(): { langPath: string; workerPath: string } {
+  const engDir = path.dirname(require.resolve('@tesseract.js-data/eng/package.json'));
+  return {
+    // LSTM-only integer model (2.9 MB gz), the one tesseract.js itself would fetch for OEM.LSTM_ONLY.
+    langPath: path.join(engDir, '4.0.0_best_int'),
+    // Explicit so that bundling tesseract.js (which moves its __dirname) cannot break the worker thread's script.
+    workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Deadline
+// ---------------------------------------------------------------------------------------------------------------
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+class Deadline {
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly deadlineMs: number,
+  ) {}
+
+  remainingMs(): number {
+    return this.deadlineMs - Date.now();
+  }
+
+  expired(): boolean {
+    return this.signal.aborted || this.remainingMs() <= 0;
+  }
+
+  failure(stage: string): ProviderFailure {
+    return new ProviderFailure('timeout', `local provider: deadline passed while ${stage}`);
+  }
+
+  /** Throws the timeout failure if the deadline has passed or the attempt was aborted. */
+  check(stage: string): void {
+    if (this.expired()) throw this.failure(stage);
+  }
+
+  /** Calls `onExpire` once when the deadline passes or the signal aborts; returns a function that cancels the watch. */
+  watch(onExpire: () => void): () => void {
+    const fire = (): void => {
+      cancel();
+      onExpire();
+    };
+    const timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, this.remainingMs())));
+    this.signal.addEventListener('abort', fire, { once: true });
+    const cancel = (): void => {
+      clearTimeout(timer);
+      this.signal.removeEventListener('abort', fire);
+    };
+    return cancel;
+  }
+
+  /** Settles with `work`, or rejects with a timeout when the deadline passes first. */
+  race<T>(work: Promise<T>, stage: string): Promise<T> {
+    this.check(stage);
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.watch(() => reject(this.failure(stage)));
+      work.then(
+        (value) => {
+          cancel();
+          resolve(value);
+        },
+        (error: unknown) => {
+          cancel();
+          reject(error);
+        },
+      );
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// OCR engine: one tesseract worker per process
+// ---------------------------------------------------------------------------------------------------------------
+
+interface OcrResult {
+  text: string;
+  /** Tesseract's mean word confidence, 0–100. */
+  confidence: number;
+}
+
+/** Fails a recognition whose worker was terminated under it (by another job's overrun, a crash or a shutdown). */
+class WorkerStopped extends Error {
+  constructor(
+    readonly reason: string,
+    /** False on shutdown: the job must not start a new worker. */
+    readonly retryable: boolean,
+  ) {
+    super(reason);
+  }
+}
+
+class OcrEngine {
+  private worker: Promise<Tesseract.Worker> | null = null;
+  /** Rejecters of the recognitions in flight on the current worker, failed at once when it is terminated. */
+  private readonly inFlight = new Set<(error: WorkerStopped) => void>();
+
+  /** Recognises one image; a job whose worker was restarted under it is run once more on the fresh worker. */
+  async recognize(image: Buffer, deadline: Deadline): Promise<OcrResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.recognizeOnce(image, deadline);
+      } catch (error) {
+        if (!(error instanceof WorkerStopped)) throw error;
+        if (error.retryable && attempt < 2) continue;
+        throw new ProviderFailure('server', `local provider: OCR stopped: ${error.reason}`);
+      }
+    }
+  }
+
+  private async recognizeOnce(image: Buffer, deadline: Deadline): Promise<OcrResult> {
+    const worker = await deadline.race(this.get(), 'starting OCR');
+    deadline.check('running OCR');
+    return new Promise<OcrResult>((resolve, reject) => {
+      let done = false;
+      const finish = (): boolean => {
+        if (done) return false;
+        done = true;
+        cancelWatch();
+        this.inFlight.delete(stop);
+        return true;
+      };
+      const stop = (reason: WorkerStopped): void => {
+        if (finish()) reject(reason);
+      };
+      // A running job cannot be cancelled inside tesseract: on overrun, terminate the worker so that nothing queues
+      // behind it (the other jobs on it are re-run on a fresh worker) and fail this one with a timeout.
+      const cancelWatch = deadline.watch(() => {
+        if (!finish()) return;
+        void this.reset(new WorkerStopped('another OCR job overran its deadline', true));
+        reject(deadline.failure('running OCR'));
+      });
+      this.inFlight.add(stop);
+      worker.recognize(image).then(
+        (result) => {
+          if (finish()) resolve({ text: result.data.text, confidence: result.data.confidence });
+        },
+        (error: unknown) => {
+          if (finish()) {
+            reject(new ProviderFailure('server', `local provider: OCR failed: ${String(error)}`, { cause: error }));
+          }
+        },
+      );
+    });
+  }
+
+  /** Terminates the worker (if any) and fails the recognitions still running on it with `reason`. */
+  async reset(reason: WorkerStopped): Promise<void> {
+    const current = this.worker;
+    this.worker = null;
+    for (const fail of [...this.inFlight]) fail(reason);
+    this.inFlight.clear();
+    if (current !== null) {
+      try {
+        await (await current).terminate();
+      } catch {
+        // A worker that failed to start has nothing to terminate.
+      }
+    }
+  }
+
+  private get(): Promise<Tesseract.Worker> {
+    if (this.worker === null) {
+      const created = createTesseractWorker(() => {
+        if (this.worker === created) void this.reset(new WorkerStopped('the OCR worker thread stopped', true));
+      });
+      this.worker = created;
+      created.catch(() => {
+        if (this.worker === created) this.worker = null;
+      });
+    }
+    return this.worker;
+  }
+}
+
+async function createTesseractWorker(onThreadExit: () => void): Promise<Tesseract.Worker> {
+  const { default: tesseract } = await import('tesseract.js');
+  const { langPath, workerPath } = tesseractPaths();
+  let initialising = true;
+  let failInit: (error: Error) => void = () => {};
+  const initFailed = new Promise<never>((_, reject) => {
+    failInit = reject;
+  });
+  const worker = await Promise.race([
+    tesseract.createWorker('eng', tesseract.OEM.LSTM_ONLY, {
+      langPath,
+      workerPath,
+      gzip: true,
+      // 'none': read the model from langPath every start; never write a cache copy into the working directory.
+      cacheMethod: 'none',
+      // Without an errorHandler tesseract.js rethrows job errors from its message listener (an uncaught exception),
+      // and a failure while loading the language would leave createWorker pending forever.
+      errorHandler: (error: unknown) => {
+        if (initialising) failInit(new Error(`OCR worker failed to start: ${String(error)}`));
+      },
+    }),
+    initFailed,
+  ]);
+  initialising = false;
+  // tesseract.js sets `onerror` on the node Worker, which node ignores: listen for real so that a crashed thread
+  // fails its jobs instead of crashing the process (an 'error' event without a listener throws).
+  const thread = (worker as unknown as { worker?: ThreadWorker }).worker;
+  thread?.on('error', onThreadExit);
+  thread?.on('exit', onThreadExit);
+  return worker;
+}
+
+const ocrEngine = new OcrEngine();
+
+/** Terminates the process's OCR worker (the local stack calls this on exit, tests in `afterAll`). */
+export async function shutdownLocalProvider(): Promise<void> {
+  await ocrEngine.reset(new WorkerStopped('the local provider was shut down', false));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------------------------
+
+interface PageText {
+  text: string;
+  source: 'text_layer' | 'ocr';
+  /** 0–1; for OCR pages tesseract's mean word confidence / 100. */
+  confidence: number;
+}
+
+function clientFailure(message: string, cause?: unknown): ProviderFailure {
+  return new ProviderFailure('client', `local provider: ${message}`, cause === undefined ? undefined : { cause });
+}
+
+function nonSpaceLength(text: string): number {
+  return text.replace(/\s+/g, '').length;
+}
+
+/**
+ * Right-trims lines and drops blank ones: mupdf puts a blank line between text blocks and tesseract between its
+ * paragraphs, neither of which carries meaning on forms and receipts, and without them a blank line in the document
+ * text always means a page break.
+ */
+function tidy(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.replace(/\s+$/, ''))
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+async function ocrPage(png: Buffer, deadline: Deadline): Promise<PageText> {
+  const { text, confidence } = await ocrEngine.recognize(png, deadline);
+  return { text: tidy(text), source: 'ocr', confidence: confidence / 100 };
+}
+
+/** Reads a PDF page by page into `pages` (filled as it goes, so a timeout can still report the pages done). */
+async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[]): Promise<void> {
+  const mupdf = await deadline.race(import('mupdf'), 'loading the PDF engine');
+  let doc: InstanceType<typeof mupdf.Document>;
+  try {
+    doc = mupdf.Document.openDocument(bytes, 'application/pdf');
+  } catch (error) {
+    throw clientFailure('the PDF cannot be opened', error);
+  }
+  try {
+    if (doc.needsPassword()) throw clientFailure('the PDF is password-protected');
+    let count: number;
+    try {
+      count = doc.countPages();
+    } catch (error) {
+      throw clientFailure('the PDF page tree cannot be read', error);
+    }
+    if (count < 1) throw clientFailure('the PDF has no pages');
+    for (let i = 0; i < count; i++) {
+      deadline.check(`reading PDF page ${i + 1} of ${count}`);
+      let png: Buffer;
+      let page: InstanceType<typeof mupdf.Page> | undefined;
+      try {
+        page = doc.loadPage(i);
+        const stext = page.toStructuredText('preserve-whitespace');
+        const text = stext.asText();
+        stext.destroy();
+        if (nonSpaceLength(text) >= MIN_TEXT_LAYER_CHARS) {
+          pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE });
+          continue;
+        }
+        const [x0, y0, x1, y1] = page.getBounds();
+        const widthPt = Math.max(1, x1 - x0);
+        const heightPt = Math.max(1, y1 - y0);
+        let scale = RENDER_DPI / 72;
+        const pixels = widthPt * scale * heightPt * scale;
+        if (pixels > RENDER_MAX_PIXELS) scale *= Math.sqrt(RENDER_MAX_PIXELS / pixels);
+        const pixmap = page.toPixmap(mupdf.Matrix.scale(scale, scale), mupdf.ColorSpace.DeviceGray, false);
+        png = Buffer.from(pixmap.asPNG());
+        pixmap.destroy();
+      } catch (error) {
+        throw clientFailure(`PDF page ${i + 1} cannot be read`, error);
+      } finally {
+        page?.destroy();
+      }
+      pages.push(await ocrPage(png, deadline));
+    }
+  } finally {
+    doc.destroy();
+  }
+}
+
+type HeicConvert = (options: {
+  buffer: Uint8Array;
+  format: 'PNG' | 'JPEG';
+  quality?: number;
+}) => Promise<ArrayBuffer | Uint8Array>;
+
+async function decodeHeic(bytes: Uint8Array, input: ProviderInput, deadline: Deadline): Promise<Buffer> {
+  const { width, height } = input.facts;
+  if (width !== undefined && height !== undefined && width * height > MAX_INPUT_PIXELS) {
+    throw clientFailure(`the HEIC image is ${width} x ${height}, over the ${MAX_INPUT_PIXELS} pixel limit`);
+  }
+  // heic-convert ships no type declarations: load it through require with the one signature used here.
+  const convert = require('heic-convert') as HeicConvert;
+  try {
+    // JPEG at high quality: heic-convert's encoders are pure JS and its PNG encoder (deflate level 9) is much slower.
+    const out = await deadline.race(
+      convert({ buffer: Buffer.from(bytes), format: 'JPEG', quality: 0.95 }),
+      'decoding the HEIC image',
+    );
+    return Buffer.from(out instanceof Uint8Array ? out : new Uint8Array(out));
+  } catch (error) {
+    if (error instanceof ProviderFailure) throw error;
+    throw clientFailure('the HEIC image cannot be decoded', error);
+  }
+}
+
+/** EXIF orientation applied, bounded in pixels and size, grey, flattened on white, as PNG for tesseract. */
+async function prepareImage(bytes: Uint8Array, deadline: Deadline): Promise<Buffer> {
+  const { default: sharp } = await deadline.race(import('sharp'), 'loading the image decoder');
+  const seconds = Math.max(1, Math.ceil(deadline.remainingMs() / 1000));
+  try {
+    return await deadline.race(
+      sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+        .rotate()
+        .resize({ width: OCR_MAX_LONG_SIDE, height: OCR_MAX_LONG_SIDE, fit: 'inside', withoutEnlargement: true })
+        .flatten({ background: '#ffffff' })
+        .greyscale()
+        .png({ compressionLevel: 1 })
+        .timeout({ seconds })
+        .toBuffer(),
+      'decoding the image',
+    );
+  } catch (error) {
+    if (error instanceof ProviderFailure) throw error;
+    if (error instanceof Error && /timeout/i.test(error.message)) throw deadline.failure('decoding the image');
+    throw clientFailure('the image cannot be decoded', error);
+  }
+}
+
+async function readImage(input: ProviderInput, deadline: Deadline, pages: PageText[]): Promise<void> {
+  const source = input.facts.mime === 'image/heic' ? await decodeHeic(input.bytes, input, deadline) : input.bytes;
+  const png = await prepareImage(source, deadline);
+  pages.push(await ocrPage(png, deadline));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The adapter
+// ---------------------------------------------------------------------------------------------------------------
+
+function usageOf(pages: PageText[]): ProviderOutput['usage'] {
+  const ocr = pages.filter((p) => p.source === 'ocr').length;
+  const textLayer = pages.length - ocr;
+  return {
+    billableUnits: pages.length,
+    costMicros: ocr * localCost.ocrPageMicros + textLayer * localCost.textLayerPageMicros,
+  };
+}
+
+/**
+ * The document's confidence: the page-count-weighted mean of per-page confidences, where an OCR page counts with
+ * tesseract's mean word confidence / 100 and a text-layer page with TEXT_LAYER_CONFIDENCE (0.99). OCR pages on which
+ * tesseract found no text at all (blank pages, confidence 0) are left out, so a blank back page does not make an
+ * otherwise clean document look unreliable; a document with no text at all has confidence 0.
+ */
+function confidenceOf(pages: PageText[]): number {
+  const counted = pages.filter((p) => p.source === 'text_layer' || p.text.trim() !== '');
+  if (counted.length === 0) return 0;
+  const mean = counted.reduce((sum, p) => sum + p.confidence, 0) / counted.length;
+  return Math.min(1, Math.max(0, mean));
+}
+
+function resultFor(input: ProviderInput, text: string, pages: number): Record<string, unknown> {
+  if (input.step === 'ocr' || input.task.outputFormat === 'text') return { text };
+  if (input.task.fields !== null) return extractFields(text, input.task.fields);
+  return { text, keyValues: extractKeyValues(text), pages };
+}
+
+async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
+  const deadline = new Deadline(options.signal, options.deadlineMs);
+  deadline.check('starting');
+
+  // An `analyze` step after another provider's OCR: the text is given, only the extraction runs (text-layer price).
+  if (input.step === 'analyze' && input.documentText !== undefined) {
+    const pages = Math.max(1, input.facts.pages);
+    return {
+      result: resultFor(input, input.documentText, pages),
+      documentText: input.documentText,
+      usage: { billableUnits: pages, costMicros: pages * localCost.textLayerPageMicros },
+    };
+  }
+
+  if (input.bytes.byteLength === 0) throw clientFailure('the file is empty');
+  const pages: PageText[] = [];
+  try {
+    if (input.facts.mime === 'application/pdf') await readPdf(input.bytes, deadline, pages);
+    else await readImage(input, deadline, pages);
+    deadline.check('finishing');
+  } catch (error) {
+    // A timeout after some pages were read still cost those pages (the page being OCR'd when it struck is not counted).
+    if (error instanceof ProviderFailure && error.usage === undefined && pages.length > 0) {
+      throw new ProviderFailure(error.kind, error.message, { usage: usageOf(pages), cause: error });
+    }
+    throw error;
+  }
+
+  const text = pages
+    .map((p) => p.text)
+    .filter((t) => t !== '')
+    .join('\n\n');
+  return {
+    result: resultFor(input, text, pages.length),
+    documentText: text,
+    nativeConfidence: confidenceOf(pages),
+    usage: usageOf(pages),
+  };
+}
+
+export const localProvider: ProviderAdapter = { id: 'local', invoke };

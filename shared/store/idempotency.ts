@@ -1,0 +1,50 @@
+/**
+ * Idempotency records for run creation: the first accepted response under a tenant's `Idempotency-Key`, kept 24 h.
+ * Written inside the run-creation transaction (store/ledger.ts), so a replay can never point at a run that was not held.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../aws.js';
+import { resourceName } from '../config.js';
+import { tables } from '../infra/resources.js';
+
+const IDEMPOTENCY_TABLE = resourceName(tables.idempotency.envVar);
+
+/** The stored outcome of an idempotent creation. */
+export interface IdempotencyRecord {
+  idempotencyKey: string;
+  requestHash: string;
+  jobId: string;
+  response: unknown;
+  createdAt: string;
+  expiresAtEpoch: number;
+}
+
+/** Thrown when the same key was committed by a concurrent request. */
+export class IdempotencyConflict extends Error {
+  constructor() {
+    super('idempotency record written concurrently');
+    this.name = 'IdempotencyConflict';
+  }
+}
+
+/** Reads a live (unexpired) idempotency record. DynamoDB TTL deletes lazily, so expiry is checked here too. */
+export async function getIdempotencyRecord(idempotencyKey: string): Promise<IdempotencyRecord | null> {
+  const out = await ddb.send(
+    new GetCommand({ TableName: IDEMPOTENCY_TABLE, Key: { idempotencyKey }, ConsistentRead: true }),
+  );
+  const record = out.Item as IdempotencyRecord | undefined;
+  if (!record || record.expiresAtEpoch <= Math.floor(Date.now() / 1000)) return null;
+  return record;
+}
+
+/** The transaction item that stores a record, only if the key is new (or its old record has expired). */
+export function idempotencyPut(record: IdempotencyRecord) {
+  return {
+    Put: {
+      TableName: IDEMPOTENCY_TABLE,
+      Item: record,
+      ConditionExpression: 'attribute_not_exists(idempotencyKey) OR expiresAtEpoch <= :now',
+      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+    },
+  };
+}
