@@ -7,6 +7,9 @@
  *   0.00001 vs 0.0001 USD per page). So every PDF page is read through mupdf's structured text first, and only a page
  *   without a meaningful text layer (fewer than MIN_TEXT_LAYER_CHARS non-space characters: a scan, a photo, a page of
  *   outlined glyphs) is rendered to a raster and OCR'd. Cost is charged per page by the path each page actually took.
+ *   Measured on a 2-vCPU dev box (Node 20, tesseract.js 7 SIMD-LSTM core): a text-layer page takes 1–5 ms; OCR takes
+ *   ~0.25 s for a receipt and ~6 s for a dense letter page (50 lines of 10 pt text at 200 dpi); starting the OCR
+ *   worker takes ~0.3 s plus ~0.4 s of module loading on the first call.
  * - **OCR with tesseract.js (WASM) in one long-lived worker thread.** Creating a worker and loading the language model
  *   costs ~0.3 s, so the worker is created lazily on first use and reused across invocations (a Lambda container
  *   serves many). `shutdownLocalProvider()` terminates it. The English model is read from the `@tesseract.js-data/eng`
