@@ -181,17 +181,17 @@ describe('cost rules', () => {
   test('over the threshold without confirmation → 402 COST_CONFIRMATION_REQUIRED with the amounts; confirmCost passes', async () => {
     const uploadId = await upload('twenty-pages.pdf', await fixture('twenty-pages.pdf'));
     const reply = await rejectedCreate({ uploadId, prompt: 'p' }, 'COST_CONFIRMATION_REQUIRED', 402);
-    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0026, thresholdUsd: 0.0005 } });
+    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0052, thresholdUsd: 0.001 } });
     const confirmed = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'p', confirmCost: true } });
     expect(confirmed.status).toBe(202);
-    expect(confirmed.body.estimatedCostUsd).toBe(0.0026);
+    expect(confirmed.body.estimatedCostUsd).toBe(0.0052);
     await waitForFinal(String(confirmed.body.jobId));
   });
 
   test('estimate over maxCostUsd → 402 BUDGET_EXCEEDED; a sufficient budget also counts as confirmation', async () => {
     const uploadId = await upload('twenty-pages.pdf', await fixture('twenty-pages.pdf'));
     const reply = await rejectedCreate({ uploadId, prompt: 'p', maxCostUsd: 0.001 }, 'BUDGET_EXCEEDED', 402);
-    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0026, maxCostUsd: 0.001 } });
+    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0052, maxCostUsd: 0.001 } });
     const withBudget = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'p', maxCostUsd: 0.01 } });
     expect(withBudget.status).toBe(202);
     await waitForFinal(String(withBudget.body.jobId));
@@ -204,7 +204,7 @@ describe('cost rules', () => {
     await setCredit('tenant-b', 1_000_000);
     const ok = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'p' }, key: KEYS.b });
     expect(ok.status).toBe(202);
-    expect((await tenantRecord('tenant-b')).availableMicros).toBe(1_000_000 - 130);
+    expect((await tenantRecord('tenant-b')).availableMicros).toBe(1_000_000 - 260);
     await waitForFinal(String(ok.body.jobId), { key: KEYS.b });
   });
 });

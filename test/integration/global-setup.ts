@@ -13,7 +13,7 @@ export const TEST_KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_t
 export default async function globalSetup(): Promise<void> {
   const stack = await startStack({
     VISION_DEV_API_KEYS: `tenant-a:${TEST_KEYS.a},tenant-b:${TEST_KEYS.b}`,
-    SERVICE_COST_CONFIRMATION_THRESHOLD_USD: '0.0005',
+    SERVICE_COST_CONFIRMATION_THRESHOLD_USD: '0.001',
     LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
     VISION_LOCAL_FAULT_INJECTION: 'true',
     VISION_PROVIDERS: 'local',
