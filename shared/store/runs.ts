@@ -123,10 +123,8 @@ export async function listRuns(
   options: ListRunsOptions,
 ): Promise<{ items: RunRecord[]; lastKey?: Record<string, unknown> }> {
   const byWorkflow = options.workflow !== undefined;
-  const names: Record<string, string> = {
-    '#pk': byWorkflow ? 'tenantWorkflow' : 'tenantId',
-    '#createdAt': 'createdAt',
-  };
+  // DynamoDB rejects placeholder names that no expression uses, so each is added with its clause.
+  const names: Record<string, string> = { '#pk': byWorkflow ? 'tenantWorkflow' : 'tenantId' };
   const values: Record<string, unknown> = {
     ':pk': byWorkflow ? `${options.tenantId}#${options.workflow}` : options.tenantId,
   };

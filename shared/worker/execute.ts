@@ -38,9 +38,27 @@ export interface ExecuteOutcome {
   costMicros: Micros;
 }
 
-// The local provider does OCR and analysis in one pass; cloud vision models will report `vision`.
-function stepFor(provider: ProviderId): Step {
-  return provider === 'local' ? 'ocr' : 'vision';
+// Every candidate in this build runs the whole task in one pass from the file (`vision`); separate OCR and analyze
+// steps with their own candidates arrive with the cloud providers.
+const SINGLE_PASS_STEP: Step = 'vision';
+
+/** The attempt's result, or a timeout once its signal aborts, so an adapter that ignores the signal cannot hold the plan. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new ProviderFailure('timeout', 'attempt deadline passed'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome> {
@@ -50,7 +68,7 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   let costMicros = 0;
 
   for (const [index, provider] of options.candidates.entries()) {
-    const step = stepFor(provider);
+    const step = SINGLE_PASS_STEP;
     const profile = catalog[provider];
     const worstCase = profile
       ? priceFor(costMicros + profile.maxCostMicros(options.input.facts, options.input.task))
@@ -72,12 +90,15 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
 
     const adapter = options.adapters[provider];
     const started = now();
-    requests += 1;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), Math.max(0, deadlineMs - now()));
     try {
       if (!adapter) throw new ProviderFailure('client', `provider ${provider} is not available in this build`);
-      const output = await adapter.invoke({ ...options.input, step }, { signal: controller.signal, deadlineMs });
+      requests += 1;
+      const output = await untilAborted(
+        adapter.invoke({ ...options.input, step }, { signal: controller.signal, deadlineMs }),
+        controller.signal,
+      );
       costMicros += output.usage.costMicros;
       attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
       return { output, provider, attempts, requests, costMicros };

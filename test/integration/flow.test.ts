@@ -139,16 +139,19 @@ describe('verify, list and usage', () => {
   });
 
   test('verify on a queued run answers 409 RUN_NOT_COMPLETED', async () => {
-    const uploadId = await upload('twenty-pages.pdf', await fixture('twenty-pages.pdf'));
-    const created = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'Summarise', confirmCost: true } });
+    // The simulated crash keeps the run queued until SQS redelivers it (3 s in the test stack), so it is still
+    // queued when verify arrives.
+    const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+    const created = await call('POST', '/v1/runs', {
+      body: { uploadId, prompt: 'Receipt', metadata: { localFault: 'crash-before-settle' } },
+    });
     expect(created.status).toBe(202);
     const verify = await call('POST', `/v1/runs/${String(created.body.jobId)}/verify`, { body: { accepted: true } });
-    // The worker may finish a 20-page text PDF quickly; only a run still queued must answer 409.
-    if (verify.status !== 200) {
-      expect(verify.status).toBe(409);
-      expect(verify.body).toMatchObject({ error: { code: 'RUN_NOT_COMPLETED', retryable: true } });
-    }
-    await waitForFinal(String(created.body.jobId));
+    expect(verify.status).toBe(409);
+    expect(verify.body).toMatchObject({
+      error: { code: 'RUN_NOT_COMPLETED', retryable: true, details: { status: 'queued' } },
+    });
+    expect((await waitForFinal(String(created.body.jobId))).body.status).toBe('completed');
   });
 
   test('list runs is newest first, filters by workflow and status, and pages with a cursor', async () => {
