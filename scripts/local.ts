@@ -53,7 +53,9 @@ async function main(): Promise<void> {
     process.env.S3_FORCE_PATH_STYLE ??= 'true';
 
     const names = await createResources(emulators.endpoints, env.VISION_LOCAL_TABLE_PREFIX, {
-      ...(env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS } : {}),
+      ...(env.LOCAL_VISIBILITY_TIMEOUT_SECONDS
+        ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS }
+        : {}),
     });
     const { tables, uploadsBucket, runQueue, workerSettings } = await import('../shared/infra/resources.js');
     for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
@@ -67,9 +69,20 @@ async function main(): Promise<void> {
       if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });
     }
 
-    const handlerNames = ['presign', 'create-run', 'get-run', 'list-runs', 'verify-run', 'schemas', 'usage', 'health'] as const;
+    const handlerNames = [
+      'presign',
+      'create-run',
+      'get-run',
+      'list-runs',
+      'verify-run',
+      'schemas',
+      'usage',
+      'health',
+    ] as const;
     const handlers = Object.fromEntries(
-      await Promise.all(handlerNames.map(async (name) => [name, (await import(`../functions/${name}.ts`)).handler] as const)),
+      await Promise.all(
+        handlerNames.map(async (name) => [name, (await import(`../functions/${name}.ts`)).handler] as const),
+      ),
     );
     const { authorize } = await import('../functions/authorizer.js');
     const { createWorkerHandler } = await import('../functions/worker.js');
@@ -96,8 +109,8 @@ async function main(): Promise<void> {
 
     const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
     const queueArn =
-      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: names.queueUrl, AttributeNames: ['QueueArn'] }))).Attributes
-        ?.QueueArn ?? '';
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: names.queueUrl, AttributeNames: ['QueueArn'] })))
+        .Attributes?.QueueArn ?? '';
     sqs.destroy();
     const worker = startWorkerRunner({
       queueUrl: names.queueUrl,
@@ -146,6 +159,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -18,7 +18,8 @@ export const runStatus = z.enum(['queued', 'completed', 'failed']);
 export const outputFormat = z.enum(['json', 'text']);
 export const strategy = z.enum(['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary']);
 
-const metadataValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+// Any JSON value: the interface promises arbitrary key-value pairs; the size limits below keep them small.
+const metadataValue = z.json();
 export const metadata = z
   .record(z.string().min(1).max(128), metadataValue)
   .refine((m) => Object.keys(m).length <= limits.metadataMaxKeys, {
@@ -27,7 +28,7 @@ export const metadata = z
   .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= limits.metadataMaxBytes, {
     message: `metadata may be at most ${limits.metadataMaxBytes} bytes serialized`,
   })
-  .meta({ description: 'Arbitrary key-value pairs attached to the run (string, number, boolean or null values)' });
+  .meta({ description: 'Arbitrary key-value pairs attached to the run (any JSON values)' });
 
 export const workflow = z
   .string()
@@ -86,7 +87,11 @@ export const presignResponse = z.object({
 export const createRunRequest = z
   .strictObject({
     uploadId: z.string().min(1).max(128),
-    prompt: z.string().trim().min(1).max(limits.promptMaxChars),
+    // Echoed exactly as sent (no trimming); a blank prompt is refused.
+    prompt: z
+      .string()
+      .max(limits.promptMaxChars)
+      .refine((p) => p.trim().length > 0, { message: 'prompt must not be blank' }),
     outputFormat: outputFormat.default('json'),
     schemaId: z.string().min(1).max(64).optional(),
     schema: inlineSchema.optional(),

@@ -140,7 +140,7 @@ function parseRequest<TBody, TQuery>(
       let body: unknown;
       if (spec.body) {
         const contentType = headers['content-type'];
-        if (!contentType || contentType.split(';')[0]?.trim().toLowerCase() !== 'application/json') {
+        if (contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/json') {
           throw new UnsupportedMediaTypeError(contentType);
         }
         const size = Buffer.byteLength(rawBody);

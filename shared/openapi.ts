@@ -131,8 +131,9 @@ export function buildOpenApi(): Record<string, unknown> {
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }
-    paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = {
+    const pathItem = paths[route.path] ?? {};
+    paths[route.path] = pathItem;
+    pathItem[route.method.toLowerCase()] = {
       operationId: route.handler,
       summary: op.summary,
       ...(route.scope ? { security: [{ apiKey: [] }], 'x-required-scope': route.scope } : { security: [] }),

@@ -31,7 +31,14 @@ export interface GatewayOptions {
 
 const API_GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 
-function gatewayError(res: ServerResponse, requestId: string, status: number, code: string, message: string, headers: Record<string, string> = {}) {
+function gatewayError(
+  res: ServerResponse,
+  requestId: string,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+) {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers });
   res.end(JSON.stringify({ error: { code, message, status, retryable: status === 429 || status >= 500, requestId } }));
 }
@@ -39,7 +46,10 @@ function gatewayError(res: ServerResponse, requestId: string, status: number, co
 /** A token bucket per API key, as API Gateway usage plans throttle per key. */
 class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly rate: number, private readonly burst: number) {}
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+  ) {}
 
   /** Returns 0 when allowed, else the seconds to wait. */
   take(key: string, now = Date.now()): number {
@@ -172,7 +182,8 @@ export function createGateway(options: GatewayOptions): Server {
         res.end(result.body);
       } catch (error: unknown) {
         process.stderr.write(`gateway: unhandled ${String(error)}\n`);
-        if (!res.headersSent) gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
+        if (!res.headersSent)
+          gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
       }
     })();
   });

@@ -60,7 +60,9 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
         const deadline = Date.now() + options.timeoutSeconds * 1000;
         let failed = new Set<string>();
         try {
-          const response = await options.handler(event, { getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) });
+          const response = await options.handler(event, {
+            getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+          });
           failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         } catch (error: unknown) {
           // A thrown handler error fails the whole batch, as with Lambda.

@@ -30,7 +30,12 @@ import { planRun } from '../planning/plan.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
 import { createRunWithHold } from '../store/hold.js';
-import { getIdempotencyRecord, IdempotencyConflict, type IdempotencyRecord } from '../store/idempotency.js';
+import {
+  deleteIdempotencyRecord,
+  getIdempotencyRecord,
+  IdempotencyConflict,
+  type IdempotencyRecord,
+} from '../store/idempotency.js';
 import { settleRun } from '../store/ledger.js';
 import { type RunRecord, toRunResponse } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
@@ -198,6 +203,12 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
       error: { code: 'INTERNAL_ERROR', message: 'The run could not be queued', status: 500, retryable: true },
       attempts: [],
     });
+    // The client is answered 500, so the same key must not later replay this run as accepted.
+    if (idempotency) {
+      await deleteIdempotencyRecord(idempotency.key, jobId).catch((e: unknown) => {
+        log.error('could not release the idempotency key of an unqueued run', { jobId, error: e });
+      });
+    }
     throw new InternalError();
   }
 

@@ -1,12 +1,5 @@
 /** Read-side cores: one run, the tenant's runs page by page, and usage per workflow. */
-import type {
-  ListRunsQuery,
-  ListRunsResponse,
-  RunResponse,
-  SchemasResponse,
-  UsageResponse,
-  UsageRow,
-} from '../contract.js';
+import type { ListRunsQuery, ListRunsResponse, RunResponse, UsageResponse, UsageRow } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { getRunForTenant, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
@@ -21,14 +14,21 @@ export async function getRunView(tenantId: string, jobId: string): Promise<RunRe
  * Cursors are the index position, base64url-encoded, with the tenant inside: a cursor from another tenant (or a
  * forged one) is refused rather than used.
  */
-function encodeCursor(tenantId: string, key: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify({ t: tenantId, k: key })).toString('base64url');
+// The workflow filter is bound too: it selects the index, and a key from one index is invalid on the other.
+function encodeCursor(tenantId: string, workflow: string | undefined, key: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify({ t: tenantId, w: workflow ?? null, k: key })).toString('base64url');
 }
 
-function decodeCursor(tenantId: string, cursor: string): Record<string, unknown> {
+function decodeCursor(tenantId: string, workflow: string | undefined, cursor: string): Record<string, unknown> {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; k?: unknown };
-    if (parsed.t === tenantId && parsed.k && typeof parsed.k === 'object') return parsed.k as Record<string, unknown>;
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      t?: unknown;
+      w?: unknown;
+      k?: unknown;
+    };
+    if (parsed.t === tenantId && parsed.w === (workflow ?? null) && parsed.k && typeof parsed.k === 'object') {
+      return parsed.k as Record<string, unknown>;
+    }
   } catch {
     // fall through to the validation error
   }
@@ -41,11 +41,11 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
     limit: query.limit,
     ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
-    ...(query.cursor !== undefined ? { startKey: decodeCursor(tenantId, query.cursor) } : {}),
+    ...(query.cursor !== undefined ? { startKey: decodeCursor(tenantId, query.workflow, query.cursor) } : {}),
   });
   return {
     items: page.items.map(toRunResponse),
-    nextCursor: page.lastKey ? encodeCursor(tenantId, page.lastKey) : null,
+    nextCursor: page.lastKey ? encodeCursor(tenantId, query.workflow, page.lastKey) : null,
   };
 }
 

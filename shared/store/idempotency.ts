@@ -2,7 +2,7 @@
  * Idempotency records for run creation: the first accepted response under a tenant's `Idempotency-Key`, kept 24 h.
  * Written inside the run-creation transaction (store/ledger.ts), so a replay can never point at a run that was not held.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws.js';
 import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
@@ -35,6 +35,21 @@ export async function getIdempotencyRecord(idempotencyKey: string): Promise<Idem
   const record = out.Item as IdempotencyRecord | undefined;
   if (!record || record.expiresAtEpoch <= Math.floor(Date.now() / 1000)) return null;
   return record;
+}
+
+/**
+ * Removes the record of a run that could not be queued (it was failed and refunded), so a retry under the same key
+ * creates a new run instead of replaying a `queued` answer for a run that will never be processed.
+ */
+export async function deleteIdempotencyRecord(idempotencyKey: string, jobId: string): Promise<void> {
+  await ddb.send(
+    new DeleteCommand({
+      TableName: IDEMPOTENCY_TABLE,
+      Key: { idempotencyKey },
+      ConditionExpression: 'jobId = :jobId',
+      ExpressionAttributeValues: { ':jobId': jobId },
+    }),
+  );
 }
 
 /** The transaction item that stores a record, only if the key is new (or its old record has expired). */

@@ -7,7 +7,7 @@
  * finds the transaction done (and changes nothing) or redoes all of it.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws.js';
 import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';

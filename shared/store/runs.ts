@@ -173,7 +173,7 @@ export function toRunResponse(run: RunRecord): RunResponse {
     outputFormat: run.outputFormat,
     schemaId: run.schemaId,
     estimatedCostUsd: microsToUsd(run.estimateMicros),
-    metadata: run.metadata as Record<string, string | number | boolean | null>,
+    metadata: run.metadata as RunResponse['metadata'],
     workflow: run.workflow,
     createdAt: run.createdAt,
   };

@@ -117,7 +117,7 @@ export async function findActiveKey(presented: string): Promise<ApiKeyRecord | n
   const keyHash = hashApiKey(presented);
   const out = await ddb.send(new GetCommand({ TableName: keysTable(), Key: { keyHash }, ConsistentRead: true }));
   const record = out.Item as ApiKeyRecord | undefined;
-  if (!record || record.status !== 'active') return null;
+  if (record?.status !== 'active') return null;
   // The lookup is by hash already; the constant-time comparison keeps the check honest if the lookup ever changes.
   const same = timingSafeEqual(Buffer.from(record.keyHash, 'hex'), Buffer.from(keyHash, 'hex'));
   return same ? record : null;

@@ -25,7 +25,7 @@ export function coerce(value: unknown, type: FieldType): unknown {
       const n =
         typeof value === 'number'
           ? value
-          : typeof value === 'string'
+          : typeof value === 'string' && /\d/.test(value)
             ? Number(value.replace(/[^0-9.+-]/g, ''))
             : Number.NaN;
       return Number.isFinite(n) ? n : null;

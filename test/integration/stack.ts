@@ -28,8 +28,9 @@ export async function startStack(env: Record<string, string>, timeoutMs = 120_00
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
-  const lines = createInterface({ input: child.stdout! });
+  // stdio is 'pipe' above, so both streams exist.
+  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => output.push(line));
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
 
   const info = await new Promise<StackInfo>((resolve, reject) => {
     const timer = setTimeout(

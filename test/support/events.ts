@@ -40,7 +40,10 @@ export function apiEvent(input: ApiEventInput = {}): APIGatewayProxyEvent {
     stageVariables: null,
     body,
     isBase64Encoded: false,
-    requestContext: { requestId: `req-${counter}`, authorizer: auth } as unknown as APIGatewayProxyEvent['requestContext'],
+    requestContext: {
+      requestId: `req-${counter}`,
+      authorizer: auth,
+    } as unknown as APIGatewayProxyEvent['requestContext'],
   };
 }
 

@@ -1,0 +1,66 @@
+/** Scripted provider adapters: small fakes that succeed, fail or hang as a test says, and record how they were called. */
+import {
+  type FailureKind,
+  type InvokeOptions,
+  type ProviderAdapter,
+  ProviderFailure,
+  type ProviderId,
+  type ProviderInput,
+  type ProviderOutput,
+  type ProviderUsage,
+} from '../../shared/providers/types.js';
+
+export interface ScriptedAdapter extends ProviderAdapter {
+  calls: { input: ProviderInput; options: InvokeOptions }[];
+}
+
+function scripted(id: ProviderId, run: (options: InvokeOptions) => Promise<ProviderOutput>): ScriptedAdapter {
+  const calls: ScriptedAdapter['calls'] = [];
+  return {
+    id,
+    calls,
+    invoke(input, options) {
+      calls.push({ input, options });
+      return run(options);
+    },
+  };
+}
+
+/** Succeeds with `output` (defaults: an empty result, one billable unit costing 80 micros). */
+export function succeeding(id: ProviderId, output: Partial<ProviderOutput> = {}): ScriptedAdapter {
+  return scripted(id, async () => ({
+    result: {},
+    usage: { billableUnits: 1, costMicros: 80 },
+    ...output,
+  }));
+}
+
+/** Fails with a ProviderFailure of `kind`, optionally reporting usage the failed attempt consumed. */
+export function failing(id: ProviderId, kind: FailureKind = 'server', usage?: ProviderUsage): ScriptedAdapter {
+  return scripted(id, async () => {
+    throw new ProviderFailure(kind, `${id} scripted ${kind} failure`, usage ? { usage } : undefined);
+  });
+}
+
+/** Throws something that is not a ProviderFailure (an adapter bug, an SDK error). */
+export function throwing(id: ProviderId, error: unknown): ScriptedAdapter {
+  return scripted(id, async () => {
+    throw error;
+  });
+}
+
+/** Never answers and ignores the abort signal: a provider that hangs. */
+export function hanging(id: ProviderId): ScriptedAdapter {
+  return scripted(id, () => new Promise<ProviderOutput>(() => {}));
+}
+
+/** Never answers on its own but rejects when its signal aborts, as a well-behaved SDK call does. */
+export function abortable(id: ProviderId): ScriptedAdapter {
+  return scripted(
+    id,
+    (options) =>
+      new Promise<ProviderOutput>((_resolve, reject) => {
+        options.signal.addEventListener('abort', () => reject(new Error('The operation was aborted')), { once: true });
+      }),
+  );
+}

@@ -1,0 +1,105 @@
+/**
+ * The cost-confirmation threshold (SERVICE_COST_CONFIRMATION_THRESHOLD_USD). Configuration is parsed once at import,
+ * so this file sets the variable first and imports the handler afterwards (each test file has its own module
+ * registry). The threshold is set to exactly the estimate of a one-page image, so an image sits on the threshold and
+ * a two-page PDF (twice that) exceeds it.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { type ApiHandler, call, expectError } from '../support/api.js';
+import { arrangeCreateRun, expectNothingHeldOrQueued, type Mocks, transactions } from '../support/create-run.js';
+import { estimateMicros, estimateUsd } from '../support/pricing.js';
+
+const THRESHOLD_USD = estimateUsd(1);
+let handler: ApiHandler;
+let configuredThreshold: number;
+
+beforeAll(async () => {
+  process.env.SERVICE_COST_CONFIRMATION_THRESHOLD_USD = String(THRESHOLD_USD);
+  ({ handler } = await import('../../functions/create-run.js'));
+  ({
+    config: { confirmationThresholdUsd: configuredThreshold },
+  } = await import('../../shared/config.js'));
+});
+
+afterAll(() => {
+  delete process.env.SERVICE_COST_CONFIRMATION_THRESHOLD_USD;
+});
+
+const mocks: Mocks = {
+  ddb: mockClient(DynamoDBDocumentClient),
+  s3: mockClient(S3Client),
+  sqs: mockClient(SQSClient),
+};
+
+beforeEach(() => {
+  mocks.ddb.reset();
+  mocks.s3.reset();
+  mocks.sqs.reset();
+});
+
+function create(body: Record<string, unknown>) {
+  return call(handler, { method: 'POST', path: '/v1/runs', body: { uploadId: 'upl_1', prompt: 'Read it', ...body } });
+}
+
+test('the threshold comes from SERVICE_COST_CONFIRMATION_THRESHOLD_USD', () => {
+  expect(configuredThreshold).toBe(THRESHOLD_USD);
+});
+
+test('an estimate above the threshold without confirmCost or maxCostUsd answers 402 COST_CONFIRMATION_REQUIRED', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const answer = await create({});
+  const error = expectError(answer, 'COST_CONFIRMATION_REQUIRED');
+  expect(error.details).toEqual({ estimatedCostUsd: estimateUsd(2), thresholdUsd: THRESHOLD_USD });
+  expectNothingHeldOrQueued(mocks);
+});
+
+test('confirmCost: false is not a confirmation', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const answer = await create({ confirmCost: false });
+  expectError(answer, 'COST_CONFIRMATION_REQUIRED');
+  expectNothingHeldOrQueued(mocks);
+});
+
+test('confirmCost: true accepts the run (202) and holds the estimate', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const answer = await create({ confirmCost: true });
+  expect(answer.status).toBe(202);
+  expect(answer.body.estimatedCostUsd).toBe(estimateUsd(2));
+  expect(transactions(mocks)[0]?.TransactItems?.[1]?.Update?.ExpressionAttributeValues).toEqual({
+    ':hold': estimateMicros(2),
+  });
+  expect(mocks.sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
+});
+
+test('a maxCostUsd budget covering the estimate is consent enough (202)', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const answer = await create({ maxCostUsd: 1 });
+  expect(answer.status).toBe(202);
+});
+
+test('"exceeds" is strictly greater: an estimate equal to the threshold needs no confirmation', async () => {
+  arrangeCreateRun(mocks, { file: 'receipt.png' });
+  const answer = await create({});
+  expect(answer.status).toBe(202);
+  expect(answer.body.estimatedCostUsd).toBe(THRESHOLD_USD);
+});
+
+test('the budget is checked before the threshold: a budget below the estimate answers BUDGET_EXCEEDED', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  // Above the threshold, below the estimate.
+  const budget = (estimateMicros(2) - 1) / 1_000_000;
+  const answer = await create({ maxCostUsd: budget });
+  const error = expectError(answer, 'BUDGET_EXCEEDED');
+  expect(error.details).toEqual({ estimatedCostUsd: estimateUsd(2), maxCostUsd: budget });
+  expectNothingHeldOrQueued(mocks);
+});
+
+test('the threshold is checked before the credit hold: an unconfirmed run never reaches the tenant', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf', tenant: { availableMicros: 0 } });
+  const answer = await create({});
+  expectError(answer, 'COST_CONFIRMATION_REQUIRED');
+  expectNothingHeldOrQueued(mocks);
+});

@@ -1,0 +1,155 @@
+/** executePlan: deadlines per attempt, fallback on any failure, the budget cap, and what counts as a request. */
+import type { FileFacts } from '../../shared/file-facts.js';
+import type { TaskSpec } from '../../shared/providers/types.js';
+import { type ExecuteInput, executePlan } from '../../shared/worker/execute.js';
+import { abortable, failing, hanging, succeeding, throwing } from '../support/adapters.js';
+import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';
+
+const facts: FileFacts = { mime: 'image/png', kind: 'image', sizeBytes: 100, width: 10, height: 10, pages: 1 };
+const task: TaskSpec = { prompt: 'p', outputFormat: 'json', fields: null, schemaLabel: null, promptScaffold: null };
+
+function plan(overrides: Partial<ExecuteInput>): ExecuteInput {
+  return {
+    candidates: ['local'],
+    adapters: {},
+    input: { bytes: new Uint8Array([1]), facts, task },
+    capMicros: 1_000_000,
+    deadlineMs: Date.now() + 10_000,
+    ...overrides,
+  };
+}
+
+describe('the attempt deadline', () => {
+  test('aborts an adapter that hangs and ignores its signal, recording a timeout', async () => {
+    const started = Date.now();
+    const outcome = await executePlan(
+      plan({ candidates: ['openai'], adapters: { openai: hanging('openai') }, deadlineMs: Date.now() + 60 }),
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(outcome.output).toBeNull();
+    expect(outcome.attempts).toEqual([
+      { provider: 'openai', step: 'vision', outcome: 'failed', latencyMs: expect.any(Number), failure: 'timeout' },
+    ]);
+    expect(outcome.attempts[0]?.latencyMs).toBeGreaterThanOrEqual(40);
+  });
+
+  test('aborts an adapter that honours its signal, recording a timeout', async () => {
+    const adapter = abortable('openai');
+    const outcome = await executePlan(
+      plan({ candidates: ['openai'], adapters: { openai: adapter }, deadlineMs: Date.now() + 60 }),
+    );
+    expect(outcome.attempts[0]?.failure).toBe('timeout');
+    expect(adapter.calls[0]?.options.signal.aborted).toBe(true);
+  });
+
+  test('a timed-out candidate falls back to the next one, which gets the remaining time', async () => {
+    const overall = Date.now() + 400;
+    const openai = hanging('openai');
+    const local = succeeding('local');
+    const outcome = await executePlan(
+      plan({ candidates: ['openai', 'local'], adapters: { openai, local }, deadlineMs: overall }),
+    );
+    expect(outcome.provider).toBe('local');
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'timeout'],
+      ['local', 'succeeded', undefined],
+    ]);
+    // The first attempt's own deadline left time for the fallback.
+    expect(openai.calls[0]?.options.deadlineMs).toBeLessThan(overall);
+    expect(local.calls[0]?.options.deadlineMs).toBeLessThanOrEqual(overall + 5);
+  });
+
+  test('when the time is used up, later candidates are skipped without being called', async () => {
+    const local = succeeding('local');
+    const outcome = await executePlan(plan({ candidates: ['local'], adapters: { local }, deadlineMs: Date.now() - 1 }));
+    expect(local.calls).toHaveLength(0);
+    expect(outcome.attempts).toEqual([
+      { provider: 'local', step: 'vision', outcome: 'skipped', latencyMs: 0, failure: 'timeout' },
+    ]);
+    expect(outcome.requests).toBe(0);
+  });
+});
+
+describe('fallback and accounting', () => {
+  test('every failure kind moves on to the next candidate; the first success ends the plan', async () => {
+    const anthropic = succeeding('anthropic');
+    const gemini = succeeding('gemini');
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'bedrock', 'anthropic', 'gemini'],
+        adapters: {
+          openai: failing('openai', 'auth'),
+          bedrock: throwing('bedrock', new TypeError('x is undefined')),
+          anthropic,
+          gemini,
+        },
+      }),
+    );
+    expect(outcome.provider).toBe('anthropic');
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'auth'],
+      ['bedrock', 'failed', 'server'],
+      ['anthropic', 'succeeded', undefined],
+    ]);
+    expect(gemini.calls).toHaveLength(0);
+    expect(outcome.requests).toBe(3);
+  });
+
+  test('requests counts invocations only: skipped candidates and providers absent from the build are not requests', async () => {
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'gemini', 'local', 'anthropic'],
+        adapters: {
+          openai: failing('openai', 'server', { billableUnits: 1, costMicros: 80 }),
+          // gemini: no adapter in this build
+          local: succeeding('local'),
+          anthropic: succeeding('anthropic', { usage: { billableUnits: 1, costMicros: 10 } }),
+        },
+        // Local alone would fit the cap exactly, but not after the 80 micros openai spent: skipped.
+        capMicros: estimateMicros(1),
+      }),
+    );
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'server'],
+      ['gemini', 'failed', 'client'],
+      ['local', 'skipped', 'over_budget'],
+      ['anthropic', 'succeeded', undefined],
+    ]);
+    expect(priceMicros(80 + OCR_PAGE_COST_MICROS)).toBeGreaterThan(estimateMicros(1));
+    expect(outcome.requests).toBe(2);
+    // The failed attempt's reported usage is part of the run's cost.
+    expect(outcome.costMicros).toBe(90);
+  });
+
+  test('with every candidate failing there is no output and the attempts say why', async () => {
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'local'],
+        adapters: { openai: failing('openai', 'refusal'), local: failing('local') },
+      }),
+    );
+    expect(outcome.output).toBeNull();
+    expect(outcome.provider).toBeNull();
+    expect(outcome.attempts.map((a) => a.failure)).toEqual(['refusal', 'server']);
+    expect(outcome.requests).toBe(2);
+  });
+
+  test('a candidate within the cap is called; exactly at the cap is within it', async () => {
+    // local, one page: its worst case is one OCR'd page at the client's price.
+    const local = succeeding('local');
+    const outcome = await executePlan(
+      plan({ candidates: ['local'], adapters: { local }, capMicros: estimateMicros(1) }),
+    );
+    expect(local.calls).toHaveLength(1);
+    expect(outcome.provider).toBe('local');
+  });
+
+  test('a candidate one micro over the cap is skipped', async () => {
+    const local = succeeding('local');
+    const outcome = await executePlan(
+      plan({ candidates: ['local'], adapters: { local }, capMicros: estimateMicros(1) - 1 }),
+    );
+    expect(local.calls).toHaveLength(0);
+    expect(outcome.attempts[0]).toEqual(expect.objectContaining({ outcome: 'skipped', failure: 'over_budget' }));
+  });
+});

@@ -1,0 +1,156 @@
+/** GET /v1/runs/{jobId}: 200 in every state, tenant-scoped, money in dollars, 404 that never reveals existence. */
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler } from '../../functions/get-run.js';
+import { call, expectContractHeaders, expectError } from '../support/api.js';
+import { completedRunItem, failedRunItem, runItem, tableName } from '../support/aws.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+
+beforeEach(() => {
+  ddb.reset();
+});
+
+function getRun(jobId: string, tenantId = 'tenant-a') {
+  return call(handler, { path: `/v1/runs/${jobId}`, pathParameters: { jobId }, auth: { tenantId } });
+}
+
+const creationFields = {
+  jobId: 'run_1',
+  uploadId: 'upl_1',
+  prompt: 'Extract the receipt',
+  outputFormat: 'json',
+  schemaId: 'receipt',
+  estimatedCostUsd: 0.00013,
+  metadata: {},
+  workflow: null,
+  createdAt: '2026-11-01T10:00:00.000Z',
+};
+
+describe('not found', () => {
+  test('an unknown jobId answers 404 NOT_FOUND', async () => {
+    ddb.on(GetCommand).resolves({});
+    const answer = await getRun('run_nope');
+    expectError(answer, 'NOT_FOUND');
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_nope' } });
+  });
+
+  test("another tenant's run answers exactly like an unknown one", async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ jobId: 'run_x', tenantId: 'tenant-b' }) });
+    const theirs = await getRun('run_x', 'tenant-a');
+    ddb.on(GetCommand).resolves({});
+    const unknown = await getRun('run_x', 'tenant-a');
+    expectError(theirs, 'NOT_FOUND');
+    const { requestId: _a, ...theirsError } = theirs.body.error;
+    const { requestId: _b, ...unknownError } = unknown.body.error;
+    expect(theirsError).toEqual(unknownError);
+    expect(JSON.stringify(theirs.body)).not.toContain('tenant-b');
+    expect(JSON.stringify(theirs.body)).not.toContain('ACME');
+  });
+
+  test('the owner sees the same run', async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ jobId: 'run_x', tenantId: 'tenant-b' }) });
+    const answer = await getRun('run_x', 'tenant-b');
+    expect(answer.status).toBe(200);
+    expect(answer.body.jobId).toBe('run_x');
+  });
+});
+
+describe('a queued run', () => {
+  test('answers 200 with the creation fields and the progress stage', async () => {
+    ddb
+      .on(GetCommand)
+      .resolves({ Item: runItem({ metadata: { ref: 'A-1' }, workflow: 'expenses', estimateMicros: 130 }) });
+    const answer = await getRun('run_1');
+    expect(answer.status).toBe(200);
+    expectContractHeaders(answer);
+    expect(answer.body).toEqual({
+      ...creationFields,
+      metadata: { ref: 'A-1' },
+      workflow: 'expenses',
+      status: 'queued',
+      stage: 'waiting',
+    });
+  });
+
+  test('a run a worker is on still reads queued, with stage processing', async () => {
+    ddb.on(GetCommand).resolves({ Item: runItem({ stage: 'processing' }) });
+    const answer = await getRun('run_1');
+    expect(answer.body.status).toBe('queued');
+    expect(answer.body.stage).toBe('processing');
+  });
+
+  test('internal fields (tenant, object key, hold flags, task) are not exposed', async () => {
+    ddb.on(GetCommand).resolves({ Item: runItem() });
+    const answer = await getRun('run_1');
+    for (const key of ['tenantId', 'objectKey', 'holdFromCredit', 'task', 'candidates', 'estimateMicros', 'file']) {
+      expect(answer.body).not.toHaveProperty(key);
+    }
+  });
+});
+
+describe('a completed run', () => {
+  test('answers 200 with the result envelope: protocolVersion, requests, result, usage in dollars, charge and refund', async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ metadata: { ref: 'A-1' } }) });
+    const answer = await getRun('run_1');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      ...creationFields,
+      metadata: { ref: 'A-1' },
+      status: 'completed',
+      protocolVersion: '0.1.0',
+      requests: 1,
+      result: { merchant: 'ACME HARDWARE', total: 42.5 },
+      usage: { requests: 1, billableUnits: 1, costUsd: 0.00008, priceUsd: 0.000104 },
+      chargedUsd: 0.000104,
+      refundedUsd: 0.000026,
+      confidence: 0.9,
+      strategy: 'ocr_then_analyze',
+      attempts: [{ provider: 'local', step: 'ocr', outcome: 'succeeded', latencyMs: 1200 }],
+      completedAt: '2026-11-01T10:00:05.000Z',
+    });
+  });
+
+  test('charged + refunded equals the estimate', async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem() });
+    const { body } = await getRun('run_1');
+    expect(Math.round((body.chargedUsd + body.refundedUsd) * 1e6)).toBe(Math.round(body.estimatedCostUsd * 1e6));
+  });
+
+  test('a verified run shows its current verification', async () => {
+    const verification = {
+      accepted: false,
+      corrections: { total: 43 },
+      note: 'total misread',
+      verifiedAt: '2026-11-02T09:00:00.000Z',
+      verifiedBy: 'key_a',
+    };
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ verification }) });
+    const answer = await getRun('run_1');
+    expect(answer.body.verification).toEqual(verification);
+    expect(answer.body.status).toBe('completed');
+  });
+});
+
+describe('a failed run', () => {
+  test('answers 200 with the error object, nothing charged and the whole hold refunded', async () => {
+    ddb.on(GetCommand).resolves({ Item: failedRunItem() });
+    const answer = await getRun('run_1');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      ...creationFields,
+      status: 'failed',
+      error: {
+        code: 'PROVIDER_ERROR',
+        message: 'Every candidate provider in the plan failed',
+        status: 502,
+        retryable: true,
+      },
+      chargedUsd: 0,
+      refundedUsd: 0.00013,
+      attempts: [{ provider: 'local', step: 'ocr', outcome: 'failed', latencyMs: 30, failure: 'server' }],
+      completedAt: '2026-11-01T10:00:05.000Z',
+    });
+    expect(answer.body).not.toHaveProperty('result');
+  });
+});

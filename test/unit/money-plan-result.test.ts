@@ -1,0 +1,189 @@
+/** Money conversions, planning and estimates, result shaping and confidence: the pure parts of the money path. */
+
+import type { FileFacts } from '../../shared/file-facts.js';
+import { MICROS_PER_USD, microsToUsd, usdToMicros, usdToMicrosCeil } from '../../shared/money.js';
+import { classify, planRun } from '../../shared/planning/plan.js';
+import rawPricing from '../../shared/pricing/pricing.json' with { type: 'json' };
+import { availableProviders } from '../../shared/providers/catalog.js';
+import type { FieldSpec, ProviderOutput, TaskSpec } from '../../shared/providers/types.js';
+import { coerce, computeConfidence, shapeResult } from '../../shared/worker/result.js';
+import { estimateMicros, OCR_PAGE_COST_MICROS } from '../support/pricing.js';
+
+describe('money', () => {
+  test('micros and dollars round-trip exactly for every micro amount (6 decimals)', () => {
+    const samples = [0, 1, 2, 3, 7, 10, 99, 100, 101, 130, 260, 999, 2600, 123_456, 999_999, 1_000_000, 1_000_001];
+    for (let m = 0; m < 5000; m += 7) samples.push(m, m * 1013);
+    for (const micros of samples) {
+      const usd = microsToUsd(micros);
+      expect(usdToMicros(usd)).toBe(micros);
+      expect(usdToMicrosCeil(usd)).toBe(micros);
+      // At most 6 decimals in the JSON the client sees.
+      expect(Number(usd.toFixed(6))).toBe(usd);
+    }
+  });
+
+  test('dollar amounts round-trip through micros', () => {
+    for (const usd of [0, 0.000001, 0.00013, 0.0026, 0.1, 0.3, 1, 1.23, 19.99, 123.456789]) {
+      expect(microsToUsd(usdToMicros(usd))).toBe(usd);
+    }
+  });
+
+  test('never negative, whichever way', () => {
+    expect(microsToUsd(-5)).toBe(0);
+    expect(usdToMicros(-0.5)).toBe(0);
+    expect(usdToMicrosCeil(-0.5)).toBe(0);
+    expect(Object.is(microsToUsd(-5), -0)).toBe(false);
+  });
+
+  test('estimates round up (never understated), binary noise aside', () => {
+    expect(usdToMicrosCeil(0.0000011)).toBe(2);
+    expect(usdToMicrosCeil(0.1 * 3)).toBe(300_000);
+    expect(usdToMicros(0.0000014)).toBe(1);
+    expect(MICROS_PER_USD).toBe(1_000_000);
+  });
+});
+
+const task = (fields: FieldSpec[] | null = null, outputFormat: 'json' | 'text' = 'json'): TaskSpec => ({
+  prompt: 'Extract',
+  outputFormat,
+  fields,
+  schemaLabel: fields ? 'Test' : null,
+  promptScaffold: null,
+});
+const pdf = (pages: number): FileFacts => ({ mime: 'application/pdf', kind: 'pdf', sizeBytes: 10_000, pages });
+const image: FileFacts = { mime: 'image/jpeg', kind: 'image', sizeBytes: 42_294, width: 834, height: 800, pages: 1 };
+const f = (name: string, type: FieldSpec['type'] = 'string'): FieldSpec => ({ name, type, required: false });
+
+describe('planRun', () => {
+  test('a 20-page PDF is estimated at 20 x the local OCR page price with margin', () => {
+    const plan = planRun(pdf(20), task(), ['local']);
+    // 20 x the table's OCR page cost, plus the table's margin.
+    expect(plan.estimateMicros).toBe(Math.ceil(20 * OCR_PAGE_COST_MICROS * (1 + rawPricing.marginPct / 100) - 1e-9));
+    expect(plan.estimateMicros).toBe(estimateMicros(20));
+    expect(plan.strategy).toBe('ocr_then_analyze');
+    expect(plan.candidates).toEqual(['local']);
+  });
+
+  test('an image is one page', () => {
+    const plan = planRun(image, task([f('total', 'number')]), ['local']);
+    expect(plan.estimateMicros).toBe(estimateMicros(1));
+  });
+
+  test('the estimate grows with the page count', () => {
+    expect(planRun(pdf(2), task(), ['local']).estimateMicros).toBe(
+      2 * planRun(pdf(1), task(), ['local']).estimateMicros,
+    );
+  });
+
+  test('an explicitly configured provider without a catalog profile stays a candidate, in the configured order', () => {
+    const plan = planRun(image, task([f('total')]), ['openai', 'local']);
+    expect(plan.candidates).toEqual(['openai', 'local']);
+    // It has no cost model here, so the estimate is the profiled candidates' worst case.
+    expect(plan.estimateMicros).toBe(planRun(image, task([f('total')]), ['local']).estimateMicros);
+    expect(availableProviders(['openai'])).toEqual(['openai']);
+  });
+
+  test('without configuration, local is always available (and providers without credentials are not)', () => {
+    expect(availableProviders(undefined, {})).toEqual(['local']);
+  });
+
+  test('strategies: PDFs go through OCR; open-ended image prompts get the generic summary', () => {
+    expect(classify(pdf(1), task([f('a')]), ['local'])).toBe('ocr_then_analyze');
+    expect(classify(image, task(null), ['local'])).toBe('generic_vision_summary');
+    // A schema on an image with only a non-vision provider: OCR first.
+    expect(classify(image, task([f('a')]), ['local'])).toBe('ocr_then_analyze');
+  });
+});
+
+function output(result: Record<string, unknown>, extra: Partial<ProviderOutput> = {}): ProviderOutput {
+  return { result, usage: { billableUnits: 1, costMicros: 100 }, ...extra };
+}
+
+describe('shapeResult', () => {
+  const fields = [f('merchant'), f('total', 'number'), f('date', 'date'), f('paid', 'boolean'), f('items', 'array')];
+
+  test('keeps exactly the schema fields, with null for what is missing, and drops extras', () => {
+    const shaped = shapeResult(
+      task(fields),
+      output({ merchant: 'ACME', total: '$1,042.50', unexpected: 'x', paid: 'yes' }),
+    );
+    expect(shaped).toEqual({ merchant: 'ACME', total: 1042.5, date: null, paid: true, items: null });
+    expect(Object.keys(shaped)).toEqual(['merchant', 'total', 'date', 'paid', 'items']);
+  });
+
+  test('never invents a value: an uncoercible value becomes null', () => {
+    const shaped = shapeResult(
+      task(fields),
+      output({ total: 'about twelve', paid: 'maybe', items: 'a, b', date: '  ' }),
+    );
+    expect(shaped).toEqual({ merchant: null, total: null, date: null, paid: null, items: null });
+  });
+
+  test('integers stay integers or become null', () => {
+    expect(coerce('12', 'integer')).toBe(12);
+    expect(coerce(12.5, 'integer')).toBeNull();
+    expect(coerce({ a: 1 }, 'object')).toEqual({ a: 1 });
+    expect(coerce([1], 'object')).toBeNull();
+  });
+
+  test('text output is {text}, from the provider text or else the document text', () => {
+    expect(shapeResult(task(null, 'text'), output({ text: 'hello' }))).toEqual({ text: 'hello' });
+    expect(shapeResult(task([f('a')], 'text'), output({ a: 1 }, { documentText: 'doc' }))).toEqual({ text: 'doc' });
+    expect(shapeResult(task(null, 'text'), output({}))).toEqual({ text: '' });
+  });
+
+  test('without a schema the provider result passes through', () => {
+    expect(shapeResult(task(null), output({ summary: 'a receipt' }))).toEqual({ summary: 'a receipt' });
+  });
+});
+
+describe('computeConfidence', () => {
+  const fields = [f('merchant'), f('total', 'number'), f('date'), f('tax', 'number')];
+  const doc = 'ACME HARDWARE\nDate: 2026-11-02\nTax: 4.00\nTotal: 42.50';
+
+  test('stays within [0, 1] whatever the provider reports', () => {
+    for (const native of [-3, -0.1, 0, 0.3, 1, 1.7, Number.NaN, Number.POSITIVE_INFINITY, undefined]) {
+      for (const result of [{}, { merchant: 'ACME HARDWARE', total: 42.5, date: '2026-11-02', tax: 4 }]) {
+        const extra = native === undefined ? {} : { nativeConfidence: native };
+        for (const value of [
+          computeConfidence(fields, result, output(result, { ...extra, documentText: doc })),
+          computeConfidence(null, result, output(result, extra)),
+        ]) {
+          expect(value).toBeGreaterThanOrEqual(0);
+          expect(value).toBeLessThanOrEqual(1);
+        }
+      }
+    }
+  });
+
+  test('rises with coverage (more fields found)', () => {
+    const few = { merchant: 'ACME HARDWARE', total: null, date: null, tax: null };
+    const more = { merchant: 'ACME HARDWARE', total: 42.5, date: null, tax: null };
+    const all = { merchant: 'ACME HARDWARE', total: 42.5, date: '2026-11-02', tax: 4 };
+    const c = (r: Record<string, unknown>) =>
+      computeConfidence(fields, r, output(r, { nativeConfidence: 0.8, documentText: doc }));
+    expect(c(more)).toBeGreaterThan(c(few));
+    expect(c(all)).toBeGreaterThan(c(more));
+  });
+
+  test('rises with grounding (values found in the document text)', () => {
+    const grounded = { merchant: 'ACME HARDWARE', total: 42.5, date: '2026-11-02', tax: 4 };
+    const invented = { merchant: 'Globex', total: 99.99, date: '1999-01-01', tax: 7 };
+    const c = (r: Record<string, unknown>) =>
+      computeConfidence(fields, r, output(r, { nativeConfidence: 0.8, documentText: doc }));
+    expect(c(grounded)).toBeGreaterThan(c(invented));
+  });
+
+  test('rises with the provider native confidence', () => {
+    const r = { merchant: 'ACME HARDWARE', total: 42.5, date: null, tax: null };
+    const low = computeConfidence(fields, r, output(r, { nativeConfidence: 0.2, documentText: doc }));
+    const high = computeConfidence(fields, r, output(r, { nativeConfidence: 0.9, documentText: doc }));
+    expect(high).toBeGreaterThan(low);
+  });
+
+  test('nothing found scores below anything found', () => {
+    const none = { merchant: null, total: null, date: null, tax: null };
+    const one = { merchant: 'ACME HARDWARE', total: null, date: null, tax: null };
+    expect(computeConfidence(fields, none, output(none))).toBeLessThan(computeConfidence(fields, one, output(one)));
+  });
+});

@@ -1,0 +1,209 @@
+/** GET /v1/schemas, GET /v1/usage and GET /health. */
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler as health } from '../../functions/health.js';
+import { handler as schemas } from '../../functions/schemas.js';
+import { handler as usage } from '../../functions/usage.js';
+import { call, expectContractHeaders, expectError } from '../support/api.js';
+import { completedRunItem, failedRunItem, runItem, tableName } from '../support/aws.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+
+beforeEach(() => {
+  ddb.reset();
+});
+
+const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'array', 'object'];
+
+describe('GET /v1/schemas', () => {
+  test('lists the five built-in schemas with id, label and normalised expected fields', async () => {
+    const answer = await call(schemas, { path: '/v1/schemas' });
+    expect(answer.status).toBe(200);
+    expectContractHeaders(answer);
+    const ids = answer.body.items.map((s: { id: string }) => s.id);
+    expect([...ids].sort()).toEqual(['bank_statement', 'business_card', 'id_document', 'invoice', 'receipt']);
+    for (const schema of answer.body.items) {
+      expect(typeof schema.label).toBe('string');
+      expect(schema.label.length).toBeGreaterThan(0);
+      expect(schema.expectedFields.length).toBeGreaterThan(0);
+      for (const field of schema.expectedFields) {
+        // Normalised: every field is an object with a name, a known type and an explicit required flag.
+        expect(typeof field.name).toBe('string');
+        expect(FIELD_TYPES).toContain(field.type);
+        expect(typeof field.required).toBe('boolean');
+      }
+      const names = schema.expectedFields.map((f: { name: string }) => f.name);
+      expect(new Set(names).size).toBe(names.length);
+    }
+  });
+
+  test('the receipt schema has its documented fields, optional ones marked required: false', async () => {
+    const answer = await call(schemas, { path: '/v1/schemas' });
+    const receipt = answer.body.items.find((s: { id: string }) => s.id === 'receipt');
+    expect(receipt.label).toBe('Receipt');
+    const byName = Object.fromEntries(receipt.expectedFields.map((f: { name: string }) => [f.name, f]));
+    expect(byName.total).toEqual(expect.objectContaining({ type: 'number', required: true }));
+    expect(byName.subtotal).toEqual(expect.objectContaining({ type: 'number', required: false }));
+    expect(byName.date.type).toBe('date');
+    // The prompt template is internal; the listing is id, label and fields.
+    expect(Object.keys(receipt).sort()).toEqual(['expectedFields', 'id', 'label']);
+  });
+
+  test('requires a key', async () => {
+    const answer = await call(schemas, { path: '/v1/schemas', auth: null });
+    expectError(answer, 'UNAUTHORIZED');
+  });
+});
+
+describe('GET /v1/usage', () => {
+  const verification = (accepted: boolean) => ({
+    accepted,
+    corrections: {},
+    note: null,
+    verifiedAt: '2026-11-05T00:00:00.000Z',
+    verifiedBy: 'key_qa',
+  });
+
+  test('aggregates runs per workflow and in total across every page of the query', async () => {
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({
+        Items: [
+          completedRunItem({
+            jobId: 'r1',
+            workflow: 'expenses',
+            confidence: 0.8,
+            verification: verification(true),
+          }),
+          completedRunItem({
+            jobId: 'r2',
+            workflow: 'expenses',
+            confidence: 0.6,
+            chargedMicros: 130,
+            refundedMicros: 0,
+            verification: verification(false),
+          }),
+        ],
+        LastEvaluatedKey: { jobId: 'r2' },
+      })
+      .resolvesOnce({
+        Items: [
+          failedRunItem({ jobId: 'r3', workflow: 'expenses' }),
+          completedRunItem({ jobId: 'r4', workflow: null, confidence: 1, verification: verification(true) }),
+          runItem({ jobId: 'r5', workflow: null, estimateMicros: 130 }),
+        ],
+      });
+
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2026-11-01T00:00:00.000Z', to: '2026-11-30T00:00:00.000Z' },
+    });
+    expect(answer.status).toBe(200);
+    expectContractHeaders(answer);
+    expect(answer.body.from).toBe('2026-11-01T00:00:00.000Z');
+    expect(answer.body.to).toBe('2026-11-30T00:00:00.000Z');
+
+    const expenses = answer.body.workflows.find((w: { workflow: string | null }) => w.workflow === 'expenses');
+    expect(expenses).toEqual({
+      workflow: 'expenses',
+      runs: 3,
+      completed: 2,
+      failed: 1,
+      queued: 0,
+      estimatedUsd: 0.00039,
+      // r1 charged 104, r2 charged 130, r3 (failed) 0.
+      chargedUsd: 0.000234,
+      // r1 refunded 26, r2 0, r3 the whole 130.
+      refundedUsd: 0.000156,
+      verified: 2,
+      accepted: 1,
+      acceptanceRate: 0.5,
+      meanConfidence: 0.7,
+    });
+    const none = answer.body.workflows.find((w: { workflow: string | null }) => w.workflow === null);
+    expect(none).toEqual(
+      expect.objectContaining({ runs: 2, completed: 1, queued: 1, verified: 1, accepted: 1, acceptanceRate: 1 }),
+    );
+    expect(answer.body.workflows).toHaveLength(2);
+
+    expect(answer.body.totals).toEqual({
+      workflow: null,
+      runs: 5,
+      completed: 3,
+      failed: 1,
+      queued: 1,
+      estimatedUsd: 0.00065,
+      chargedUsd: 0.000338,
+      refundedUsd: 0.000182,
+      verified: 3,
+      accepted: 2,
+      acceptanceRate: 2 / 3,
+      meanConfidence: 0.8,
+    });
+
+    // Two pages were read, the second from where the first ended, within the window, tenant-scoped.
+    const calls: QueryCommandInput[] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.ExclusiveStartKey).toEqual({ jobId: 'r2' });
+    for (const q of calls) {
+      expect(q.TableName).toBe(tableName('runs'));
+      expect(q.IndexName).toBe('byTenant');
+      expect(q.ExpressionAttributeValues).toEqual(
+        expect.objectContaining({
+          ':pk': 'tenant-a',
+          ':from': '2026-11-01T00:00:00.000Z',
+          ':to': '2026-11-30T00:00:00.000Z',
+        }),
+      );
+    }
+  });
+
+  test('with no runs, rates and confidence are null rather than invented', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const answer = await call(usage, { path: '/v1/usage' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.workflows).toEqual([]);
+    expect(answer.body.totals).toEqual(
+      expect.objectContaining({ runs: 0, chargedUsd: 0, acceptanceRate: null, meanConfidence: null }),
+    );
+  });
+
+  test('without from/to the window is the last 30 days up to now', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const before = Date.now();
+    const answer = await call(usage, { path: '/v1/usage' });
+    const to = Date.parse(answer.body.to);
+    expect(to).toBeGreaterThanOrEqual(before - 1000);
+    expect(to - Date.parse(answer.body.from)).toBe(30 * 86400_000);
+  });
+
+  test.each([
+    ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
+    ['a from that is not a timestamp', { from: 'yesterday' }, 'from'],
+    ['an unknown parameter', { workflow: 'x' }, '(root)'],
+  ])('%s answers 400 INVALID_REQUEST', async (_what, query, path) => {
+    const answer = await call(usage, { path: '/v1/usage', query });
+    const error = expectError(answer, 'INVALID_REQUEST');
+    expect(error.details.issues.map((i: { path: string }) => i.path)).toContain(path);
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+});
+
+describe('GET /health', () => {
+  test('answers 200 {status: "ok"} without a key when the store answers', async () => {
+    ddb.on(DescribeTableCommand).resolves({ Table: { TableName: tableName('tenants') } });
+    const answer = await call(health, { path: '/health', auth: null });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ status: 'ok' });
+    expectContractHeaders(answer);
+    expect(ddb).toHaveReceivedCommandWith(DescribeTableCommand, { TableName: tableName('tenants') });
+  });
+
+  test('answers 500 INTERNAL_ERROR when the store cannot be reached', async () => {
+    ddb.on(DescribeTableCommand).rejects(new Error('connect ECONNREFUSED 10.0.0.1:443'));
+    const answer = await call(health, { path: '/health', auth: null });
+    expectError(answer, 'INTERNAL_ERROR');
+    expect(JSON.stringify(answer.body)).not.toContain('ECONNREFUSED');
+  });
+});

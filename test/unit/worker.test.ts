@@ -1,0 +1,396 @@
+/**
+ * The SQS worker (functions/worker.ts) with scripted provider adapters and DynamoDB/S3 mocked at the client: the
+ * settlement written once with the money, fallback across candidates, the budget cap, duplicate deliveries, and what
+ * SQS is told to redeliver.
+ */
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createWorkerHandler } from '../../functions/worker.js';
+import type { ProviderAdapter, ProviderId } from '../../shared/providers/types.js';
+import type { RunRecord } from '../../shared/store/runs.js';
+import { failing, hanging, succeeding, throwing } from '../support/adapters.js';
+import {
+  completedRunItem,
+  conditionalCheckFailed,
+  failedRunItem,
+  runItem,
+  s3NoSuchKey,
+  serveObject,
+  tableName,
+  transactionCancelled,
+} from '../support/aws.js';
+import { lambdaContext, sqsEvent } from '../support/events.js';
+import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const s3 = mockClient(S3Client);
+/** What a one-page run holds at today's prices (runItem's default). */
+const HOLD = estimateMicros(1);
+const FILE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
+
+beforeEach(() => {
+  ddb.reset();
+  s3.reset();
+});
+
+/** Stores `run` (GetCommand), lets markProcessing and the settlement succeed, and serves the file. */
+function arrange(run: RunRecord): void {
+  ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: run.jobId } }).resolves({ Item: run });
+  ddb.on(UpdateCommand).resolves({});
+  ddb.on(TransactWriteCommand).resolves({});
+  serveObject(s3, FILE, run.objectKey);
+}
+
+async function deliver(
+  adapters: Partial<Record<ProviderId, ProviderAdapter>>,
+  messages: { body: string; receiveCount?: number; messageId?: string }[] = [{ body: '{"jobId":"run_1"}' }],
+) {
+  const handler = createWorkerHandler({ adapters });
+  return handler(sqsEvent(messages), lambdaContext(60_000));
+}
+
+function settlements(): TransactWriteCommandInput[] {
+  return ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input);
+}
+
+/** The one settlement's three items, asserting their fixed shape (exactly-once conditions). */
+function theSettlement(jobId = 'run_1') {
+  const all = settlements();
+  expect(all).toHaveLength(1);
+  const items = all[0]?.TransactItems ?? [];
+  expect(items).toHaveLength(3);
+  const run = items[0]?.Update;
+  const tenant = items[1]?.Update;
+  const ledger = items[2]?.Put;
+  expect(run?.TableName).toBe(tableName('runs'));
+  expect(run?.Key).toEqual({ jobId });
+  expect(run?.ConditionExpression).toBe('#status = :queued');
+  expect(run?.ExpressionAttributeValues?.[':queued']).toBe('queued');
+  expect(tenant?.TableName).toBe(tableName('tenants'));
+  expect(ledger?.TableName).toBe(tableName('ledger'));
+  expect(ledger?.ConditionExpression).toBe('attribute_not_exists(entryId)');
+  expect(ledger?.Item?.entryId).toBe(`${jobId}#settle`);
+  return {
+    // biome-ignore lint/suspicious/noExplicitAny: DynamoDB attribute values are untyped
+    values: (run?.ExpressionAttributeValues ?? {}) as Record<string, any>,
+    tenant: {
+      Key: tenant?.Key,
+      UpdateExpression: tenant?.UpdateExpression ?? '',
+      ExpressionAttributeValues: tenant?.ExpressionAttributeValues ?? {},
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: as above
+    ledger: (ledger?.Item ?? {}) as Record<string, any>,
+  };
+}
+
+describe('a run that succeeds', () => {
+  test('settles completed once: charged = price (under the hold), the rest refunded, result shaped to the schema', async () => {
+    arrange(runItem());
+    const local = succeeding('local', {
+      result: { merchant: 'ACME HARDWARE', total: '42.50', cashier: 'Bob' },
+      documentText: 'ACME HARDWARE\nTotal: 42.50',
+      nativeConfidence: 0.9,
+      usage: { billableUnits: 1, costMicros: 80 },
+    });
+    const response = await deliver({ local });
+    expect(response).toEqual({ batchItemFailures: [] });
+
+    const { values, tenant, ledger } = theSettlement();
+    expect(values[':status']).toBe('completed');
+    // price = 80 micros cost + margin, under the hold: charge the price, refund the rest.
+    const price = priceMicros(80);
+    expect(price).toBeLessThan(HOLD);
+    expect(values[':usage']).toEqual({ requests: 1, billableUnits: 1, costMicros: 80, priceMicros: price });
+    expect(values[':charged']).toBe(price);
+    expect(values[':refunded']).toBe(HOLD - price);
+    // Exactly the schema's fields, coerced; nothing the schema does not name.
+    expect(values[':result']).toEqual({ merchant: 'ACME HARDWARE', total: 42.5 });
+    expect(values[':confidence']).toBeGreaterThan(0);
+    expect(values[':confidence']).toBeLessThanOrEqual(1);
+    expect(values[':attempts']).toEqual([
+      { provider: 'local', step: 'vision', outcome: 'succeeded', latencyMs: expect.any(Number) },
+    ]);
+    expect(tenant.Key).toEqual({ tenantId: 'tenant-a' });
+    expect(tenant.ExpressionAttributeValues).toEqual({
+      ':negHold': -HOLD,
+      ':charged': price,
+      ':refunded': HOLD - price,
+    });
+    expect(tenant.UpdateExpression).not.toContain('availableMicros');
+    expect(ledger).toEqual(
+      expect.objectContaining({
+        tenantId: 'tenant-a',
+        jobId: 'run_1',
+        kind: 'settle',
+        outcome: 'completed',
+        holdMicros: HOLD,
+        chargedMicros: price,
+        refundedMicros: HOLD - price,
+      }),
+    );
+  });
+
+  test('the adapter gets the stored bytes, the file facts and the task', async () => {
+    const run = runItem();
+    arrange(run);
+    const local = succeeding('local');
+    await deliver({ local });
+    expect(local.calls).toHaveLength(1);
+    const input = local.calls[0]?.input;
+    expect(Array.from(input?.bytes ?? [])).toEqual(Array.from(FILE));
+    expect(input?.facts).toEqual(run.file);
+    expect(input?.task).toEqual(run.task);
+    expect(s3).toHaveReceivedCommandWith(GetObjectCommand, { Key: run.objectKey });
+  });
+
+  test('the run is marked processing (only while queued) before any provider is called', async () => {
+    arrange(runItem());
+    await deliver({ local: succeeding('local') });
+    expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(update?.Key).toEqual({ jobId: 'run_1' });
+    expect(update?.ConditionExpression).toBe('#status = :queued');
+    expect(update?.ExpressionAttributeValues?.[':processing']).toBe('processing');
+  });
+
+  test('a price above the hold is charged only up to the hold; nothing is refunded', async () => {
+    arrange(runItem());
+    await deliver({ local: succeeding('local', { usage: { billableUnits: 1, costMicros: 500 } }) });
+    const { values, ledger } = theSettlement();
+    expect(values[':usage'].priceMicros).toBe(priceMicros(500));
+    expect(values[':charged']).toBe(HOLD);
+    expect(values[':refunded']).toBe(0);
+    expect(ledger.chargedMicros).toBe(HOLD);
+  });
+
+  test('a text run settles {text}', async () => {
+    arrange(runItem({ outputFormat: 'text', task: { ...runItem().task, outputFormat: 'text', fields: null } }));
+    await deliver({ local: succeeding('local', { result: { text: 'hello' }, documentText: 'hello' }) });
+    expect(theSettlement().values[':result']).toEqual({ text: 'hello' });
+  });
+
+  test("a limited tenant's refund goes back to its available credit", async () => {
+    arrange(runItem({ holdFromCredit: true }));
+    await deliver({ local: succeeding('local') });
+    const { tenant } = theSettlement();
+    expect(tenant.UpdateExpression).toContain('availableMicros :refunded');
+    expect(tenant.ExpressionAttributeValues?.[':refunded']).toBe(HOLD - priceMicros(80));
+  });
+});
+
+describe('fallback', () => {
+  test('the first candidate fails, the second succeeds: attempts list both with their outcomes', async () => {
+    arrange(runItem({ candidates: ['openai', 'local'] }));
+    const openai = failing('openai', 'rate_limited');
+    const local = succeeding('local');
+    const response = await deliver({ openai, local });
+    expect(response.batchItemFailures).toEqual([]);
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('completed');
+    expect(values[':attempts']).toEqual([
+      { provider: 'openai', step: 'vision', outcome: 'failed', latencyMs: expect.any(Number), failure: 'rate_limited' },
+      { provider: 'local', step: 'vision', outcome: 'succeeded', latencyMs: expect.any(Number) },
+    ]);
+    expect(values[':usage'].requests).toBe(2);
+    expect(openai.calls).toHaveLength(1);
+    expect(local.calls).toHaveLength(1);
+  });
+
+  test('every candidate failing settles failed PROVIDER_ERROR (502, retryable): nothing charged, the whole hold refunded', async () => {
+    arrange(runItem({ candidates: ['openai', 'local'] }));
+    const response = await deliver({
+      openai: failing('openai', 'timeout'),
+      local: throwing('local', new Error('tesseract crashed')),
+    });
+    expect(response.batchItemFailures).toEqual([]);
+    const { values, tenant, ledger } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error']).toEqual(
+      expect.objectContaining({ code: 'PROVIDER_ERROR', status: 502, retryable: true, message: expect.any(String) }),
+    );
+    expect(JSON.stringify(values[':error'])).not.toContain('tesseract crashed');
+    expect(values[':charged']).toBe(0);
+    expect(values[':refunded']).toBe(HOLD);
+    expect(values[':attempts'].map((a: { outcome: string; failure: string }) => [a.outcome, a.failure])).toEqual([
+      ['failed', 'timeout'],
+      ['failed', 'server'],
+    ]);
+    expect(values).not.toHaveProperty(':result');
+    expect(tenant.ExpressionAttributeValues).toEqual({ ':negHold': -HOLD, ':charged': 0, ':refunded': HOLD });
+    expect(ledger).toEqual(expect.objectContaining({ outcome: 'failed', chargedMicros: 0, refundedMicros: HOLD }));
+  });
+
+  test('a failed run that consumed provider usage still charges nothing', async () => {
+    arrange(runItem());
+    await deliver({ local: failing('local', 'invalid_output', { billableUnits: 1, costMicros: 90 }) });
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':charged']).toBe(0);
+    expect(values[':refunded']).toBe(HOLD);
+  });
+
+  test('a candidate whose worst-case price exceeds maxCostUsd is skipped, not called', async () => {
+    // 20 pages through local OCR could cost far more than the 1000 micros the client capped the run at.
+    arrange(
+      runItem({
+        candidates: ['local', 'openai'],
+        file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: 11948, pages: 20 },
+        estimateMicros: estimateMicros(20),
+        maxCostMicros: 1000,
+      }),
+    );
+    const local = succeeding('local');
+    const openai = succeeding('openai', { usage: { billableUnits: 20, costMicros: 300 } });
+    await deliver({ local, openai });
+    expect(local.calls).toHaveLength(0);
+    const { values } = theSettlement();
+    expect(values[':attempts']).toEqual([
+      { provider: 'local', step: 'vision', outcome: 'skipped', latencyMs: 0, failure: 'over_budget' },
+      { provider: 'openai', step: 'vision', outcome: 'succeeded', latencyMs: expect.any(Number) },
+    ]);
+    expect(values[':usage'].requests).toBe(1);
+    expect(values[':charged']).toBe(priceMicros(300));
+    expect(values[':refunded']).toBe(estimateMicros(20) - priceMicros(300));
+  });
+
+  test('a fallback that would push the price past the hold is skipped', async () => {
+    // openai failed after spending 80 micros; local's worst case on top of that prices above the hold.
+    expect(priceMicros(80 + OCR_PAGE_COST_MICROS)).toBeGreaterThan(HOLD);
+    arrange(runItem({ candidates: ['openai', 'local'] }));
+    const local = succeeding('local');
+    await deliver({ openai: failing('openai', 'invalid_output', { billableUnits: 1, costMicros: 80 }), local });
+    expect(local.calls).toHaveLength(0);
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error'].code).toBe('PROVIDER_ERROR');
+    expect(values[':attempts'][1]).toEqual(expect.objectContaining({ provider: 'local', outcome: 'skipped' }));
+  });
+});
+
+describe('duplicates and races', () => {
+  test.each([
+    ['completed', completedRunItem()],
+    ['failed', failedRunItem()],
+  ])('a message for an already %s run changes nothing (duplicate delivery)', async (_status, run) => {
+    arrange(run);
+    const local = succeeding('local');
+    const response = await deliver({ local });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(s3).not.toHaveReceivedAnyCommand();
+    expect(local.calls).toHaveLength(0);
+  });
+
+  test('a run another delivery finished between the read and markProcessing is left alone', async () => {
+    arrange(runItem());
+    ddb.on(UpdateCommand).rejects(conditionalCheckFailed());
+    const local = succeeding('local');
+    const response = await deliver({ local });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(local.calls).toHaveLength(0);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test('a settlement cancelled because the run became final meanwhile is not an error and is not redelivered', async () => {
+    arrange(runItem());
+    ddb.on(TransactWriteCommand).rejects(transactionCancelled(['ConditionalCheckFailed', 'None', 'None']));
+    const response = await deliver({ local: succeeding('local') });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
+  });
+
+  test('a message for a run that does not exist is dropped', async () => {
+    ddb.on(GetCommand).resolves({});
+    const response = await deliver({ local: succeeding('local') });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+});
+
+describe('infrastructure failures and redelivery', () => {
+  test('an S3 failure on a delivery that is not the last reports the message for redelivery and settles nothing', async () => {
+    arrange(runItem());
+    s3.on(GetObjectCommand).rejects(new Error('SlowDown'));
+    const response = await deliver({ local: succeeding('local') }, [
+      { body: '{"jobId":"run_1"}', receiveCount: 2, messageId: 'm-1' },
+    ]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test('a settlement write failure (not a cancellation) is redelivered', async () => {
+    arrange(runItem());
+    ddb.on(TransactWriteCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    const response = await deliver({ local: succeeding('local') }, [{ body: '{"jobId":"run_1"}', messageId: 'm-1' }]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+  });
+
+  test('on the last delivery the run is settled failed INTERNAL_ERROR with a full refund, and not redelivered', async () => {
+    arrange(runItem());
+    s3.on(GetObjectCommand).rejects(new Error('SlowDown'));
+    const response = await deliver({ local: succeeding('local') }, [
+      { body: '{"jobId":"run_1"}', receiveCount: 3, messageId: 'm-1' },
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
+    const { values, tenant } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error']).toEqual(expect.objectContaining({ code: 'INTERNAL_ERROR', status: 500, retryable: true }));
+    expect(JSON.stringify(values[':error'])).not.toContain('SlowDown');
+    expect(values[':charged']).toBe(0);
+    expect(values[':refunded']).toBe(HOLD);
+    expect(tenant.ExpressionAttributeValues).toEqual({ ':negHold': -HOLD, ':charged': 0, ':refunded': HOLD });
+  });
+
+  test('an uploaded file that no longer exists settles failed UPLOAD_NOT_FOUND with a full refund', async () => {
+    arrange(runItem());
+    s3.on(GetObjectCommand).rejects(s3NoSuchKey());
+    const response = await deliver({ local: succeeding('local') });
+    expect(response.batchItemFailures).toEqual([]);
+    const { values } = theSettlement();
+    expect(values[':error']).toEqual(expect.objectContaining({ code: 'UPLOAD_NOT_FOUND', retryable: false }));
+    expect(values[':refunded']).toBe(HOLD);
+  });
+
+  test.each([['not json'], ['{"jobId":""}'], ['{"id":"run_1"}'], ['null'], ['[]']])(
+    'a malformed message (%s) is dropped, not redelivered',
+    async (body) => {
+      const response = await deliver({ local: succeeding('local') }, [{ body, messageId: 'bad' }]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(ddb).not.toHaveReceivedAnyCommand();
+    },
+  );
+
+  test('in a batch, only the failing message is reported; its neighbour is settled', async () => {
+    const good = runItem({ jobId: 'run_good', objectKey: 'uploads/tenant-a/good' });
+    const bad = runItem({ jobId: 'run_bad', objectKey: 'uploads/tenant-a/bad' });
+    arrange(good);
+    ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_bad' } }).resolves({ Item: bad });
+    s3.on(GetObjectCommand, { Key: 'uploads/tenant-a/bad' }).rejects(new Error('InternalError'));
+    const response = await deliver({ local: succeeding('local') }, [
+      { body: '{"jobId":"run_bad"}', messageId: 'm-bad' },
+      { body: '{"jobId":"run_good"}', messageId: 'm-good' },
+      { body: 'garbage', messageId: 'm-garbage' },
+    ]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-bad' }]);
+    theSettlement('run_good');
+  });
+
+  test('an adapter that hangs past the invocation deadline is abandoned and the run settles', async () => {
+    arrange(runItem({ candidates: ['openai', 'local'] }));
+    const handler = createWorkerHandler({ adapters: { openai: hanging('openai'), local: succeeding('local') } });
+    // 5.3 s left, 5 s kept back for the settlement: 300 ms for the providers.
+    const response = await handler(sqsEvent([{ body: '{"jobId":"run_1"}' }]), lambdaContext(5_300));
+    expect(response.batchItemFailures).toEqual([]);
+    const { values } = theSettlement();
+    expect(values[':attempts'][0]).toEqual(expect.objectContaining({ provider: 'openai', failure: 'timeout' }));
+    expect(values[':status']).toBe('completed');
+  });
+});
