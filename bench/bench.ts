@@ -1,0 +1,390 @@
+/**
+ * `npm run bench`: the service's performance figures against their targets. Not a test: it always exits 0 (unless it
+ * cannot run at all) and prints PASS/MISS per target. Writes bench/results/latest.json and latest.md.
+ *
+ *   npm run bench                       all phases (about 2 minutes on a 2-core machine)
+ *   npm run bench -- --only=bundles     one or more of: bundles, latency, worker (comma-separated);
+ *                                       a partial run writes bench/results/partial.json.tmp instead of latest.*
+ *
+ * bench/README.md explains every metric and how it is measured.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
+import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
+import { alive, descendants } from './procs.js';
+import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
+
+const run = promisify(execFile);
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const RESULTS_DIR = path.join(BENCH_DIR, 'results');
+/** Matches `bench/results/*.tmp` in .gitignore; bench/results is outside biome's files. */
+const BUNDLE_DIR = path.join(RESULTS_DIR, 'bundles.tmp');
+
+/** The targets. They live here, in the benchmark output, and nowhere in the tests. */
+export const TARGETS = {
+  createRunP99AtConcurrency16Ms: 100,
+  workerOverheadPerImageMs: 150,
+  apiHandlerBundleKb: 300,
+  apiHandlerColdImportMs: 150,
+} as const;
+
+/** Workload sizes (the brief's minimums). */
+const WORKLOAD = {
+  uploads: 16,
+  warmupRequests: 20,
+  sequentialRequests: 100,
+  concurrentRequests: 320,
+  concurrency: 16,
+  workerRuns: 20,
+  workerWarmupRuns: 2,
+  realProviderRuns: 3,
+  coldImportRuns: 5,
+} as const;
+
+type Phase = 'bundles' | 'latency' | 'worker';
+const PHASES: Phase[] = ['bundles', 'latency', 'worker'];
+
+interface Row {
+  metric: string;
+  value: string;
+  target: string;
+  result: 'PASS' | 'MISS' | 'info' | 'ERROR';
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const fmt = (n: number, unit = 'ms') => (Number.isFinite(n) ? `${n} ${unit}` : 'n/a');
+const check = (value: number, limit: number): Row['result'] =>
+  Number.isFinite(value) ? (value <= limit ? 'PASS' : 'MISS') : 'ERROR';
+
+async function gitInfo(): Promise<{ commit: string; dirty: boolean; changedFiles: number }> {
+  try {
+    const commit = (await run('git', ['rev-parse', 'HEAD'], { cwd: BENCH_DIR })).stdout.trim();
+    const status = (await run('git', ['status', '--porcelain'], { cwd: BENCH_DIR })).stdout.trim();
+    const changed = status === '' ? 0 : status.split('\n').length;
+    return { commit, dirty: changed > 0, changedFiles: changed };
+  } catch {
+    return { commit: 'unknown', dirty: false, changedFiles: 0 };
+  }
+}
+
+function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    totalMemoryGb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    loadAverageAtStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+function latencyRows(r: CreateRunLatencyResult): Row[] {
+  const rows: Row[] = [];
+  for (const p of r.phases) {
+    rows.push({
+      metric: `create-run latency, concurrency ${p.concurrency} (${p.requests} requests): p50 / p99 / mean`,
+      value: `${p.latencyMs.p50} / ${p.latencyMs.p99} / ${p.latencyMs.mean} ms (${p.throughputPerSecond} req/s)`,
+      target: '—',
+      result: 'info',
+    });
+  }
+  const c16 = r.phases.find((p) => p.concurrency === WORKLOAD.concurrency);
+  rows.push({
+    metric: `create-run p99 at concurrency ${WORKLOAD.concurrency}`,
+    value: fmt(c16?.latencyMs.p99 ?? Number.NaN),
+    target: `≤ ${TARGETS.createRunP99AtConcurrency16Ms} ms`,
+    result: check(c16?.latencyMs.p99 ?? Number.NaN, TARGETS.createRunP99AtConcurrency16Ms),
+  });
+  rows.push({
+    metric: 'runs the stack worker finished while create-run was measured',
+    value: `${r.workerProgress.final ?? 'n/a'} of ${r.workerProgress.created} (it OCRs each one: CPU taken from the API)`,
+    target: '—',
+    result: 'info',
+  });
+  const errors = r.phases.reduce((n, p) => n + Object.values(p.errors).reduce((a, b) => a + b, 0), 0);
+  rows.push({
+    metric: 'create-run responses other than 202',
+    value: errors === 0 ? '0' : JSON.stringify(r.phases.map((p) => p.errors)),
+    target: '—',
+    result: errors === 0 ? 'info' : 'ERROR',
+  });
+  rows.push({
+    metric: 'local stack stopped without leaving DynamoDB Local (java) running',
+    value:
+      r.javaLeftRunning.length === 0
+        ? `yes (java pids ${r.javaPids.join(', ')})`
+        : `NO: ${r.javaLeftRunning.join(', ')}`,
+    target: '—',
+    result: r.javaLeftRunning.length === 0 ? 'info' : 'ERROR',
+  });
+  return rows;
+}
+
+function workerRows(r: WorkerOverheadResult): Row[] {
+  const rows: Row[] = [];
+  for (const c of r.overhead) {
+    const isImage = c.file.endsWith('.png');
+    rows.push({
+      metric: `worker overhead, ${c.file} (median of ${c.runs}; wall − provider)`,
+      value: `${fmt(c.overheadMedianMs)} (p90 ${c.overheadMs.p90}, provider ${c.providerMs.p50} ms)`,
+      target: isImage ? `≤ ${TARGETS.workerOverheadPerImageMs} ms` : '—',
+      result:
+        c.unexpected.length > 0
+          ? 'ERROR'
+          : isImage
+            ? check(c.overheadMedianMs, TARGETS.workerOverheadPerImageMs)
+            : 'info',
+    });
+  }
+  for (const c of r.realProvider) {
+    const unit = c.file.endsWith('.pdf') ? 'page' : 'image';
+    rows.push({
+      metric: `real local provider, ${c.file} (${c.billableUnits} ${unit}${c.billableUnits === 1 ? '' : 's'})`,
+      value: `${c.perUnitMs} ms per ${unit} warm (run: ${c.warmProviderMsMedian} ms; first run ${c.firstRunProviderMs} ms)`,
+      target: '—',
+      result: c.status === 'completed' ? 'info' : 'ERROR',
+    });
+  }
+  rows.push({
+    metric: `create-run core in process, receipt.png (no HTTP/authorizer/worker; ${r.createRunCore.runs} runs): p50 / p99`,
+    value: `${r.createRunCore.ms.p50} / ${r.createRunCore.ms.p99} ms`,
+    target: '—',
+    result: 'info',
+  });
+  const cc = r.createRunCoreConcurrent;
+  rows.push({
+    metric: `create-run core in process at concurrency ${cc.concurrency} (${cc.runs} runs): p50 / p99 / mean`,
+    value: `${cc.ms.p50} / ${cc.ms.p99} / ${cc.ms.mean} ms (${cc.throughputPerSecond} runs/s)`,
+    target: '—',
+    result: 'info',
+  });
+  return rows;
+}
+
+function bundleRows(r: BundlesResult): Row[] {
+  const rows: Row[] = [];
+  const deployed = r.measurements.filter((m) => m.variant === 'deployed');
+  for (const m of deployed) {
+    const api = m.kind !== 'worker';
+    const label = m.kind === 'worker' ? 'worker (native modules external)' : m.handler;
+    rows.push({
+      metric: `bundle size, ${label}`,
+      value: m.error ? `error: ${m.error}` : fmt(m.kb, 'KB'),
+      target: api ? `≤ ${TARGETS.apiHandlerBundleKb} KB` : '—',
+      result: m.error ? 'ERROR' : api ? check(m.kb, TARGETS.apiHandlerBundleKb) : 'info',
+    });
+    rows.push({
+      metric: `cold import, ${label} (median of ${r.runsPerBundle})`,
+      value: m.error ? 'n/a' : fmt(m.coldImportMedianMs),
+      target: api ? `≤ ${TARGETS.apiHandlerColdImportMs} ms` : '—',
+      result: m.error ? 'ERROR' : api ? check(m.coldImportMedianMs, TARGETS.apiHandlerColdImportMs) : 'info',
+    });
+  }
+  return rows;
+}
+
+function table(rows: Row[]): string {
+  const lines = ['| metric | value | target | result |', '| --- | --- | --- | --- |'];
+  for (const r of rows) lines.push(`| ${r.metric} | ${r.value} | ${r.target} | ${r.result} |`);
+  return lines.join('\n');
+}
+
+function variantTable(r: BundlesResult): string {
+  const handlers = [...new Set(r.measurements.map((m) => m.handler))];
+  const cell = (m: BundleMeasurement | undefined) =>
+    !m ? '—' : m.error ? 'error' : `${m.kb} KB / ${m.coldImportMedianMs} ms`;
+  const lines = [
+    `| handler | ${VARIANTS.map((v) => (v.whatIf ? `${v.id} (what-if)` : v.id)).join(' | ')} |`,
+    `| --- | ${VARIANTS.map(() => '---').join(' | ')} |`,
+  ];
+  for (const h of handlers) {
+    lines.push(
+      `| ${h} | ${VARIANTS.map((v) => cell(r.measurements.find((m) => m.handler === h && m.variant === v.id))).join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function awsCallsTable(worker: WorkerOverheadResult): string {
+  const lines = ['| what | AWS calls per run (count × ms) | AWS time per run |', '| --- | --- | --- |'];
+  const describe = (perRun: Record<string, { calls: number; ms: number }>) =>
+    Object.entries(perRun)
+      .map(([name, v]) => `${name.replace(/Command$/, '')} ${v.calls}× ${v.ms} ms`)
+      .join(', ');
+  for (const c of worker.overhead) {
+    lines.push(
+      `| processRun, ${c.file} (fake provider) | ${describe(c.awsCalls.perRun)} | ${c.awsCalls.totalMsPerRun} ms |`,
+    );
+  }
+  lines.push(
+    `| createRun core, receipt.png | ${describe(worker.createRunCore.awsCalls.perRun)} | ${worker.createRunCore.awsCalls.totalMsPerRun} ms |`,
+  );
+  const cc = worker.createRunCoreConcurrent;
+  lines.push(
+    `| createRun core, receipt.png, ${cc.concurrency} in flight | ${describe(cc.awsCalls.perRun)} | ${cc.awsCalls.totalMsPerRun} ms |`,
+  );
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const onlyArg = process.argv.find((a) => a.startsWith('--only='));
+  const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
+  for (const p of only) if (!PHASES.includes(p)) throw new Error(`unknown phase "${p}" (phases: ${PHASES.join(', ')})`);
+  // This machine may run an older Node.js than Lambda's 22: the SDK's upgrade notice would only add noise.
+  if (Number(process.versions.node.split('.')[0]) < 22)
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const machine = machineInfo();
+  const git = await gitInfo();
+  log(
+    `vision benchmark — ${machine.cpuModel}, ${machine.cores} cores, node ${machine.node}, commit ${git.commit.slice(0, 12)}${git.dirty ? ' (+ uncommitted changes)' : ''}`,
+  );
+
+  const results: { bundles?: BundlesResult; latency?: CreateRunLatencyResult; worker?: WorkerOverheadResult } = {};
+  const failures: Record<string, string> = {};
+  const timings: Record<string, number> = {};
+  // Other work on the machine skews every figure: the load average at the start of each phase is kept with them.
+  const loadAverage: Record<string, number[]> = {};
+  const phase = async <T>(name: Phase, fn: () => Promise<T>): Promise<T | undefined> => {
+    if (!only.includes(name)) return undefined;
+    loadAverage[name] = os.loadavg().map((l) => Math.round(l * 100) / 100);
+    log(`\n[${name}] (load average ${loadAverage[name]?.join(' ')})`);
+    const started = performance.now();
+    try {
+      return await fn();
+    } catch (error: unknown) {
+      failures[name] = error instanceof Error ? (error.stack ?? error.message).slice(0, 2000) : String(error);
+      log(`  FAILED: ${failures[name]}`);
+      return undefined;
+    } finally {
+      timings[name] = Math.round(performance.now() - started);
+    }
+  };
+
+  // Bundles first, on a quiet machine; then the stack; then the in-process worker (it restores the environment).
+  results.bundles = await phase('bundles', () =>
+    measureBundles({ outDir: BUNDLE_DIR, runs: WORKLOAD.coldImportRuns, log }),
+  );
+  if (!process.env.BENCH_KEEP_BUNDLES) await rm(BUNDLE_DIR, { recursive: true, force: true });
+  results.latency = await phase('latency', () =>
+    measureCreateRunLatency({
+      uploads: WORKLOAD.uploads,
+      warmup: WORKLOAD.warmupRequests,
+      sequential: WORKLOAD.sequentialRequests,
+      concurrentRequests: WORKLOAD.concurrentRequests,
+      concurrency: WORKLOAD.concurrency,
+      log,
+    }),
+  );
+  results.worker = await phase('worker', () =>
+    measureWorkerOverhead({
+      runs: WORKLOAD.workerRuns,
+      warmup: WORKLOAD.workerWarmupRuns,
+      realRuns: WORKLOAD.realProviderRuns,
+      concurrentCreates: WORKLOAD.concurrentRequests,
+      concurrency: WORKLOAD.concurrency,
+      log,
+    }),
+  );
+
+  // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
+  const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
+  for (const p of leftovers) process.kill(p.pid, 'SIGKILL');
+
+  const rows: Row[] = [
+    ...(results.latency ? latencyRows(results.latency) : []),
+    ...(results.worker ? workerRows(results.worker) : []),
+    ...(results.bundles ? bundleRows(results.bundles) : []),
+    ...Object.keys(failures).map(
+      (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),
+    ),
+  ];
+  if (leftovers.length > 0) {
+    rows.push({
+      metric: 'java processes left at the end (killed)',
+      value: leftovers.map((p) => p.pid).join(', '),
+      target: '—',
+      result: 'ERROR',
+    });
+  }
+  const durationS = Math.round((performance.now() - t0) / 100) / 10;
+
+  const json = {
+    startedAt: startedAt.toISOString(),
+    durationSeconds: durationS,
+    phaseMs: timings,
+    phaseLoadAverage: loadAverage,
+    machine,
+    git,
+    targets: TARGETS,
+    workload: WORKLOAD,
+    rows,
+    results,
+    failures,
+  };
+
+  const md = [
+    `# Benchmark results`,
+    '',
+    `${startedAt.toISOString()} · commit \`${git.commit.slice(0, 12)}\`${git.dirty ? ` (+ ${git.changedFiles} uncommitted changes)` : ''} · ${machine.cpuModel}, ${machine.cores} cores, ${machine.totalMemoryGb} GB · node ${machine.node} · ${durationS} s`,
+    '',
+    `Load average (1/5/15 min) at the start of each phase: ${Object.entries(loadAverage)
+      .map(([name, l]) => `${name} ${l.join(' / ')}`)
+      .join(' · ')} (${machine.cores} cores; anything else running skews the figures).`,
+    '',
+    'Targets are checked here only (never in tests). See bench/README.md for how each figure is measured.',
+    '',
+    table(rows),
+    ...(results.bundles
+      ? [
+          '',
+          '## Bundles by variant (minified size / median cold import)',
+          '',
+          '`deployed` is what the CDK stack ships; the others are measured for comparison (README: "Handler bundles").',
+          '',
+          variantTable(results.bundles),
+        ]
+      : []),
+    ...(results.worker
+      ? ['', '## Where the time goes (AWS calls against the local emulators)', '', awsCallsTable(results.worker)]
+      : []),
+    ...(results.latency && results.latency.stackProblems.length > 0
+      ? [
+          '',
+          '## Warnings and errors printed by the local stack during the latency phase',
+          '',
+          ...results.latency.stackProblems.slice(0, 15).map((p) => `- ${p.count}× ${p.message.replaceAll('|', '\\|')}`),
+        ]
+      : []),
+    '',
+  ].join('\n');
+
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const partial = only.length < PHASES.length;
+  if (partial) {
+    await writeFile(path.join(RESULTS_DIR, 'partial.json.tmp'), `${JSON.stringify(json, null, 2)}\n`);
+  } else {
+    await writeFile(path.join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
+    await writeFile(path.join(RESULTS_DIR, 'latest.md'), md);
+  }
+  log(`\n${md}`);
+  log(partial ? 'partial run: wrote bench/results/partial.json.tmp' : 'wrote bench/results/latest.json and latest.md');
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `benchmark could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,226 @@
+/**
+ * Handler bundles: every functions/*.ts bundled with the esbuild options the CDK stack uses (imported from
+ * lib/vision-function.ts), its minified size, and its cold import time in a fresh `node` process.
+ *
+ * Variants:
+ * - `deployed`: what `cdk synth` ships. Zip functions with ZIP_EXTERNAL_MODULES (today: nothing external, the AWS SDK
+ *   is bundled); the worker with its native modules external (WORKER_NATIVE_MODULES), as its image and zip
+ *   packagings both do.
+ * - `sdk-external`: the same plus `@aws-sdk/*` and `@smithy/*` external, as NodejsFunction does by default on Node.js
+ *   18+ runtimes. For the cold import the SDK is resolved from this project's node_modules (the bundles are written
+ *   inside the repository), standing in for the SDK the Lambda runtime ships.
+ * - `zod-ns` and `zod-ns+sdk-external` (API handlers and authorizer only; information, not deployed): the two above
+ *   with every `import { z } from 'zod'` in functions/ and shared/ rewritten to `import * as z from 'zod'` at bundle
+ *   time. Nothing in the repository changes; they show what that one-line source change would buy (bench/README.md).
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { esbuildOptions, PROJECT_ROOT, WORKER_NATIVE_MODULES, ZIP_EXTERNAL_MODULES } from '../lib/vision-function.js';
+import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
+import { type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
+import { median, round } from './stats.js';
+
+const run = promisify(execFile);
+
+export const SDK_EXTERNALS = ['@aws-sdk/*', '@smithy/*'] as const;
+
+export const VARIANTS = [
+  { id: 'deployed', sdkExternal: false, zodNamespace: false, whatIf: false },
+  { id: 'sdk-external', sdkExternal: true, zodNamespace: false, whatIf: false },
+  { id: 'zod-ns', sdkExternal: false, zodNamespace: true, whatIf: true },
+  { id: 'zod-ns+sdk-external', sdkExternal: true, zodNamespace: true, whatIf: true },
+] as const;
+export type BundleVariant = (typeof VARIANTS)[number]['id'];
+export type HandlerKind = 'api' | 'authorizer' | 'worker';
+
+export interface BundleMeasurement {
+  handler: string;
+  kind: HandlerKind;
+  variant: BundleVariant;
+  externals: string[];
+  /** Minified bundle (index.mjs), without its source map. */
+  bytes: number;
+  kb: number;
+  mapBytes: number;
+  /** Biggest contributors to the bundle, by package (bytes in the output). */
+  topInputs: { input: string; bytes: number }[];
+  coldImportMs: number[];
+  coldImportMedianMs: number;
+  error?: string;
+}
+
+export interface BundlesResult {
+  esbuildOptions: Record<string, unknown>;
+  /** Environment of every cold-import process besides the handler's resource variables. */
+  importEnvironment: Record<string, string>;
+  runsPerBundle: number;
+  handlersWithoutFunction: string[];
+  measurements: BundleMeasurement[];
+}
+
+/** Same defaults as the VisionFunction construct (NODE_OPTIONS) plus what the Lambda runtime always sets. */
+const BASE_ENV: Record<string, string> = {
+  NODE_OPTIONS: '--enable-source-maps',
+  // Node.js 20 here, 22 on Lambda: silences the SDK's "upgrade to Node 22" warning, which Lambda never prints.
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+};
+
+/** The resource variables `bindAccess` (lib/bind.ts) gives a handler, with placeholder values. */
+function resourceEnvironment(handler: HandlerName): Record<string, string> {
+  const access = handlerAccess[handler];
+  const env: Record<string, string> = {};
+  for (const name of Object.keys(access.tables ?? {}) as (keyof typeof tables)[]) {
+    env[tables[name].envVar] = `bench-placeholder-${tables[name].id}`;
+  }
+  if (access.bucket) env[uploadsBucket.envVar] = 'bench-placeholder-bucket';
+  if (access.queue) env[runQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder';
+  return env;
+}
+
+/** Rewrites `import { z } from 'zod'` to a namespace import in the project's own sources (what-if variant only). */
+function zodNamespacePlugin(counter: { files: number }): Plugin {
+  const own = [path.join(PROJECT_ROOT, 'functions') + path.sep, path.join(PROJECT_ROOT, 'shared') + path.sep];
+  return {
+    name: 'bench-zod-namespace',
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, async (args) => {
+        if (!own.some((dir) => args.path.startsWith(dir))) return undefined;
+        const source = await readFile(args.path, 'utf8');
+        const rewritten = source.replace(/^import \{ z \} from 'zod';$/m, "import * as z from 'zod';");
+        if (rewritten !== source) counter.files += 1;
+        return { contents: rewritten, loader: 'ts' };
+      });
+    },
+  };
+}
+
+function topInputs(metafile: Metafile, outfile: string): { input: string; bytes: number }[] {
+  const output = Object.entries(metafile.outputs).find(([file]) => path.resolve(PROJECT_ROOT, file) === outfile)?.[1];
+  const byPackage = new Map<string, number>();
+  for (const [file, info] of Object.entries(output?.inputs ?? {})) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.[1];
+    const key = pkg ?? file.split('/').slice(0, 2).join('/');
+    byPackage.set(key, (byPackage.get(key) ?? 0) + info.bytesInOutput);
+  }
+  return [...byPackage]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([input, bytes]) => ({ input, bytes }));
+}
+
+/** Imports the bundle in a fresh node process; returns the milliseconds of the dynamic import alone. */
+async function coldImport(file: string, env: Record<string, string>): Promise<number> {
+  const code = [
+    `const t0 = performance.now();`,
+    `const m = await import(${JSON.stringify(pathToFileURL(file).href)});`,
+    `const ms = performance.now() - t0;`,
+    `if (typeof m.handler !== 'function') throw new Error('no handler export');`,
+    `process.stdout.write(JSON.stringify({ ms }));`,
+  ].join(' ');
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: path.dirname(file),
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeout: 60_000,
+  });
+  return (JSON.parse(stdout) as { ms: number }).ms;
+}
+
+function shortError(error: unknown): string {
+  const stderr = (error as { stderr?: string }).stderr;
+  const text = stderr && stderr.length > 0 ? stderr : error instanceof Error ? error.message : String(error);
+  const line = /^\w*Error[^\n]*$/m.exec(text)?.[0] ?? text;
+  return line.slice(0, 300);
+}
+
+export async function measureBundles(options: {
+  outDir: string;
+  runs: number;
+  log: (line: string) => void;
+}): Promise<BundlesResult> {
+  const files = (await readdir(path.join(PROJECT_ROOT, 'functions'))).filter((f) => f.endsWith('.ts')).sort();
+  // The stack's functions: one per routed handler, plus the authorizer and the worker (lib/stateless-stack.ts).
+  const stackHandlers = new Set<string>([...routes.map((r) => r.handler), 'authorizer', 'worker']);
+  const handlers = files.map((f) => f.slice(0, -3));
+  const handlersWithoutFunction = handlers.filter((h) => !stackHandlers.has(h));
+
+  await rm(options.outDir, { recursive: true, force: true });
+  const measurements: BundleMeasurement[] = [];
+  const zodCounter = { files: 0 };
+  const imports = new Map<BundleMeasurement, { outfile: string; env: Record<string, string> }>();
+
+  for (const { id: variant, sdkExternal, zodNamespace, whatIf } of VARIANTS) {
+    for (const handler of handlers) {
+      const kind: HandlerKind = handler === 'worker' ? 'worker' : handler === 'authorizer' ? 'authorizer' : 'api';
+      if (whatIf && kind === 'worker') continue;
+      const base = kind === 'worker' ? WORKER_NATIVE_MODULES : ZIP_EXTERNAL_MODULES;
+      const externals = sdkExternal ? [...new Set([...base, ...SDK_EXTERNALS])] : [...base];
+      const outfile = path.join(options.outDir, variant, handler, 'index.mjs');
+      await mkdir(path.dirname(outfile), { recursive: true });
+      const entry: BundleMeasurement = {
+        handler,
+        kind,
+        variant,
+        externals,
+        bytes: 0,
+        kb: 0,
+        mapBytes: 0,
+        topInputs: [],
+        coldImportMs: [],
+        coldImportMedianMs: Number.NaN,
+      };
+      try {
+        const result = await build({
+          ...esbuildOptions(externals),
+          entryPoints: [path.join(PROJECT_ROOT, 'functions', `${handler}.ts`)],
+          outfile,
+          metafile: true,
+          logLevel: 'silent',
+          ...(zodNamespace ? { plugins: [zodNamespacePlugin(zodCounter)] } : {}),
+        });
+        entry.bytes = (await stat(outfile)).size;
+        entry.kb = round(entry.bytes / 1024);
+        entry.mapBytes = (await stat(`${outfile}.map`)).size;
+        entry.topInputs = topInputs(result.metafile, outfile);
+        imports.set(entry, { outfile, env: { ...BASE_ENV, ...resourceEnvironment(handler as HandlerName) } });
+      } catch (error: unknown) {
+        entry.error = shortError(error);
+      }
+      measurements.push(entry);
+    }
+  }
+  if (zodCounter.files === 0)
+    options.log('  warning: the zod-ns rewrite matched no file (those variants change nothing)');
+  options.log(`  ${measurements.length} bundles built; cold imports: ${options.runs} rounds over all of them`);
+
+  // Round-robin: a burst of load elsewhere on the machine then touches every bundle alike, not one bundle's samples.
+  for (let round_ = 0; round_ < options.runs; round_++) {
+    for (const [entry, { outfile, env }] of imports) {
+      try {
+        entry.coldImportMs.push(round(await coldImport(outfile, env), 2));
+      } catch (error: unknown) {
+        entry.error ??= shortError(error);
+      }
+    }
+  }
+  for (const entry of measurements) {
+    if (entry.coldImportMs.length > 0) entry.coldImportMedianMs = round(median(entry.coldImportMs));
+    options.log(
+      `  ${entry.variant.padEnd(19)} ${entry.handler.padEnd(11)} ${String(entry.kb).padStart(7)} KB  cold import ${entry.error ? `ERROR ${entry.error}` : `${entry.coldImportMedianMs} ms`}`,
+    );
+  }
+
+  return {
+    esbuildOptions: esbuildOptions(['<externals per variant>']),
+    importEnvironment: BASE_ENV,
+    runsPerBundle: options.runs,
+    handlersWithoutFunction,
+    measurements,
+  };
+}
