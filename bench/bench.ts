@@ -200,7 +200,7 @@ function variantTable(r: BundlesResult): string {
   const cell = (m: BundleMeasurement | undefined) =>
     !m ? '—' : m.error ? 'error' : `${m.kb} KB / ${m.coldImportMedianMs} ms`;
   const lines = [
-    `| handler | ${VARIANTS.map((v) => (v.whatIf ? `${v.id} (what-if)` : v.id)).join(' | ')} |`,
+    `| handler | ${VARIANTS.map((v) => v.id).join(' | ')} |`,
     `| --- | ${VARIANTS.map(() => '---').join(' | ')} |`,
   ];
   for (const h of handlers) {

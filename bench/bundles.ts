@@ -9,16 +9,13 @@
  * - `sdk-external`: the same plus `@aws-sdk/*` and `@smithy/*` external, as NodejsFunction does by default on Node.js
  *   18+ runtimes. For the cold import the SDK is resolved from this project's node_modules (the bundles are written
  *   inside the repository), standing in for the SDK the Lambda runtime ships.
- * - `zod-ns` and `zod-ns+sdk-external` (API handlers and authorizer only; information, not deployed): the two above
- *   with every `import { z } from 'zod'` in functions/ and shared/ rewritten to `import * as z from 'zod'` at bundle
- *   time. Nothing in the repository changes; they show what that one-line source change would buy (bench/README.md).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { build, type Metafile, type Plugin } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { esbuildOptions, PROJECT_ROOT, WORKER_NATIVE_MODULES, ZIP_EXTERNAL_MODULES } from '../lib/vision-function.js';
 import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
 import { type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
@@ -29,10 +26,8 @@ const run = promisify(execFile);
 export const SDK_EXTERNALS = ['@aws-sdk/*', '@smithy/*'] as const;
 
 export const VARIANTS = [
-  { id: 'deployed', sdkExternal: false, zodNamespace: false, whatIf: false },
-  { id: 'sdk-external', sdkExternal: true, zodNamespace: false, whatIf: false },
-  { id: 'zod-ns', sdkExternal: false, zodNamespace: true, whatIf: true },
-  { id: 'zod-ns+sdk-external', sdkExternal: true, zodNamespace: true, whatIf: true },
+  { id: 'deployed', sdkExternal: false },
+  { id: 'sdk-external', sdkExternal: true },
 ] as const;
 export type BundleVariant = (typeof VARIANTS)[number]['id'];
 export type HandlerKind = 'api' | 'authorizer' | 'worker';
@@ -82,23 +77,6 @@ function resourceEnvironment(handler: HandlerName): Record<string, string> {
   if (access.bucket) env[uploadsBucket.envVar] = 'bench-placeholder-bucket';
   if (access.queue) env[runQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder';
   return env;
-}
-
-/** Rewrites `import { z } from 'zod'` to a namespace import in the project's own sources (what-if variant only). */
-function zodNamespacePlugin(counter: { files: number }): Plugin {
-  const own = [path.join(PROJECT_ROOT, 'functions') + path.sep, path.join(PROJECT_ROOT, 'shared') + path.sep];
-  return {
-    name: 'bench-zod-namespace',
-    setup(b) {
-      b.onLoad({ filter: /\.ts$/ }, async (args) => {
-        if (!own.some((dir) => args.path.startsWith(dir))) return undefined;
-        const source = await readFile(args.path, 'utf8');
-        const rewritten = source.replace(/^import \{ z \} from 'zod';$/m, "import * as z from 'zod';");
-        if (rewritten !== source) counter.files += 1;
-        return { contents: rewritten, loader: 'ts' };
-      });
-    },
-  };
 }
 
 function topInputs(metafile: Metafile, outfile: string): { input: string; bytes: number }[] {
@@ -152,13 +130,11 @@ export async function measureBundles(options: {
 
   await rm(options.outDir, { recursive: true, force: true });
   const measurements: BundleMeasurement[] = [];
-  const zodCounter = { files: 0 };
   const imports = new Map<BundleMeasurement, { outfile: string; env: Record<string, string> }>();
 
-  for (const { id: variant, sdkExternal, zodNamespace, whatIf } of VARIANTS) {
+  for (const { id: variant, sdkExternal } of VARIANTS) {
     for (const handler of handlers) {
       const kind: HandlerKind = handler === 'worker' ? 'worker' : handler === 'authorizer' ? 'authorizer' : 'api';
-      if (whatIf && kind === 'worker') continue;
       const base = kind === 'worker' ? WORKER_NATIVE_MODULES : ZIP_EXTERNAL_MODULES;
       const externals = sdkExternal ? [...new Set([...base, ...SDK_EXTERNALS])] : [...base];
       const outfile = path.join(options.outDir, variant, handler, 'index.mjs');
@@ -182,7 +158,6 @@ export async function measureBundles(options: {
           outfile,
           metafile: true,
           logLevel: 'silent',
-          ...(zodNamespace ? { plugins: [zodNamespacePlugin(zodCounter)] } : {}),
         });
         entry.bytes = (await stat(outfile)).size;
         entry.kb = round(entry.bytes / 1024);
@@ -195,8 +170,6 @@ export async function measureBundles(options: {
       measurements.push(entry);
     }
   }
-  if (zodCounter.files === 0)
-    options.log('  warning: the zod-ns rewrite matched no file (those variants change nothing)');
   options.log(`  ${measurements.length} bundles built; cold imports: ${options.runs} rounds over all of them`);
 
   // Round-robin: a burst of load elsewhere on the machine then touches every bundle alike, not one bundle's samples.

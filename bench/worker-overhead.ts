@@ -150,7 +150,9 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
     process.env[runQueue.envVar] = names.queueUrl;
 
     // Modules below read the environment at import, so they load only now.
-    const { ddb, s3, sqs } = await import('../shared/aws.js');
+    const { ddb } = await import('../shared/aws/dynamodb.js');
+    const { s3 } = await import('../shared/aws/s3.js');
+    const { sqs } = await import('../shared/aws/sqs.js');
     const { ensureTenant } = await import('../shared/store/tenants.js');
     const { presignUpload } = await import('../shared/runs/presign.js');
     const { createRun } = await import('../shared/runs/create-run.js');

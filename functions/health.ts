@@ -1,6 +1,6 @@
 /** GET /health — no key; 200 when the service can reach its store (a cheap read), else 500. */
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { ddb } from '../shared/aws.js';
+import { ddb } from '../shared/aws/dynamodb.js';
 import { resourceName } from '../shared/config.js';
 import { apiHandler } from '../shared/http.js';
 import { tables } from '../shared/infra/resources.js';

@@ -3,7 +3,8 @@
  * run never redelivers its neighbours. Idempotency is by jobId inside processRun, not by message id.
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
 import { runQueue } from '../shared/infra/resources.js';
 import { log } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';

@@ -9,16 +9,19 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode } from '../shared/errors.js';
 import { workerSettings } from '../shared/infra/resources.js';
-import { type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
+import { gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import { bindAccess } from './bind.js';
 import type { StatefulResources } from './stateful-stack.js';
 import { type Packaging, VisionFunction, WORKER_NATIVE_MODULES } from './vision-function.js';
 
-/** How long API Gateway caches an authorizer answer per API key: a revoked key stops working within this time. */
-export const AUTHORIZER_CACHE_TTL_SECONDS = 60;
+/** How long API Gateway caches an authorizer answer per API key (shared with the local gateway). */
+export const AUTHORIZER_CACHE_TTL_SECONDS = gatewaySettings.authorizerCacheSeconds;
 
 /** Stage-wide throttling. Per-tenant limits (usage plans + API keys) are a later issue. */
-export const STAGE_THROTTLING = { rateLimit: 20, burstLimit: 40 } as const;
+export const STAGE_THROTTLING = {
+  rateLimit: gatewaySettings.throttle.ratePerSecond,
+  burstLimit: gatewaySettings.throttle.burst,
+} as const;
 
 export interface StatelessStackProps extends StackProps {
   /** Tables, bucket and queue from the stateful stack. */

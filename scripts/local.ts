@@ -6,7 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
+import { gatewaySettings } from '../shared/infra/routes.js';
 import { createResources, startEmulators } from './local/emulators.js';
 import { createGateway } from './local/gateway.js';
 import { startWorkerRunner } from './local/worker-runner.js';
@@ -20,8 +22,15 @@ const localEnv = z.object({
   /** Shorter than the deployed value so redelivery can be observed locally (tests use a few seconds). */
   LOCAL_VISIBILITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
   LOCAL_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  LOCAL_RATE_LIMIT_RPS: z.coerce.number().positive().default(20),
-  LOCAL_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(40),
+  LOCAL_RATE_LIMIT_RPS: z.coerce.number().positive().default(gatewaySettings.throttle.ratePerSecond),
+  LOCAL_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(gatewaySettings.throttle.burst),
+  /** Like the deployed authorizer cache (a revoked key keeps working up to this long). */
+  LOCAL_AUTHORIZER_CACHE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(gatewaySettings.authorizerCacheSeconds),
   /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
   VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
 });
@@ -125,6 +134,7 @@ async function main(): Promise<void> {
       handlers,
       authorizer: authorize,
       rateLimit: { ratePerSecond: env.LOCAL_RATE_LIMIT_RPS, burst: env.LOCAL_RATE_LIMIT_BURST },
+      authorizerCacheSeconds: env.LOCAL_AUTHORIZER_CACHE_SECONDS,
     });
     await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
     const address = server.address();

@@ -3,7 +3,8 @@
  * message that names the variable. Resource names (tables, bucket, queue) are read with `resourceName`, which throws
  * when the variable is missing, so a function deployed without its grant-and-env binding fails at init, not mid-request.
  */
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
 import { PROVIDER_IDS, type ProviderId } from './providers/types.js';
 
 const MiB = 1024 * 1024;

@@ -3,7 +3,8 @@
  * Handlers validate with these; docs/openapi.json is generated from them (scripts/openapi.ts); types are inferred.
  * Request objects are strict (unknown fields → 400 INVALID_REQUEST) so typos surface.
  */
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
 import { config } from './config.js';
 import { FIELD_TYPES } from './providers/types.js';
 

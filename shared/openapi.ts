@@ -2,7 +2,8 @@
  * The OpenAPI 3.1 document, generated from the route table and the zod contract (never written by hand).
  * `npm run openapi` writes docs/openapi.json; a unit test fails when the committed file drifts from this.
  */
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
 import * as contract from './contract.js';
 import { ERROR_CODES } from './errors.js';
 import { type HandlerName, routes } from './infra/routes.js';

@@ -25,6 +25,8 @@ export interface GatewayOptions {
   rateLimit: { ratePerSecond: number; burst: number };
   /** API Gateway's payload cap. */
   maxBodyBytes?: number;
+  /** Seconds an authorizer result is reused for the same key, as API Gateway's authorizer cache does (0 = off). */
+  authorizerCacheSeconds: number;
   /** Extra routes served before the API (e.g. a dashboard). */
   onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -105,6 +107,18 @@ function findRoute(method: string, path: string): { route: RouteDefinition; para
 
 export function createGateway(options: GatewayOptions): Server {
   const limiter = new RateLimiter(options.rateLimit.ratePerSecond, options.rateLimit.burst);
+  const authorizerCache = new Map<string, { context: Record<string, unknown>; expiresAt: number }>();
+
+  async function authorize(key: string, event: APIGatewayRequestAuthorizerEvent): Promise<Record<string, unknown>> {
+    const cached = authorizerCache.get(key);
+    if (cached && cached.expiresAt > Date.now()) return cached.context;
+    const result = await options.authorizer(event);
+    const context = { ...result.context, principalId: result.principalId };
+    if (options.authorizerCacheSeconds > 0) {
+      authorizerCache.set(key, { context, expiresAt: Date.now() + options.authorizerCacheSeconds * 1000 });
+    }
+    return context;
+  }
   const maxBody = options.maxBodyBytes ?? API_GATEWAY_MAX_BODY;
 
   return createServer((req, res) => {
@@ -127,7 +141,7 @@ export function createGateway(options: GatewayOptions): Server {
           const key = headers['x-api-key'];
           if (!key) return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
           try {
-            const result = await options.authorizer({
+            authorizer = await authorize(key, {
               type: 'REQUEST',
               methodArn,
               resource: match.route.path,
@@ -141,7 +155,6 @@ export function createGateway(options: GatewayOptions): Server {
               stageVariables: {},
               requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
             });
-            authorizer = { ...result.context, principalId: result.principalId };
           } catch {
             return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
           }

@@ -85,3 +85,11 @@ export function matchPath(template: string, path: string): Record<string, string
   });
   return params;
 }
+
+/** API Gateway behaviour shared by the deployed REST API and the local gateway. */
+export const gatewaySettings = {
+  /** How long an authorizer answer is cached per API key: a revoked key stops working within this time. */
+  authorizerCacheSeconds: 60,
+  /** Requests per second and burst (the contract's default per-key rate). */
+  throttle: { ratePerSecond: 20, burst: 40 },
+} as const;

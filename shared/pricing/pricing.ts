@@ -1,5 +1,6 @@
 /** The pricing table (pricing.json, kept as data) parsed and validated once. */
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
 import { type Micros, usdToMicrosCeil } from '../money.js';
 import raw from './pricing.json' with { type: 'json' };
 

@@ -2,7 +2,8 @@
  * The built-in schema registry: one JSON file per schema beside this module (data, not code). Each is validated at
  * import with the same zod schema as an inline `schema`, so a broken registry file fails the build's tests.
  */
-import { z } from 'zod';
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
 import { inlineSchema, type SchemasResponse } from '../contract.js';
 import type { FieldSpec, TaskSpec } from '../providers/types.js';
 import bankStatement from './bank_statement.json' with { type: 'json' };

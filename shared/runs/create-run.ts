@@ -8,7 +8,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand, NotFound } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { s3, sqs } from '../aws.js';
+import { s3 } from '../aws/s3.js';
+import { sqs } from '../aws/sqs.js';
 import { config, resourceName } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import {

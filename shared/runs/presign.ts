@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { s3Presigner } from '../aws.js';
+import { s3Presigner } from '../aws/s3.js';
 import { config, resourceName } from '../config.js';
 import type { PresignRequest, PresignResponse } from '../contract.js';
 import { FileTooLargeError, UnsupportedFileTypeError } from '../errors.js';

@@ -3,13 +3,12 @@
  * verification is also appended to the Verifications table (the history). Status never changes.
  */
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
 import { config, resourceName } from '../config.js';
 import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js';
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { getRunForTenant, RUNS_TABLE } from '../store/runs.js';
+import { transactWrite } from '../store/transact.js';
 
 const VERIFICATIONS_TABLE = resourceName(tables.verifications.envVar);
 
@@ -31,38 +30,36 @@ export async function verifyRun(
     verifiedAt: now.toISOString(),
     verifiedBy: keyId,
   };
-  await ddb.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Update: {
-            TableName: RUNS_TABLE,
-            Key: { jobId },
-            UpdateExpression: 'SET verification = :v ADD verificationCount :one',
-            ConditionExpression: '#status = :completed AND tenantId = :tenant',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':v': verification,
-              ':one': 1,
-              ':completed': 'completed',
-              ':tenant': tenantId,
-            },
+  await transactWrite({
+    TransactItems: [
+      {
+        Update: {
+          TableName: RUNS_TABLE,
+          Key: { jobId },
+          UpdateExpression: 'SET verification = :v ADD verificationCount :one',
+          ConditionExpression: '#status = :completed AND tenantId = :tenant',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':v': verification,
+            ':one': 1,
+            ':completed': 'completed',
+            ':tenant': tenantId,
           },
         },
-        {
-          Put: {
-            TableName: VERIFICATIONS_TABLE,
-            Item: {
-              jobId,
-              verificationId: `${verification.verifiedAt}#${randomUUID()}`,
-              tenantId,
-              ...verification,
-              expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
-            },
+      },
+      {
+        Put: {
+          TableName: VERIFICATIONS_TABLE,
+          Item: {
+            jobId,
+            verificationId: `${verification.verifiedAt}#${randomUUID()}`,
+            tenantId,
+            ...verification,
+            expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
           },
         },
-      ],
-    }),
-  );
+      },
+    ],
+  });
   return { jobId, status: run.status, verification };
 }

@@ -4,14 +4,13 @@
  * settles through ledger.ts.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
 import { InsufficientCreditError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { LEDGER_TABLE, TENANTS_TABLE } from './ledger.js';
 import { RUNS_TABLE, type RunRecord } from './runs.js';
 import { getTenant } from './tenants.js';
+import { transactWrite } from './transact.js';
 
 /**
  * Writes the run, takes the hold and (optionally) records the idempotency key, atomically.
@@ -63,7 +62,9 @@ export async function createRunWithHold(run: RunRecord, idempotency: Idempotency
   ];
 
   try {
-    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+    // The token makes the transaction idempotent for 10 minutes: if the SDK retries after a lost response, DynamoDB
+    // answers success instead of failing the run's own `attribute_not_exists` condition.
+    await transactWrite({ TransactItems: items, ClientRequestToken: run.jobId.replace(/^run_/, '') });
     return record;
   } catch (error: unknown) {
     if (error instanceof TransactionCanceledException) {

@@ -3,7 +3,7 @@
  * Written inside the run-creation transaction (store/ledger.ts), so a replay can never point at a run that was not held.
  */
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
+import { ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
 

@@ -7,13 +7,12 @@
  * finds the transaction done (and changes nothing) or redoes all of it.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
 import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';
 import { tables } from '../infra/resources.js';
 import type { Micros } from '../money.js';
 import { RUNS_TABLE, type RunError, type RunRecord, type RunUsage } from './runs.js';
+import { transactWrite } from './transact.js';
 
 export const TENANTS_TABLE = resourceName(tables.tenants.envVar);
 export const LEDGER_TABLE = resourceName(tables.ledger.envVar);
@@ -76,47 +75,45 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
     : 'ADD heldMicros :negHold, chargedMicros :charged, refundedMicros :refunded';
 
   try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: RUNS_TABLE,
-              Key: { jobId: run.jobId },
-              UpdateExpression: update,
-              ConditionExpression: '#status = :queued',
-              ExpressionAttributeNames: names,
-              ExpressionAttributeValues: values,
-            },
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: RUNS_TABLE,
+            Key: { jobId: run.jobId },
+            UpdateExpression: update,
+            ConditionExpression: '#status = :queued',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
           },
-          {
-            Update: {
-              TableName: TENANTS_TABLE,
-              Key: { tenantId: run.tenantId },
-              UpdateExpression: tenantUpdate,
-              ExpressionAttributeValues: { ':negHold': -hold, ':charged': charged, ':refunded': refunded },
-            },
+        },
+        {
+          Update: {
+            TableName: TENANTS_TABLE,
+            Key: { tenantId: run.tenantId },
+            UpdateExpression: tenantUpdate,
+            ExpressionAttributeValues: { ':negHold': -hold, ':charged': charged, ':refunded': refunded },
           },
-          {
-            Put: {
-              TableName: LEDGER_TABLE,
-              Item: {
-                tenantId: run.tenantId,
-                entryId: `${run.jobId}#settle`,
-                jobId: run.jobId,
-                kind: 'settle',
-                outcome: outcome.status,
-                holdMicros: hold,
-                chargedMicros: charged,
-                refundedMicros: refunded,
-                createdAt: completedAt,
-              },
-              ConditionExpression: 'attribute_not_exists(entryId)',
+        },
+        {
+          Put: {
+            TableName: LEDGER_TABLE,
+            Item: {
+              tenantId: run.tenantId,
+              entryId: `${run.jobId}#settle`,
+              jobId: run.jobId,
+              kind: 'settle',
+              outcome: outcome.status,
+              holdMicros: hold,
+              chargedMicros: charged,
+              refundedMicros: refunded,
+              createdAt: completedAt,
             },
+            ConditionExpression: 'attribute_not_exists(entryId)',
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return true;
   } catch (error: unknown) {
     if (error instanceof TransactionCanceledException) {

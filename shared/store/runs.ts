@@ -3,7 +3,7 @@
  * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
+import { ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import type { Attempt, RunResponse, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';

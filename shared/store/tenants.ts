@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
+import { ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
 import { SCOPES, type Scope } from '../infra/routes.js';

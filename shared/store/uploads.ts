@@ -1,6 +1,6 @@
 /** Upload slots: who may use an uploaded object, how big it was declared, and when the slot expires. */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws.js';
+import { ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
 

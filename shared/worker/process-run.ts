@@ -5,7 +5,7 @@
  * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ.
  */
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
-import { s3 } from '../aws.js';
+import { s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';

@@ -76,6 +76,8 @@ describe('a run is accepted', () => {
     expect(others).toHaveLength(0);
     const items = tx?.TransactItems ?? [];
     expect(items).toHaveLength(3);
+    // Idempotent at DynamoDB too: an SDK retry after a lost response cannot fail on the run's own condition.
+    expect(tx?.ClientRequestToken).toBe(String(answer.body.jobId).replace(/^run_/, ''));
 
     const runPut = items[0]?.Put;
     expect(runPut?.TableName).toBe(tableName('runs'));
