@@ -29,7 +29,9 @@ for (const [path, info] of Object.entries(packages)) {
 
 if (process.argv.includes('--check')) {
   if (missing.length > 0) {
-    console.error(`package-lock.json lacks ${missing.length} optional platform packages (${missing.slice(0, 3).join(', ')}, …).`);
+    console.error(
+      `package-lock.json lacks ${missing.length} optional platform packages (${missing.slice(0, 3).join(', ')}, …).`,
+    );
     console.error('Run `node scripts/complete-lockfile.mjs` and commit the lock file.');
     process.exit(1);
   }
