@@ -6,9 +6,7 @@
  * after the run exists, so a rejected request leaves no record, no hold and no message.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { GetObjectCommand, HeadObjectCommand, NotFound } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { s3 } from '../aws/s3.js';
 import { sqs } from '../aws/sqs.js';
 import { config, resourceName } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
@@ -40,6 +38,7 @@ import {
 import { settleRun } from '../store/ledger.js';
 import { type RunRecord, toRunResponse } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
+import { openStoredObject } from '../uploads/stored-object.js';
 
 const BUCKET = resourceName(uploadsBucket.envVar);
 const QUEUE_URL = resourceName(runQueue.envVar);
@@ -99,29 +98,13 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // Upload ownership and presence.
   const upload = await getUploadForTenant(body.uploadId, tenantId, now);
   if (!upload) throw new UploadNotFoundError(body.uploadId);
-  let actualSize: number;
-  try {
-    const head = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: upload.objectKey }));
-    actualSize = head.ContentLength ?? 0;
-  } catch (error: unknown) {
-    if (error instanceof NotFound || (error instanceof Error && error.name === 'NotFound')) {
-      throw new UploadIncompleteError(body.uploadId);
-    }
-    throw error;
-  }
+  const object = await openStoredObject(BUCKET, upload.objectKey);
+  if (!object) throw new UploadIncompleteError(body.uploadId);
 
   // Size, then the real type, readability and limits — from the stored bytes, with ranged reads.
-  if (actualSize !== upload.contentLength) throw new UploadSizeMismatchError(upload.contentLength, actualSize);
-  const facts = await inspectUpload(
-    async (start, end) => {
-      const out = await s3.send(
-        new GetObjectCommand({ Bucket: BUCKET, Key: upload.objectKey, Range: `bytes=${start}-${end}` }),
-      );
-      return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
-    },
-    actualSize,
-    config.limits,
-  );
+  if (object.sizeBytes !== upload.contentLength)
+    throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
+  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits);
 
   // Schema.
   let schema = body.schema;

@@ -64,7 +64,14 @@ export function serveObject(s3: AwsClientStub<S3Client>, bytes: Uint8Array, key?
       if (!range) throw new Error(`unexpected Range header ${input.Range}`);
       const start = Number(range[1]);
       const end = Math.min(bytes.length - 1, Number(range[2]));
+      // S3 answers a range on an empty object with 416 InvalidRange.
+      if (bytes.length === 0) throw s3InvalidRange();
       slice = bytes.subarray(start, end + 1);
+      return {
+        Body: objectBody(slice),
+        ContentLength: slice.length,
+        ContentRange: `bytes ${start}-${start + slice.length - 1}/${bytes.length}`,
+      };
     }
     return { Body: objectBody(slice), ContentLength: slice.length };
   });
@@ -73,6 +80,14 @@ export function serveObject(s3: AwsClientStub<S3Client>, bytes: Uint8Array, key?
 /** HeadObject's answer for a key with no object (the bytes were never PUT). */
 export function s3NotFound(): NotFound {
   return new NotFound({ message: 'NotFound', $metadata: { httpStatusCode: 404 } });
+}
+
+/** GetObject's answer to a Range on an empty object. */
+export function s3InvalidRange(): Error {
+  return Object.assign(new Error('The requested range is not satisfiable'), {
+    name: 'InvalidRange',
+    $metadata: { httpStatusCode: 416 },
+  });
 }
 
 /** GetObject's answer for a key with no object. */

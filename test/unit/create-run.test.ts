@@ -3,13 +3,13 @@
  * a low threshold in create-run-threshold.test.ts). The uploaded bytes are real fixtures read through ranged GETs, so
  * the real inspection decides type, readability and limits.
  */
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/create-run.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
-import { fixture, s3NotFound, tableName, transactionCancelled } from '../support/aws.js';
+import { fixture, s3NoSuchKey, tableName, transactionCancelled } from '../support/aws.js';
 import {
   type ArrangeOptions,
   arrangeCreateRun,
@@ -127,6 +127,14 @@ describe('a run is accepted', () => {
     const tx = mocks.ddb.commandCalls(TransactWriteCommand)[0];
     const msg = mocks.sqs.commandCalls(SendMessageCommand)[0];
     expect(tx?.calledBefore(msg as NonNullable<typeof msg>)).toBe(true);
+  });
+
+  test('a small upload is checked with a single ranged S3 read (presence, size and content at once)', async () => {
+    arrangeCreateRun(mocks);
+    expect((await create(minimal)).status).toBe(202);
+    expect(mocks.s3).toHaveReceivedCommandTimes(GetObjectCommand, 1);
+    expect(mocks.s3).toHaveReceivedCommandWith(GetObjectCommand, { Range: 'bytes=0-65535' });
+    expect(mocks.s3.calls()).toHaveLength(1);
   });
 
   test('the prompt is echoed exactly and optional fields are echoed: schemaId, outputFormat, workflow, nested metadata', async () => {
@@ -313,7 +321,7 @@ describe('a rejected request holds nothing and queues nothing', () => {
 
   test('a run created before the bytes were PUT answers 409 UPLOAD_INCOMPLETE, retryable', async () => {
     arrangeCreateRun(mocks);
-    mocks.s3.on(HeadObjectCommand).rejects(s3NotFound());
+    mocks.s3.on(GetObjectCommand).rejects(s3NoSuchKey());
     const answer = await create(minimal);
     const error = expectError(answer, 'UPLOAD_INCOMPLETE');
     expect(error.retryable).toBe(true);
@@ -326,6 +334,13 @@ describe('a rejected request holds nothing and queues nothing', () => {
     const answer = await create(minimal);
     const error = expectError(answer, 'UPLOAD_SIZE_MISMATCH');
     expect(error.details).toEqual({ declaredBytes: 20_000, actualBytes: world.bytes.length });
+  });
+
+  test('an empty object PUT to a slot presigned for more answers 422 UPLOAD_SIZE_MISMATCH with 0 bytes', async () => {
+    arrangeCreateRun(mocks, { bytes: new Uint8Array(0), upload: { contentLength: 13_775 } });
+    const answer = await create(minimal);
+    const error = expectError(answer, 'UPLOAD_SIZE_MISMATCH');
+    expect(error.details).toEqual({ declaredBytes: 13_775, actualBytes: 0 });
   });
 
   test('an image over 20 MiB (uploaded under a .pdf name) answers 413 FILE_TOO_LARGE', async () => {
@@ -421,7 +436,7 @@ describe('a rejected request holds nothing and queues nothing', () => {
 
   test('bytes not yet PUT + unknown schemaId answers UPLOAD_INCOMPLETE', async () => {
     arrangeCreateRun(mocks);
-    mocks.s3.on(HeadObjectCommand).rejects(s3NotFound());
+    mocks.s3.on(GetObjectCommand).rejects(s3NoSuchKey());
     const answer = await create({ ...minimal, schemaId: 'nope' });
     expectError(answer, 'UPLOAD_INCOMPLETE');
   });
