@@ -43,6 +43,8 @@ export interface ProviderInput {
   step: Step;
   /** For an `analyze` step after `ocr`: the text the OCR step produced. */
   documentText?: string;
+  /** Where the file is stored, for providers that read it from S3 themselves (Textract's asynchronous API). */
+  source?: { bucket: string; key: string };
 }
 
 /** Usage one attempt consumed, as the provider reported it. */

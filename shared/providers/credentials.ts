@@ -1,0 +1,64 @@
+/**
+ * Provider API keys. Locally each SDK's conventional environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+ * GEMINI_API_KEY); deployed, one Secrets Manager secret (JSON object of those names → values, ARN in
+ * PROVIDER_SECRET_ARN), read once per cold start and cached. Keys are never logged or stored on runs.
+ */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+
+export const API_KEY_VARIABLES = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+} as const;
+
+export type KeyedProvider = keyof typeof API_KEY_VARIABLES;
+
+let secretValues: Promise<Record<string, string>> | undefined;
+
+async function loadSecret(arn: string): Promise<Record<string, string>> {
+  const client = new SecretsManagerClient({});
+  try {
+    const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+    const parsed = JSON.parse(out.SecretString ?? '{}') as unknown;
+    if (!parsed || typeof parsed !== 'object') return {};
+    return Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === 'string' && v !== '')) as Record<
+      string,
+      string
+    >;
+  } finally {
+    client.destroy();
+  }
+}
+
+/** The API key for a provider, or undefined when none is configured. */
+export async function apiKeyFor(
+  provider: KeyedProvider,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  const variable = API_KEY_VARIABLES[provider];
+  const fromEnv = env[variable];
+  if (fromEnv) return fromEnv;
+  const arn = env.PROVIDER_SECRET_ARN;
+  if (!arn) return undefined;
+  secretValues ??= loadSecret(arn).catch((error: unknown) => {
+    secretValues = undefined; // retry on the next call rather than caching a failure
+    throw error;
+  });
+  return (await secretValues)[variable];
+}
+
+/** True when AWS credentials or an execution role are present (for IAM providers: bedrock, textract). */
+export function hasAwsCredentials(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(
+    env.AWS_ACCESS_KEY_ID ||
+      env.AWS_PROFILE ||
+      env.AWS_WEB_IDENTITY_TOKEN_FILE ||
+      env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
+      env.AWS_LAMBDA_FUNCTION_NAME,
+  );
+}
+
+/** For tests: forget the cached secret. */
+export function resetCredentialCache(): void {
+  secretValues = undefined;
+}

@@ -1,0 +1,94 @@
+/**
+ * What every LLM adapter sends: the instruction text built from the task (prompt + optional schema scaffold), and the
+ * JSON Schema of the expected result (for structured output / tool input). One place, so providers cannot drift.
+ */
+import type { FieldSpec, FieldType, TaskSpec } from './types.js';
+
+const JSON_TYPES: Record<FieldType, Record<string, unknown>> = {
+  string: { type: 'string' },
+  number: { type: 'number' },
+  integer: { type: 'integer' },
+  boolean: { type: 'boolean' },
+  date: { type: 'string', description: 'ISO 8601 date (YYYY-MM-DD)' },
+  array: { type: 'array', items: {} },
+  object: { type: 'object' },
+};
+
+/**
+ * The JSON Schema of a result. With fields: an object with exactly those keys, each nullable (a value not in the
+ * document must be null, never invented), all listed as required so strict structured-output modes accept it.
+ * Without fields: `{summary, text, keyValues}` for an open analysis; for outputFormat text: `{text}`.
+ */
+export function resultJsonSchema(task: TaskSpec): Record<string, unknown> {
+  if (task.outputFormat === 'text') {
+    return {
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    };
+  }
+  if (task.fields === null) {
+    return {
+      type: 'object',
+      properties: {
+        summary: { type: 'string', description: 'What the document is and what it says, answering the prompt' },
+        text: { type: 'string', description: 'The legible text of the document' },
+        keyValues: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { key: { type: 'string' }, value: { type: 'string' } },
+            required: ['key', 'value'],
+            additionalProperties: false,
+          },
+        },
+      },
+      required: ['summary', 'text', 'keyValues'],
+      additionalProperties: false,
+    };
+  }
+  const properties: Record<string, unknown> = {};
+  for (const field of task.fields) properties[field.name] = fieldSchema(field);
+  return { type: 'object', properties, required: task.fields.map((f) => f.name), additionalProperties: false };
+}
+
+function fieldSchema(field: FieldSpec): Record<string, unknown> {
+  const base = JSON_TYPES[field.type];
+  const description = [field.description, base.description].filter(Boolean).join('; ');
+  // Nullable through a type union: supported by OpenAI strict mode, Anthropic tools, Gemini and Bedrock.
+  return {
+    ...base,
+    type: [base.type as string, 'null'],
+    ...(description ? { description } : {}),
+  };
+}
+
+function describeFields(fields: FieldSpec[]): string {
+  return fields
+    .map((f) => `- ${f.name} (${f.type}${f.required ? ', required' : ''})${f.description ? `: ${f.description}` : ''}`)
+    .join('\n');
+}
+
+/** The instruction text: the schema's scaffold with {prompt} and {fields} filled, or a default frame. */
+export function buildInstruction(task: TaskSpec): string {
+  const fields = task.fields ? describeFields(task.fields) : '';
+  const rules =
+    'Use only what the document shows. When a value is not present, use null; never guess or invent values. ' +
+    'Dates as YYYY-MM-DD. Numbers without currency symbols or thousands separators.';
+  if (task.outputFormat === 'text') return `${task.prompt}\n\nAnswer with the requested text only.`;
+  const scaffold =
+    task.promptScaffold ?? (task.fields ? 'Extract these fields:\n{fields}\n\nTask: {prompt}' : '{prompt}');
+  return `${scaffold.replaceAll('{prompt}', task.prompt).replaceAll('{fields}', fields)}\n\n${rules}`;
+}
+
+/** Turns a model's open-analysis answer (`keyValues` as a list) into the envelope's object. */
+export function normaliseOpenResult(value: Record<string, unknown>): Record<string, unknown> {
+  const list = Array.isArray(value.keyValues) ? value.keyValues : [];
+  const keyValues: Record<string, string> = {};
+  for (const entry of list) {
+    if (entry && typeof entry === 'object' && typeof entry.key === 'string')
+      keyValues[entry.key] = String(entry.value ?? '');
+  }
+  return { ...value, keyValues };
+}
