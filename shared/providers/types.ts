@@ -31,6 +31,8 @@ export interface TaskSpec {
   outputFormat: 'json' | 'text';
   /** Null when no schema (registry or inline) was given. */
   fields: FieldSpec[] | null;
+  /** The registry schema id when one was used (lets OCR providers pick a specialised API, e.g. receipts). */
+  schemaId: string | null;
   schemaLabel: string | null;
   /** Prompt template with optional {prompt} and {fields} placeholders. */
   promptScaffold: string | null;

@@ -41,6 +41,7 @@ export function normaliseFields(fields: z.infer<typeof inlineSchema>['expectedFi
 export function buildTask(input: {
   prompt: string;
   outputFormat: 'json' | 'text';
+  schemaId?: string | undefined;
   schema?: z.infer<typeof inlineSchema> | undefined;
 }): TaskSpec {
   const schema = input.schema;
@@ -48,6 +49,7 @@ export function buildTask(input: {
     prompt: input.prompt,
     outputFormat: input.outputFormat,
     fields: schema ? normaliseFields(schema.expectedFields) : null,
+    schemaId: input.schemaId ?? null,
     schemaLabel: schema?.label ?? null,
     promptScaffold: schema?.promptScaffold ?? null,
   };

@@ -113,7 +113,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     if (!entry) throw new UnknownSchemaError(body.schemaId, [...registry.keys()]);
     schema = entry;
   }
-  const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schema });
+  const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
 
   // Estimate, budget, threshold.
   const plan = planRun(facts, task, availableProviders(config.providers));

@@ -152,6 +152,7 @@ export function runItem(overrides: Partial<RunRecord> = {}): RunRecord {
         { name: 'merchant', type: 'string', required: true },
         { name: 'total', type: 'number', required: true },
       ],
+      schemaId: null,
       schemaLabel: 'Receipt',
       promptScaffold: null,
     },

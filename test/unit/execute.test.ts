@@ -6,7 +6,14 @@ import { abortable, failing, hanging, succeeding, throwing } from '../support/ad
 import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';
 
 const facts: FileFacts = { mime: 'image/png', kind: 'image', sizeBytes: 100, width: 10, height: 10, pages: 1 };
-const task: TaskSpec = { prompt: 'p', outputFormat: 'json', fields: null, schemaLabel: null, promptScaffold: null };
+const task: TaskSpec = {
+  prompt: 'p',
+  outputFormat: 'json',
+  fields: null,
+  schemaId: null,
+  schemaLabel: null,
+  promptScaffold: null,
+};
 
 function plan(overrides: Partial<ExecuteInput>): ExecuteInput {
   return {

@@ -94,7 +94,14 @@ const MIME_BY_EXT: Record<string, SupportedMime> = {
 };
 
 function task(outputFormat: TaskSpec['outputFormat'], fields: FieldSpec[] | null = null): TaskSpec {
-  return { prompt: 'Extract the fields', outputFormat, fields, schemaLabel: null, promptScaffold: null };
+  return {
+    prompt: 'Extract the fields',
+    outputFormat,
+    fields,
+    schemaId: null,
+    schemaLabel: null,
+    promptScaffold: null,
+  };
 }
 
 function input(bytes: Uint8Array, mime: SupportedMime, spec: TaskSpec, pages = 1): ProviderInput {

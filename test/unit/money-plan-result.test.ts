@@ -47,6 +47,7 @@ const task = (fields: FieldSpec[] | null = null, outputFormat: 'json' | 'text' =
   prompt: 'Extract',
   outputFormat,
   fields,
+  schemaId: null,
   schemaLabel: fields ? 'Test' : null,
   promptScaffold: null,
 });
