@@ -11,8 +11,10 @@ import type { ProviderId, Strategy, TaskSpec } from './types.js';
 export interface ProviderProfile {
   id: ProviderId;
   auth: 'none' | 'api-key' | 'iam';
-  /** Environment variables whose presence means the provider has credentials. Empty for `none`. */
+  /** Environment variables whose presence means the provider has credentials. Empty for `none` and `iam`. */
   credentialEnv: readonly string[];
+  /** For `iam` providers: whether AWS credentials or a role are present. */
+  available?: (env: NodeJS.ProcessEnv) => boolean;
   strategies: readonly Strategy[];
   /** Upper bound of what one attempt can cost us, in micros, for this file and task. */
   maxCostMicros(facts: FileFacts, task: TaskSpec): Micros;
@@ -42,7 +44,11 @@ export function availableProviders(
   if (configured) return [...configured];
   const withCredentials = Object.values(catalog)
     .filter((p): p is ProviderProfile => p !== undefined && p.id !== 'local')
-    .filter((p) => p.credentialEnv.length > 0 && p.credentialEnv.every((name) => Boolean(env[name])))
+    .filter((p) =>
+      p.available
+        ? p.available(env)
+        : p.credentialEnv.length > 0 && p.credentialEnv.every((name) => Boolean(env[name])),
+    )
     .map((p) => p.id);
   return [...withCredentials, 'local'];
 }

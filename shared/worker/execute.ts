@@ -61,6 +61,37 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** Time an attempt needs at least to be worth starting after a Retry-After wait. */
+const MIN_ATTEMPT_MS = 5_000;
+
+/** One invocation with its own deadline; never throws (a failure is returned, normalised to a ProviderFailure). */
+async function attemptOnce(
+  adapter: ProviderAdapter | undefined,
+  provider: ProviderId,
+  input: ProviderInput,
+  deadlineMs: number,
+): Promise<{ output: ProviderOutput } | { failure: ProviderFailure }> {
+  if (!adapter)
+    return { failure: new ProviderFailure('client', `provider ${provider} is not available in this build`) };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, deadlineMs - Date.now()));
+  try {
+    const output = await untilAborted(
+      adapter.invoke(input, { signal: controller.signal, deadlineMs }),
+      controller.signal,
+    );
+    return { output };
+  } catch (error: unknown) {
+    if (error instanceof ProviderFailure) return { failure: error };
+    const kind = controller.signal.aborted ? 'timeout' : 'server';
+    return {
+      failure: new ProviderFailure(kind, error instanceof Error ? error.message : String(error), { cause: error }),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome> {
   const now = options.now ?? Date.now;
   const attempts: Attempt[] = [];
@@ -89,27 +120,24 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
     const deadlineMs = now() + attemptBudget;
 
     const adapter = options.adapters[provider];
-    const started = now();
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), Math.max(0, deadlineMs - now()));
-    try {
-      if (!adapter) throw new ProviderFailure('client', `provider ${provider} is not available in this build`);
-      requests += 1;
-      const output = await untilAborted(
-        adapter.invoke({ ...options.input, step }, { signal: controller.signal, deadlineMs }),
-        controller.signal,
-      );
-      costMicros += output.usage.costMicros;
-      attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
-      return { output, provider, attempts, requests, costMicros };
-    } catch (error: unknown) {
-      const failure = error instanceof ProviderFailure ? error : null;
-      if (failure?.usage) costMicros += failure.usage.costMicros;
-      const kind = failure?.kind ?? (controller.signal.aborted ? 'timeout' : 'server');
-      log.warn('provider attempt failed', { provider, step, kind, message: failure?.message ?? String(error) });
-      attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: kind });
-    } finally {
-      clearTimeout(timer);
+    // A 429 whose Retry-After still leaves time for a real attempt before this candidate's deadline is waited out
+    // once on the same provider; otherwise the plan moves on to the next candidate.
+    for (let tries = 0; tries < 2; tries += 1) {
+      const started = now();
+      const outcome = await attemptOnce(adapter, provider, { ...options.input, step }, deadlineMs);
+      if (adapter) requests += 1;
+      if ('output' in outcome) {
+        costMicros += outcome.output.usage.costMicros;
+        attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
+        return { output: outcome.output, provider, attempts, requests, costMicros };
+      }
+      const { failure } = outcome;
+      if (failure.usage) costMicros += failure.usage.costMicros;
+      log.warn('provider attempt failed', { provider, step, kind: failure.kind, message: failure.message });
+      attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: failure.kind });
+      const wait = failure.kind === 'rate_limited' ? failure.retryAfterMs : undefined;
+      if (tries > 0 || wait === undefined || now() + wait + MIN_ATTEMPT_MS > deadlineMs) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
   return { output: null, provider: null, attempts, requests, costMicros };

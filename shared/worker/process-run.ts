@@ -89,7 +89,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   const outcome = await executePlan({
     candidates: run.candidates,
     adapters: options.adapters,
-    input: { bytes, facts: run.file, task: run.task },
+    input: { bytes, facts: run.file, task: run.task, source: { bucket: BUCKET, key: run.objectKey } },
     capMicros,
     deadlineMs: Date.now() + options.remainingMs - SETTLE_RESERVE_MS,
   });

@@ -64,3 +64,13 @@ export function abortable(id: ProviderId): ScriptedAdapter {
       }),
   );
 }
+
+/** Answers 429 with `retryAfterMs` the first `times` calls, then succeeds. */
+export function rateLimitedThenSucceeding(id: ProviderId, retryAfterMs: number, times = 1): ScriptedAdapter {
+  let calls = 0;
+  return scripted(id, async () => {
+    calls += 1;
+    if (calls <= times) throw new ProviderFailure('rate_limited', `${id} scripted 429`, { retryAfterMs });
+    return { result: { ok: true }, usage: { billableUnits: 1, costMicros: 80 } };
+  });
+}

@@ -2,7 +2,7 @@
 import type { FileFacts } from '../../shared/file-facts.js';
 import type { TaskSpec } from '../../shared/providers/types.js';
 import { type ExecuteInput, executePlan } from '../../shared/worker/execute.js';
-import { abortable, failing, hanging, succeeding, throwing } from '../support/adapters.js';
+import { abortable, failing, hanging, rateLimitedThenSucceeding, succeeding, throwing } from '../support/adapters.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';
 
 const facts: FileFacts = { mime: 'image/png', kind: 'image', sizeBytes: 100, width: 10, height: 10, pages: 1 };
@@ -158,5 +158,52 @@ describe('fallback and accounting', () => {
     );
     expect(local.calls).toHaveLength(0);
     expect(outcome.attempts[0]).toEqual(expect.objectContaining({ outcome: 'skipped', failure: 'over_budget' }));
+  });
+});
+
+describe('Retry-After', () => {
+  test('a 429 whose Retry-After fits the deadline is waited out once and retried on the same provider', async () => {
+    const openai = rateLimitedThenSucceeding('openai', 50);
+    const started = Date.now();
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'local'],
+        adapters: { openai, local: succeeding('local') },
+        deadlineMs: Date.now() + 60_000,
+      }),
+    );
+    expect(outcome.provider).toBe('openai');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    expect(outcome.requests).toBe(2);
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'rate_limited'],
+      ['openai', 'succeeded', undefined],
+    ]);
+  });
+
+  test('a Retry-After longer than the time left moves straight to the next candidate', async () => {
+    const openai = rateLimitedThenSucceeding('openai', 120_000);
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'local'],
+        adapters: { openai, local: succeeding('local') },
+        deadlineMs: Date.now() + 30_000,
+      }),
+    );
+    expect(outcome.provider).toBe('local');
+    expect(openai.calls).toHaveLength(1);
+  });
+
+  test('a provider is retried at most once, even if it keeps answering 429', async () => {
+    const openai = rateLimitedThenSucceeding('openai', 10, 5);
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'local'],
+        adapters: { openai, local: succeeding('local') },
+        deadlineMs: Date.now() + 60_000,
+      }),
+    );
+    expect(openai.calls).toHaveLength(2);
+    expect(outcome.provider).toBe('local');
   });
 });
