@@ -25,26 +25,39 @@ export function classify(facts: FileFacts, task: TaskSpec, providers: readonly P
 }
 
 /**
- * Plans a run. Candidates are the available providers that can run the strategy (providers without a profile in this
- * build stay in the list when explicitly configured: they fail at run time and the plan falls back, as configured).
- * The estimate is the highest candidate price, so any fallback the plan may take is covered by the hold.
+ * Plans a run. Candidates are the available providers that can run the strategy, in the configured order when
+ * `VISION_PROVIDERS` is set, otherwise cheapest first for this file (with `local` last). Providers without a profile
+ * in this build stay in the list when explicitly configured: they fail at run time and the plan falls back.
+ * The estimate is the worst-case price of the primary path (the first candidate with a cost model). A fallback whose
+ * worst case would push the price past that hold (or past maxCostUsd) is skipped at execution time.
  */
-export function planRun(facts: FileFacts, task: TaskSpec, providers: readonly ProviderId[]): Plan {
+export function planRun(
+  facts: FileFacts,
+  task: TaskSpec,
+  providers: readonly ProviderId[],
+  options: { explicitOrder?: boolean } = {},
+): Plan {
   const strategy = classify(facts, task, providers);
-  const candidates = providers.filter((id) => {
+  const worstCase = (id: ProviderId): Micros | undefined => {
+    const profile = catalog[id];
+    return profile ? priceFor(profile.maxCostMicros(facts, task)) : undefined;
+  };
+  const eligible = providers.filter((id) => {
     const profile = catalog[id];
     return (
       profile === undefined || profile.strategies.includes(strategy) || strategyFallback(profile.strategies, strategy)
     );
   });
-  const estimateMicros = Math.max(
-    0,
-    ...candidates.map((id) => {
-      const profile = catalog[id];
-      return profile ? priceFor(profile.maxCostMicros(facts, task)) : 0;
-    }),
-  );
-  return { strategy, candidates, estimateMicros };
+  const candidates = options.explicitOrder
+    ? eligible
+    : [
+        ...eligible
+          .filter((id) => id !== 'local')
+          .sort((a, b) => (worstCase(a) ?? Number.MAX_SAFE_INTEGER) - (worstCase(b) ?? Number.MAX_SAFE_INTEGER)),
+        ...eligible.filter((id) => id === 'local'),
+      ];
+  const primary = candidates.map(worstCase).find((price) => price !== undefined);
+  return { strategy, candidates, estimateMicros: primary ?? 0 };
 }
 
 // A provider that cannot look at pixels can still serve a direct-multimodal plan through OCR.

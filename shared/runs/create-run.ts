@@ -116,7 +116,9 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
 
   // Estimate, budget, threshold.
-  const plan = planRun(facts, task, availableProviders(config.providers));
+  const plan = planRun(facts, task, availableProviders(config.providers), {
+    explicitOrder: config.providers !== undefined,
+  });
   const estimateMicros = plan.estimateMicros;
   const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicros(body.maxCostUsd) : null;
   if (maxCostMicros !== null && estimateMicros > maxCostMicros) {

@@ -1,0 +1,80 @@
+/**
+ * The attempt's deadline as media code sees it: checked between steps, raced against work that can be abandoned, and
+ * turned into the failures every provider reports (`timeout` when it passes, `client` when the file is at fault).
+ */
+import { ProviderFailure } from '../providers/types.js';
+
+/** setTimeout's largest delay; a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** An attempt's deadline (epoch ms) plus its abort signal; `label` prefixes failure messages ("media", "local provider"). */
+export class Deadline {
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly deadlineMs: number,
+    readonly label = 'media',
+  ) {}
+
+  /** Milliseconds left (negative once passed). */
+  remainingMs(): number {
+    return this.deadlineMs - Date.now();
+  }
+
+  /** True once the deadline has passed or the attempt was aborted. */
+  expired(): boolean {
+    return this.signal.aborted || this.remainingMs() <= 0;
+  }
+
+  /** The timeout failure for work that was doing `stage`. */
+  failure(stage: string): ProviderFailure {
+    return new ProviderFailure('timeout', `${this.label}: deadline passed while ${stage}`);
+  }
+
+  /** A `client` failure: the file (not the provider) is at fault. */
+  clientFailure(message: string, cause?: unknown): ProviderFailure {
+    return new ProviderFailure('client', `${this.label}: ${message}`, cause === undefined ? undefined : { cause });
+  }
+
+  /** Throws the timeout failure if the deadline has passed or the attempt was aborted. */
+  check(stage: string): void {
+    if (this.expired()) throw this.failure(stage);
+  }
+
+  /** Whole seconds left, at least 1: for sharp's own `timeout`, which stops libvips work a race cannot. */
+  sharpSeconds(): number {
+    return Math.max(1, Math.ceil(this.remainingMs() / 1000));
+  }
+
+  /** Calls `onExpire` once when the deadline passes or the signal aborts; returns a function that cancels the watch. */
+  watch(onExpire: () => void): () => void {
+    const fire = (): void => {
+      cancel();
+      onExpire();
+    };
+    const timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, this.remainingMs())));
+    this.signal.addEventListener('abort', fire, { once: true });
+    const cancel = (): void => {
+      clearTimeout(timer);
+      this.signal.removeEventListener('abort', fire);
+    };
+    return cancel;
+  }
+
+  /** Settles with `work`, or rejects with a timeout when the deadline passes first (the work itself is abandoned). */
+  race<T>(work: Promise<T>, stage: string): Promise<T> {
+    this.check(stage);
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.watch(() => reject(this.failure(stage)));
+      work.then(
+        (value) => {
+          cancel();
+          resolve(value);
+        },
+        (error: unknown) => {
+          cancel();
+          reject(error);
+        },
+      );
+    });
+  }
+}
