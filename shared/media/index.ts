@@ -1,19 +1,31 @@
 /**
- * Media preparation shared by every provider: turn an uploaded image or PDF into what a provider's API accepts.
- * Implementation in progress — the exported types and signatures below are final.
+ * Media preparation shared by every provider: an uploaded image or PDF turned into what a provider's API accepts.
+ *
+ * - `prepareImage`: HEIC decoded when the provider does not take it, EXIF orientation applied, downscaled to the
+ *   provider's useful long side, encoded (JPEG unless the provider takes only PNG) until it fits the byte limit.
+ * - `renderPdfPages`: PDF pages rasterised by mupdf within the same kind of target.
+ * - `pdfTextLayer`: the text a PDF carries, page by page.
+ *
+ * Every function takes the attempt's deadline: once it passes (or the signal aborts) the work stops with
+ * `ProviderFailure('timeout')`; a file that cannot be decoded fails with `ProviderFailure('client')`. sharp, mupdf and
+ * libheif are loaded on first use, so importing this module costs nothing.
  */
-import type { SupportedMime } from '../file-facts.js';
+export type { SupportedMime } from '../file-facts.js';
+export { Deadline } from './deadline.js';
+export { ENCODE_QUALITIES, MAX_INPUT_PIXELS, prepareImage } from './image.js';
+export { PdfFile, pdfTextLayer, RENDER_MAX_DPI, RENDER_MAX_PIXELS, renderPdfPages } from './pdf.js';
 
+/** An image format a provider may accept. */
 export type ImageMime = 'image/jpeg' | 'image/png' | 'image/heic' | 'image/webp';
 
-/** What a provider accepts: the image formats it takes, the long side it is worth sending, the byte limit. */
+/** What a provider accepts: the image formats it takes, the long side worth sending (pixels), the byte limit. */
 export interface ImageTarget {
   formats: readonly ImageMime[];
   maxLongSide: number;
   maxBytes: number;
 }
 
-/** An image ready to send; width/height are those of `bytes` (upright, after any downscale). */
+/** An image ready to send; `width`/`height` are those of `bytes` (upright, after any downscale). */
 export interface PreparedImage {
   bytes: Uint8Array;
   mime: ImageMime;
@@ -21,33 +33,8 @@ export interface PreparedImage {
   height: number;
 }
 
-/** The attempt's deadline (the provider's `InvokeOptions`). */
+/** The attempt's deadline (a provider's `InvokeOptions` fits). */
 export interface MediaDeadline {
   signal: AbortSignal;
   deadlineMs: number;
-}
-
-/** HEIC → JPEG when the target does not take HEIC; EXIF orientation applied; downscaled to maxLongSide; re-encoded until ≤ maxBytes; pixel caps. */
-export async function prepareImage(
-  _bytes: Uint8Array,
-  _mime: SupportedMime,
-  _target: ImageTarget,
-  _deadline: MediaDeadline,
-): Promise<PreparedImage> {
-  throw new Error('shared/media: not implemented yet');
-}
-
-/** Renders PDF pages (0-based indexes; all when omitted) to PNG/JPEG images within the target. */
-export async function renderPdfPages(
-  _bytes: Uint8Array,
-  _target: ImageTarget,
-  _deadline: MediaDeadline,
-  _pages?: number[],
-): Promise<PreparedImage[]> {
-  throw new Error('shared/media: not implemented yet');
-}
-
-/** The PDF's text layer per page (empty string for a page without one). */
-export async function pdfTextLayer(_bytes: Uint8Array, _deadline: MediaDeadline): Promise<string[]> {
-  throw new Error('shared/media: not implemented yet');
 }

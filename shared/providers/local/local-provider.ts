@@ -15,35 +15,39 @@
  *   serves many). `shutdownLocalProvider()` terminates it. The English model is read from the `@tesseract.js-data/eng`
  *   package on disk (`langPath`, `gzip`, `cacheMethod: 'none'`): nothing is downloaded at run time and nothing is
  *   written to the (read-only) working directory.
- * - **Bounded work.** Every decode has a pixel cap (sharp `limitInputPixels`, a dimension check before HEIC decoding,
- *   and a render scale capped to RENDER_MAX_PIXELS for PDF pages) and a time cap (the attempt's deadline: checked
- *   between pages, raced against OCR and image decoding, and passed to sharp's own timeout). A deadline that passes
+ * - **Bounded work.** Decoding is shared/media's (the same code every provider uses). Every decode has a pixel cap
+ *   (sharp `limitInputPixels`, a dimension check from the HEIC header before decoding, and a render scale capped to
+ *   RENDER_MAX_PIXELS for PDF pages) and a time cap (the attempt's deadline: checked between pages, raced against
+ *   OCR and image decoding, and passed to sharp's own timeout). A deadline that passes
  *   throws `ProviderFailure('timeout')`; an OCR job that overran is abandoned by terminating the worker, so the next
  *   invocation does not queue behind it.
  * - **Extraction by rules** (extract-fields.ts): labels, synonyms and patterns, coerced to the schema's types. A field
  *   that is not in the text is `null`, never invented. It is cheap and predictable rather than clever; a model-backed
  *   provider is the fallback for documents it cannot read.
  *
- * Heavy modules (mupdf WASM, sharp, tesseract.js, heic-convert) are imported lazily, so importing this file is cheap
+ * Heavy modules (mupdf WASM, sharp, tesseract.js, libheif via heic-convert) are imported lazily, so importing this file is cheap
  * and an image never loads mupdf nor a text-layer PDF tesseract.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Worker as ThreadWorker } from 'node:worker_threads';
 import type Tesseract from 'tesseract.js';
+import { Deadline } from '../../media/deadline.js';
+import { runSharp, uprightImage } from '../../media/image.js';
+import { PdfFile, RENDER_MAX_PIXELS } from '../../media/pdf.js';
 import { localCost } from '../../pricing/pricing.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { ProviderFailure } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
 
+// The decoding limits live with the decoders in shared/media (images: 100 MP before decoding; PDF renders: 25 MP).
+export { MAX_INPUT_PIXELS } from '../../media/image.js';
+export { RENDER_MAX_PIXELS } from '../../media/pdf.js';
+
 /** A PDF page with at least this many non-space characters in its text layer is read, not OCR'd. */
 export const MIN_TEXT_LAYER_CHARS = 20;
-/** PDF pages without a text layer are rendered at this resolution for OCR… */
+/** PDF pages without a text layer are rendered at this resolution for OCR (capped to RENDER_MAX_PIXELS). */
 export const RENDER_DPI = 200;
-/** …scaled down so that a rendered page never exceeds this many pixels (huge page boxes). */
-export const RENDER_MAX_PIXELS = 25_000_000;
-/** Images larger than this are refused before decoding (sharp `limitInputPixels`; HEIC checked from its header). */
-export const MAX_INPUT_PIXELS = 100_000_000;
 /** Images are downscaled so their long side is at most this (more pixels slow OCR without helping it). */
 export const OCR_MAX_LONG_SIDE = 3000;
 /** Confidence given to a text-layer page: the text is exact, but the layer may not be what a reader sees. */
@@ -60,69 +64,6 @@ function tesseractPaths(): { langPath: string; workerPath: string } {
     // Explicit so that bundling tesseract.js (which moves its __dirname) cannot break the worker thread's script.
     workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Deadline
-// ---------------------------------------------------------------------------------------------------------------
-
-const MAX_TIMER_MS = 2_147_483_647;
-
-class Deadline {
-  constructor(
-    private readonly signal: AbortSignal,
-    private readonly deadlineMs: number,
-  ) {}
-
-  remainingMs(): number {
-    return this.deadlineMs - Date.now();
-  }
-
-  expired(): boolean {
-    return this.signal.aborted || this.remainingMs() <= 0;
-  }
-
-  failure(stage: string): ProviderFailure {
-    return new ProviderFailure('timeout', `local provider: deadline passed while ${stage}`);
-  }
-
-  /** Throws the timeout failure if the deadline has passed or the attempt was aborted. */
-  check(stage: string): void {
-    if (this.expired()) throw this.failure(stage);
-  }
-
-  /** Calls `onExpire` once when the deadline passes or the signal aborts; returns a function that cancels the watch. */
-  watch(onExpire: () => void): () => void {
-    const fire = (): void => {
-      cancel();
-      onExpire();
-    };
-    const timer = setTimeout(fire, Math.min(MAX_TIMER_MS, Math.max(0, this.remainingMs())));
-    this.signal.addEventListener('abort', fire, { once: true });
-    const cancel = (): void => {
-      clearTimeout(timer);
-      this.signal.removeEventListener('abort', fire);
-    };
-    return cancel;
-  }
-
-  /** Settles with `work`, or rejects with a timeout when the deadline passes first. */
-  race<T>(work: Promise<T>, stage: string): Promise<T> {
-    this.check(stage);
-    return new Promise<T>((resolve, reject) => {
-      const cancel = this.watch(() => reject(this.failure(stage)));
-      work.then(
-        (value) => {
-          cancel();
-          resolve(value);
-        },
-        (error: unknown) => {
-          cancel();
-          reject(error);
-        },
-      );
-    });
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -307,109 +248,38 @@ async function ocrPage(png: Buffer, deadline: Deadline): Promise<PageText> {
 
 /** Reads a PDF page by page into `pages` (filled as it goes, so a timeout can still report the pages done). */
 async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[]): Promise<void> {
-  const mupdf = await deadline.race(import('mupdf'), 'loading the PDF engine');
-  let doc: InstanceType<typeof mupdf.Document>;
+  const pdf = await PdfFile.open(bytes, deadline);
   try {
-    doc = mupdf.Document.openDocument(bytes, 'application/pdf');
-  } catch (error) {
-    throw clientFailure('the PDF cannot be opened', error);
-  }
-  try {
-    if (doc.needsPassword()) throw clientFailure('the PDF is password-protected');
-    let count: number;
-    try {
-      count = doc.countPages();
-    } catch (error) {
-      throw clientFailure('the PDF page tree cannot be read', error);
-    }
-    if (count < 1) throw clientFailure('the PDF has no pages');
-    for (let i = 0; i < count; i++) {
-      deadline.check(`reading PDF page ${i + 1} of ${count}`);
-      let png: Buffer;
-      let page: InstanceType<typeof mupdf.Page> | undefined;
-      try {
-        page = doc.loadPage(i);
-        const stext = page.toStructuredText('preserve-whitespace');
-        const text = stext.asText();
-        stext.destroy();
-        if (nonSpaceLength(text) >= MIN_TEXT_LAYER_CHARS) {
-          pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE });
-          continue;
-        }
-        const [x0, y0, x1, y1] = page.getBounds();
-        const widthPt = Math.max(1, x1 - x0);
-        const heightPt = Math.max(1, y1 - y0);
-        let scale = RENDER_DPI / 72;
-        const pixels = widthPt * scale * heightPt * scale;
-        if (pixels > RENDER_MAX_PIXELS) scale *= Math.sqrt(RENDER_MAX_PIXELS / pixels);
-        const pixmap = page.toPixmap(mupdf.Matrix.scale(scale, scale), mupdf.ColorSpace.DeviceGray, false);
-        png = Buffer.from(pixmap.asPNG());
-        pixmap.destroy();
-      } catch (error) {
-        throw clientFailure(`PDF page ${i + 1} cannot be read`, error);
-      } finally {
-        page?.destroy();
+    for (let i = 0; i < pdf.pageCount; i++) {
+      deadline.check(`reading PDF page ${i + 1} of ${pdf.pageCount}`);
+      const text = pdf.text(i);
+      if (nonSpaceLength(text) >= MIN_TEXT_LAYER_CHARS) {
+        pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE });
+        continue;
       }
+      const png = pdf.renderPng(i, {
+        dpi: RENDER_DPI,
+        maxLongSide: Number.POSITIVE_INFINITY,
+        maxPixels: RENDER_MAX_PIXELS,
+        colour: 'grey',
+      });
       pages.push(await ocrPage(png, deadline));
     }
   } finally {
-    doc.destroy();
+    pdf.close();
   }
 }
 
-type HeicConvert = (options: {
-  buffer: Uint8Array;
-  format: 'PNG' | 'JPEG';
-  quality?: number;
-}) => Promise<ArrayBuffer | Uint8Array>;
-
-async function decodeHeic(bytes: Uint8Array, input: ProviderInput, deadline: Deadline): Promise<Buffer> {
-  const { width, height } = input.facts;
-  if (width !== undefined && height !== undefined && width * height > MAX_INPUT_PIXELS) {
-    throw clientFailure(`the HEIC image is ${width} x ${height}, over the ${MAX_INPUT_PIXELS} pixel limit`);
-  }
-  // heic-convert ships no type declarations: load it through require with the one signature used here.
-  const convert = require('heic-convert') as HeicConvert;
-  try {
-    // JPEG at high quality: heic-convert's encoders are pure JS and its PNG encoder (deflate level 9) is much slower.
-    const out = await deadline.race(
-      convert({ buffer: Buffer.from(bytes), format: 'JPEG', quality: 0.95 }),
-      'decoding the HEIC image',
-    );
-    return Buffer.from(out instanceof Uint8Array ? out : new Uint8Array(out));
-  } catch (error) {
-    if (error instanceof ProviderFailure) throw error;
-    throw clientFailure('the HEIC image cannot be decoded', error);
-  }
-}
-
-/** EXIF orientation applied, bounded in pixels and size, grey, flattened on white, as PNG for tesseract. */
-async function prepareImage(bytes: Uint8Array, deadline: Deadline): Promise<Buffer> {
-  const { default: sharp } = await deadline.race(import('sharp'), 'loading the image decoder');
-  const seconds = Math.max(1, Math.ceil(deadline.remainingMs() / 1000));
-  try {
-    return await deadline.race(
-      sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
-        .rotate()
-        .resize({ width: OCR_MAX_LONG_SIDE, height: OCR_MAX_LONG_SIDE, fit: 'inside', withoutEnlargement: true })
-        .flatten({ background: '#ffffff' })
-        .greyscale()
-        .png({ compressionLevel: 1 })
-        .timeout({ seconds })
-        .toBuffer(),
-      'decoding the image',
-    );
-  } catch (error) {
-    if (error instanceof ProviderFailure) throw error;
-    if (error instanceof Error && /timeout/i.test(error.message)) throw deadline.failure('decoding the image');
-    throw clientFailure('the image cannot be decoded', error);
-  }
-}
-
+/** EXIF orientation applied (HEIC decoded first), bounded in pixels and size, grey, flattened on white, as PNG for tesseract. */
 async function readImage(input: ProviderInput, deadline: Deadline, pages: PageText[]): Promise<void> {
-  const source = input.facts.mime === 'image/heic' ? await decodeHeic(input.bytes, input, deadline) : input.bytes;
-  const png = await prepareImage(source, deadline);
-  pages.push(await ocrPage(png, deadline));
+  if (input.facts.mime === 'application/pdf') throw clientFailure('a PDF is not an image');
+  const image = await uprightImage(input.bytes, input.facts.mime, deadline, OCR_MAX_LONG_SIDE);
+  const png = await runSharp(
+    image.flatten({ background: '#ffffff' }).greyscale().png({ compressionLevel: 1 }),
+    deadline,
+    'decoding the image',
+  );
+  pages.push(await ocrPage(png.data, deadline));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -445,7 +315,7 @@ function resultFor(input: ProviderInput, text: string, pages: number): Record<st
 }
 
 async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
-  const deadline = new Deadline(options.signal, options.deadlineMs);
+  const deadline = new Deadline(options.signal, options.deadlineMs, 'local provider');
   deadline.check('starting');
 
   // An `analyze` step after another provider's OCR: the text is given, only the extraction runs (text-layer price).

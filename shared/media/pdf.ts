@@ -1,0 +1,207 @@
+/**
+ * PDFs for providers, through mupdf (WASM): the text layer page by page, and pages rendered to images.
+ *
+ * - **Resolution.** A page is rendered at the highest scale that keeps its long side within the target's
+ *   `maxLongSide`, never above RENDER_MAX_DPI (200 dpi reads small print; more only adds bytes), and never over
+ *   RENDER_MAX_PIXELS (a page box of several metres would otherwise allocate gigabytes).
+ * - **Bounded work.** mupdf is synchronous WASM: the deadline is checked before each page, and the encoding of each
+ *   rendered page (sharp) is raced against it.
+ * - **Failures.** A file mupdf cannot open, a password-protected one, an unreadable page tree or page, or a page index
+ *   out of range is the file's (or the caller's) fault: `ProviderFailure('client')`.
+ *
+ * mupdf is loaded on first use, so importing this module is cheap.
+ */
+import type * as Mupdf from 'mupdf';
+import { ProviderFailure } from '../providers/types.js';
+import { Deadline } from './deadline.js';
+import {
+  checkTarget,
+  encodeWithin,
+  fitInside,
+  fromRaw,
+  loadSharp,
+  outputFormat,
+  type RawImage,
+  runSharp,
+} from './image.js';
+import type { ImageTarget, MediaDeadline, PreparedImage } from './index.js';
+
+/** Pages are rendered at most at this resolution… */
+export const RENDER_MAX_DPI = 200;
+/** …and scaled down so that a rendered page never exceeds this many pixels (huge page boxes). */
+export const RENDER_MAX_PIXELS = 25_000_000;
+
+type MupdfModule = typeof Mupdf;
+
+/** How to render a page: the largest scale within all three limits. */
+export interface RenderOptions {
+  dpi: number;
+  /** Long side in pixels (Infinity for none). */
+  maxLongSide: number;
+  maxPixels: number;
+  colour: 'rgb' | 'grey';
+}
+
+/** An open PDF; `close()` it when done (mupdf memory lives in the WASM heap, outside the garbage collector). */
+export class PdfFile {
+  private constructor(
+    private readonly mupdf: MupdfModule,
+    private readonly doc: Mupdf.Document,
+    private readonly d: Deadline,
+    readonly pageCount: number,
+  ) {}
+
+  /** Loads mupdf and opens the PDF; `client` failures for an unreadable, encrypted or empty document. */
+  static async open(bytes: Uint8Array, d: Deadline): Promise<PdfFile> {
+    if (bytes.byteLength === 0) throw d.clientFailure('the PDF is empty');
+    const mupdf = await d.race(import('mupdf'), 'loading the PDF engine');
+    let doc: Mupdf.Document;
+    try {
+      doc = mupdf.Document.openDocument(bytes, 'application/pdf');
+    } catch (error) {
+      throw d.clientFailure('the PDF cannot be opened', error);
+    }
+    try {
+      if (doc.needsPassword()) throw d.clientFailure('the PDF is password-protected');
+      let count: number;
+      try {
+        count = doc.countPages();
+      } catch (error) {
+        throw d.clientFailure('the PDF page tree cannot be read', error);
+      }
+      if (count < 1) throw d.clientFailure('the PDF has no pages');
+      return new PdfFile(mupdf, doc, d, count);
+    } catch (error) {
+      doc.destroy();
+      throw error;
+    }
+  }
+
+  /** The page's text layer as mupdf's structured text gives it (whitespace preserved, not trimmed). */
+  text(index: number): string {
+    return this.withPage(index, (page) => {
+      const stext = page.toStructuredText('preserve-whitespace');
+      try {
+        return stext.asText();
+      } finally {
+        stext.destroy();
+      }
+    });
+  }
+
+  /** Renders a page to raw pixels (no alpha: white paper) at the largest scale `options` allow. */
+  render(index: number, options: RenderOptions): RawImage {
+    return this.withPixmap(index, options, (pixmap) => {
+      const width = pixmap.getWidth();
+      const height = pixmap.getHeight();
+      const channels = pixmap.getNumberOfComponents() as 1 | 3;
+      const row = width * channels;
+      const stride = pixmap.getStride();
+      // getPixels() is a view into the WASM heap, gone once the pixmap is destroyed: copy it out.
+      const samples = pixmap.getPixels();
+      const data = Buffer.allocUnsafe(row * height);
+      if (stride === row) data.set(samples.subarray(0, row * height));
+      else for (let y = 0; y < height; y++) data.set(samples.subarray(y * stride, y * stride + row), y * row);
+      return { data, width, height, channels };
+    });
+  }
+
+  /** Renders a page straight to PNG with mupdf's encoder. */
+  renderPng(index: number, options: RenderOptions): Buffer {
+    return this.withPixmap(index, options, (pixmap) => Buffer.from(pixmap.asPNG()));
+  }
+
+  /** Frees the document. */
+  close(): void {
+    this.doc.destroy();
+  }
+
+  private withPixmap<T>(index: number, options: RenderOptions, use: (pixmap: Mupdf.Pixmap) => T): T {
+    return this.withPage(index, (page) => {
+      const [x0, y0, x1, y1] = page.getBounds();
+      const widthPt = Math.max(1, x1 - x0);
+      const heightPt = Math.max(1, y1 - y0);
+      let scale = Math.min(options.dpi / 72, options.maxLongSide / Math.max(widthPt, heightPt));
+      const pixels = widthPt * scale * heightPt * scale;
+      if (pixels > options.maxPixels) scale *= Math.sqrt(options.maxPixels / pixels);
+      const colour = options.colour === 'grey' ? this.mupdf.ColorSpace.DeviceGray : this.mupdf.ColorSpace.DeviceRGB;
+      const pixmap = page.toPixmap(this.mupdf.Matrix.scale(scale, scale), colour, false);
+      try {
+        return use(pixmap);
+      } finally {
+        pixmap.destroy();
+      }
+    });
+  }
+
+  private withPage<T>(index: number, use: (page: Mupdf.Page) => T): T {
+    if (!Number.isInteger(index) || index < 0 || index >= this.pageCount) {
+      throw this.d.clientFailure(`page index ${index} is out of range (the PDF has ${this.pageCount} pages)`);
+    }
+    let page: Mupdf.Page | undefined;
+    try {
+      page = this.doc.loadPage(index);
+      return use(page);
+    } catch (error) {
+      if (error instanceof ProviderFailure) throw error;
+      throw this.d.clientFailure(`PDF page ${index + 1} cannot be read`, error);
+    } finally {
+      page?.destroy();
+    }
+  }
+}
+
+/** Renders PDF pages (0-based indexes; all when omitted) to PNG/JPEG images within the target. */
+export async function renderPdfPages(
+  bytes: Uint8Array,
+  target: ImageTarget,
+  deadline: MediaDeadline,
+  pages?: number[],
+): Promise<PreparedImage[]> {
+  const d = new Deadline(deadline.signal, deadline.deadlineMs);
+  checkTarget(target);
+  d.check('rendering the PDF');
+  const format = outputFormat(target, d);
+  const sharp = await loadSharp(d);
+  const pdf = await PdfFile.open(bytes, d);
+  try {
+    const indexes = pages ?? Array.from({ length: pdf.pageCount }, (_, i) => i);
+    const out: PreparedImage[] = [];
+    for (const index of indexes) {
+      d.check(`rendering PDF page ${index + 1} of ${pdf.pageCount}`);
+      let raw = pdf.render(index, {
+        dpi: RENDER_MAX_DPI,
+        maxLongSide: target.maxLongSide,
+        maxPixels: RENDER_MAX_PIXELS,
+        colour: 'rgb',
+      });
+      // mupdf rounds the page box outwards, which can add a pixel past maxLongSide.
+      const fit = fitInside(target.maxLongSide);
+      if (fit !== undefined && Math.max(raw.width, raw.height) > target.maxLongSide) {
+        const { data, info } = await runSharp(fromRaw(sharp, raw).resize(fit).raw(), d, 'scaling the page', 'scaled');
+        raw = { data, width: info.width, height: info.height, channels: info.channels };
+      }
+      out.push(await encodeWithin(sharp, raw, format, target.maxBytes, d));
+    }
+    return out;
+  } finally {
+    pdf.close();
+  }
+}
+
+/** The PDF's text layer per page (empty string for a page without one). */
+export async function pdfTextLayer(bytes: Uint8Array, deadline: MediaDeadline): Promise<string[]> {
+  const d = new Deadline(deadline.signal, deadline.deadlineMs);
+  d.check('reading the PDF');
+  const pdf = await PdfFile.open(bytes, d);
+  try {
+    const texts: string[] = [];
+    for (let i = 0; i < pdf.pageCount; i++) {
+      d.check(`reading PDF page ${i + 1} of ${pdf.pageCount}`);
+      texts.push(pdf.text(i).trim());
+    }
+    return texts;
+  } finally {
+    pdf.close();
+  }
+}
