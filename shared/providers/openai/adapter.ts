@@ -1,0 +1,604 @@
+/**
+ * The `openai` provider: a GPT model (default gpt-5.4-mini, `OPENAI_MODEL` to change; prices in pricing.json) reads
+ * the image or PDF and answers with JSON in the shape of the task's result schema.
+ *
+ * Why it is built this way:
+ * - **Responses API, not Chat Completions.** Both take base64 images, base64 PDFs and a strict `json_schema`, and
+ *   both return token logprobs. Responses is the API OpenAI recommends for its GPT-5 (reasoning) models; only its
+ *   `input_file` takes a `detail` level for the PDF page images (scans need `high`; Chat Completions' `file` part has
+ *   no such control); it reports truncation and content filtering in one place (`status` + `incomplete_details`) and
+ *   refusals as a typed content part. It stores responses by default, so requests say `store: false`: documents are
+ *   not kept at OpenAI beyond the call.
+ * - **No reasoning.** gpt-5.4-mini runs at `reasoning.effort: "none"`: reading a document needs no chain of thought,
+ *   it is faster, and OpenAI returns logprobs only for requests without reasoning.
+ * - **Confidence from logprobs.** `nativeConfidence` is exp(mean logprob) over the tokens that spell the answer's
+ *   values. Keys, quotes and braces are forced by the schema (logprob ≈ 0), so counting them would push every answer
+ *   towards 1; when the tokens cannot be aligned with the text, every output token counts. A model that rejects
+ *   logprobs (400 on `include`) is asked again without them, once per process, and gives no native confidence.
+ * - **Strict structured output when the schema allows it.** OpenAI's strict mode needs every object closed and every
+ *   node typed; a free-form field (`array` of anything, `object` without properties) cannot be, so such a schema is
+ *   sent non-strict and the answer is checked here. An answer that fails the check gets ONE repair request (the task,
+ *   the invalid answer, the error — not the file again, see profile.ts) and then fails as `invalid_output`.
+ * - **Bounded cost.** Every request is built with the functions the profile's upper bound uses; a PDF whose text
+ *   layer is larger than the bound allows is refused before any request (`client`), so a hold is never exceeded.
+ * - **Retries belong to the plan.** The SDK runs with `maxRetries: 0` and the attempt's deadline as its timeout.
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  EasyInputMessage,
+  ResponseCreateParamsNonStreaming,
+  ResponseInputContent,
+} from 'openai/resources/responses/responses';
+import * as z from 'zod';
+import { Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
+import { usdToMicrosCeil } from '../../money.js';
+import { apiKeyFor } from '../credentials.js';
+import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
+import type {
+  FailureKind,
+  InvokeOptions,
+  ProviderAdapter,
+  ProviderInput,
+  ProviderOutput,
+  ProviderUsage,
+  Step,
+  TaskSpec,
+} from '../types.js';
+import { ProviderFailure } from '../types.js';
+import {
+  documentTextAllowance,
+  documentTextBlock,
+  IMAGE_TARGET,
+  openaiModel,
+  outputCap,
+  pricesFor,
+  repairMessage,
+  SYSTEM_INSTRUCTIONS,
+  type TokenUsage,
+  taskForStep,
+  usageUsd,
+  utf8Bytes,
+} from './profile.js';
+
+/** The longest piece of a server's error message (or a refusal) quoted in a failure message. */
+const MESSAGE_MAX_CHARS = 300;
+/** setTimeout's largest delay (the SDK's timeout is one); a longer one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** A PDF page with fewer non-space characters in its text layer is a scan: its page image must be read closely. */
+const MIN_TEXT_LAYER_CHARS = 20;
+const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Failures
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Removes the API key (and anything shaped like an OpenAI key) from text that goes into a failure message. */
+function redact(text: string, apiKey: string | undefined): string {
+  let out = apiKey ? text.split(apiKey).join('[redacted]') : text;
+  out = out.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[redacted]');
+  return out.length > MESSAGE_MAX_CHARS ? `${out.slice(0, MESSAGE_MAX_CHARS)}…` : out;
+}
+
+/** Milliseconds to wait from `retry-after-ms`, `retry-after` (seconds or HTTP date) or OpenAI's reset headers. */
+export function retryAfterMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
+  const value = headers.get('retry-after')?.trim();
+  if (value) {
+    if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+    const date = Date.parse(value);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  // x-ratelimit-reset-* carry durations such as "1s", "6m0s", "120ms": the longer of the two limits decides.
+  const resets = ['x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens']
+    .map((name) => parseDuration(headers.get(name)))
+    .filter((v): v is number => v !== undefined);
+  return resets.length > 0 ? Math.max(...resets) : undefined;
+}
+
+function parseDuration(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length === 0) return undefined;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return Math.ceil(parts.reduce((sum, [, n, u]) => sum + Number(n) * (unit[u ?? 's'] ?? 1000), 0));
+}
+
+/** The failure an SDK error stands for. */
+function failureFromError(error: unknown, deadline: Deadline, apiKey: string): ProviderFailure {
+  if (error instanceof ProviderFailure) return error;
+  if (error instanceof APIUserAbortError || error instanceof APIConnectionTimeoutError || deadline.expired()) {
+    return new ProviderFailure('timeout', 'openai: the attempt deadline passed before OpenAI answered');
+  }
+  if (error instanceof APIConnectionError) {
+    return new ProviderFailure('server', 'openai: the connection to OpenAI failed');
+  }
+  if (error instanceof APIError) {
+    const status = error.status;
+    const body = error.error as { message?: unknown } | undefined;
+    const detail = redact(typeof body?.message === 'string' ? body.message : error.message, apiKey);
+    const message = `openai: HTTP ${status ?? '?'}${error.code ? ` (${error.code})` : ''}: ${detail}`;
+    let kind: FailureKind;
+    if (status === 429) {
+      // "insufficient_quota" is a billing state, not a burst: waiting does not help, the account must be fixed.
+      if (error.code === 'insufficient_quota') return new ProviderFailure('auth', message);
+      return new ProviderFailure('rate_limited', message, { retryAfterMs: retryAfterMs(error.headers) });
+    }
+    if (status === 401 || status === 403) kind = 'auth';
+    else if (status !== undefined && status >= 400 && status < 500) kind = 'client';
+    else kind = 'server';
+    return new ProviderFailure(kind, message);
+  }
+  // The SDK throws a SyntaxError/TypeError when a 2xx body is not the JSON object the API promises.
+  return new ProviderFailure('invalid_output', 'openai: the response body is not a Responses API object');
+}
+
+/** A 400 that rejects the logprobs request (models with reasoning do not return logprobs). */
+function rejectsLogprobs(error: unknown): boolean {
+  return (
+    error instanceof APIError &&
+    error.status === 400 &&
+    (error.param === 'include' || error.param === 'top_logprobs' || /logprob/i.test(error.message))
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Result schema: strictness and validation
+// ---------------------------------------------------------------------------------------------------------------
+
+type JsonSchema = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function schemaTypes(schema: JsonSchema): string[] | null {
+  if (typeof schema.type === 'string') return [schema.type];
+  if (Array.isArray(schema.type)) return schema.type.filter((t): t is string => typeof t === 'string');
+  return null;
+}
+
+/** True when OpenAI's strict mode accepts the schema: every node typed, every object closed with all keys required. */
+export function strictCompatible(schema: JsonSchema): boolean {
+  const types = schemaTypes(schema);
+  if (types === null) return false;
+  if (types.includes('object')) {
+    const properties = schema.properties;
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    if (!isRecord(properties) || schema.additionalProperties !== false) return false;
+    if (!Object.keys(properties).every((key) => required.includes(key))) return false;
+    if (!Object.values(properties).every((p) => isRecord(p) && strictCompatible(p))) return false;
+  }
+  if (types.includes('array') && !(isRecord(schema.items) && strictCompatible(schema.items))) return false;
+  return true;
+}
+
+function matchesType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isRecord(value);
+    default:
+      return true;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/**
+ * Checks a value against the subset of JSON Schema that `resultJsonSchema` produces (type / type unions, properties,
+ * required, additionalProperties: false, items); returns every problem found (an empty list when the value conforms).
+ */
+export function schemaErrors(value: unknown, schema: JsonSchema, path = '$'): string[] {
+  const types = schemaTypes(schema);
+  if (types !== null && !types.some((t) => matchesType(value, t))) {
+    return [`${path} must be ${types.join(' or ')}, not ${describe(value)}`];
+  }
+  const problems: string[] = [];
+  if (isRecord(value) && isRecord(schema.properties)) {
+    const properties = schema.properties;
+    for (const key of Array.isArray(schema.required) ? schema.required : []) {
+      if (typeof key === 'string' && !Object.hasOwn(value, key)) problems.push(`${path} is missing the key "${key}"`);
+    }
+    if (schema.additionalProperties === false) {
+      for (const key of Object.keys(value)) {
+        if (!Object.hasOwn(properties, key))
+          problems.push(`${path} has the key "${key}", which the schema does not allow`);
+      }
+    }
+    for (const [key, sub] of Object.entries(properties)) {
+      if (Object.hasOwn(value, key) && isRecord(sub)) problems.push(...schemaErrors(value[key], sub, `${path}.${key}`));
+    }
+  }
+  if (Array.isArray(value) && isRecord(schema.items)) {
+    const items = schema.items;
+    for (const [i, item] of value.entries()) problems.push(...schemaErrors(item, items, `${path}[${i}]`));
+  }
+  return problems;
+}
+
+/** At most this many schema problems are quoted back to the model (the message is bounded in the estimate too). */
+const PROBLEMS_QUOTED = 5;
+
+/** Parses the model's answer and checks it against the schema: the object, or the reason it is not acceptable. */
+function checkAnswer(text: string, schema: JsonSchema): { value: Record<string, unknown> } | { error: string } {
+  if (text.trim() === '') return { error: 'the answer is empty' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { error: `the answer is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  const problems = schemaErrors(value, schema);
+  if (problems.length > 0) {
+    const more = problems.length > PROBLEMS_QUOTED ? ` (and ${problems.length - PROBLEMS_QUOTED} more)` : '';
+    return { error: `${problems.slice(0, PROBLEMS_QUOTED).join('; ')}${more}` };
+  }
+  return isRecord(value) ? { value } : { error: 'the answer is not a JSON object' };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Confidence from logprobs
+// ---------------------------------------------------------------------------------------------------------------
+
+interface TokenLogprob {
+  token: string;
+  logprob: number;
+}
+
+/** Character ranges [start, end) of the values in a JSON text: strings that are not keys, numbers, true/false/null. */
+export function jsonValueRanges(json: string): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  let i = 0;
+  while (i < json.length) {
+    const ch = json[i] as string;
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < json.length && json[j] !== '"') j += json[j] === '\\' ? 2 : 1;
+      let k = j + 1;
+      while (k < json.length && /\s/.test(json[k] as string)) k++;
+      if (json[k] !== ':') ranges.push([i, Math.min(j + 1, json.length)]);
+      i = j + 1;
+    } else if (/[-0-9tfn]/.test(ch)) {
+      let j = i;
+      while (j < json.length && !/[,\]}\s]/.test(json[j] as string)) j++;
+      ranges.push([i, j]);
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return ranges;
+}
+
+/**
+ * exp(mean logprob) over the tokens that overlap the answer's values; over every token when the tokens do not spell
+ * the answer (or no token carries a value). Undefined without logprobs.
+ */
+export function confidenceFromLogprobs(text: string, logprobs: readonly TokenLogprob[]): number | undefined {
+  const usable = logprobs.filter((t) => Number.isFinite(t.logprob));
+  if (usable.length === 0) return undefined;
+  let counted = usable;
+  if (usable.map((t) => t.token).join('') === text) {
+    const ranges = jsonValueRanges(text);
+    let offset = 0;
+    counted = usable.filter((t) => {
+      const start = offset;
+      offset += t.token.length;
+      return ranges.some(([a, b]) => start < b && offset > a);
+    });
+    if (counted.length === 0) counted = usable;
+  }
+  const mean = counted.reduce((sum, t) => sum + Math.min(0, t.logprob), 0) / counted.length;
+  return Math.min(1, Math.max(0, Math.exp(mean)));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------------------------------------------
+
+const count = z.number().int().nonnegative();
+
+/** The parts of a Responses API object this adapter reads (anything else in the body is ignored). */
+const responseSchema = z.object({
+  object: z.literal('response'),
+  status: z.string().nullish(),
+  output: z.array(
+    z.object({
+      type: z.string(),
+      phase: z.string().nullish(),
+      content: z
+        .array(
+          z.object({
+            type: z.string(),
+            text: z.string().optional(),
+            refusal: z.string().optional(),
+            logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })).nullish(),
+          }),
+        )
+        .nullish(),
+    }),
+  ),
+  usage: z
+    .object({
+      input_tokens: count,
+      output_tokens: count,
+      input_tokens_details: z.object({ cached_tokens: count.nullish() }).nullish(),
+    })
+    .nullish(),
+  incomplete_details: z.object({ reason: z.string().nullish() }).nullish(),
+  error: z.object({ code: z.string().nullish(), message: z.string().nullish() }).nullish(),
+});
+
+interface Answer {
+  text: string;
+  /** Null when logprobs were not requested or not returned. */
+  logprobs: TokenLogprob[] | null;
+}
+
+/** A failure reported inside a 200 response (`status: "failed"`), by OpenAI's error code. */
+function failedResponseKind(code: string | null | undefined): FailureKind {
+  if (!code) return 'server';
+  if (/rate_limit/.test(code)) return 'rate_limited';
+  if (/^(invalid_|image_|empty_|unsupported_|file_)/.test(code)) return 'client';
+  return 'server';
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The attempt
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What the model is given: the document parts of the first request, and the text it reads when known. */
+interface Document {
+  parts: ResponseInputContent[];
+  /** The document's text: the PDF's text layer, or the text an earlier step read. */
+  readText: string | undefined;
+}
+
+/** Builds the document parts of a step, refusing (before any request) input larger than the estimate allows. */
+async function documentFor(input: ProviderInput, step: Step, media: InvokeOptions): Promise<Document> {
+  if (step === 'analyze' && input.documentText !== undefined) {
+    if (utf8Bytes(input.documentText) > documentTextAllowance(input.facts.pages)) {
+      throw new ProviderFailure('client', 'openai: the document text is larger than the cost estimate allows');
+    }
+    return {
+      parts: [{ type: 'input_text', text: documentTextBlock(input.documentText) }],
+      readText: input.documentText,
+    };
+  }
+  if (input.facts.mime === 'application/pdf') {
+    // OpenAI puts each page's text layer into the context next to the page image; the estimate allows a fixed amount
+    // of text per page, so a denser document is refused here rather than billed past its hold.
+    const pages = await pdfTextLayer(input.bytes, media);
+    const layer = pages.filter((p) => p !== '').join('\n\n');
+    if (pages.length > Math.max(1, input.facts.pages)) {
+      throw new ProviderFailure('client', 'openai: the PDF has more pages than the cost estimate was made for');
+    }
+    if (utf8Bytes(layer) > documentTextAllowance(input.facts.pages)) {
+      throw new ProviderFailure('client', 'openai: the PDF carries more text than the cost estimate allows');
+    }
+    const data = Buffer.from(input.bytes).toString('base64');
+    // Page images default to low detail on models before GPT-5.6: enough beside a text layer, too coarse for a scan.
+    const scanned = pages.some((p) => p.replace(/\s+/g, '').length < MIN_TEXT_LAYER_CHARS);
+    return {
+      parts: [
+        {
+          type: 'input_file',
+          filename: 'document.pdf',
+          file_data: `data:application/pdf;base64,${data}`,
+          ...(scanned ? { detail: 'high' as const } : {}),
+        },
+      ],
+      readText: layer.trim() === '' ? undefined : layer,
+    };
+  }
+  const image = await prepareImage(input.bytes, input.facts.mime, IMAGE_TARGET, media);
+  const data = Buffer.from(image.bytes).toString('base64');
+  return {
+    parts: [{ type: 'input_image', image_url: `data:${image.mime};base64,${data}`, detail: 'high' }],
+    readText: undefined,
+  };
+}
+
+async function readApiKey(env: NodeJS.ProcessEnv): Promise<string> {
+  let key: string | undefined;
+  try {
+    key = await apiKeyFor('openai', env);
+  } catch (error) {
+    throw new ProviderFailure('server', 'openai: the API key could not be read from Secrets Manager', {
+      cause: error,
+    });
+  }
+  if (!key) throw new ProviderFailure('auth', 'OPENAI_API_KEY is not configured');
+  return key;
+}
+
+/** The envelope's result and the document text from a validated answer. */
+function shapeOutput(
+  task: TaskSpec,
+  step: Step,
+  value: Record<string, unknown>,
+  readText: string | undefined,
+): Pick<ProviderOutput, 'result' | 'documentText'> {
+  const text = typeof value.text === 'string' ? value.text : undefined;
+  if (step === 'ocr') return { result: { text: text ?? '' }, documentText: text };
+  if (task.outputFormat === 'text') return { result: { text: text ?? '' }, documentText: readText ?? text };
+  if (task.fields !== null) return { result: value, documentText: readText };
+  return { result: normaliseOpenResult(value), documentText: readText ?? text };
+}
+
+/** Settings of one adapter instance. */
+export interface OpenAIProviderOptions {
+  /** Where OPENAI_API_KEY, OPENAI_MODEL and OPENAI_BASE_URL are read from, at each call (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Creates an OpenAI adapter; each instance remembers which models rejected logprobs. */
+export function createOpenAIProvider(options: OpenAIProviderOptions = {}): ProviderAdapter {
+  const modelsWithoutLogprobs = new Set<string>();
+
+  async function invoke(input: ProviderInput, invokeOptions: InvokeOptions): Promise<ProviderOutput> {
+    const env = options.env ?? process.env;
+    const deadline = new Deadline(invokeOptions.signal, invokeOptions.deadlineMs, 'openai');
+    deadline.check('starting');
+
+    const model = openaiModel(env);
+    const prices = pricesFor(model);
+    if (!prices) {
+      throw new ProviderFailure('client', `openai: model "${model}" has no prices in providers/openai/pricing.json`);
+    }
+    const apiKey = await readApiKey(env);
+
+    // An `analyze` step without text from an earlier step reads the file itself, like `vision`.
+    const step: Step = input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
+    const task = taskForStep(input.task, step);
+    const schema = resultJsonSchema(task);
+    const strict = strictCompatible(schema);
+    const cap = outputCap(input.task, step, input.facts.pages, prices);
+    const instruction = buildInstruction(task);
+    const document = await documentFor(input, step, invokeOptions);
+
+    const timeoutMs = (): number => Math.min(MAX_TIMER_MS, Math.max(1, Math.floor(deadline.remainingMs())));
+    const client = new OpenAI({
+      apiKey,
+      baseURL: env.OPENAI_BASE_URL || undefined,
+      maxRetries: 0,
+      timeout: timeoutMs(),
+    });
+    const usages: TokenUsage[] = [];
+    const usage = (): ProviderUsage => ({
+      billableUnits: Math.max(1, input.facts.pages),
+      costMicros: usdToMicrosCeil(usageUsd(usages, prices)),
+      inputTokens: usages.reduce((sum, u) => sum + u.inputTokens, 0),
+      outputTokens: usages.reduce((sum, u) => sum + u.outputTokens, 0),
+    });
+    const fail = (kind: FailureKind, message: string, extra: { retryAfterMs?: number } = {}): ProviderFailure =>
+      new ProviderFailure(kind, message, { ...extra, ...(usages.length > 0 ? { usage: usage() } : {}) });
+
+    /** Sends one request (again without logprobs if the model rejects them) and reads its answer. */
+    const ask = async (messages: EasyInputMessage[]): Promise<Answer> => {
+      const body = (logprobs: boolean): ResponseCreateParamsNonStreaming => ({
+        model,
+        instructions: SYSTEM_INSTRUCTIONS,
+        input: messages,
+        text: { format: { type: 'json_schema', name: 'result', schema, strict } },
+        max_output_tokens: cap,
+        store: false,
+        ...(prices.reasoningEffort ? { reasoning: { effort: prices.reasoningEffort } } : {}),
+        ...(logprobs ? { include: [LOGPROBS_INCLUDE] } : {}),
+      });
+      const send = (logprobs: boolean) => {
+        deadline.check('calling OpenAI');
+        return client.responses.create(body(logprobs), {
+          signal: invokeOptions.signal,
+          timeout: timeoutMs(),
+        });
+      };
+      let wantLogprobs = !modelsWithoutLogprobs.has(model);
+      let raw: unknown;
+      try {
+        try {
+          raw = await send(wantLogprobs);
+        } catch (error) {
+          if (!(wantLogprobs && rejectsLogprobs(error))) throw error;
+          modelsWithoutLogprobs.add(model);
+          wantLogprobs = false;
+          raw = await send(false);
+        }
+      } catch (error) {
+        const failure = failureFromError(error, deadline, apiKey);
+        throw fail(failure.kind, failure.message, { retryAfterMs: failure.retryAfterMs });
+      }
+      return readAnswer(raw, wantLogprobs);
+    };
+
+    /** Reads a response: its usage is recorded first, so that every later failure carries it. */
+    const readAnswer = (raw: unknown, logprobsAsked: boolean): Answer => {
+      const parsed = responseSchema.safeParse(raw);
+      if (!parsed.success) throw fail('invalid_output', 'openai: the response is not a Responses API object');
+      const response = parsed.data;
+      if (response.usage) {
+        usages.push({
+          inputTokens: response.usage.input_tokens,
+          cachedInputTokens: response.usage.input_tokens_details?.cached_tokens ?? 0,
+          outputTokens: response.usage.output_tokens,
+        });
+      }
+      const status = response.status ?? 'completed';
+      if (status === 'failed') {
+        const code = response.error?.code;
+        const detail = redact(response.error?.message ?? 'no detail', apiKey);
+        throw fail(failedResponseKind(code), `openai: the response failed${code ? ` (${code})` : ''}: ${detail}`);
+      }
+      if (status === 'incomplete') {
+        const reason = response.incomplete_details?.reason ?? 'unknown';
+        if (reason === 'content_filter') throw fail('refusal', 'openai: the answer was stopped by content filtering');
+        // Truncated JSON cannot be repaired by asking again with the same cap.
+        throw fail('invalid_output', `openai: the answer is incomplete (${reason}); output cap ${cap} tokens`);
+      }
+      if (status !== 'completed') throw fail('invalid_output', `openai: unexpected response status "${status}"`);
+      if (!response.usage) throw fail('invalid_output', 'openai: the response reports no usage');
+
+      // Intermediate commentary (newer models) is not the answer.
+      const parts = response.output
+        .filter((item) => item.type === 'message' && item.phase !== 'commentary')
+        .flatMap((item) => item.content ?? []);
+      const refusal = parts.find((p) => p.type === 'refusal');
+      if (refusal) throw fail('refusal', `openai: the model refused: ${redact(refusal.refusal ?? '', apiKey)}`);
+      const texts = parts.filter((p) => p.type === 'output_text');
+      const logprobs = logprobsAsked && texts.some((p) => p.logprobs) ? texts.flatMap((p) => p.logprobs ?? []) : null;
+      return { text: texts.map((p) => p.text ?? '').join(''), logprobs };
+    };
+
+    const question: EasyInputMessage = {
+      type: 'message',
+      role: 'user',
+      content: [...document.parts, { type: 'input_text', text: instruction }],
+    };
+    let answer = await ask([question]);
+    let checked = checkAnswer(answer.text, schema);
+    if ('error' in checked) {
+      // One repair: the task, the model's own answer and what is wrong with it (the file is not sent again).
+      answer = await ask([
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: instruction }] },
+        { type: 'message', role: 'assistant', content: answer.text },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: repairMessage(checked.error) }] },
+      ]);
+      checked = checkAnswer(answer.text, schema);
+      if ('error' in checked) {
+        throw fail(
+          'invalid_output',
+          `openai: the answer does not match the result schema after a repair: ${redact(checked.error, apiKey)}`,
+        );
+      }
+    }
+
+    const nativeConfidence = answer.logprobs ? confidenceFromLogprobs(answer.text, answer.logprobs) : undefined;
+    return {
+      ...shapeOutput(input.task, step, checked.value, document.readText),
+      ...(nativeConfidence === undefined ? {} : { nativeConfidence }),
+      usage: usage(),
+    };
+  }
+
+  return { id: 'openai', invoke };
+}
+
+/** The adapter the worker registers (reads its settings from process.env at each call). */
+export const openaiProvider: ProviderAdapter = createOpenAIProvider();
