@@ -1,0 +1,320 @@
+/**
+ * What the planner knows about the Anthropic provider (Claude through the Messages API) without loading its SDK: the
+ * model and its prices, what each request of an attempt contains (instruction, result tool, file), the output cap,
+ * and so the upper bound of one attempt's cost. The adapter builds its requests and computes its cost with the same
+ * functions, so the estimate and the call cannot disagree.
+ *
+ * Cost model: Claude bills tokens. An attempt is at most two requests (the call and one repair request that re-sends
+ * the file, the model's invalid answer and the validation errors), each billed input × input price + output × output
+ * price, at the tier the request's prompt size falls in (Haiku 5.5 bills a prompt over 100,000 tokens at 5× on every
+ * token of that request). The bound takes, for each request, an upper bound of its prompt (UTF-8 bytes of the text we
+ * send, twice that for the tool definition, image tokens of the image as sent, a generous per-page figure for PDFs) and
+ * the full output cap, priced at the tier that prompt bound falls in.
+ */
+// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
+import * as z from 'zod';
+import type { FileFacts } from '../../file-facts.js';
+import type { ImageTarget } from '../../media/index.js';
+import type { Micros } from '../../money.js';
+import type { ProviderProfile } from '../catalog.js';
+import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
+import type { Step, TaskSpec } from '../types.js';
+import raw from './pricing.json' with { type: 'json' };
+
+const perMTok = z.number().nonnegative();
+
+const tier = z.object({
+  /** Largest prompt (input + cache reads + cache writes) this tier bills; null for "any larger". */
+  maxPromptTokens: z.number().int().positive().nullable(),
+  inputPerMTokUsd: perMTok,
+  outputPerMTokUsd: perMTok,
+  cacheWrite5mPerMTokUsd: perMTok,
+  cacheWrite1hPerMTokUsd: perMTok,
+  cacheReadPerMTokUsd: perMTok,
+});
+
+const modelPrices = z
+  .object({
+    contextWindowTokens: z.number().int().positive(),
+    maxOutputTokens: z.number().int().positive(),
+    tiers: z.array(tier).min(1),
+    source: z.string().min(1),
+    date: z.iso.date(),
+  })
+  .refine((m) => m.tiers.at(-1)?.maxPromptTokens === null, 'the last tier must be open-ended (maxPromptTokens null)');
+
+const pricingFile = z
+  .object({
+    $comment: z.string().optional(),
+    currency: z.literal('USD'),
+    defaultModel: z.string().min(1),
+    models: z.record(z.string().min(1), modelPrices),
+    tokenModel: z.object({
+      imageTokensDivisor: z.number().positive(),
+      imagePatchPx: z.number().int().positive(),
+      imageOverheadTokens: z.number().int().nonnegative(),
+      pdfPageTextTokens: z.number().int().positive(),
+      pdfPageImageTokens: z.number().int().positive(),
+      toolUseOverheadTokens: z.number().int().nonnegative(),
+      source: z.string().min(1),
+      date: z.iso.date(),
+    }),
+  })
+  .refine((p) => p.defaultModel in p.models, 'defaultModel must have prices');
+
+/** The validated price list; a malformed pricing.json fails at import, not mid-run. */
+export const anthropicPricing = pricingFile.parse(raw);
+
+/** A model's prices, context window and output limit, as pricing.json gives them. */
+export type AnthropicModelPrices = z.infer<typeof modelPrices>;
+
+/** The model the adapter calls: `ANTHROPIC_MODEL` when set, else the price list's default (claude-haiku-5-5). */
+export function anthropicModelId(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ANTHROPIC_MODEL?.trim() || anthropicPricing.defaultModel;
+}
+
+/** Prices of a model, or undefined when the price list does not know it (the adapter then refuses to call it). */
+export function anthropicModelPrices(model: string): AnthropicModelPrices | undefined {
+  return Object.hasOwn(anthropicPricing.models, model) ? anthropicPricing.models[model] : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What a request contains
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * How images are sent: JPEG or PNG (HEIC is converted), the long side at Anthropic's documented optimum of 1568 px
+ * (larger images are scaled down server-side anyway, adding latency and no accuracy), at most 5 MiB per image (the
+ * API's per-image limit).
+ */
+export const ANTHROPIC_IMAGE_TARGET: ImageTarget = {
+  formats: ['image/jpeg', 'image/png'],
+  maxLongSide: 1568,
+  maxBytes: 5 * 1024 * 1024,
+};
+
+/** Standard endpoints refuse requests over 32 MB; a PDF is sent base64-encoded (4/3 of its size) inside the JSON. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+/** Room left in a request for everything but the PDF (instruction, tool, framing). */
+const REQUEST_HEADROOM_BYTES = 256 * 1024;
+
+/** True when a PDF of `sizeBytes` fits one request once base64-encoded. */
+export function pdfFitsRequest(sizeBytes: number): boolean {
+  return Math.ceil(sizeBytes / 3) * 4 + REQUEST_HEADROOM_BYTES <= MAX_REQUEST_BYTES;
+}
+
+/** The tool the model is forced to call; its input is the result. */
+export const RESULT_TOOL_NAME = 'record_result';
+
+const OCR_PROMPT =
+  'Transcribe all legible text of the document, in reading order, one line per line of text. ' +
+  'Keep numbers, dates and punctuation exactly as printed.';
+
+/** The task a step runs: an `ocr` step transcribes (text output), other steps run the client's task. */
+export function taskForStep(task: TaskSpec, step: Step): TaskSpec {
+  if (step !== 'ocr') return task;
+  return {
+    prompt: OCR_PROMPT,
+    outputFormat: 'text',
+    fields: null,
+    schemaId: null,
+    schemaLabel: null,
+    promptScaffold: null,
+  };
+}
+
+/** The result tool for a task: the model's tool input is the result, shaped by `resultJsonSchema`. */
+export function resultTool(task: TaskSpec): {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [key: string]: unknown };
+} {
+  return {
+    name: RESULT_TOOL_NAME,
+    description:
+      'Record the complete result of the task for this document. Call it exactly once; use null for any value the ' +
+      'document does not show.',
+    input_schema: { ...resultJsonSchema(task), type: 'object' },
+  };
+}
+
+/** The user instruction for a task (the schema scaffold and rules from task-prompt), plus a pointer to the tool. */
+export function instructionFor(task: TaskSpec): string {
+  return `${buildInstruction(task)}\n\nRecord your answer by calling the ${RESULT_TOOL_NAME} tool.`;
+}
+
+/** Validation errors quoted back to the model in a repair request are cut to this many characters. */
+export const MAX_REPAIR_ERROR_CHARS = 1000;
+
+/** The text of a repair request, before the quoted validation errors. */
+export const REPAIR_PREFIX =
+  `Your ${RESULT_TOOL_NAME} input does not match the tool's input schema. ` +
+  `Call ${RESULT_TOOL_NAME} again with the complete, corrected result. Problems found:\n`;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Output cap
+// ---------------------------------------------------------------------------------------------------------------
+
+/** No request asks for more than this many output tokens (a transcription longer than that fails as truncated). */
+export const OUTPUT_TOKENS_CEILING = 32_000;
+
+/**
+ * `max_tokens` of every request of an attempt: room for the answer the task asks for, growing with the page count.
+ * A transcription gets ~1,500 tokens per page (a dense letter page is ~700-1,000 tokens on the newer tokenizer); an open
+ * analysis adds a summary and key-value pairs; a field extraction gets ~250 tokens per field and 512 per page (line
+ * items grow with pages). Thinking is disabled on our requests, so no output token goes to reasoning.
+ */
+export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, prices?: AnthropicModelPrices): number {
+  const pages = Math.max(1, facts.pages);
+  const t = taskForStep(task, step);
+  const wanted =
+    t.outputFormat === 'text'
+      ? 1024 + 1536 * pages
+      : t.fields === null
+        ? 2048 + 1536 * pages
+        : 1024 + 256 * t.fields.length + 512 * pages;
+  return Math.min(wanted, OUTPUT_TOKENS_CEILING, prices?.maxOutputTokens ?? OUTPUT_TOKENS_CEILING);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Token bounds
+// ---------------------------------------------------------------------------------------------------------------
+
+const tokens = anthropicPricing.tokenModel;
+
+/** Upper bound of the tokens of a text: a byte-level tokenizer never makes more tokens than UTF-8 bytes. */
+export function textTokenBound(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** Pixel size of an image once prepared for sending (downscaled to the long-side target, never enlarged). */
+export function sentImageSize(width: number, height: number): { width: number; height: number } {
+  const scale = Math.min(1, ANTHROPIC_IMAGE_TARGET.maxLongSide / Math.max(width, height, 1));
+  return { width: Math.ceil(width * scale), height: Math.ceil(height * scale) };
+}
+
+/**
+ * Upper bound of an image's input tokens. Documented: width × height / 750; newer models bill 28 px patches (each
+ * side rounded up) plus a few tokens per block, which (w + 28)(h + 28) / 750 + overhead bounds.
+ */
+export function imageTokenBound(width: number, height: number): number {
+  const { imagePatchPx: patch, imageTokensDivisor: divisor, imageOverheadTokens: overhead } = tokens;
+  return Math.ceil(((width + patch) * (height + patch)) / divisor) + overhead;
+}
+
+/** Upper bound of the file's input tokens as a `vision` request sends it. */
+export function fileTokenBound(facts: FileFacts): number {
+  if (facts.kind === 'pdf') return Math.max(1, facts.pages) * (tokens.pdfPageTextTokens + tokens.pdfPageImageTokens);
+  // Dimensions are as stored (EXIF orientation may swap them, which changes neither side's length nor the area).
+  const side = ANTHROPIC_IMAGE_TARGET.maxLongSide;
+  const { width, height } =
+    facts.width !== undefined && facts.height !== undefined
+      ? sentImageSize(facts.width, facts.height)
+      : { width: side, height: side };
+  return imageTokenBound(width, height);
+}
+
+/**
+ * Upper bound of the prompt of a step's first request: instruction, result tool (its JSON twice, as the API may render
+ * it more verbosely), the tool-use system prompt and framing, and the file, or for an `analyze` step the document text
+ * (bounded like a PDF page's text per page).
+ */
+export function promptTokenBound(facts: FileFacts, task: TaskSpec, step: Step): number {
+  const t = taskForStep(task, step);
+  const fixed =
+    textTokenBound(instructionFor(t)) +
+    2 * textTokenBound(JSON.stringify(resultTool(t))) +
+    tokens.toolUseOverheadTokens;
+  const content = step === 'analyze' ? Math.max(1, facts.pages) * tokens.pdfPageTextTokens : fileTokenBound(facts);
+  return fixed + content;
+}
+
+/** Upper bound of what a repair request adds to the first prompt: the model's answer echoed, and the errors. */
+export function repairTokenBound(outputCap: number): number {
+  // Validation errors are quoted up to MAX_REPAIR_ERROR_CHARS characters, each at most 4 UTF-8 bytes.
+  return outputCap + textTokenBound(REPAIR_PREFIX) + 4 * MAX_REPAIR_ERROR_CHARS + 200;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cost
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Token counts of one request, as the API reports them in `usage`. */
+export interface RequestTokens {
+  inputTokens: number;
+  outputTokens: number;
+  /** Prompt-cache writes; split by TTL when the API reports the split, else `cacheWriteTokens` (priced at 1 h). */
+  cacheWrite5mTokens?: number;
+  cacheWrite1hTokens?: number;
+  cacheWriteTokens?: number;
+  cacheReadTokens?: number;
+}
+
+/** The tier a prompt of this many tokens is billed at. */
+export function tierFor(prices: AnthropicModelPrices, promptTokens: number): AnthropicModelPrices['tiers'][number] {
+  const found = prices.tiers.find((t) => t.maxPromptTokens === null || promptTokens <= t.maxPromptTokens);
+  // The schema guarantees an open-ended last tier; the fallback only satisfies the type checker.
+  return found ?? (prices.tiers.at(-1) as AnthropicModelPrices['tiers'][number]);
+}
+
+/**
+ * Cost of one request in micro-dollars, unrounded (tokens × USD per million tokens is micro-dollars). The whole
+ * request, output included, is billed at the tier of its prompt (input + cache writes + cache reads).
+ */
+export function requestCostMicros(prices: AnthropicModelPrices, usage: RequestTokens): number {
+  const writes5m = usage.cacheWrite5mTokens ?? 0;
+  const writes1h = (usage.cacheWrite1hTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  const reads = usage.cacheReadTokens ?? 0;
+  const t = tierFor(prices, usage.inputTokens + writes5m + writes1h + reads);
+  return (
+    usage.inputTokens * t.inputPerMTokUsd +
+    usage.outputTokens * t.outputPerMTokUsd +
+    writes5m * t.cacheWrite5mPerMTokUsd +
+    writes1h * t.cacheWrite1hPerMTokUsd +
+    reads * t.cacheReadPerMTokUsd
+  );
+}
+
+/** Micro-dollars rounded up, absorbing binary noise (0.1 × 3) before rounding, as money.ts does. */
+export function ceilMicros(micros: number): Micros {
+  return Math.max(0, Math.ceil(micros - 1e-6));
+}
+
+/** Upper bound of one attempt of `step` with `model`'s prices: the first request and one repair request. */
+export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, prices: AnthropicModelPrices): Micros {
+  const cap = outputTokenCap(facts, task, step, prices);
+  // A prompt larger than the context window is refused with a 400 and not billed: no billed prompt exceeds it.
+  const first = Math.min(promptTokenBound(facts, task, step), prices.contextWindowTokens);
+  const repair = Math.min(first + repairTokenBound(cap), prices.contextWindowTokens);
+  return ceilMicros(
+    requestCostMicros(prices, { inputTokens: first, outputTokens: cap }) +
+      requestCostMicros(prices, { inputTokens: repair, outputTokens: cap }),
+  );
+}
+
+const STEPS: readonly Step[] = ['vision', 'ocr', 'analyze'];
+
+/**
+ * Upper bound of one attempt's cost for this file and task, whatever step the plan runs. A model without prices is
+ * bounded by the most expensive known one (the adapter refuses to call it, so the attempt costs nothing).
+ */
+export function anthropicMaxCostMicros(facts: FileFacts, task: TaskSpec, env: NodeJS.ProcessEnv = process.env): Micros {
+  const known = anthropicModelPrices(anthropicModelId(env));
+  const candidates = known ? [known] : Object.values(anthropicPricing.models);
+  let bound = 0;
+  for (const prices of candidates) {
+    for (const step of STEPS) bound = Math.max(bound, attemptCostBound(facts, task, step, prices));
+  }
+  return bound;
+}
+
+/** The catalog entry: API-key auth, every strategy, the attempt cost bound above. */
+export const anthropicProfile: ProviderProfile = {
+  id: 'anthropic',
+  auth: 'api-key',
+  credentialEnv: ['ANTHROPIC_API_KEY'],
+  // Claude reads pixels and text layers itself (direct_multimodal), can transcribe for another analyzer or analyze
+  // another provider's OCR text (ocr_then_analyze), and can describe any picture (generic_vision_summary).
+  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
+  maxCostMicros: (facts, task) => anthropicMaxCostMicros(facts, task),
+};
