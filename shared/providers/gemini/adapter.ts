@@ -1,0 +1,593 @@
+/**
+ * The `gemini` provider: Google's Gemini API (Generative Language API, `models.generateContent`) through the official
+ * `@google/genai` SDK.
+ *
+ * Why it is built this way:
+ * - **The file goes inline.** Images are prepared by shared/media (EXIF orientation applied, long side ≤ 3072 px,
+ *   ≤ 15 MiB) and sent as `inlineData`; Gemini reads HEIC natively, so a HEIC that already fits is sent untouched.
+ *   PDFs are sent as `application/pdf` inline data (Gemini reads both the page images and the text layer), up to the
+ *   50 MB the API accepts inline (https://ai.google.dev/gemini-api/docs/file-input-methods); a larger one is a client
+ *   failure. Every request is self-contained: nothing is uploaded to the Files API, nothing outlives the attempt.
+ * - **Structured output.** JSON answers are requested with `responseMimeType: application/json` and
+ *   `responseJsonSchema` (full JSON Schema, so the shared schema's `["string", "null"]` unions go as they are). The
+ *   answer is still validated here; an invalid one gets ONE repair request (the conversation plus the validation
+ *   error), and a second invalid answer is an `invalid_output` failure carrying the usage of both requests.
+ * - **Bounded cost.** `maxOutputTokens` is set from the task (profile.ts `outputTokenCap`, which the estimate also
+ *   uses); on Gemini 3 it caps thinking and answer together, and thinking runs at level LOW. Cost is computed from the
+ *   response's `usageMetadata` (prompt, candidates and thoughts tokens) at pricing.json's rates.
+ * - **The plan owns retries.** The SDK's own retries are off (no `retryOptions`), automatic continuation is off, and
+ *   each request carries the attempt's abort signal and remaining time as its timeout. A 429 becomes `rate_limited`
+ *   with the delay from `Retry-After` or the error's `google.rpc.RetryInfo`.
+ * - **No secrets out.** The API key travels only in the `x-goog-api-key` header the SDK sets; upstream messages are
+ *   scrubbed of it and SDK errors are never attached as causes (they may carry request details).
+ *
+ * The SDK is imported on first use, so loading the worker's adapter table does not load it.
+ */
+import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
+import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
+import { apiKeyFor } from '../credentials.js';
+import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
+import type {
+  FieldSpec,
+  InvokeOptions,
+  ProviderAdapter,
+  ProviderInput,
+  ProviderOutput,
+  ProviderUsage,
+  TaskSpec,
+} from '../types.js';
+import { ProviderFailure } from '../types.js';
+import {
+  ANALYZE_MAX_TEXT_BYTES_PER_PAGE,
+  type GeminiModelPricing,
+  geminiModel,
+  geminiPricing,
+  mediaTokenBound,
+  modelPricing,
+  outputTokenCap,
+  promptTokenBound,
+  REPAIR_MESSAGE_MAX_TOKENS,
+  ratesAt,
+  taskForStep,
+  tokenCostMicros,
+} from './profile.js';
+
+/** What Gemini is sent for an image: formats it reads natively, the long side worth sending, a byte ceiling. */
+export const GEMINI_IMAGE_TARGET: ImageTarget = {
+  formats: ['image/jpeg', 'image/png', 'image/heic', 'image/webp'],
+  maxLongSide: 3072,
+  maxBytes: 15 * 1024 * 1024,
+};
+/** Largest PDF the Gemini API takes as inline data (https://ai.google.dev/gemini-api/docs/file-input-methods). */
+export const MAX_INLINE_PDF_BYTES = 50 * 1000 * 1000;
+/** Finish reasons (and prompt block reasons) that mean the model declined or was stopped by a safety system. */
+const REFUSAL_REASONS: ReadonlySet<string> = new Set([
+  'SAFETY',
+  'RECITATION',
+  'PROHIBITED_CONTENT',
+  'BLOCKLIST',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+  'LANGUAGE',
+]);
+/** Longest upstream error text quoted in a failure message. */
+const MAX_UPSTREAM_MESSAGE = 300;
+/** Longest validation error quoted back to the model in the repair request (REPAIR_MESSAGE_MAX_TOKENS covers it). */
+const MAX_REPAIR_ERROR_CHARS = 200;
+
+type GenAiModule = typeof import('@google/genai');
+let genaiModule: Promise<GenAiModule> | undefined;
+
+/** Loads the SDK once, on first use. */
+function loadGenAi(): Promise<GenAiModule> {
+  genaiModule ??= import('@google/genai').catch((error: unknown) => {
+    genaiModule = undefined;
+    throw error;
+  });
+  return genaiModule;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Result validation
+// ---------------------------------------------------------------------------------------------------------------
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function matchesType(field: FieldSpec, value: unknown): boolean {
+  switch (field.type) {
+    case 'string':
+    case 'date':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isPlainObject(value);
+  }
+}
+
+/** Why `value` does not match the task's result schema, or null when it does (extra keys are dropped, not errors). */
+export function validateResult(task: TaskSpec, value: unknown): string | null {
+  if (!isPlainObject(value)) return 'the answer is not a JSON object';
+  if (task.outputFormat === 'text') return typeof value.text === 'string' ? null : '"text" must be a string';
+  if (task.fields !== null) {
+    const problems: string[] = [];
+    for (const field of task.fields) {
+      if (!Object.hasOwn(value, field.name)) problems.push(`field "${field.name}" is missing`);
+      else if (value[field.name] !== null && !matchesType(field, value[field.name])) {
+        problems.push(`field "${field.name}" must be ${field.type === 'date' ? 'a date string' : field.type} or null`);
+      }
+    }
+    return problems.length > 0 ? problems.slice(0, 3).join('; ') : null;
+  }
+  if (typeof value.summary !== 'string') return '"summary" must be a string';
+  if (typeof value.text !== 'string') return '"text" must be a string';
+  if (!Array.isArray(value.keyValues)) return '"keyValues" must be an array';
+  const bad = value.keyValues.findIndex(
+    (entry) => !isPlainObject(entry) || typeof entry.key !== 'string' || typeof entry.value !== 'string',
+  );
+  return bad === -1 ? null : `"keyValues[${bad}]" must be an object with string "key" and "value"`;
+}
+
+/** Parses the model's JSON answer (tolerating a Markdown code fence); the error says why it is not JSON. */
+function parseJsonAnswer(text: string): { value: unknown } | { error: string } {
+  const trimmed = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, '')
+    .replace(/\s*```$/, '');
+  if (trimmed === '') return { error: 'the answer is empty' };
+  try {
+    return { value: JSON.parse(trimmed) as unknown };
+  } catch {
+    return { error: 'the answer is not valid JSON' };
+  }
+}
+
+/** The envelope's result for a validated answer: exactly the field names, the open-analysis object, or `{text}`. */
+function shapeAnswer(task: TaskSpec, value: Record<string, unknown>): Record<string, unknown> {
+  if (task.outputFormat === 'text') return { text: value.text };
+  if (task.fields !== null) return Object.fromEntries(task.fields.map((f) => [f.name, value[f.name]]));
+  return normaliseOpenResult({ summary: value.summary, text: value.text, keyValues: value.keyValues });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Failures
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Removes every occurrence of the key from a message (upstream texts are quoted, and must never carry it). */
+function redact(text: string, secret: string): string {
+  return secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** Milliseconds from a `Retry-After` header: delay-seconds or an HTTP date. */
+export function retryAfterFromHeader(value: string | null | undefined, nowMs = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+/** Milliseconds from a `google.rpc.RetryInfo` detail's `retryDelay` (a protobuf Duration in JSON: "43s", "0.5s"). */
+function retryAfterFromDetails(details: unknown): number | undefined {
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    if (!isPlainObject(detail) || typeof detail.retryDelay !== 'string') continue;
+    const match = /^(\d+(?:\.\d+)?)s$/.exec(detail.retryDelay.trim());
+    if (match?.[1]) return Math.round(Number(match[1]) * 1000);
+  }
+  return undefined;
+}
+
+interface UpstreamError {
+  message: string;
+  status: string;
+  reasons: string[];
+  details: unknown;
+}
+
+/** The `{error: {code, message, status, details}}` body the SDK puts (as JSON) in an ApiError's message. */
+function parseUpstream(raw: string): UpstreamError {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return { message: raw, status: '', reasons: [], details: undefined };
+  }
+  const error = isPlainObject(body) && isPlainObject(body.error) ? body.error : {};
+  const details = error.details;
+  const reasons = Array.isArray(details)
+    ? details.flatMap((d) => (isPlainObject(d) && typeof d.reason === 'string' ? [d.reason] : []))
+    : [];
+  return {
+    message: typeof error.message === 'string' ? error.message : raw,
+    status: typeof error.status === 'string' ? error.status : '',
+    reasons,
+    details,
+  };
+}
+
+/** Maps an HTTP error from the API to a failure kind (the Gemini API answers an invalid key with 400 API_KEY_INVALID). */
+function apiFailure(status: number, rawMessage: string, headers: Headers | undefined, apiKey: string): ProviderFailure {
+  const upstream = parseUpstream(rawMessage);
+  const quoted = redact(truncate(upstream.message, MAX_UPSTREAM_MESSAGE), apiKey);
+  const message = `gemini: HTTP ${status}${upstream.status ? ` ${upstream.status}` : ''}: ${quoted}`;
+  if (status === 429) {
+    const retryAfterMs = retryAfterFromHeader(headers?.get('retry-after')) ?? retryAfterFromDetails(upstream.details);
+    return new ProviderFailure('rate_limited', message, retryAfterMs === undefined ? undefined : { retryAfterMs });
+  }
+  const keyProblem = upstream.reasons.some((r) => /^API_KEY_/.test(r)) || /api key/i.test(upstream.message);
+  if (status === 401 || status === 403 || (status === 400 && keyProblem)) return new ProviderFailure('auth', message);
+  if (status === 408) return new ProviderFailure('timeout', message);
+  if (status >= 400 && status < 500) return new ProviderFailure('client', message);
+  return new ProviderFailure('server', message);
+}
+
+/** An error's name, read structurally: errors raised inside undici come from another realm than this module's. */
+function errorName(error: unknown): string | undefined {
+  return isPlainObject(error) && typeof error.name === 'string' ? error.name : undefined;
+}
+
+function isAbortError(error: unknown): boolean {
+  const name = errorName(error);
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/** A short description of a transport error (name, message, and the low-level code such as ECONNREFUSED). */
+function describe(error: unknown): string {
+  if (!isPlainObject(error)) return String(error);
+  const cause = error.cause;
+  const code = isPlainObject(cause) && typeof cause.code === 'string' ? ` (${cause.code})` : '';
+  return `${errorName(error) ?? 'Error'}: ${String(error.message ?? '')}${code}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Attempt {
+  genai: GenAiModule;
+  client: GoogleGenAI;
+  model: string;
+  apiKey: string;
+  deadline: Deadline;
+  signal: AbortSignal;
+  config: GenerateContentConfig;
+}
+
+/** Tokens one response reported (or, when it reported none, the request's upper bound: never an understatement). */
+interface TokenCounts {
+  input: number;
+  output: number;
+}
+
+function countsOf(response: GenerateContentResponse, fallback: TokenCounts): TokenCounts {
+  const usage = response.usageMetadata;
+  if (!usage || (usage.promptTokenCount === undefined && usage.candidatesTokenCount === undefined)) return fallback;
+  return {
+    input: (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0),
+    // Thinking tokens are billed as output.
+    output: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
+  };
+}
+
+/** Sends one generateContent request within the attempt's deadline; every error comes out as a ProviderFailure. */
+async function send(attempt: Attempt, contents: Content[]): Promise<GenerateContentResponse> {
+  attempt.deadline.check('sending the request');
+  const captured: { headers?: Headers } = {};
+  // A fetch that remembers the response headers: the SDK's ApiError keeps only status and body, and a 429's
+  // Retry-After lives in the headers.
+  const fetchRecordingHeaders: typeof fetch = async (url, init) => {
+    const response = await fetch(url, init);
+    captured.headers = response.headers;
+    return response;
+  };
+  const request = attempt.client.models.generateContent({
+    model: attempt.model,
+    contents,
+    config: {
+      ...attempt.config,
+      abortSignal: attempt.signal,
+      httpOptions: { timeout: Math.max(1, attempt.deadline.remainingMs()), fetch: fetchRecordingHeaders },
+    },
+  });
+  try {
+    return await attempt.deadline.race(request, 'waiting for the Gemini API');
+  } catch (error) {
+    request.catch(() => {}); // abandoned after a timeout: its later rejection must not go unhandled
+    if (error instanceof ProviderFailure) throw error;
+    if (attempt.deadline.expired() || isAbortError(error)) {
+      throw new ProviderFailure('timeout', 'gemini: deadline passed while waiting for the Gemini API');
+    }
+    if (error instanceof attempt.genai.ApiError) {
+      throw apiFailure(error.status, error.message, captured.headers, attempt.apiKey);
+    }
+    // The SDK parses the body with Response.json(): a body that is not JSON surfaces as a SyntaxError.
+    if (errorName(error) === 'SyntaxError') {
+      throw new ProviderFailure('invalid_output', 'gemini: the API answered with a body that is not JSON');
+    }
+    throw new ProviderFailure('server', `gemini: request failed: ${redact(describe(error), attempt.apiKey)}`);
+  }
+}
+
+interface Answer {
+  text: string;
+  finishReason: string | undefined;
+  /** The model's turn as returned (thought signatures included), for the repair conversation. */
+  modelParts: Part[];
+  avgLogprobs: number | undefined;
+}
+
+/** The first candidate's answer; a blocked prompt or a safety stop is a refusal, a missing candidate invalid output. */
+function readAnswer(response: GenerateContentResponse, usage: () => ProviderUsage): Answer {
+  const blockReason = response.promptFeedback?.blockReason;
+  if (blockReason && blockReason !== 'BLOCKED_REASON_UNSPECIFIED') {
+    throw new ProviderFailure('refusal', `gemini: the request was blocked (${blockReason})`, { usage: usage() });
+  }
+  const candidate = Array.isArray(response.candidates) ? response.candidates[0] : undefined;
+  if (typeof candidate !== 'object' || candidate === null) {
+    throw new ProviderFailure('invalid_output', 'gemini: the response has no candidate', { usage: usage() });
+  }
+  const finishReason = typeof candidate.finishReason === 'string' ? candidate.finishReason : undefined;
+  if (finishReason && REFUSAL_REASONS.has(finishReason)) {
+    throw new ProviderFailure('refusal', `gemini: generation stopped (${finishReason})`, { usage: usage() });
+  }
+  const parts: Part[] = Array.isArray(candidate.content?.parts) ? candidate.content.parts : [];
+  // Thought summaries are not part of the answer (they are only returned when asked for, which this adapter is not).
+  const modelParts = parts.filter((p) => typeof p === 'object' && p !== null && p.thought !== true);
+  const text = modelParts.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
+  const avgLogprobs = typeof candidate.avgLogprobs === 'number' ? candidate.avgLogprobs : undefined;
+  return { text, finishReason, modelParts, avgLogprobs };
+}
+
+/** The repair turn: what was wrong, and what to answer instead. */
+function repairMessage(error: string): string {
+  return (
+    `Your answer does not match the required response schema: ${truncate(error, MAX_REPAIR_ERROR_CHARS)}. ` +
+    'Answer again with only the JSON object the schema describes: every property present, null for a value the ' +
+    'document does not show, nothing else.'
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Input
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Cuts text to at most `maxBytes` UTF-8 bytes, on a character boundary. */
+function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= maxBytes) return text;
+  return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, '');
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/** The parts that carry the document: the text another step read, the PDF inline, or the prepared image inline. */
+async function documentParts(input: ProviderInput, options: InvokeOptions, deadline: Deadline): Promise<Part[]> {
+  if (input.step === 'analyze' && input.documentText !== undefined) {
+    const limit = Math.max(1, input.facts.pages) * ANALYZE_MAX_TEXT_BYTES_PER_PAGE;
+    return [{ text: `Document text (read from the file):\n"""\n${truncateUtf8(input.documentText, limit)}\n"""` }];
+  }
+  if (input.bytes.byteLength === 0) throw new ProviderFailure('client', 'gemini: the file is empty');
+  if (input.facts.mime === 'application/pdf') {
+    if (input.bytes.byteLength > MAX_INLINE_PDF_BYTES) {
+      const mb = (input.bytes.byteLength / 1_000_000).toFixed(1);
+      throw new ProviderFailure(
+        'client',
+        `gemini: the PDF is ${mb} MB; the Gemini API takes PDFs up to ${MAX_INLINE_PDF_BYTES / 1_000_000} MB inline`,
+      );
+    }
+    return [{ inlineData: { mimeType: 'application/pdf', data: base64(input.bytes) } }];
+  }
+  try {
+    const image = await prepareImage(input.bytes, input.facts.mime, GEMINI_IMAGE_TARGET, options);
+    return [{ inlineData: { mimeType: image.mime, data: base64(image.bytes) } }];
+  } catch (error) {
+    if (error instanceof ProviderFailure) throw error;
+    if (deadline.expired()) throw deadline.failure('preparing the image');
+    throw new ProviderFailure('client', 'gemini: the image cannot be prepared', { cause: error });
+  }
+}
+
+/** The API key, or an `auth` failure when none is configured or the secret cannot be read. */
+async function readApiKey(env: NodeJS.ProcessEnv, deadline: Deadline): Promise<string> {
+  let key: string | undefined;
+  try {
+    key = await deadline.race(apiKeyFor('gemini', env), 'reading the API key');
+  } catch (error) {
+    if (error instanceof ProviderFailure) throw error;
+    throw new ProviderFailure('auth', 'gemini: the API key could not be read from the provider secret');
+  }
+  if (!key) throw new ProviderFailure('auth', 'gemini: no API key (set GEMINI_API_KEY or PROVIDER_SECRET_ARN)');
+  return key;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The adapter
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What `createGeminiProvider` can be given instead of the process defaults. */
+export interface GeminiProviderOptions {
+  /** Environment to read the key, model and base URL from (default: process.env, read at each call). */
+  env?: NodeJS.ProcessEnv;
+  /** Clock for the price period (default: Date.now). */
+  now?: () => number;
+}
+
+/** Builds the Gemini adapter; tests pass their own environment. */
+export function createGeminiProvider(options: GeminiProviderOptions = {}): ProviderAdapter {
+  const now = options.now ?? Date.now;
+
+  async function invoke(input: ProviderInput, invokeOptions: InvokeOptions): Promise<ProviderOutput> {
+    const env = options.env ?? process.env;
+    const deadline = new Deadline(invokeOptions.signal, invokeOptions.deadlineMs, 'gemini');
+    deadline.check('starting');
+
+    const model = geminiModel(env);
+    const pricing: GeminiModelPricing | undefined = modelPricing(model);
+    if (!pricing) {
+      const known = Object.keys(geminiPricing.models).join(', ');
+      throw new ProviderFailure('client', `gemini: model "${model}" has no price in pricing.json (priced: ${known})`);
+    }
+    const rates = ratesAt(pricing, now());
+    const apiKey = await readApiKey(env, deadline);
+    const task = taskForStep(input.task, input.step);
+    const json = task.outputFormat === 'json';
+    const docParts = await documentParts(input, invokeOptions, deadline);
+
+    const genai = await deadline.race(loadGenAi(), 'loading the Gemini SDK');
+    const baseUrl = env.GEMINI_BASE_URL?.trim() || env.GOOGLE_GEMINI_BASE_URL?.trim() || undefined;
+    const client = new genai.GoogleGenAI({
+      apiKey,
+      // Never Vertex AI, whatever GOOGLE_GENAI_USE_VERTEXAI / _ENTERPRISE say: this adapter bills Gemini API prices.
+      enterprise: false,
+      ...(baseUrl ? { httpOptions: { baseUrl } } : {}),
+    });
+    const cap = outputTokenCap(input.task, input.step, input.facts.pages, pricing);
+    const attempt: Attempt = {
+      genai,
+      client,
+      model,
+      apiKey,
+      deadline,
+      signal: invokeOptions.signal,
+      config: {
+        maxOutputTokens: cap,
+        candidateCount: 1,
+        // Document reading needs little reasoning; LOW keeps thinking tokens (billed as output) small.
+        thinkingConfig: { thinkingLevel: genai.ThinkingLevel.LOW },
+        ...(json ? { responseMimeType: 'application/json', responseJsonSchema: resultJsonSchema(task) } : {}),
+        // One request per call: a CONTINUATION answer is not followed up behind the plan's back.
+        automaticContinuation: false,
+        // Client documents stay out of the project's request logs, which are on by default for paid projects created
+        // since 2026-10-26 (https://ai.google.dev/gemini-api/docs/logs-datasets).
+        store: false,
+      },
+    };
+
+    // Token totals over the attempt's requests; a response without usage counts at the request's upper bound.
+    const totals: TokenCounts = { input: 0, output: 0 };
+    const usage = (): ProviderUsage => ({
+      billableUnits: Math.max(1, input.facts.pages),
+      costMicros: tokenCostMicros(totals.input, totals.output, rates),
+      inputTokens: totals.input,
+      outputTokens: totals.output,
+    });
+    const firstInputBound =
+      promptTokenBound(input.task, input.step) + mediaTokenBound(input.facts, input.step, pricing);
+    const record = (response: GenerateContentResponse, inputBound: number): void => {
+      const counts = countsOf(response, { input: inputBound, output: cap });
+      totals.input += counts.input;
+      totals.output += counts.output;
+    };
+
+    const contents: Content[] = [{ role: 'user', parts: [...docParts, { text: buildInstruction(task) }] }];
+    const first = await send(attempt, contents);
+    record(first, firstInputBound);
+    let answer = readAnswer(first, usage);
+
+    let text: string;
+    let value: Record<string, unknown> | undefined;
+    if (!json) {
+      if (answer.finishReason === 'MAX_TOKENS') {
+        throw new ProviderFailure('invalid_output', `gemini: the answer was cut at the ${cap}-token output cap`, {
+          usage: usage(),
+        });
+      }
+      text = answer.text;
+    } else {
+      let verdict = judge(task, answer.text);
+      if ('error' in verdict) {
+        // A cut answer would be cut again: no repair, the usage so far is reported.
+        if (answer.finishReason === 'MAX_TOKENS') {
+          throw new ProviderFailure(
+            'invalid_output',
+            `gemini: the answer was cut at the ${cap}-token output cap (${verdict.error})`,
+            { usage: usage() },
+          );
+        }
+        const repair: Content[] = [
+          ...contents,
+          { role: 'model', parts: answer.modelParts.length > 0 ? answer.modelParts : [{ text: answer.text }] },
+          { role: 'user', parts: [{ text: repairMessage(verdict.error) }] },
+        ];
+        const second = await sendRecorded(attempt, repair, usage);
+        record(second, firstInputBound + cap + REPAIR_MESSAGE_MAX_TOKENS);
+        answer = readAnswer(second, usage);
+        verdict = judge(task, answer.text);
+        if ('error' in verdict) {
+          throw new ProviderFailure('invalid_output', `gemini: invalid answer after one repair: ${verdict.error}`, {
+            usage: usage(),
+          });
+        }
+      }
+      value = verdict.value;
+      text = answer.text;
+    }
+
+    const result = value ? shapeAnswer(task, value) : { text };
+    const documentText =
+      input.step === 'analyze' && input.documentText !== undefined
+        ? input.documentText
+        : typeof result.text === 'string'
+          ? result.text
+          : undefined;
+    const nativeConfidence =
+      answer.avgLogprobs !== undefined && Number.isFinite(answer.avgLogprobs)
+        ? Math.min(1, Math.max(0, Math.exp(answer.avgLogprobs)))
+        : undefined;
+    return {
+      result,
+      ...(documentText !== undefined ? { documentText } : {}),
+      ...(nativeConfidence !== undefined ? { nativeConfidence } : {}),
+      usage: usage(),
+    };
+  }
+
+  return { id: 'gemini', invoke };
+}
+
+/** A failed repair request still cost the first request: its failure carries the usage so far. */
+async function sendRecorded(
+  attempt: Attempt,
+  contents: Content[],
+  usage: () => ProviderUsage,
+): Promise<GenerateContentResponse> {
+  try {
+    return await send(attempt, contents);
+  } catch (error) {
+    if (error instanceof ProviderFailure && error.usage === undefined) {
+      throw new ProviderFailure(error.kind, error.message, {
+        usage: usage(),
+        ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+      });
+    }
+    throw error;
+  }
+}
+
+/** Parses and validates a JSON answer against the task's schema. */
+function judge(task: TaskSpec, text: string): { value: Record<string, unknown> } | { error: string } {
+  const parsed = parseJsonAnswer(text);
+  if ('error' in parsed) return parsed;
+  const error = validateResult(task, parsed.value);
+  return error === null ? { value: parsed.value as Record<string, unknown> } : { error };
+}
+
+/** The Gemini adapter, reading its configuration from process.env at each call. */
+export const geminiProvider: ProviderAdapter = createGeminiProvider();

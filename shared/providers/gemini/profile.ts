@@ -1,0 +1,195 @@
+/**
+ * The Gemini provider's light profile: which model runs, what it costs (pricing.json, validated here), how many
+ * output tokens one request may produce, and the upper bound of one attempt's cost. Imports no SDK: the API handlers
+ * load it to estimate.
+ *
+ * The bound mirrors what the adapter sends, request by request:
+ * - input: the instruction and the result schema (one token per UTF-8 byte at most), framing, and the media (an image
+ *   at most `imageTokens`, a PDF page at most `pdfPageTokens` plus an allowance for its text layer), or for an
+ *   `analyze` step the document text the adapter passes on (truncated to ANALYZE_MAX_TEXT_BYTES_PER_PAGE per page);
+ * - output: the cap the adapter sets (`maxOutputTokens` covers thinking and answer together on Gemini 3);
+ * - one attempt may be two requests: the first, and one repair request that resends the input plus the invalid
+ *   answer and the validation error;
+ * - at the list price (never a promotion, which may end between estimate and execution).
+ */
+import * as z from 'zod';
+import type { FileFacts } from '../../file-facts.js';
+import type { Micros } from '../../money.js';
+import type { ProviderProfile } from '../catalog.js';
+import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
+import type { Step, TaskSpec } from '../types.js';
+import raw from './pricing.json' with { type: 'json' };
+
+const perMTok = z.number().nonnegative();
+
+const modelEntry = z.object({
+  inputPerMTokUsd: perMTok,
+  outputPerMTokUsd: perMTok,
+  promotion: z.object({ inputPerMTokUsd: perMTok, outputPerMTokUsd: perMTok, endsBefore: z.iso.date() }).optional(),
+  contextWindowTokens: z.number().int().positive(),
+  maxOutputTokens: z.number().int().positive(),
+  imageTokens: z.number().int().positive(),
+  pdfPageTokens: z.number().int().positive(),
+  source: z.string().min(1),
+  date: z.iso.date(),
+});
+
+const pricingTable = z
+  .object({
+    $comment: z.string().optional(),
+    currency: z.literal('USD'),
+    defaultModel: z.string().min(1),
+    models: z.record(z.string(), modelEntry),
+    tokenModel: z.object({
+      pdfPageTextTokens: z.number().int().nonnegative(),
+      framingTokens: z.number().int().nonnegative(),
+      source: z.string().min(1),
+      date: z.iso.date(),
+    }),
+  })
+  .refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' });
+
+export type GeminiModelPricing = z.infer<typeof modelEntry>;
+export type GeminiPricingTable = z.infer<typeof pricingTable>;
+
+/** The validated pricing table; a malformed pricing.json fails at import, not mid-run. */
+export const geminiPricing: GeminiPricingTable = pricingTable.parse(raw);
+
+/** Output tokens reserved for thinking (thinking level LOW), on top of the answer's own allowance. */
+export const THINKING_HEADROOM_TOKENS = 4096;
+/** Output allowance per page for a transcription (a dense page of text is ~1,000-1,300 tokens). */
+export const TEXT_TOKENS_PER_PAGE = 1500;
+/** Output allowance per page for an open analysis (summary, transcription and key/value pairs). */
+export const OPEN_ANALYSIS_TOKENS_PER_PAGE = 2000;
+/** Output allowance for a scalar field (string, number, date, boolean). */
+export const SCALAR_FIELD_TOKENS = 128;
+/** Largest document text an `analyze` step passes on, per page of the document (UTF-8 bytes; the rest is cut). */
+export const ANALYZE_MAX_TEXT_BYTES_PER_PAGE = 6000;
+/** Tokens the repair turn adds besides the first answer: the fixed message and the (truncated) validation error. */
+export const REPAIR_MESSAGE_MAX_TOKENS = 1000;
+
+const encoder = new TextEncoder();
+
+/** An upper bound of a text's tokens: one per UTF-8 byte. */
+export function textTokenBound(text: string): number {
+  return encoder.encode(text).byteLength;
+}
+
+/** The model the adapter runs: `GEMINI_MODEL` when set, else pricing.json's default. */
+export function geminiModel(env: NodeJS.ProcessEnv = process.env): string {
+  return env.GEMINI_MODEL?.trim() || geminiPricing.defaultModel;
+}
+
+/** The pricing entry of a model, or undefined when pricing.json does not list it (the adapter then refuses to run). */
+export function modelPricing(model: string): GeminiModelPricing | undefined {
+  return Object.hasOwn(geminiPricing.models, model) ? geminiPricing.models[model] : undefined;
+}
+
+/** Prices in USD per million tokens, which is also micro-dollars per token. */
+export interface TokenRates {
+  inputPerMTokUsd: number;
+  outputPerMTokUsd: number;
+}
+
+/** The rates a request made at `nowMs` is billed at: the promotion while it runs (until 00:00 UTC of its end date). */
+export function ratesAt(pricing: GeminiModelPricing, nowMs: number): TokenRates {
+  const promo = pricing.promotion;
+  if (promo && nowMs < Date.parse(`${promo.endsBefore}T00:00:00Z`)) return promo;
+  return pricing;
+}
+
+/** Micro-dollars for a number of input and output tokens, rounded up ($/MTok x tokens = micros). */
+export function tokenCostMicros(inputTokens: number, outputTokens: number, rates: TokenRates): Micros {
+  // The epsilon absorbs binary noise (0.75 x 3 = 2.2500000000000004) before rounding up, as money.ts does.
+  return Math.max(0, Math.ceil(inputTokens * rates.inputPerMTokUsd + outputTokens * rates.outputPerMTokUsd - 1e-6));
+}
+
+/** The task a step actually runs: an `ocr` step transcribes, whatever the client asked for. */
+export function taskForStep(task: TaskSpec, step: Step): TaskSpec {
+  if (step !== 'ocr') return task;
+  return {
+    prompt:
+      'Transcribe all legible text of this document, page by page, in reading order. Keep line breaks; separate ' +
+      'pages with a blank line. Do not summarise, translate or correct anything.',
+    outputFormat: 'text',
+    fields: null,
+    schemaId: null,
+    schemaLabel: null,
+    promptScaffold: null,
+  };
+}
+
+/** Output tokens the answer itself may need (before thinking headroom). */
+function answerTokens(task: TaskSpec, pages: number): number {
+  if (task.outputFormat === 'text') return 256 + pages * TEXT_TOKENS_PER_PAGE;
+  if (task.fields === null) return 512 + pages * OPEN_ANALYSIS_TOKENS_PER_PAGE;
+  // A list or object field (line items, transactions) may hold a page's worth of entries per page.
+  const perField = task.fields.map((f) =>
+    f.type === 'array' || f.type === 'object' ? 512 + pages * TEXT_TOKENS_PER_PAGE : SCALAR_FIELD_TOKENS,
+  );
+  return 256 + perField.reduce((sum, n) => sum + n, 0);
+}
+
+/** `maxOutputTokens` for one request of `step` on this task: thinking headroom plus the answer, within the model's limit. */
+export function outputTokenCap(task: TaskSpec, step: Step, pages: number, pricing: GeminiModelPricing): number {
+  const answer = answerTokens(taskForStep(task, step), Math.max(1, pages));
+  return Math.min(pricing.maxOutputTokens, THINKING_HEADROOM_TOKENS + answer);
+}
+
+/** Upper bound of the text tokens one request carries besides the media: instruction, schema, framing. */
+export function promptTokenBound(task: TaskSpec, step: Step): number {
+  const effective = taskForStep(task, step);
+  const schema = effective.outputFormat === 'json' ? JSON.stringify(resultJsonSchema(effective)) : '';
+  return textTokenBound(buildInstruction(effective)) + textTokenBound(schema) + geminiPricing.tokenModel.framingTokens;
+}
+
+/** Upper bound of the media (or document text) tokens one request carries for this file and step. */
+export function mediaTokenBound(facts: FileFacts, step: Step, pricing: GeminiModelPricing): number {
+  const pages = Math.max(1, facts.pages);
+  // An analyze step reads the text another step produced, which the adapter cuts to this many bytes (= tokens, at most).
+  if (step === 'analyze') return pages * ANALYZE_MAX_TEXT_BYTES_PER_PAGE;
+  if (facts.kind === 'pdf') return pages * (pricing.pdfPageTokens + geminiPricing.tokenModel.pdfPageTextTokens);
+  return pricing.imageTokens;
+}
+
+/** Upper bound, in micros at list price, of one attempt of `step`: a request and one repair request. */
+export function maxCostMicrosForStep(facts: FileFacts, task: TaskSpec, step: Step, model?: string): Micros {
+  const pricing = estimatePricing(model ?? geminiModel());
+  const cap = outputTokenCap(task, step, facts.pages, pricing);
+  const firstInput = promptTokenBound(task, step) + mediaTokenBound(facts, step, pricing);
+  // The repair request resends everything, plus the first answer (at most the cap) and the repair message.
+  const repairInput = firstInput + cap + REPAIR_MESSAGE_MAX_TOKENS;
+  return tokenCostMicros(firstInput + repairInput, 2 * cap, pricing);
+}
+
+/**
+ * The pricing the estimate uses: the model's entry, or for a model pricing.json does not list (the adapter refuses
+ * to run it) the most expensive listed figures, so an estimate is never computed from nothing.
+ */
+function estimatePricing(model: string): GeminiModelPricing {
+  const known = modelPricing(model);
+  if (known) return known;
+  const all = Object.values(geminiPricing.models);
+  const max = (pick: (m: GeminiModelPricing) => number): number => Math.max(...all.map(pick));
+  const fallback = geminiPricing.models[geminiPricing.defaultModel] as GeminiModelPricing;
+  return {
+    ...fallback,
+    inputPerMTokUsd: max((m) => m.inputPerMTokUsd),
+    outputPerMTokUsd: max((m) => m.outputPerMTokUsd),
+    promotion: undefined,
+    maxOutputTokens: max((m) => m.maxOutputTokens),
+    imageTokens: max((m) => m.imageTokens),
+    pdfPageTokens: max((m) => m.pdfPageTokens),
+  };
+}
+
+/** The Gemini provider as the planner sees it. */
+export const geminiProfile: ProviderProfile = {
+  id: 'gemini',
+  auth: 'api-key',
+  credentialEnv: ['GEMINI_API_KEY'],
+  // A vision model: it reads pixels and PDFs directly, and can also transcribe (ocr) and analyze given text.
+  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
+  // The worker runs every candidate as one `vision` pass today; separate ocr/analyze steps use maxCostMicrosForStep.
+  maxCostMicros: (facts, task) => maxCostMicrosForStep(facts, task, 'vision'),
+};
