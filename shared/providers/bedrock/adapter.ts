@@ -1,0 +1,589 @@
+/**
+ * The `bedrock` provider: Amazon Bedrock's Converse API (`ConverseCommand`) with a Nova vision model (profile.ts picks
+ * it: `BEDROCK_MODEL_ID`, default Nova 2 Lite through an inference profile).
+ *
+ * Why it is built this way:
+ * - **Credentials are the SDK's.** IAM through the default chain (Lambda role, profile, environment), or a Bedrock API
+ *   key in `AWS_BEARER_TOKEN_BEDROCK`, which the SDK sends as a bearer token. The endpoint is the SDK's too: it reads
+ *   `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` (then `AWS_ENDPOINT_URL`) itself, which is how tests reach a local fake.
+ * - **HTTP/1.1.** The Bedrock Runtime client defaults to an HTTP/2 handler (for its bidirectional streams); Converse
+ *   is one request and one response, so the client gets the keep-alive HTTP/1.1 `NodeHttpHandler` (what boto3 uses),
+ *   which also lets the tests' HTTP/1.1 fake server stand in for Bedrock.
+ * - **The plan retries, not the SDK** (`maxAttempts: 1`). Each request is bound to the attempt's deadline twice: an
+ *   abort signal (the attempt's own, or the deadline timer) and the handler's `requestTimeout` for what is left.
+ * - **Media as Converse wants it.** Images are re-encoded to JPEG/PNG within Converse's limits by `prepareImage`
+ *   (HEIC converted, EXIF orientation applied, long side <= 1568 px, <= 3.75 MB); PDFs go as a document block
+ *   (<= 4.5 MB, larger is refused without a request) and Nova reads their text and page images itself.
+ * - **JSON through a forced tool.** One tool whose input schema is the result schema, `toolChoice: {tool}`; its input
+ *   is validated against that schema, and an invalid one gets exactly one repair request (the tool result quotes the
+ *   errors); invalid again is `invalid_output`, carrying the tokens both requests used. Text results (outputFormat
+ *   text, and the OCR step) are plain text answers.
+ * - **Money from usage.** Cost is computed from the response's `usage` tokens at pricing.json's prices; the profile's
+ *   bound uses the same prices and `maxTokens`. Bedrock offers no token log-probabilities, so there is no native
+ *   confidence. For a PDF schema extraction the PDF's own text layer (what Nova read) is returned as `documentText`, so
+ *   the worker can check extracted values against it.
+ * - **No secrets in messages.** Error text from AWS is passed through `redact()` (credential values from the
+ *   environment, access-key ids, signatures, bearer tokens) and truncated.
+ */
+import {
+  BedrockRuntimeClient,
+  type ContentBlock,
+  ConverseCommand,
+  type ConverseCommandInput,
+  type ConverseCommandOutput,
+  type Message,
+  type TokenUsage,
+  type Tool,
+  type ToolInputSchema,
+} from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { pdfTextLayer, prepareImage } from '../../media/index.js';
+import { normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
+import { ProviderFailure } from '../types.js';
+import {
+  BEDROCK_IMAGE_TARGET,
+  BEDROCK_MAX_PDF_BYTES,
+  type BedrockModel,
+  bedrockInstruction,
+  bedrockModelId,
+  bedrockOutputTokenCap,
+  documentTextBlock,
+  REPAIR_ERRORS_MAX_CHARS,
+  RESULT_TOOL_NAME,
+  resolveBedrockModel,
+  resultToolSpec,
+  SYSTEM_PROMPT,
+  tokenCostMicros,
+  usesResultTool,
+} from './profile.js';
+
+/** Connection setup allowance; the rest of the attempt's time is the request timeout. */
+const CONNECTION_TIMEOUT_MS = 5_000;
+/** Longest provider message kept in a failure (after redaction). */
+const MAX_MESSAGE_CHARS = 300;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Failures
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Environment variables whose values are secrets (never echoed, whatever AWS puts in an error message). */
+const SECRET_VARIABLES = [
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_BEARER_TOKEN_BEDROCK',
+  'AWS_ACCESS_KEY_ID',
+];
+
+/** Removes credentials from text: known secret values, access-key ids, signatures, bearer tokens; then truncates. */
+export function redact(text: string, env: NodeJS.ProcessEnv = process.env): string {
+  let out = text;
+  for (const source of new Set([env, process.env])) {
+    for (const name of SECRET_VARIABLES) {
+      const value = source[name];
+      // Short values (test placeholders such as "test") would blank ordinary words; real credentials are long.
+      if (value && value.length >= 8) out = out.split(value).join('[redacted]');
+    }
+  }
+  out = out
+    .replace(/\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{12,}\b/g, '[redacted]')
+    .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]')
+    .replace(
+      /\b(Signature|Credential|X-Amz-Security-Token|X-Amz-Signature|X-Amz-Credential)=[^\s,&"']+/gi,
+      '$1=[redacted]',
+    );
+  return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
+}
+
+/** Milliseconds from a Retry-After value (delay-seconds or HTTP-date), or undefined. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+interface SdkErrorShape {
+  name?: string;
+  message?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $response?: { statusCode?: number; headers?: Record<string, string | undefined> };
+}
+
+function asSdkError(error: unknown): SdkErrorShape {
+  return error !== null && typeof error === 'object' ? (error as SdkErrorShape) : {};
+}
+
+const AUTH_ERRORS = new Set([
+  'AccessDeniedException',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'IncompleteSignature',
+  'ExpiredTokenException',
+  'InvalidClientTokenId',
+  'MissingAuthenticationTokenException',
+  'SignatureDoesNotMatch',
+  'CredentialsProviderError',
+]);
+const CLIENT_ERRORS = new Set(['ValidationException', 'ResourceNotFoundException', 'ConflictException']);
+const SERVER_ERRORS = new Set([
+  'InternalServerException',
+  'ServiceUnavailableException',
+  'ModelTimeoutException',
+  'ModelNotReadyException',
+  'ModelErrorException',
+  'ModelStreamErrorException',
+]);
+// A quota (tokens or requests per minute/day) is a rate limit too: this provider cannot serve the attempt now.
+const RATE_ERRORS = new Set(['ThrottlingException', 'ServiceQuotaExceededException', 'TooManyRequestsException']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * The failure an SDK or network error stands for: throttling and quotas → rate_limited (with Retry-After), credential
+ * and permission errors → auth, other 4xx → client, model/service errors and 5xx → server, abort → timeout, an
+ * unreadable 2xx body → invalid_output. The SDK error is not attached as `cause`: it carries the raw response, and
+ * only the redacted message may leave the adapter.
+ */
+function failureFor(error: unknown, deadline: Deadline, env: NodeJS.ProcessEnv): ProviderFailure {
+  if (error instanceof ProviderFailure) return error;
+  const e = asSdkError(error);
+  const name = e.name ?? 'Error';
+  if (name === 'AbortError' || name === 'TimeoutError' || deadline.expired()) {
+    return new ProviderFailure('timeout', 'bedrock: the attempt deadline passed before Bedrock answered');
+  }
+  const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
+  const detail = redact(e.message ?? String(error), env);
+  const message = `bedrock: ${name}${status === undefined ? '' : ` (HTTP ${status})`}: ${detail}`;
+  const rateLimited = (): ProviderFailure => {
+    const retryAfterMs = parseRetryAfter(e.$response?.headers?.['retry-after']);
+    return new ProviderFailure('rate_limited', message, retryAfterMs === undefined ? undefined : { retryAfterMs });
+  };
+
+  if (RATE_ERRORS.has(name)) return rateLimited();
+  if (AUTH_ERRORS.has(name)) return new ProviderFailure('auth', message);
+  if (CLIENT_ERRORS.has(name)) return new ProviderFailure('client', message);
+  if (SERVER_ERRORS.has(name)) return new ProviderFailure('server', message);
+  // A 2xx whose body the SDK could not parse: not what the API promises.
+  if (status !== undefined && status >= 200 && status < 300) {
+    return new ProviderFailure('invalid_output', `bedrock: unreadable response body (HTTP ${status})`);
+  }
+  if (status === 429) return rateLimited();
+  if (status === 401 || status === 403) return new ProviderFailure('auth', message);
+  if (status !== undefined && status >= 400 && status < 500) return new ProviderFailure('client', message);
+  if (status !== undefined && status >= 500) return new ProviderFailure('server', message);
+  if (/region is missing/i.test(detail)) {
+    return new ProviderFailure('auth', 'bedrock: no AWS Region configured (set AWS_REGION)');
+  }
+  if (e.code && NETWORK_CODES.has(e.code)) {
+    return new ProviderFailure('server', `bedrock: connection failed (${e.code})`);
+  }
+  return new ProviderFailure('server', message);
+}
+
+/** The same failure carrying the usage consumed so far (a failure after a billed request still cost its tokens). */
+function withUsage(failure: ProviderFailure, usage: ProviderUsage | undefined): ProviderFailure {
+  if (usage === undefined || failure.usage !== undefined) return failure;
+  return new ProviderFailure(failure.kind, failure.message, {
+    usage,
+    cause: failure,
+    ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Deadline
+// ---------------------------------------------------------------------------------------------------------------
+
+class Deadline {
+  constructor(readonly options: InvokeOptions) {}
+
+  remainingMs(): number {
+    return this.options.deadlineMs - Date.now();
+  }
+
+  expired(): boolean {
+    return this.options.signal.aborted || this.remainingMs() <= 0;
+  }
+
+  check(stage: string): void {
+    if (this.expired()) throw new ProviderFailure('timeout', `bedrock: deadline passed while ${stage}`);
+  }
+
+  /** An abort signal for one request: the attempt's signal, or the deadline, whichever comes first. */
+  requestSignal(): AbortSignal {
+    return AbortSignal.any([this.options.signal, AbortSignal.timeout(Math.max(1, this.remainingMs()))]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Result validation
+// ---------------------------------------------------------------------------------------------------------------
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function matchesType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'null':
+      return value === null;
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isPlainObject(value);
+    default:
+      return true;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+const MAX_VALIDATION_ERRORS = 20;
+
+/**
+ * Checks a value against the subset of JSON Schema that `resultJsonSchema()` emits (type or type list, properties,
+ * required, additionalProperties: false, items) and returns the errors, path first; empty when the value is valid.
+ */
+export function validateResult(
+  value: unknown,
+  schema: Record<string, unknown>,
+  path = '$',
+  errors: string[] = [],
+): string[] {
+  if (errors.length >= MAX_VALIDATION_ERRORS) return errors;
+  const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.length > 0 && !types.some((t) => typeof t === 'string' && matchesType(value, t))) {
+    errors.push(`${path}: expected ${types.join(' or ')}, got ${describe(value)}`);
+    return errors;
+  }
+  if (isPlainObject(value) && isPlainObject(schema.properties)) {
+    const properties = schema.properties;
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    for (const key of required) {
+      if (typeof key === 'string' && !(key in value)) errors.push(`${path}.${key}: required property is missing`);
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const childSchema = properties[key];
+      if (isPlainObject(childSchema)) validateResult(child, childSchema, `${path}.${key}`, errors);
+      else if (schema.additionalProperties === false) errors.push(`${path}.${key}: property is not in the schema`);
+    }
+  }
+  if (Array.isArray(value) && isPlainObject(schema.items)) {
+    const items = schema.items;
+    value.forEach((item, index) => {
+      validateResult(item, items, `${path}[${index}]`, errors);
+    });
+  }
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Tokens used so far by an attempt's requests. */
+class UsageMeter {
+  inputTokens = 0;
+  outputTokens = 0;
+  requests = 0;
+
+  constructor(
+    private readonly model: BedrockModel,
+    private readonly billableUnits: number,
+  ) {}
+
+  add(usage: TokenUsage | undefined): void {
+    this.requests += 1;
+    // Cache tokens are counted apart from inputTokens; no request here uses caching, but any reported are billed.
+    this.inputTokens +=
+      (usage?.inputTokens ?? 0) + (usage?.cacheReadInputTokens ?? 0) + (usage?.cacheWriteInputTokens ?? 0);
+    this.outputTokens += usage?.outputTokens ?? 0;
+  }
+
+  /** The usage so far, or undefined before any request was answered. */
+  usage(): ProviderUsage | undefined {
+    if (this.requests === 0) return undefined;
+    return {
+      billableUnits: this.billableUnits,
+      costMicros: tokenCostMicros(this.inputTokens, this.outputTokens, this.model.price),
+      inputTokens: this.inputTokens,
+      outputTokens: this.outputTokens,
+    };
+  }
+}
+
+function clientFailure(message: string, cause?: unknown): ProviderFailure {
+  return new ProviderFailure('client', `bedrock: ${message}`, cause === undefined ? undefined : { cause });
+}
+
+/** The media content block for the file: a prepared image, or the PDF as a document. */
+async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<ContentBlock> {
+  if (input.bytes.byteLength === 0) throw clientFailure('the file is empty');
+  if (input.facts.kind === 'pdf') {
+    if (input.bytes.byteLength > BEDROCK_MAX_PDF_BYTES) {
+      const mb = (input.bytes.byteLength / 1_000_000).toFixed(1);
+      throw clientFailure(`the PDF is ${mb} MB, over Bedrock's ${BEDROCK_MAX_PDF_BYTES / 1_000_000} MB document limit`);
+    }
+    // The name is shown to the model and restricted by Converse (letters, digits, single spaces, hyphens, brackets).
+    return { document: { format: 'pdf', name: 'document', source: { bytes: input.bytes } } };
+  }
+  try {
+    const image = await prepareImage(input.bytes, input.facts.mime, BEDROCK_IMAGE_TARGET, deadline.options);
+    return { image: { format: image.mime === 'image/png' ? 'png' : 'jpeg', source: { bytes: image.bytes } } };
+  } catch (error) {
+    if (error instanceof ProviderFailure) throw error;
+    deadline.check('preparing the image');
+    throw clientFailure('the image cannot be prepared for Bedrock', error);
+  }
+}
+
+/** The PDF's text layer joined, or undefined (best effort: a failure only means no grounding text). */
+async function pdfText(input: ProviderInput, deadline: Deadline): Promise<string | undefined> {
+  try {
+    const pages = await pdfTextLayer(input.bytes, deadline.options);
+    const text = pages
+      .map((p) => p.trim())
+      .filter((p) => p !== '')
+      .join('\n\n');
+    return text === '' ? undefined : text;
+  } catch {
+    return undefined;
+  }
+}
+
+function textOf(content: readonly ContentBlock[]): string {
+  return content
+    .map((block) => ('text' in block && typeof block.text === 'string' ? block.text : ''))
+    .filter((t) => t !== '')
+    .join('\n')
+    .trim();
+}
+
+type ToolCall = { toolUseId: string; input: unknown } | undefined;
+
+function toolCallOf(content: readonly ContentBlock[]): ToolCall {
+  for (const block of content) {
+    if ('toolUse' in block && block.toolUse && block.toolUse.name === RESULT_TOOL_NAME) {
+      let value: unknown = block.toolUse.input;
+      // The input is a JSON document; a model that emits it as a JSON string is read the same way.
+      if (typeof value === 'string') {
+        try {
+          value = JSON.parse(value);
+        } catch {
+          // left as the string: validation reports it
+        }
+      }
+      return { toolUseId: block.toolUse.toolUseId ?? 'tooluse', input: value };
+    }
+  }
+  return undefined;
+}
+
+/** The assistant turn to replay in a repair request: its text and tool calls (other blocks are not echoed back). */
+function replayable(content: readonly ContentBlock[]): ContentBlock[] {
+  const kept = content.filter((block) => ('text' in block && block.text) || ('toolUse' in block && block.toolUse));
+  return kept.length > 0 ? kept : [{ text: '(no answer)' }];
+}
+
+function quoteErrors(errors: readonly string[]): string {
+  const text = errors.map((e) => `- ${e}`).join('\n');
+  return text.length > REPAIR_ERRORS_MAX_CHARS ? `${text.slice(0, REPAIR_ERRORS_MAX_CHARS)}…` : text;
+}
+
+/** Refusals, truncation and malformed answers, by stop reason (checked before the content is used). */
+function checkStopReason(response: ConverseCommandOutput, usage: ProviderUsage | undefined, json: boolean): void {
+  const reason = response.stopReason;
+  if (reason === 'guardrail_intervened' || reason === 'content_filtered') {
+    throw new ProviderFailure('refusal', `bedrock: the model declined (${reason})`, usage ? { usage } : undefined);
+  }
+  if (reason === 'model_context_window_exceeded') {
+    throw new ProviderFailure(
+      'client',
+      "bedrock: the document does not fit the model's context window",
+      usage ? { usage } : undefined,
+    );
+  }
+  if (reason === 'max_tokens') {
+    const what = json ? 'the tool input is incomplete' : 'the text is truncated';
+    throw new ProviderFailure(
+      'invalid_output',
+      `bedrock: the answer reached maxTokens (${what})`,
+      usage ? { usage } : undefined,
+    );
+  }
+}
+
+/** The result tool as the SDK types it (the schema is plain JSON, so it is a valid SDK document value). */
+function resultTool(task: ProviderInput['task']): Tool {
+  const spec = resultToolSpec(task);
+  const json = spec.inputSchema.json as ToolInputSchema.JsonMember['json'];
+  return { toolSpec: { name: spec.name, description: spec.description, inputSchema: { json } } };
+}
+
+/** Options of `createBedrockProvider`. */
+export interface BedrockProviderOptions {
+  /** Where BEDROCK_MODEL_ID and AWS_REGION are read (credentials and endpoint come from the SDK's default chain). */
+  env?: NodeJS.ProcessEnv;
+  /** The SDK client to use (default: one created on first use, HTTP/1.1, SDK retries off). */
+  client?: BedrockRuntimeClient;
+}
+
+/** Builds the SDK client: HTTP/1.1 keep-alive handler, SDK retries off, Region from `env` when set there. */
+export function createBedrockClient(env: NodeJS.ProcessEnv = process.env): BedrockRuntimeClient {
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  return new BedrockRuntimeClient({
+    ...(region ? { region } : {}),
+    maxAttempts: 1,
+    requestHandler: new NodeHttpHandler({ connectionTimeout: CONNECTION_TIMEOUT_MS }),
+  });
+}
+
+/** A bedrock adapter over its own client (tests make one per case so that credentials are re-read). */
+export function createBedrockProvider(options: BedrockProviderOptions = {}): ProviderAdapter {
+  const env = options.env ?? process.env;
+  let client = options.client;
+
+  async function send(request: ConverseCommandInput, deadline: Deadline): Promise<ConverseCommandOutput> {
+    deadline.check('sending a request');
+    client ??= createBedrockClient(env);
+    try {
+      return await client.send(new ConverseCommand(request), {
+        abortSignal: deadline.requestSignal(),
+        requestTimeout: Math.max(1, deadline.remainingMs()),
+      });
+    } catch (error) {
+      throw failureFor(error, deadline, env);
+    }
+  }
+
+  async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
+    const deadline = new Deadline(options);
+    deadline.check('starting');
+    const model = resolveBedrockModel(env);
+    if (!model) {
+      throw clientFailure(`BEDROCK_MODEL_ID ${bedrockModelId(env)} has no price in bedrock/pricing.json`);
+    }
+    const { task, facts } = input;
+    const step = input.step;
+    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const json = usesResultTool(task, step);
+    const billableUnits = Math.max(1, facts.pages);
+    const meter = new UsageMeter(model, billableUnits);
+
+    const instruction = bedrockInstruction(task, step);
+    const content: ContentBlock[] = fromText
+      ? [{ text: `${documentTextBlock(input.documentText ?? '')}\n\n${instruction}` }]
+      : [await mediaBlock(input, deadline), { text: instruction }];
+    // For a PDF schema extraction, read the text layer alongside the model call: it grounds the extracted values.
+    const groundingText =
+      !fromText && json && task.fields !== null && facts.kind === 'pdf' ? pdfText(input, deadline) : undefined;
+
+    const base: Omit<ConverseCommandInput, 'messages'> = {
+      modelId: model.id,
+      system: [{ text: SYSTEM_PROMPT }],
+      inferenceConfig: { maxTokens: bedrockOutputTokenCap(facts, task, step, model.price), temperature: 0 },
+      ...(json ? { toolConfig: { tools: [resultTool(task)], toolChoice: { tool: { name: RESULT_TOOL_NAME } } } } : {}),
+    };
+    const question: Message = { role: 'user', content };
+
+    const first = await send({ ...base, messages: [question] }, deadline);
+    meter.add(first.usage);
+    checkStopReason(first, meter.usage(), json);
+    const firstContent = first.output?.message?.content;
+    if (!Array.isArray(firstContent)) {
+      throw new ProviderFailure('invalid_output', 'bedrock: the response has no message', withUsageOption(meter));
+    }
+
+    if (!json) {
+      const text = textOf(firstContent);
+      if (text === '')
+        throw new ProviderFailure('invalid_output', 'bedrock: the answer is empty', withUsageOption(meter));
+      // The document's text: the OCR text an analyze step was given, else what the model read out (OCR, text answers).
+      return output({ text }, fromText ? input.documentText : text, meter);
+    }
+
+    const schema = resultJsonSchema(task);
+    let call = toolCallOf(firstContent);
+    let errors = call ? validateResult(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
+    if (errors.length > 0) {
+      // One repair: replay the answer and quote the errors (as the tool's result when it was a tool call).
+      const feedback = `Your answer does not match the ${RESULT_TOOL_NAME} input schema:\n${quoteErrors(errors)}\nCall the ${RESULT_TOOL_NAME} tool again with a complete, corrected input.`;
+      const repair: Message = {
+        role: 'user',
+        content: call
+          ? [{ toolResult: { toolUseId: call.toolUseId, content: [{ text: feedback }] } }]
+          : [{ text: feedback }],
+      };
+      let second: ConverseCommandOutput;
+      try {
+        second = await send(
+          { ...base, messages: [question, { role: 'assistant', content: replayable(firstContent) }, repair] },
+          deadline,
+        );
+      } catch (error) {
+        throw withUsage(failureFor(error, deadline, env), meter.usage());
+      }
+      meter.add(second.usage);
+      checkStopReason(second, meter.usage(), json);
+      const secondContent = second.output?.message?.content;
+      call = Array.isArray(secondContent) ? toolCallOf(secondContent) : undefined;
+      errors = call ? validateResult(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
+      if (errors.length > 0) {
+        throw new ProviderFailure(
+          'invalid_output',
+          `bedrock: the result does not match the schema after one repair: ${errors.slice(0, 3).join('; ')}`,
+          withUsageOption(meter),
+        );
+      }
+    }
+    // Validated: an object of the result schema.
+    const value = call?.input as Record<string, unknown>;
+    if (task.fields !== null) {
+      const result: Record<string, unknown> = {};
+      for (const field of task.fields) result[field.name] = value[field.name];
+      const documentText = fromText ? input.documentText : await groundingText;
+      return output(result, documentText, meter);
+    }
+    const open = normaliseOpenResult(value);
+    const readText = typeof value.text === 'string' ? value.text : undefined;
+    return output(open, fromText ? input.documentText : readText, meter);
+  }
+
+  return { id: 'bedrock', invoke };
+}
+
+function withUsageOption(meter: UsageMeter): { usage: ProviderUsage } | undefined {
+  const usage = meter.usage();
+  return usage ? { usage } : undefined;
+}
+
+function output(result: Record<string, unknown>, documentText: string | undefined, meter: UsageMeter): ProviderOutput {
+  const usage = meter.usage();
+  if (!usage) throw new ProviderFailure('invalid_output', 'bedrock: no usage reported');
+  return { result, ...(documentText ? { documentText } : {}), usage };
+}
+
+/** The worker's bedrock adapter (process environment, one client per container). */
+export const bedrockProvider: ProviderAdapter = createBedrockProvider();

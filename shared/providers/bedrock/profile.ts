@@ -1,0 +1,299 @@
+/**
+ * The `bedrock` provider's light profile: which model runs, what a request is made of (prompt, tool, media limits),
+ * and an upper bound of what one attempt can cost. The API handlers load this file, so it imports no SDK; the adapter
+ * (adapter.ts) imports the same constants and functions, so the request it sends and the bound computed here cannot
+ * drift apart.
+ *
+ * Cost model (pricing.json, per 1,000 tokens, validated here): Bedrock bills Converse by input and output tokens and
+ * reports both in `usage`, so the actual cost is computed from them. The bound takes, for one attempt:
+ * - input: our prompt text at one token per character (real tokenizers average ~4 characters a token; a character
+ *   never costs more than one token for Latin scripts and rarely for others), the tool's JSON schema likewise, a fixed
+ *   allowance for what Bedrock/Nova wraps around a tool call, plus the media:
+ *   - an image: Nova resizes every image itself to a closest supported aspect ratio with at least one side ~896 px
+ *     (so small images are scaled *up*) and bills ~500-700 pixels per token (its published table: 900x450 ~800 tokens,
+ *     900x900 ~1,300, 1400x900 ~1,800, 1.8Kx900 ~2,400, 1.3Kx1.3K ~2,600 —
+ *     https://docs.aws.amazon.com/nova/latest/userguide/modalities-image.html). The bound scales the image to what we
+ *     send (long side <= 1568 px) or up to a 1,000 px long side, and counts 350 pixels per token plus 300;
+ *   - a PDF page: Nova reads PDFs as text with interleaved page/figure images and publishes no per-page figure; we
+ *     allow 6,000 tokens a page (a dense page's text is ~1,500 tokens and a full-page image ~2,600);
+ * - output: the `maxTokens` cap the adapter sends (bedrockOutputTokenCap), fully used;
+ * - for JSON results, one repair request (the same input again, plus the first answer and the validation errors)
+ *   with a second full output.
+ */
+import * as z from 'zod';
+import type { FileFacts } from '../../file-facts.js';
+import type { ImageTarget } from '../../media/index.js';
+import { type Micros, usdToMicrosCeil } from '../../money.js';
+import type { ProviderProfile } from '../catalog.js';
+import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
+import type { Step, TaskSpec } from '../types.js';
+import raw from './pricing.json' with { type: 'json' };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Prices and models
+// ---------------------------------------------------------------------------------------------------------------
+
+const modelPriceSchema = z.object({
+  name: z.string().min(1),
+  // Only model families whose image/PDF token accounting the bound models are accepted (see the file comment).
+  family: z.literal('nova'),
+  inputUsdPer1kTokens: z.number().positive(),
+  outputUsdPer1kTokens: z.number().positive(),
+  maxOutputTokens: z.number().int().positive(),
+  source: z.string().min(1),
+  date: z.iso.date(),
+});
+
+const pricingSchema = z
+  .object({
+    $comment: z.string().optional(),
+    currency: z.literal('USD'),
+    defaultModel: z.string().min(1),
+    models: z.record(z.string(), modelPriceSchema),
+  })
+  .refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' });
+
+export type BedrockModelPrice = z.infer<typeof modelPriceSchema>;
+
+/** The validated price table; a malformed pricing.json fails at import, not mid-run. */
+export const bedrockPricing = pricingSchema.parse(raw);
+
+/** The model a request goes to: the id sent to Bedrock and the price row of its base model. */
+export interface BedrockModel {
+  /** Model or inference-profile id as sent (e.g. `us.amazon.nova-2-lite-v1:0`). */
+  id: string;
+  /** The base model id the price table is keyed by (e.g. `amazon.nova-2-lite-v1:0`). */
+  baseId: string;
+  price: BedrockModelPrice;
+}
+
+/** Cross-Region inference-profile prefixes (system-defined profiles are `<geo>.<base model id>`). */
+const PROFILE_PREFIX = /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./;
+
+/** The base model id of a model id, inference-profile id or ARN (`.../us.amazon.nova-2-lite-v1:0` → `amazon.nova-2-lite-v1:0`). */
+export function baseModelId(modelId: string): string {
+  const last = modelId.slice(modelId.lastIndexOf('/') + 1);
+  return last.replace(PROFILE_PREFIX, '');
+}
+
+/**
+ * The model id to call: `BEDROCK_MODEL_ID` when set; otherwise the default model through an inference profile (Nova 2
+ * models are served only through profiles): the US geographic profile from a US Region, so documents stay in the US,
+ * and the global profile from anywhere else (set BEDROCK_MODEL_ID, e.g. `eu.amazon.nova-2-lite-v1:0`, to keep them in
+ * another geography).
+ */
+export function bedrockModelId(env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.BEDROCK_MODEL_ID?.trim();
+  if (configured) return configured;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? '';
+  const prefix = /^us-(?:east|west)-\d+$/.test(region) ? 'us' : 'global';
+  return `${prefix}.${bedrockPricing.defaultModel}`;
+}
+
+/** The configured model with its prices, or undefined when its base model has no row in pricing.json. */
+export function resolveBedrockModel(env: NodeJS.ProcessEnv = process.env): BedrockModel | undefined {
+  const id = bedrockModelId(env);
+  const baseId = baseModelId(id);
+  const price = bedrockPricing.models[baseId];
+  return price ? { id, baseId, price } : undefined;
+}
+
+/** The most expensive priced model (bounds the cost when the configured model cannot be priced). */
+function costliestModel(): BedrockModel {
+  const [baseId, price] = Object.entries(bedrockPricing.models).reduce((a, b) =>
+    b[1].outputUsdPer1kTokens + b[1].inputUsdPer1kTokens > a[1].outputUsdPer1kTokens + a[1].inputUsdPer1kTokens ? b : a,
+  );
+  return { id: baseId, baseId, price };
+}
+
+/** What a number of input and output tokens cost on a model, in micros (rounded up). */
+export function tokenCostMicros(inputTokens: number, outputTokens: number, price: BedrockModelPrice): Micros {
+  return usdToMicrosCeil((inputTokens * price.inputUsdPer1kTokens + outputTokens * price.outputUsdPer1kTokens) / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What a request is made of
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Images are sent as JPEG or PNG, long side <= 1568 px, <= 3.75 MB (Converse's per-image limit; MB read as 10^6). */
+export const BEDROCK_IMAGE_TARGET: ImageTarget = {
+  formats: ['image/jpeg', 'image/png'],
+  maxLongSide: 1568,
+  maxBytes: 3_750_000,
+};
+
+/** Converse's per-document limit ("no more than 4.5 MB"); a larger PDF is refused before any request. */
+export const BEDROCK_MAX_PDF_BYTES = 4_500_000;
+
+/** The one tool a JSON request offers and forces (`toolChoice: {tool}`): its input is the result. */
+export const RESULT_TOOL_NAME = 'record_result';
+
+export const SYSTEM_PROMPT =
+  'You read documents (photos, scans, PDFs, or their extracted text) and report exactly what they show. ' +
+  'Never guess or invent values; when something is not in the document, say so with null (or leave it out of text). ' +
+  'Follow the instruction exactly.';
+
+/** The instruction of an OCR step: the whole text, nothing else. */
+export const OCR_INSTRUCTION =
+  'Transcribe all legible text of the document in reading order, page by page, with a blank line between pages. ' +
+  'Answer with the transcription only, without commentary.';
+
+/** Longest validation-error text quoted back to the model in a repair request. */
+export const REPAIR_ERRORS_MAX_CHARS = 2000;
+
+/** Whether a request for this step and task asks for JSON through the result tool (else it asks for plain text). */
+export function usesResultTool(task: TaskSpec, step: Step): boolean {
+  return step !== 'ocr' && task.outputFormat === 'json';
+}
+
+/** The user-turn instruction (after the media, or after the given document text for an `analyze` step). */
+export function bedrockInstruction(task: TaskSpec, step: Step): string {
+  if (step === 'ocr') return OCR_INSTRUCTION;
+  const instruction = buildInstruction(task);
+  return usesResultTool(task, step)
+    ? `${instruction}\n\nReport the result by calling the ${RESULT_TOOL_NAME} tool exactly once.`
+    : instruction;
+}
+
+/** The text that introduces an OCR'd document in an `analyze` step. */
+export function documentTextBlock(documentText: string): string {
+  return `The document's text, as read by OCR, is between the markers.\n<document>\n${documentText}\n</document>`;
+}
+
+/** The tool specification of a JSON request (its input schema is the task's result schema). */
+export function resultToolSpec(task: TaskSpec): {
+  name: string;
+  description: string;
+  inputSchema: { json: Record<string, unknown> };
+} {
+  return {
+    name: RESULT_TOOL_NAME,
+    description: 'Records the result read from the document. Its input is the complete result.',
+    inputSchema: { json: resultJsonSchema(task) },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Token bounds
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Output tokens every request may use before its per-page or per-field share. */
+const OUTPUT_BASE_TOKENS = 512;
+/** A transcription or open analysis may write this much per page (a dense page is ~1,000-1,500 tokens of text). */
+const OUTPUT_TOKENS_PER_PAGE = 2000;
+/** A scalar field's value (a name, a date, an amount, an address) is short. */
+const OUTPUT_TOKENS_PER_SCALAR_FIELD = 128;
+/** An array or object field (line items, transactions) grows with the document: this much per page. */
+const OUTPUT_TOKENS_PER_LIST_FIELD_PAGE = 1500;
+/** What Bedrock and the model wrap around a request (role markers, the tool-use system prompt), generously. */
+const REQUEST_OVERHEAD_TOKENS = 1000;
+/** The repair turn's own text: the quoted validation errors and the instruction to call the tool again. */
+const REPAIR_TOKENS = REPAIR_ERRORS_MAX_CHARS + 500;
+/** Nova scales small images up until a side reaches ~896 px; the bound assumes 1,000. */
+const NOVA_MIN_LONG_SIDE = 1000;
+/** Nova's published examples bill 506-700 pixels per token; the bound counts 350. */
+const PIXELS_PER_TOKEN = 350;
+const IMAGE_TOKEN_OVERHEAD = 300;
+/** Allowance per PDF page (text plus page and figure images), see the file comment. */
+const PDF_PAGE_TOKENS = 6000;
+
+/** The `inferenceConfig.maxTokens` the adapter sends for this file, task and step. */
+export function bedrockOutputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, price: BedrockModelPrice): number {
+  const pages = Math.max(1, facts.pages);
+  let wanted = OUTPUT_BASE_TOKENS;
+  if (step === 'ocr' || task.outputFormat === 'text' || task.fields === null) wanted += OUTPUT_TOKENS_PER_PAGE * pages;
+  else {
+    for (const field of task.fields) {
+      const list = field.type === 'array' || field.type === 'object';
+      wanted += list ? OUTPUT_TOKENS_PER_LIST_FIELD_PAGE * pages : OUTPUT_TOKENS_PER_SCALAR_FIELD;
+    }
+  }
+  return Math.min(price.maxOutputTokens, wanted);
+}
+
+/** Upper bound of the tokens Nova bills for one image of these stored dimensions, as the adapter sends it. */
+export function imageTokenBound(width: number | undefined, height: number | undefined): number {
+  const max = BEDROCK_IMAGE_TARGET.maxLongSide;
+  let w = width && width > 0 ? width : max;
+  let h = height && height > 0 ? height : max;
+  const long = Math.max(w, h);
+  const scale = long > max ? max / long : long < NOVA_MIN_LONG_SIDE ? NOVA_MIN_LONG_SIDE / long : 1;
+  w = Math.ceil(w * scale);
+  h = Math.ceil(h * scale);
+  return Math.ceil((w * h) / PIXELS_PER_TOKEN) + IMAGE_TOKEN_OVERHEAD;
+}
+
+/**
+ * Upper bound of one request's input tokens. The media is the file itself, or, for an `analyze` step given
+ * `documentTextChars` characters of OCR text, that text (one token per character).
+ */
+export function bedrockInputTokenBound(
+  facts: FileFacts,
+  task: TaskSpec,
+  step: Step,
+  documentTextChars?: number,
+): number {
+  const tool = usesResultTool(task, step) ? JSON.stringify(resultToolSpec(task)).length : 0;
+  const text = SYSTEM_PROMPT.length + bedrockInstruction(task, step).length + tool + REQUEST_OVERHEAD_TOKENS;
+  if (step === 'analyze' && documentTextChars !== undefined) {
+    return text + documentTextBlock('').length + documentTextChars;
+  }
+  const media =
+    facts.kind === 'pdf' ? PDF_PAGE_TOKENS * Math.max(1, facts.pages) : imageTokenBound(facts.width, facts.height);
+  return text + media;
+}
+
+/** Upper bound of one attempt's cost (including a JSON repair request) for a step, in micros. */
+export function bedrockAttemptCostBound(
+  facts: FileFacts,
+  task: TaskSpec,
+  step: Step,
+  model: BedrockModel,
+  documentTextChars?: number,
+): Micros {
+  const input = bedrockInputTokenBound(facts, task, step, documentTextChars);
+  const output = bedrockOutputTokenCap(facts, task, step, model.price);
+  const repairs = usesResultTool(task, step) ? 1 : 0;
+  // The repair request re-sends the whole conversation: the same input, the first answer, and the errors.
+  const inputTokens = input + repairs * (input + output + REPAIR_TOKENS);
+  const outputTokens = output * (1 + repairs);
+  return tokenCostMicros(inputTokens, outputTokens, model.price);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The profile
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Whether the environment carries AWS credentials the SDK's default chain can use, or a Bedrock API key
+ * (`AWS_BEARER_TOKEN_BEDROCK`, which the SDK sends as a bearer token instead of SigV4). Mirrors
+ * `hasAwsCredentials()` (credentials.ts), which cannot be imported here: that module loads the Secrets Manager SDK.
+ */
+function hasBedrockCredentials(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(
+    env.AWS_ACCESS_KEY_ID ||
+      env.AWS_PROFILE ||
+      env.AWS_WEB_IDENTITY_TOKEN_FILE ||
+      env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
+      env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI ||
+      env.AWS_LAMBDA_FUNCTION_NAME ||
+      env.AWS_BEARER_TOKEN_BEDROCK,
+  );
+}
+
+/** The bedrock profile, with the availability check IAM providers need (no API-key variable to look for). */
+export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessEnv): boolean };
+
+export const bedrockProfile: BedrockProfile = {
+  id: 'bedrock',
+  auth: 'iam',
+  // IAM: credentials come from the SDK's default chain (role, profile, env), not from one variable; see `available`.
+  credentialEnv: [],
+  // A vision model: reads pixels and PDFs directly, and can serve both steps of OCR-then-analyze.
+  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
+  // The planner runs one `vision` pass from the file. An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses
+  // it before any request); were it configured explicitly, the costliest priced model bounds it.
+  maxCostMicros: (facts, task) =>
+    bedrockAttemptCostBound(facts, task, 'vision', resolveBedrockModel(process.env) ?? costliestModel()),
+  available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
+};
