@@ -50,8 +50,12 @@ async function main(): Promise<void> {
 
   // The SDK needs a region and some credentials even for emulators; real values win when present.
   process.env.AWS_REGION ??= 'us-east-1';
-  process.env.AWS_ACCESS_KEY_ID ??= 'local';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  if (!process.env.AWS_ACCESS_KEY_ID) {
+    // Placeholder credentials for the emulators only: they must not make Bedrock/Textract look usable.
+    process.env.AWS_ACCESS_KEY_ID = 'local';
+    process.env.AWS_SECRET_ACCESS_KEY = 'local';
+    process.env.VISION_DISABLE_IAM_PROVIDERS ??= 'true';
+  }
 
   const emulators = await startEmulators();
   const stopEmulators = async () => emulators.stop();

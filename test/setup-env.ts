@@ -6,6 +6,8 @@ process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 process.env.LOG_LEVEL ??= 'silent';
+// The dummy credentials above are for mocked clients: they must not make Bedrock/Textract planner candidates.
+process.env.VISION_DISABLE_IAM_PROVIDERS ??= 'true';
 for (const def of Object.values(tables)) process.env[def.envVar] ??= `test-${def.id}`;
 process.env[uploadsBucket.envVar] ??= 'test-uploads';
 process.env[runQueue.envVar] ??= 'https://sqs.us-east-1.amazonaws.com/000000000000/test-runs';

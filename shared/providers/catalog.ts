@@ -1,11 +1,16 @@
 /**
  * What the planner knows about each provider without loading its SDK: auth needs, what it accepts, which strategies
  * it can run, and an upper-bound cost model. API handlers estimate from this; only the worker loads adapters.
- * Cloud providers are added here (with prices in pricing.json) as their adapters land.
  */
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
 import { localCost } from '../pricing/pricing.js';
+import { anthropicProfile } from './anthropic/profile.js';
+import { hasAwsCredentials } from './aws-credentials.js';
+import { bedrockProfile } from './bedrock/profile.js';
+import { geminiProfile } from './gemini/profile.js';
+import { openaiProfile } from './openai/profile.js';
+import { textractProfile } from './textract/profile.js';
 import type { ProviderId, Strategy, TaskSpec } from './types.js';
 
 export interface ProviderProfile {
@@ -30,8 +35,15 @@ export const localProfile: ProviderProfile = {
   maxCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
 };
 
-/** Profiles by id. Providers without a profile are not available in this build. */
-export const catalog: Partial<Record<ProviderId, ProviderProfile>> = { local: localProfile };
+/** Profiles by id (each provider's cost model and capabilities; no SDK is loaded here). */
+export const catalog: Partial<Record<ProviderId, ProviderProfile>> = {
+  openai: openaiProfile,
+  anthropic: anthropicProfile,
+  gemini: geminiProfile,
+  bedrock: bedrockProfile,
+  textract: { ...textractProfile, available: (env) => hasAwsCredentials(env) },
+  local: localProfile,
+};
 
 /**
  * The providers that are candidates, in order of preference: exactly `VISION_PROVIDERS` when set; otherwise every

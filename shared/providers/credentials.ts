@@ -47,16 +47,7 @@ export async function apiKeyFor(
   return (await secretValues)[variable];
 }
 
-/** True when AWS credentials or an execution role are present (for IAM providers: bedrock, textract). */
-export function hasAwsCredentials(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(
-    env.AWS_ACCESS_KEY_ID ||
-      env.AWS_PROFILE ||
-      env.AWS_WEB_IDENTITY_TOKEN_FILE ||
-      env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
-      env.AWS_LAMBDA_FUNCTION_NAME,
-  );
-}
+export { hasAwsCredentials } from './aws-credentials.js';
 
 /** For tests: forget the cached secret. */
 export function resetCredentialCache(): void {

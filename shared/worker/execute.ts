@@ -26,6 +26,8 @@ export interface ExecuteInput {
   /** Epoch ms by which all attempts must be done (leaves time to settle). */
   deadlineMs: number;
   now?: () => number;
+  /** Worst-case cost of one attempt by a provider, in micros; defaults to the catalog's cost models. */
+  costBound?: (provider: ProviderId) => Micros | undefined;
 }
 
 export interface ExecuteOutcome {
@@ -94,16 +96,17 @@ async function attemptOnce(
 
 export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome> {
   const now = options.now ?? Date.now;
+  const costBound =
+    options.costBound ??
+    ((provider: ProviderId) => catalog[provider]?.maxCostMicros(options.input.facts, options.input.task));
   const attempts: Attempt[] = [];
   let requests = 0;
   let costMicros = 0;
 
   for (const [index, provider] of options.candidates.entries()) {
     const step = SINGLE_PASS_STEP;
-    const profile = catalog[provider];
-    const worstCase = profile
-      ? priceFor(costMicros + profile.maxCostMicros(options.input.facts, options.input.task))
-      : priceFor(costMicros);
+    const bound = costBound(provider);
+    const worstCase = priceFor(costMicros + (bound ?? 0));
     if (worstCase > options.capMicros) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;

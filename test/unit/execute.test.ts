@@ -22,6 +22,8 @@ function plan(overrides: Partial<ExecuteInput>): ExecuteInput {
     input: { bytes: new Uint8Array([1]), facts, task },
     capMicros: 1_000_000,
     deadlineMs: Date.now() + 10_000,
+    // Every scripted provider is bounded like one local OCR page, so the budget arithmetic stays readable.
+    costBound: () => OCR_PAGE_COST_MICROS,
     ...overrides,
   };
 }
@@ -114,6 +116,8 @@ describe('fallback and accounting', () => {
         },
         // Local alone would fit the cap exactly, but not after the 80 micros openai spent: skipped.
         capMicros: estimateMicros(1),
+        // The others are bounded by the little they cost, so only local's bound is at stake.
+        costBound: (provider) => (provider === 'local' ? OCR_PAGE_COST_MICROS : 10),
       }),
     );
     expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
@@ -158,6 +162,26 @@ describe('fallback and accounting', () => {
     );
     expect(local.calls).toHaveLength(0);
     expect(outcome.attempts[0]).toEqual(expect.objectContaining({ outcome: 'skipped', failure: 'over_budget' }));
+  });
+});
+
+describe('cost bounds', () => {
+  test('by default each candidate is bounded by its own cost model from the catalog', async () => {
+    // A receipt image through OpenAI can cost far more than one local OCR page: with a local-sized cap it is skipped.
+    const openai = succeeding('openai');
+    const local = succeeding('local');
+    const { costBound: _ignored, ...withoutBound } = plan({});
+    const outcome = await executePlan({
+      ...withoutBound,
+      candidates: ['openai', 'local'],
+      adapters: { openai, local },
+      capMicros: estimateMicros(1),
+    });
+    expect(openai.calls).toHaveLength(0);
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'skipped', 'over_budget'],
+      ['local', 'succeeded', undefined],
+    ]);
   });
 });
 

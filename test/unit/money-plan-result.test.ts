@@ -76,12 +76,30 @@ describe('planRun', () => {
     );
   });
 
-  test('an explicitly configured provider without a catalog profile stays a candidate, in the configured order', () => {
-    const plan = planRun(image, task([f('total')]), ['openai', 'local']);
+  test("configured candidates keep their order and the estimate is the primary path's worst case", () => {
+    const plan = planRun(image, task([f('total')]), ['openai', 'local'], { explicitOrder: true });
     expect(plan.candidates).toEqual(['openai', 'local']);
-    // It has no cost model here, so the estimate is the profiled candidates' worst case.
-    expect(plan.estimateMicros).toBe(planRun(image, task([f('total')]), ['local']).estimateMicros);
+    expect(plan.estimateMicros).toBeGreaterThan(planRun(image, task([f('total')]), ['local']).estimateMicros);
     expect(availableProviders(['openai'])).toEqual(['openai']);
+  });
+
+  test('without configured order, cloud candidates are cheapest first for the file and local is last', () => {
+    const plan = planRun(image, task([f('total')]), ['local', 'openai', 'bedrock']);
+    expect(plan.candidates).toEqual(['bedrock', 'openai', 'local']);
+    const reversed = planRun(image, task([f('total')]), ['openai', 'local', 'bedrock']);
+    expect(reversed.candidates).toEqual(plan.candidates);
+  });
+
+  test('keyed providers are available when their key is set, IAM providers when AWS credentials are', () => {
+    expect(availableProviders(undefined, { OPENAI_API_KEY: 'x' })).toEqual(['openai', 'local']);
+    expect(availableProviders(undefined, { AWS_ACCESS_KEY_ID: 'x', AWS_REGION: 'us-east-1' })).toEqual([
+      'bedrock',
+      'textract',
+      'local',
+    ]);
+    expect(availableProviders(undefined, { AWS_ACCESS_KEY_ID: 'x', VISION_DISABLE_IAM_PROVIDERS: 'true' })).toEqual([
+      'local',
+    ]);
   });
 
   test('without configuration, local is always available (and providers without credentials are not)', () => {

@@ -24,6 +24,7 @@ import * as z from 'zod';
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
+import { hasAwsCredentials } from '../aws-credentials.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { Step, TaskSpec } from '../types.js';
@@ -264,20 +265,10 @@ export function bedrockAttemptCostBound(
 // The profile
 // ---------------------------------------------------------------------------------------------------------------
 
-/**
- * Whether the environment carries AWS credentials the SDK's default chain can use, or a Bedrock API key
- * (`AWS_BEARER_TOKEN_BEDROCK`, which the SDK sends as a bearer token instead of SigV4). Mirrors
- * `hasAwsCredentials()` (credentials.ts), which cannot be imported here: that module loads the Secrets Manager SDK.
- */
+/** AWS credentials (shared check) or a Bedrock API key, which the SDK sends as a bearer token instead of SigV4. */
 function hasBedrockCredentials(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(
-    env.AWS_ACCESS_KEY_ID ||
-      env.AWS_PROFILE ||
-      env.AWS_WEB_IDENTITY_TOKEN_FILE ||
-      env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
-      env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI ||
-      env.AWS_LAMBDA_FUNCTION_NAME ||
-      env.AWS_BEARER_TOKEN_BEDROCK,
+  return (
+    hasAwsCredentials(env) || (env.VISION_DISABLE_IAM_PROVIDERS !== 'true' && Boolean(env.AWS_BEARER_TOKEN_BEDROCK))
   );
 }
 

@@ -1,0 +1,110 @@
+/**
+ * Fallback across real provider adapters on the local stack: provider endpoints are pointed (through each SDK's
+ * base-URL variable) at a local fake server that fails, so the plan must fall back — to the next provider, or to
+ * PROVIDER_ERROR when every candidate fails. Each scenario starts its own stack because VISION_PROVIDERS is global.
+ * Also checks that provider keys never appear in the stack's logs or in run records.
+ */
+import { readFile } from 'node:fs/promises';
+import { type FakeServer, startFakeServer } from '../support/fake-server.js';
+import { type RunningStack, startStack } from './stack.js';
+
+const KEY = 'vk_fallback_tenant_0123456789abcdef';
+const OPENAI_SECRET = 'sk-test-openai-SECRET-0f9e8d7c6b5a';
+const ANTHROPIC_SECRET = 'sk-ant-test-SECRET-1a2b3c4d5e6f';
+
+async function analyse(stack: RunningStack, file: string, body: Record<string, unknown>) {
+  const bytes = await readFile(new URL(`../fixtures/${file}`, import.meta.url));
+  const api = (path: string, init?: RequestInit) =>
+    fetch(`${stack.info.baseUrl}${path}`, {
+      ...init,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
+    });
+  const presign = (await (
+    await api('/v1/uploads/presign', {
+      method: 'POST',
+      body: JSON.stringify({ fileName: file, contentLength: bytes.length }),
+    })
+  ).json()) as {
+    uploadId: string;
+    uploadUrl: string;
+  };
+  await fetch(presign.uploadUrl, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: new Blob([bytes]),
+  });
+  const created = (await (
+    await api('/v1/runs', { method: 'POST', body: JSON.stringify({ uploadId: presign.uploadId, ...body }) })
+  ).json()) as { jobId: string };
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const run = (await (await api(`/v1/runs/${created.jobId}`)).json()) as Record<string, unknown>;
+    if (run.status === 'completed' || run.status === 'failed') return run;
+    if (Date.now() > deadline) throw new Error(`run ${created.jobId} not final`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function stackEnv(fake: FakeServer, providers: string): Record<string, string> {
+  return {
+    VISION_DEV_API_KEYS: `fallback:${KEY}`,
+    VISION_PROVIDERS: providers,
+    OPENAI_API_KEY: OPENAI_SECRET,
+    OPENAI_BASE_URL: `${fake.url}/v1`,
+    ANTHROPIC_API_KEY: ANTHROPIC_SECRET,
+    ANTHROPIC_BASE_URL: fake.url,
+    LOG_LEVEL: 'info',
+  };
+}
+
+describe('provider fallback on the local stack', () => {
+  let fake: FakeServer;
+
+  beforeAll(async () => {
+    fake = await startFakeServer(() => ({
+      status: 500,
+      json: { error: { message: 'upstream exploded', type: 'server_error' } },
+    }));
+  });
+  afterAll(async () => fake.close());
+
+  test('when every candidate fails the run is failed with PROVIDER_ERROR, 502, retryable, nothing charged', async () => {
+    const stack = await startStack(stackEnv(fake, 'openai,anthropic'));
+    try {
+      const run = await analyse(stack, 'receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
+      expect(run).toMatchObject({
+        status: 'failed',
+        error: { code: 'PROVIDER_ERROR', status: 502, retryable: true },
+        chargedUsd: 0,
+      });
+      expect(run.refundedUsd).toBe(run.estimatedCostUsd);
+      const attempts = run.attempts as { provider: string; outcome: string; failure: string }[];
+      expect(attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+        ['openai', 'failed', 'server'],
+        ['anthropic', 'failed', 'server'],
+      ]);
+      const everything = JSON.stringify(run) + stack.output.join('\n');
+      expect(everything).not.toContain(OPENAI_SECRET);
+      expect(everything).not.toContain(ANTHROPIC_SECRET);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  test('when the first candidate fails and the second answers, the run completes and attempts show both', async () => {
+    const stack = await startStack(stackEnv(fake, 'openai,local'));
+    try {
+      const run = await analyse(stack, 'receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
+      expect(run.status).toBe('completed');
+      expect((run.result as { total: unknown }).total).toBe(42.5);
+      const attempts = run.attempts as { provider: string; outcome: string }[];
+      expect(attempts.map((a) => [a.provider, a.outcome])).toEqual([
+        ['openai', 'failed'],
+        ['local', 'succeeded'],
+      ]);
+      expect(JSON.stringify(run) + stack.output.join('\n')).not.toContain(OPENAI_SECRET);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
