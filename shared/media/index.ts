@@ -13,7 +13,15 @@
 export type { SupportedMime } from '../file-facts.js';
 export { Deadline } from './deadline.js';
 export { ENCODE_QUALITIES, MAX_INPUT_PIXELS, prepareImage } from './image.js';
-export { PdfFile, pdfTextLayer, RENDER_MAX_DPI, RENDER_MAX_PIXELS, renderPdfPages } from './pdf.js';
+export {
+  hasTextLayer,
+  MIN_TEXT_LAYER_CHARS,
+  PdfFile,
+  pdfTextLayer,
+  RENDER_MAX_DPI,
+  RENDER_MAX_PIXELS,
+  renderPdfPages,
+} from './pdf.js';
 
 /** An image format a provider may accept. */
 export type ImageMime = 'image/jpeg' | 'image/png' | 'image/heic' | 'image/webp';

@@ -205,3 +205,11 @@ export async function pdfTextLayer(bytes: Uint8Array, deadline: MediaDeadline): 
     pdf.close();
   }
 }
+
+/** A page with fewer visible characters than this has no real text layer (a scan, a photo): it needs OCR. */
+export const MIN_TEXT_LAYER_CHARS = 20;
+
+/** True when a page's text layer is real text rather than a scan's stray marks. */
+export function hasTextLayer(pageText: string): boolean {
+  return pageText.replace(/\s/g, '').length >= MIN_TEXT_LAYER_CHARS;
+}

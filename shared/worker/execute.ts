@@ -26,6 +26,8 @@ export interface ExecuteInput {
   /** Epoch ms by which all attempts must be done (leaves time to settle). */
   deadlineMs: number;
   now?: () => number;
+  /** The step each provider runs; defaults to one `vision` pass from the file. */
+  stepFor?: (provider: ProviderId) => Step;
   /** Worst-case cost of one attempt by a provider, in micros; defaults to the catalog's cost models. */
   costBound?: (provider: ProviderId) => Micros | undefined;
 }
@@ -39,10 +41,6 @@ export interface ExecuteOutcome {
   /** Cost of every attempt that reported usage, including failed ones. */
   costMicros: Micros;
 }
-
-// Every candidate in this build runs the whole task in one pass from the file (`vision`); separate OCR and analyze
-// steps with their own candidates arrive with the cloud providers.
-const SINGLE_PASS_STEP: Step = 'vision';
 
 /** The attempt's result, or a timeout once its signal aborts, so an adapter that ignores the signal cannot hold the plan. */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -104,7 +102,7 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   let costMicros = 0;
 
   for (const [index, provider] of options.candidates.entries()) {
-    const step = SINGLE_PASS_STEP;
+    const step = options.stepFor?.(provider) ?? 'vision';
     const bound = costBound(provider);
     const worstCase = priceFor(costMicros + (bound ?? 0));
     if (worstCase > options.capMicros) {

@@ -9,6 +9,7 @@ import { s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
+import { hasTextLayer, pdfTextLayer } from '../media/index.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderId } from '../providers/types.js';
 import { type Settlement, settleRun } from '../store/ledger.js';
@@ -74,6 +75,22 @@ async function readObject(key: string): Promise<Uint8Array | null> {
   }
 }
 
+const LANGUAGE_MODELS: ReadonlySet<ProviderId> = new Set(['openai', 'anthropic', 'gemini', 'bedrock']);
+
+/** The PDF's text when every page has a real text layer; undefined for scans, mixed files or unreadable layers. */
+async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<string | undefined> {
+  try {
+    const controller = new AbortController();
+    const pages = await pdfTextLayer(bytes, { signal: controller.signal, deadlineMs });
+    const complete = pages.length > 0 && pages.every(hasTextLayer);
+    return complete ? pages.join('\n\n') : undefined;
+  } catch (error: unknown) {
+    // Not fatal: the providers read the file themselves.
+    log.warn('could not read the PDF text layer', { error });
+    return undefined;
+  }
+}
+
 /** Reads the file and executes the plan; returns the outcome to settle (nothing is written here). */
 async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlement> {
   const bytes = await readObject(run.objectKey);
@@ -86,12 +103,23 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   }
 
   const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
+  const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
+  // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
+  // than the pages as images); OCR providers and `local` still run their own pass (local reads the layer itself).
+  const documentText = run.file.kind === 'pdf' ? await fullTextLayer(bytes, deadlineMs) : undefined;
   const outcome = await executePlan({
     candidates: run.candidates,
     adapters: options.adapters,
-    input: { bytes, facts: run.file, task: run.task, source: { bucket: BUCKET, key: run.objectKey } },
+    input: {
+      bytes,
+      facts: run.file,
+      task: run.task,
+      source: { bucket: BUCKET, key: run.objectKey },
+      ...(documentText !== undefined ? { documentText } : {}),
+    },
+    stepFor: (provider) => (documentText !== undefined && LANGUAGE_MODELS.has(provider) ? 'analyze' : 'vision'),
     capMicros,
-    deadlineMs: Date.now() + options.remainingMs - SETTLE_RESERVE_MS,
+    deadlineMs,
   });
   const usage = {
     requests: outcome.requests,

@@ -20,6 +20,7 @@ import {
   completedRunItem,
   conditionalCheckFailed,
   failedRunItem,
+  fixture,
   runItem,
   s3NoSuchKey,
   serveObject,
@@ -386,5 +387,41 @@ describe('infrastructure failures and redelivery', () => {
     const { values } = theSettlement();
     expect(values[':attempts'][0]).toEqual(expect.objectContaining({ provider: 'openai', failure: 'timeout' }));
     expect(values[':status']).toBe('completed');
+  });
+});
+
+describe('PDF text layers', () => {
+  function arrangePdf(file: string, pages: number): void {
+    const run = runItem({
+      candidates: ['openai', 'local'],
+      estimateMicros: BIG_HOLD,
+      file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: fixture(file).length, pages },
+    });
+    arrange(run);
+    s3.reset();
+    serveObject(s3, fixture(file), run.objectKey);
+  }
+
+  test('a PDF with a text layer on every page goes to language models as text (analyze), not as pages to OCR', async () => {
+    arrangePdf('text.pdf', 2);
+    const openai = succeeding('openai');
+    await deliver({ openai, local: succeeding('local') });
+    expect(openai.calls[0]?.input.step).toBe('analyze');
+    expect(openai.calls[0]?.input.documentText).toContain('INV-2001');
+  });
+
+  test('a scanned PDF goes to language models as the file (vision)', async () => {
+    arrangePdf('scanned.pdf', 1);
+    const openai = succeeding('openai');
+    await deliver({ openai, local: succeeding('local') });
+    expect(openai.calls[0]?.input.step).toBe('vision');
+    expect(openai.calls[0]?.input.documentText).toBeUndefined();
+  });
+
+  test('the local provider reads the layer itself and always runs its own pass', async () => {
+    arrangePdf('text.pdf', 2);
+    const local = succeeding('local');
+    await deliver({ openai: failing('openai'), local });
+    expect(local.calls[0]?.input.step).toBe('vision');
   });
 });

@@ -34,7 +34,7 @@ import type { Worker as ThreadWorker } from 'node:worker_threads';
 import type Tesseract from 'tesseract.js';
 import { Deadline } from '../../media/deadline.js';
 import { runSharp, uprightImage } from '../../media/image.js';
-import { PdfFile, RENDER_MAX_PIXELS } from '../../media/pdf.js';
+import { hasTextLayer, PdfFile, RENDER_MAX_PIXELS } from '../../media/pdf.js';
 import { localCost } from '../../pricing/pricing.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { ProviderFailure } from '../types.js';
@@ -42,10 +42,8 @@ import { extractFields, extractKeyValues } from './extract-fields.js';
 
 // The decoding limits live with the decoders in shared/media (images: 100 MP before decoding; PDF renders: 25 MP).
 export { MAX_INPUT_PIXELS } from '../../media/image.js';
-export { RENDER_MAX_PIXELS } from '../../media/pdf.js';
-
 /** A PDF page with at least this many non-space characters in its text layer is read, not OCR'd. */
-export const MIN_TEXT_LAYER_CHARS = 20;
+export { MIN_TEXT_LAYER_CHARS, RENDER_MAX_PIXELS } from '../../media/pdf.js';
 /** PDF pages without a text layer are rendered at this resolution for OCR (capped to RENDER_MAX_PIXELS). */
 export const RENDER_DPI = 200;
 /** Images are downscaled so their long side is at most this (more pixels slow OCR without helping it). */
@@ -224,10 +222,6 @@ function clientFailure(message: string, cause?: unknown): ProviderFailure {
   return new ProviderFailure('client', `local provider: ${message}`, cause === undefined ? undefined : { cause });
 }
 
-function nonSpaceLength(text: string): number {
-  return text.replace(/\s+/g, '').length;
-}
-
 /**
  * Right-trims lines and drops blank ones: mupdf puts a blank line between text blocks and tesseract between its
  * paragraphs, neither of which carries meaning on forms and receipts, and without them a blank line in the document
@@ -253,7 +247,7 @@ async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[])
     for (let i = 0; i < pdf.pageCount; i++) {
       deadline.check(`reading PDF page ${i + 1} of ${pdf.pageCount}`);
       const text = pdf.text(i);
-      if (nonSpaceLength(text) >= MIN_TEXT_LAYER_CHARS) {
+      if (hasTextLayer(text)) {
         pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE });
         continue;
       }

@@ -30,7 +30,7 @@ import type {
   ResponseInputContent,
 } from 'openai/resources/responses/responses';
 import * as z from 'zod';
-import { Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
+import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import { apiKeyFor } from '../credentials.js';
 import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
@@ -65,7 +65,6 @@ const MESSAGE_MAX_CHARS = 300;
 /** setTimeout's largest delay (the SDK's timeout is one); a longer one would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 /** A PDF page with fewer non-space characters in its text layer is a scan: its page image must be read closely. */
-const MIN_TEXT_LAYER_CHARS = 20;
 const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -395,7 +394,7 @@ async function documentFor(input: ProviderInput, step: Step, media: InvokeOption
     }
     const data = Buffer.from(input.bytes).toString('base64');
     // Page images default to low detail on models before GPT-5.6: enough beside a text layer, too coarse for a scan.
-    const scanned = pages.some((p) => p.replace(/\s+/g, '').length < MIN_TEXT_LAYER_CHARS);
+    const scanned = pages.some((p) => !hasTextLayer(p));
     return {
       parts: [
         {
