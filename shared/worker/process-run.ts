@@ -7,9 +7,11 @@
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
+import { metricNames } from '../infra/metrics.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
+import { emitMetrics } from '../metrics.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderId } from '../providers/types.js';
 import { type Settlement, settleRun } from '../store/ledger.js';
@@ -51,6 +53,7 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const settlement = await runPlan(run, options);
     options.fault?.('before-settle', run);
     const settled = await settleRun(run, settlement);
+    if (settled) emitRunMetrics(run, settlement);
     options.fault?.('after-settle', run);
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
@@ -89,6 +92,24 @@ async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<str
     log.warn('could not read the PDF text layer', { error });
     return undefined;
   }
+}
+
+/** Metrics for the dashboard and alarms: failed attempts per provider, fallbacks, failures, end-to-end latency. */
+function emitRunMetrics(run: RunRecord, settlement: Settlement): void {
+  const failedAttempts = settlement.attempts.filter((a) => a.outcome === 'failed');
+  emitMetrics([
+    ...failedAttempts.map((a) => ({
+      name: metricNames.providerAttemptFailed,
+      value: 1,
+      unit: 'Count' as const,
+      dimensions: { Provider: a.provider },
+    })),
+    ...(settlement.status === 'completed' && failedAttempts.length > 0
+      ? [{ name: metricNames.providerFallback, value: 1, unit: 'Count' as const }]
+      : []),
+    ...(settlement.status === 'failed' ? [{ name: metricNames.runFailed, value: 1, unit: 'Count' as const }] : []),
+    { name: metricNames.runLatencyMs, value: Date.now() - Date.parse(run.createdAt), unit: 'Milliseconds' },
+  ]);
 }
 
 /** Reads the file and executes the plan; returns the outcome to settle (nothing is written here). */
