@@ -11,9 +11,9 @@
  *   unchanged, so the model is made to call `record_result` (`tool_choice: {type: 'tool'}`) and the tool input is the
  *   result. Forced tool use is incompatible with thinking, so thinking is disabled explicitly (Haiku 5.5 thinks by
  *   default); that also keeps output tokens, hence cost, to the answer itself.
- * - **One repair.** The tool input is validated against the schema here; when it does not match (or there is no tool
- *   call), one repair request sends the model its own call back with the validation errors as an error tool result and
- *   asks again. A second failure is `invalid_output` carrying the usage of both requests.
+ * - **One repair.** The tool input is validated against the schema (shared ../result-validation.ts); when it does not
+ *   match (or there is no tool call), one repair request sends the model its own call back with the validation errors
+ *   as an error tool result and asks again. A second failure is `invalid_output` carrying the usage of both requests.
  * - **The plan is the retry loop.** The SDK's retries are off (`maxRetries: 0`); each request gets the attempt's
  *   remaining time as its timeout and the attempt's abort signal. Failures map to the plan's kinds (429 → rate_limited
  *   with the server's retry hint, 401/403 → auth, 529 overloaded and 5xx → server, abort or timeout → timeout).
@@ -41,6 +41,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import { prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
+import { resultSchemaErrors } from '../result-validation.js';
 import { normaliseOpenResult } from '../task-prompt.js';
 import type {
   InvokeOptions,
@@ -217,77 +218,10 @@ function toFailure(error: unknown, attempt: Attempt, signal: AbortSignal): Provi
   return attempt.fail('server', `unexpected error: ${error instanceof Error ? error.message : String(error)}`);
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Result schema validation (the subset resultJsonSchema produces)
-// ---------------------------------------------------------------------------------------------------------------
-
 type JsonSchema = Record<string, unknown>;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function matchesType(value: unknown, type: unknown): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'null':
-      return value === null;
-    case 'object':
-      return isPlainObject(value);
-    case 'array':
-      return Array.isArray(value);
-    default:
-      return true;
-  }
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
-
-const MAX_ERRORS = 20;
-
-function validateValue(value: unknown, schema: JsonSchema, path: string, errors: string[]): void {
-  if (errors.length >= MAX_ERRORS) return;
-  const types = schema.type === undefined ? undefined : Array.isArray(schema.type) ? schema.type : [schema.type];
-  if (types && !types.some((t) => matchesType(value, t))) {
-    errors.push(`${path}: expected ${types.join(' or ')}, got ${describeValue(value)}`);
-    return;
-  }
-  if (isPlainObject(value)) {
-    const properties = isPlainObject(schema.properties) ? schema.properties : {};
-    const required = Array.isArray(schema.required) ? schema.required : [];
-    for (const key of required) {
-      if (typeof key === 'string' && !Object.hasOwn(value, key)) errors.push(`${path}: missing property "${key}"`);
-    }
-    for (const [key, item] of Object.entries(value)) {
-      const itemSchema = properties[key];
-      if (isPlainObject(itemSchema)) validateValue(item, itemSchema, `${path}.${key}`, errors);
-      else if (schema.additionalProperties === false) errors.push(`${path}: unexpected property "${key}"`);
-    }
-  }
-  if (Array.isArray(value) && isPlainObject(schema.items)) {
-    const items = schema.items;
-    value.forEach((item, i) => {
-      validateValue(item, items, `${path}[${i}]`, errors);
-    });
-  }
-}
-
-/** Schema violations of a tool input, as short lines ("$.total: expected number or null, got string"). */
-export function schemaErrors(value: unknown, schema: JsonSchema): string[] {
-  const errors: string[] = [];
-  validateValue(value, schema, '$', errors);
-  return errors;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -448,7 +382,7 @@ function judge(parsed: ParsedResponse, schema: JsonSchema, maxTokens: number, at
   }
   const call = parsed.toolCalls.find((c) => c.name === RESULT_TOOL_NAME);
   if (!call) return { ok: false, errors: [`no ${RESULT_TOOL_NAME} call was made (stop_reason ${parsed.stopReason})`] };
-  const errors = schemaErrors(call.input, schema);
+  const errors = resultSchemaErrors(call.input, schema);
   if (errors.length > 0 || !isPlainObject(call.input)) {
     return { ok: false, errors: errors.length > 0 ? errors : ['$: expected object'] };
   }

@@ -15,9 +15,9 @@
  *   (HEIC converted, EXIF orientation applied, long side <= 1568 px, <= 3.75 MB); PDFs go as a document block
  *   (<= 4.5 MB, larger is refused without a request) and Nova reads their text and page images itself.
  * - **JSON through a forced tool.** One tool whose input schema is the result schema, `toolChoice: {tool}`; its input
- *   is validated against that schema, and an invalid one gets exactly one repair request (the tool result quotes the
- *   errors); invalid again is `invalid_output`, carrying the tokens both requests used. Text results (outputFormat
- *   text, and the OCR step) are plain text answers.
+ *   is validated against that schema (../result-validation.ts), and an invalid one gets exactly one repair request
+ *   (the tool result quotes the errors); invalid again is `invalid_output`, carrying the tokens both requests used.
+ *   Text results (outputFormat text, and the OCR step) are plain text answers.
  * - **Money from usage.** Cost is computed from the response's `usage` tokens at pricing.json's prices; the profile's
  *   bound uses the same prices and `maxTokens`. Bedrock offers no token log-probabilities, so there is no native
  *   confidence. For a PDF schema extraction the PDF's own text layer (what Nova read) is returned as `documentText`, so
@@ -38,6 +38,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { pdfTextLayer, prepareImage } from '../../media/index.js';
+import { resultSchemaErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
 import { ProviderFailure } from '../types.js';
@@ -223,80 +224,6 @@ class Deadline {
   requestSignal(): AbortSignal {
     return AbortSignal.any([this.options.signal, AbortSignal.timeout(Math.max(1, this.remainingMs()))]);
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Result validation
-// ---------------------------------------------------------------------------------------------------------------
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function matchesType(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'null':
-      return value === null;
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isPlainObject(value);
-    default:
-      return true;
-  }
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
-
-const MAX_VALIDATION_ERRORS = 20;
-
-/**
- * Checks a value against the subset of JSON Schema that `resultJsonSchema()` emits (type or type list, properties,
- * required, additionalProperties: false, items) and returns the errors, path first; empty when the value is valid.
- */
-export function validateResult(
-  value: unknown,
-  schema: Record<string, unknown>,
-  path = '$',
-  errors: string[] = [],
-): string[] {
-  if (errors.length >= MAX_VALIDATION_ERRORS) return errors;
-  const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
-  if (types.length > 0 && !types.some((t) => typeof t === 'string' && matchesType(value, t))) {
-    errors.push(`${path}: expected ${types.join(' or ')}, got ${describe(value)}`);
-    return errors;
-  }
-  if (isPlainObject(value) && isPlainObject(schema.properties)) {
-    const properties = schema.properties;
-    const required = Array.isArray(schema.required) ? schema.required : [];
-    for (const key of required) {
-      if (typeof key === 'string' && !(key in value)) errors.push(`${path}.${key}: required property is missing`);
-    }
-    for (const [key, child] of Object.entries(value)) {
-      const childSchema = properties[key];
-      if (isPlainObject(childSchema)) validateResult(child, childSchema, `${path}.${key}`, errors);
-      else if (schema.additionalProperties === false) errors.push(`${path}.${key}: property is not in the schema`);
-    }
-  }
-  if (Array.isArray(value) && isPlainObject(schema.items)) {
-    const items = schema.items;
-    value.forEach((item, index) => {
-      validateResult(item, items, `${path}[${index}]`, errors);
-    });
-  }
-  return errors;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -526,7 +453,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
 
     const schema = resultJsonSchema(task);
     let call = toolCallOf(firstContent);
-    let errors = call ? validateResult(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
+    let errors = call ? resultSchemaErrors(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
     if (errors.length > 0) {
       // One repair: replay the answer and quote the errors (as the tool's result when it was a tool call).
       const feedback = `Your answer does not match the ${RESULT_TOOL_NAME} input schema:\n${quoteErrors(errors)}\nCall the ${RESULT_TOOL_NAME} tool again with a complete, corrected input.`;
@@ -549,7 +476,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
       checkStopReason(second, meter.usage(), json);
       const secondContent = second.output?.message?.content;
       call = Array.isArray(secondContent) ? toolCallOf(secondContent) : undefined;
-      errors = call ? validateResult(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
+      errors = call ? resultSchemaErrors(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
       if (errors.length > 0) {
         throw new ProviderFailure(
           'invalid_output',

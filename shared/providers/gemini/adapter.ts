@@ -26,9 +26,9 @@
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
+import { resultSchemaErrors } from '../result-validation.js';
 import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type {
-  FieldSpec,
   InvokeOptions,
   ProviderAdapter,
   ProviderInput,
@@ -90,52 +90,11 @@ function loadGenAi(): Promise<GenAiModule> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Result validation
+// Answers (validated by ../result-validation.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function matchesType(field: FieldSpec, value: unknown): boolean {
-  switch (field.type) {
-    case 'string':
-    case 'date':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isPlainObject(value);
-  }
-}
-
-/** Why `value` does not match the task's result schema, or null when it does (extra keys are dropped, not errors). */
-export function validateResult(task: TaskSpec, value: unknown): string | null {
-  if (!isPlainObject(value)) return 'the answer is not a JSON object';
-  if (task.outputFormat === 'text') return typeof value.text === 'string' ? null : '"text" must be a string';
-  if (task.fields !== null) {
-    const problems: string[] = [];
-    for (const field of task.fields) {
-      if (!Object.hasOwn(value, field.name)) problems.push(`field "${field.name}" is missing`);
-      else if (value[field.name] !== null && !matchesType(field, value[field.name])) {
-        problems.push(`field "${field.name}" must be ${field.type === 'date' ? 'a date string' : field.type} or null`);
-      }
-    }
-    return problems.length > 0 ? problems.slice(0, 3).join('; ') : null;
-  }
-  if (typeof value.summary !== 'string') return '"summary" must be a string';
-  if (typeof value.text !== 'string') return '"text" must be a string';
-  if (!Array.isArray(value.keyValues)) return '"keyValues" must be an array';
-  const bad = value.keyValues.findIndex(
-    (entry) => !isPlainObject(entry) || typeof entry.key !== 'string' || typeof entry.value !== 'string',
-  );
-  return bad === -1 ? null : `"keyValues[${bad}]" must be an object with string "key" and "value"`;
 }
 
 /** Parses the model's JSON answer (tolerating a Markdown code fence); the error says why it is not JSON. */
@@ -448,6 +407,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     const apiKey = await readApiKey(env, deadline);
     const task = taskForStep(input.task, input.step);
     const json = task.outputFormat === 'json';
+    const schema = resultJsonSchema(task);
     const docParts = await documentParts(input, invokeOptions, deadline);
 
     const genai = await deadline.race(loadGenAi(), 'loading the Gemini SDK');
@@ -471,7 +431,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
         candidateCount: 1,
         // Document reading needs little reasoning; LOW keeps thinking tokens (billed as output) small.
         thinkingConfig: { thinkingLevel: genai.ThinkingLevel.LOW },
-        ...(json ? { responseMimeType: 'application/json', responseJsonSchema: resultJsonSchema(task) } : {}),
+        ...(json ? { responseMimeType: 'application/json', responseJsonSchema: schema } : {}),
         // One request per call: a CONTINUATION answer is not followed up behind the plan's back.
         automaticContinuation: false,
         // Client documents stay out of the project's request logs, which are on by default for paid projects created
@@ -511,7 +471,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       }
       text = answer.text;
     } else {
-      let verdict = judge(task, answer.text);
+      let verdict = judge(schema, answer.text);
       if ('error' in verdict) {
         // A cut answer would be cut again: no repair, the usage so far is reported.
         if (answer.finishReason === 'MAX_TOKENS') {
@@ -529,7 +489,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
         const second = await sendRecorded(attempt, repair, usage);
         record(second, firstInputBound + cap + REPAIR_MESSAGE_MAX_TOKENS);
         answer = readAnswer(second, usage);
-        verdict = judge(task, answer.text);
+        verdict = judge(schema, answer.text);
         if ('error' in verdict) {
           throw new ProviderFailure('invalid_output', `gemini: invalid answer after one repair: ${verdict.error}`, {
             usage: usage(),
@@ -581,12 +541,16 @@ async function sendRecorded(
   }
 }
 
-/** Parses and validates a JSON answer against the task's schema. */
-function judge(task: TaskSpec, text: string): { value: Record<string, unknown> } | { error: string } {
+/** At most this many schema problems are quoted (the repair message is bounded by REPAIR_MESSAGE_MAX_TOKENS). */
+const PROBLEMS_QUOTED = 3;
+
+/** Parses a JSON answer and validates it against the task's result schema. */
+function judge(schema: Record<string, unknown>, text: string): { value: Record<string, unknown> } | { error: string } {
   const parsed = parseJsonAnswer(text);
   if ('error' in parsed) return parsed;
-  const error = validateResult(task, parsed.value);
-  return error === null ? { value: parsed.value as Record<string, unknown> } : { error };
+  const problems = resultSchemaErrors(parsed.value, schema, PROBLEMS_QUOTED);
+  if (problems.length > 0) return { error: problems.join('; ') };
+  return isPlainObject(parsed.value) ? { value: parsed.value } : { error: 'the answer is not a JSON object' };
 }
 
 /** The Gemini adapter, reading its configuration from process.env at each call. */

@@ -33,6 +33,7 @@ import * as z from 'zod';
 import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import { apiKeyFor } from '../credentials.js';
+import { resultSchemaErrors } from '../result-validation.js';
 import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type {
   FailureKind,
@@ -143,7 +144,7 @@ function rejectsLogprobs(error: unknown): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Result schema: strictness and validation
+// Result schema: strictness and checking the answer (validation: ../result-validation.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
 type JsonSchema = Record<string, unknown>;
@@ -173,65 +174,6 @@ export function strictCompatible(schema: JsonSchema): boolean {
   return true;
 }
 
-function matchesType(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'null':
-      return value === null;
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isRecord(value);
-    default:
-      return true;
-  }
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
-
-/**
- * Checks a value against the subset of JSON Schema that `resultJsonSchema` produces (type / type unions, properties,
- * required, additionalProperties: false, items); returns every problem found (an empty list when the value conforms).
- */
-export function schemaErrors(value: unknown, schema: JsonSchema, path = '$'): string[] {
-  const types = schemaTypes(schema);
-  if (types !== null && !types.some((t) => matchesType(value, t))) {
-    return [`${path} must be ${types.join(' or ')}, not ${describe(value)}`];
-  }
-  const problems: string[] = [];
-  if (isRecord(value) && isRecord(schema.properties)) {
-    const properties = schema.properties;
-    for (const key of Array.isArray(schema.required) ? schema.required : []) {
-      if (typeof key === 'string' && !Object.hasOwn(value, key)) problems.push(`${path} is missing the key "${key}"`);
-    }
-    if (schema.additionalProperties === false) {
-      for (const key of Object.keys(value)) {
-        if (!Object.hasOwn(properties, key))
-          problems.push(`${path} has the key "${key}", which the schema does not allow`);
-      }
-    }
-    for (const [key, sub] of Object.entries(properties)) {
-      if (Object.hasOwn(value, key) && isRecord(sub)) problems.push(...schemaErrors(value[key], sub, `${path}.${key}`));
-    }
-  }
-  if (Array.isArray(value) && isRecord(schema.items)) {
-    const items = schema.items;
-    for (const [i, item] of value.entries()) problems.push(...schemaErrors(item, items, `${path}[${i}]`));
-  }
-  return problems;
-}
-
 /** At most this many schema problems are quoted back to the model (the message is bounded in the estimate too). */
 const PROBLEMS_QUOTED = 5;
 
@@ -244,9 +186,10 @@ function checkAnswer(text: string, schema: JsonSchema): { value: Record<string, 
   } catch (error) {
     return { error: `the answer is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
   }
-  const problems = schemaErrors(value, schema);
+  // One more than is quoted, to know whether there are more.
+  const problems = resultSchemaErrors(value, schema, PROBLEMS_QUOTED + 1);
   if (problems.length > 0) {
-    const more = problems.length > PROBLEMS_QUOTED ? ` (and ${problems.length - PROBLEMS_QUOTED} more)` : '';
+    const more = problems.length > PROBLEMS_QUOTED ? ' (and more)' : '';
     return { error: `${problems.slice(0, PROBLEMS_QUOTED).join('; ')}${more}` };
   }
   return isRecord(value) ? { value } : { error: 'the answer is not a JSON object' };

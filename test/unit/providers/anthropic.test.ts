@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { type InspectLimits, inspectUpload } from '../../../shared/inspect/index.js';
-import { createAnthropicProvider, retryAfterMs, schemaErrors } from '../../../shared/providers/anthropic/adapter.js';
+import { createAnthropicProvider, retryAfterMs } from '../../../shared/providers/anthropic/adapter.js';
 import pricingRaw from '../../../shared/providers/anthropic/pricing.json' with { type: 'json' };
 import {
   anthropicMaxCostMicros,
@@ -21,6 +21,7 @@ import {
   instructionFor,
   outputTokenCap,
 } from '../../../shared/providers/anthropic/profile.js';
+import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import {
   type InvokeOptions,
@@ -469,7 +470,7 @@ describe('anthropic adapter: repair', () => {
     const failure = await failureOf(provider.invoke(input(png, pngFacts, receiptTask), options()));
     expect(server.requests).toHaveLength(2);
     expect(failure.kind).toBe('invalid_output');
-    expect(failure.message).toMatch(/missing property "invoiceNumber"/);
+    expect(failure.message).toContain('$.invoiceNumber: required property is missing');
     expect(failure.usage).toEqual({
       billableUnits: 1,
       costMicros: costMicros([1490, 40], [1700, 45]),
@@ -749,16 +750,18 @@ describe('anthropic helpers', () => {
     expect(retryAfterMs(new Headers({}), now)).toBeUndefined();
   });
 
-  test('schemaErrors checks types, required and extra properties, nested items', () => {
-    expect(schemaErrors(RECEIPT_RESULT, resultJsonSchema(receiptTask))).toEqual([]);
-    expect(schemaErrors({ date: null, invoiceNumber: null, total: null }, resultJsonSchema(receiptTask))).toEqual([]);
-    expect(schemaErrors({ date: 5, total: 1, x: 1 }, resultJsonSchema(receiptTask))).toEqual([
-      '$: missing property "invoiceNumber"',
+  test('resultSchemaErrors checks types, required and extra properties, nested items', () => {
+    const schema = resultJsonSchema(receiptTask);
+    expect(resultSchemaErrors(RECEIPT_RESULT, schema)).toEqual([]);
+    expect(resultSchemaErrors({ date: null, invoiceNumber: null, total: null }, schema)).toEqual([]);
+    expect(resultSchemaErrors({ date: 5, total: 1, x: 1 }, schema)).toEqual([
       '$.date: expected string or null, got number',
-      '$: unexpected property "x"',
+      '$.invoiceNumber: required property is missing',
+      '$.x: property is not in the schema',
     ]);
-    expect(schemaErrors({ summary: 's', text: 't', keyValues: [{ key: 'k' }] }, resultJsonSchema(openTask))).toEqual([
-      '$.keyValues[0]: missing property "value"',
+    const open = resultJsonSchema(openTask);
+    expect(resultSchemaErrors({ summary: 's', text: 't', keyValues: [{ key: 'k' }] }, open)).toEqual([
+      '$.keyValues[0].value: required property is missing',
     ]);
   });
 });

@@ -17,12 +17,7 @@ import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
-import {
-  createBedrockProvider,
-  parseRetryAfter,
-  redact,
-  validateResult,
-} from '../../../shared/providers/bedrock/adapter.js';
+import { createBedrockProvider, parseRetryAfter, redact } from '../../../shared/providers/bedrock/adapter.js';
 import pricingJson from '../../../shared/providers/bedrock/pricing.json' with { type: 'json' };
 import {
   BEDROCK_MAX_PDF_BYTES,
@@ -37,6 +32,7 @@ import {
   resolveBedrockModel,
   SYSTEM_PROMPT,
 } from '../../../shared/providers/bedrock/profile.js';
+import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import type { ProviderInput, ProviderOutput, Step, TaskSpec } from '../../../shared/providers/types.js';
 import { ProviderFailure } from '../../../shared/providers/types.js';
@@ -503,15 +499,15 @@ describe('bedrock adapter: schema repair', () => {
 
   it('validates the subset of JSON Schema the result schemas use', () => {
     const schema = resultJsonSchema(RECEIPT_TASK);
-    expect(validateResult(RECEIPT_VALUES, schema)).toEqual([]);
-    expect(validateResult({ vendor: null, date: null, invoiceNumber: null, total: null }, schema)).toEqual([]);
-    expect(validateResult({ ...RECEIPT_VALUES, total: '42.50', more: true }, schema)).toEqual([
+    expect(resultSchemaErrors(RECEIPT_VALUES, schema)).toEqual([]);
+    expect(resultSchemaErrors({ vendor: null, date: null, invoiceNumber: null, total: null }, schema)).toEqual([]);
+    expect(resultSchemaErrors({ ...RECEIPT_VALUES, total: '42.50', more: true }, schema)).toEqual([
       '$.total: expected number or null, got string',
       '$.more: property is not in the schema',
     ]);
-    expect(validateResult([], schema)).toEqual(['$: expected object, got array']);
+    expect(resultSchemaErrors([], schema)).toEqual(['$: expected object, got array']);
     const open = resultJsonSchema(OPEN_TASK);
-    expect(validateResult({ summary: 's', text: 't', keyValues: [{ key: 'a' }] }, open)).toEqual([
+    expect(resultSchemaErrors({ summary: 's', text: 't', keyValues: [{ key: 'a' }] }, open)).toEqual([
       '$.keyValues[0].value: required property is missing',
     ]);
   });

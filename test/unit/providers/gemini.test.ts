@@ -365,8 +365,8 @@ describe('gemini adapter: structured output repair', () => {
     expect(repair.contents.map((c) => c.role)).toEqual(['user', 'model', 'user']);
     expect(repair.contents[1]?.parts[0]?.text).toBe('{"merchant": 12, "total": 42.5}');
     const message = String(repair.contents[2]?.parts[0]?.text);
-    expect(message).toContain('field "merchant" must be string or null');
-    expect(message).toContain('field "date" is missing');
+    expect(message).toContain('$.merchant: expected string or null, got number');
+    expect(message).toContain('$.date: required property is missing');
     // The repair resends the document.
     expect(repair.contents[0]?.parts[0]?.inlineData).toBeDefined();
     expect(output.result).toEqual(RECEIPT_ANSWER);

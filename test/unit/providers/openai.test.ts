@@ -21,7 +21,6 @@ import {
   createOpenAIProvider,
   jsonValueRanges,
   retryAfterMs,
-  schemaErrors,
   strictCompatible,
 } from '../../../shared/providers/openai/adapter.js';
 import pricingRaw from '../../../shared/providers/openai/pricing.json' with { type: 'json' };
@@ -33,6 +32,7 @@ import {
   pricesFor,
   SYSTEM_INSTRUCTIONS,
 } from '../../../shared/providers/openai/profile.js';
+import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { buildInstruction, resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import {
   type InvokeOptions,
@@ -773,7 +773,7 @@ describe('openai adapter: one repair request', () => {
     expect(fix?.type).toBe('input_text');
     expect(fix?.text).toContain('does not match the required JSON schema');
     expect(fix?.text).toContain(
-      '$ is missing the key "date"; $ is missing the key "invoiceNumber"; $.total must be number or null, not string',
+      '$.date: required property is missing; $.total: expected number or null, got string; $.invoiceNumber: required property is missing',
     );
 
     expect(output.result).toEqual(RECEIPT_ANSWER);
@@ -992,22 +992,22 @@ describe('openai adapter helpers', () => {
 
   it('validates answers against the result schema subset', () => {
     const schema = resultJsonSchema(receiptTask);
-    expect(schemaErrors(RECEIPT_ANSWER, schema)).toEqual([]);
-    expect(schemaErrors({ ...RECEIPT_ANSWER, total: null, date: null }, schema)).toEqual([]);
-    expect(schemaErrors({ ...RECEIPT_ANSWER, extra: 1 }, schema)).toEqual([
-      '$ has the key "extra", which the schema does not allow',
+    expect(resultSchemaErrors(RECEIPT_ANSWER, schema)).toEqual([]);
+    expect(resultSchemaErrors({ ...RECEIPT_ANSWER, total: null, date: null }, schema)).toEqual([]);
+    expect(resultSchemaErrors({ ...RECEIPT_ANSWER, extra: 1 }, schema)).toEqual([
+      '$.extra: property is not in the schema',
     ]);
-    expect(schemaErrors({ vendor: 'x', total: 1 }, schema)).toEqual([
-      '$ is missing the key "date"',
-      '$ is missing the key "invoiceNumber"',
+    expect(resultSchemaErrors({ vendor: 'x', total: 1 }, schema)).toEqual([
+      '$.date: required property is missing',
+      '$.invoiceNumber: required property is missing',
     ]);
-    expect(schemaErrors({ ...RECEIPT_ANSWER, total: '42' }, schema)).toEqual([
-      '$.total must be number or null, not string',
+    expect(resultSchemaErrors({ ...RECEIPT_ANSWER, total: '42' }, schema)).toEqual([
+      '$.total: expected number or null, got string',
     ]);
-    expect(schemaErrors([], schema)).toEqual(['$ must be object, not array']);
+    expect(resultSchemaErrors([], schema)).toEqual(['$: expected object, got array']);
     const open = resultJsonSchema(openTask);
-    expect(schemaErrors({ summary: 's', text: 't', keyValues: [{ key: 'a', value: 1 }] }, open)).toEqual([
-      '$.keyValues[0].value must be string, not number',
+    expect(resultSchemaErrors({ summary: 's', text: 't', keyValues: [{ key: 'a', value: 1 }] }, open)).toEqual([
+      '$.keyValues[0].value: expected string, got number',
     ]);
   });
 

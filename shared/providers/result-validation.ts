@@ -1,0 +1,156 @@
+/**
+ * Checks a model's answer against the result schema of a task, for every LLM adapter that validates what the model
+ * returned before using it (and asks for one repair when it does not match).
+ *
+ * Why it is built this way:
+ * - **Only the subset `resultJsonSchema` emits** (task-prompt.ts): `type` as a name or a list of names (`'null'`
+ *   included), `properties`, `required`, `additionalProperties: false` and `items`. Every other keyword (such as
+ *   `description`) is ignored, and so is a type name outside the JSON Schema ones; this is not a general JSON Schema
+ *   validator, and it needs none: the schemas are ours.
+ * - **Messages meant for the model.** Each problem is one line that starts with the JSON path of the value it is about
+ *   (`$` is the answer, `$.total` a property, `$.keyValues[0].value` inside an array; a key that is not an identifier
+ *   is written `$["unit price"]`), then says what is wrong:
+ *   - `$.total: expected number or null, got string`
+ *   - `$.date: required property is missing`
+ *   - `$.extra: property is not in the schema`
+ *   Adapters quote them back in the repair request and in the `invalid_output` failure.
+ * - **Bounded.** At most `limit` problems are collected and the walk stops there, so a huge wrong answer costs little
+ *   and produces a short message.
+ * - **Order of the schema.** An object's properties are checked in the schema's order (the order the model was told
+ *   the fields in), then required keys the schema does not describe, then keys the schema does not allow.
+ * - **Types as JSON sees them.** `number` is a finite number, `integer` a whole number, `object` a plain object (not
+ *   an array, not null), `array` an array, `null` only null. A value of the wrong type is reported once; its contents
+ *   are not checked further.
+ * - **Own keys only.** Properties are looked up with `Object.hasOwn`, so a key such as `__proto__` or `constructor` in
+ *   an answer is an unknown key like any other, never a match with something inherited.
+ */
+
+/** How many problems `resultSchemaErrors` collects when not told otherwise. */
+export const RESULT_SCHEMA_ERROR_LIMIT = 20;
+
+/** A JSON Schema node, as `resultJsonSchema` builds it. */
+type JsonSchema = Record<string, unknown>;
+
+/** Where the problems go: at most `limit` of them. */
+interface Collector {
+  readonly errors: string[];
+  readonly limit: number;
+}
+
+/**
+ * The problems that keep `value` from matching `schema` (a schema built by `resultJsonSchema`), one line each, path
+ * first: `$.total: expected number or null, got string`. An empty array means the value is valid.
+ *
+ * @param value The model's answer, as parsed from JSON (or a tool call's input).
+ * @param schema The result schema, or any schema in the same subset (see the module comment).
+ * @param limit The most problems returned (default 20, `Infinity` for all); the check stops once it has that many.
+ * @throws RangeError when `limit` is not at least 1.
+ */
+export function resultSchemaErrors(
+  value: unknown,
+  schema: Record<string, unknown>,
+  limit: number = RESULT_SCHEMA_ERROR_LIMIT,
+): string[] {
+  if (!(limit >= 1)) throw new RangeError(`resultSchemaErrors: limit must be at least 1, got ${limit}`);
+  const collector: Collector = { errors: [], limit: Math.floor(limit) };
+  check(value, schema, '$', collector);
+  return collector.errors;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function full(collector: Collector): boolean {
+  return collector.errors.length >= collector.limit;
+}
+
+function report(collector: Collector, message: string): void {
+  if (!full(collector)) collector.errors.push(message);
+}
+
+/** The type names a node allows (`type: 'string'` or `type: ['string', 'null']`); empty when it does not say. */
+function typesOf(schema: JsonSchema): string[] {
+  if (typeof schema.type === 'string') return [schema.type];
+  if (Array.isArray(schema.type)) return schema.type.filter((t): t is string => typeof t === 'string');
+  return [];
+}
+
+function matchesType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'null':
+      return value === null;
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isPlainObject(value);
+    default:
+      // Not a JSON Schema type name: outside the subset, so it constrains nothing.
+      return true;
+  }
+}
+
+/** The JSON kind of a value, for "got …". */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** The path of a property: `$.total`, or `$["unit price"]` for a key that is not an identifier. */
+function propertyPath(path: string, key: string): string {
+  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+function check(value: unknown, schema: JsonSchema, path: string, collector: Collector): void {
+  if (full(collector)) return;
+  const types = typesOf(schema);
+  if (types.length > 0 && !types.some((type) => matchesType(value, type))) {
+    report(collector, `${path}: expected ${types.join(' or ')}, got ${kindOf(value)}`);
+    return;
+  }
+  if (isPlainObject(value)) {
+    checkObject(value, schema, path, collector);
+  } else if (Array.isArray(value) && isPlainObject(schema.items)) {
+    const items = schema.items;
+    for (let index = 0; index < value.length && !full(collector); index++) {
+      check(value[index], items, `${path}[${index}]`, collector);
+    }
+  }
+}
+
+function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: string, collector: Collector): void {
+  const properties = isPlainObject(schema.properties) ? schema.properties : {};
+  const required = new Set(
+    Array.isArray(schema.required) ? schema.required.filter((k): k is string => typeof k === 'string') : [],
+  );
+  for (const [key, propertySchema] of Object.entries(properties)) {
+    if (full(collector)) return;
+    if (Object.hasOwn(value, key)) {
+      if (isPlainObject(propertySchema)) check(value[key], propertySchema, propertyPath(path, key), collector);
+    } else if (required.has(key)) {
+      report(collector, `${propertyPath(path, key)}: required property is missing`);
+    }
+  }
+  for (const key of required) {
+    if (!Object.hasOwn(properties, key) && !Object.hasOwn(value, key)) {
+      report(collector, `${propertyPath(path, key)}: required property is missing`);
+    }
+  }
+  if (schema.additionalProperties === false) {
+    for (const key of Object.keys(value)) {
+      if (!Object.hasOwn(properties, key))
+        report(collector, `${propertyPath(path, key)}: property is not in the schema`);
+    }
+  }
+}
