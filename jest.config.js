@@ -40,5 +40,14 @@ export default {
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
     },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    {
+      ...common,
+      // Black-box: HTTP only, so none of the service environment from test/setup-env.ts.
+      setupFiles: [],
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/e2e/global-setup.ts',
+      globalTeardown: '<rootDir>/test/e2e/global-teardown.ts',
+    },
   ],
 };

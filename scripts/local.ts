@@ -5,6 +5,9 @@
  * Ctrl-C / SIGTERM stops everything it started, the Java process included.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
@@ -34,6 +37,50 @@ const localEnv = z.object({
   /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
   VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
 });
+
+/**
+ * Where a running stack leaves its coordinates for tools (`npm run keys`): `{endpoints, resources, baseUrl, pid}`.
+ * VISION_LOCAL_STATE_FILE overrides the path. The first running stack owns the file: a second stack (e.g. the
+ * integration suite's) leaves a live owner's file alone, and a stack removes the file on shutdown only if it is its own.
+ */
+const stateFile = resolve(
+  process.env.VISION_LOCAL_STATE_FILE || fileURLToPath(new URL('../.local-data/stack.json', import.meta.url)),
+);
+
+function isAlive(pid: unknown): boolean {
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error: unknown) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function stateFilePid(): Promise<number | undefined> {
+  try {
+    const pid = (JSON.parse(await readFile(stateFile, 'utf8')) as { pid?: unknown }).pid;
+    return typeof pid === 'number' ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the state file (atomically) unless another live stack owns it; returns whether this stack owns it now. */
+async function writeStateFile(state: Record<string, unknown>): Promise<boolean> {
+  const owner = await stateFilePid();
+  if (owner !== undefined && owner !== process.pid && isAlive(owner)) return false;
+  await mkdir(dirname(stateFile), { recursive: true });
+  const tmp = `${stateFile}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify({ ...state, pid: process.pid }, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, stateFile);
+  return true;
+}
+
+async function removeStateFile(): Promise<void> {
+  if ((await stateFilePid()) === process.pid) await rm(stateFile, { force: true });
+}
 
 function parseDevKeys(value: string | undefined): { tenantId: string; key: string }[] {
   if (!value) return [{ tenantId: 'dev', key: `vk_dev_${randomBytes(24).toString('base64url')}` }];
@@ -148,9 +195,13 @@ async function main(): Promise<void> {
     process.stdout.write(`\nVision Analysis Service running at ${baseUrl}\n`);
     for (const { tenantId, key } of devKeys) process.stdout.write(`  dev API key for tenant "${tenantId}": ${key}\n`);
     process.stdout.write(`  try: curl -s ${baseUrl}/v1/schemas -H "x-api-key: ${devKeys[0]?.key}"\n\n`);
-    process.stdout.write(
-      `VISION_LOCAL_READY ${JSON.stringify({ baseUrl, endpoints: emulators.endpoints, resources: names })}\n`,
-    );
+    const ready = { baseUrl, endpoints: emulators.endpoints, resources: names };
+    const ownsStateFile = await writeStateFile(ready).catch((error: unknown) => {
+      process.stderr.write(`could not write ${stateFile}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return false;
+    });
+    if (!ownsStateFile) process.stdout.write(`  (${stateFile} belongs to another running stack; left as is)\n`);
+    process.stdout.write(`VISION_LOCAL_READY ${JSON.stringify(ready)}\n`);
 
     let stopping = false;
     const shutdown = async (signal: string) => {
@@ -159,6 +210,7 @@ async function main(): Promise<void> {
       process.stdout.write(`\n${signal}: stopping\n`);
       server.close();
       server.closeAllConnections();
+      await removeStateFile().catch(() => {});
       await worker.stop();
       await shutdownLocalProvider();
       await stopEmulators();

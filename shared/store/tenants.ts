@@ -3,7 +3,7 @@
  * right for high-entropy secrets; a slow KDF protects low-entropy passwords, which these are not).
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
@@ -150,4 +150,18 @@ export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
     }),
   );
   return (out.Items ?? []) as ApiKeyRecord[];
+}
+
+/** Every tenant (a full table scan, for operator tools such as `npm run keys -- tenants`; not for request paths). */
+export async function listTenants(): Promise<TenantRecord[]> {
+  const items: TenantRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.send(
+      new ScanCommand({ TableName: tenantsTable(), ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
+    );
+    items.push(...((out.Items ?? []) as TenantRecord[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items.sort((a, b) => a.tenantId.localeCompare(b.tenantId));
 }
