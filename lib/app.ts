@@ -1,29 +1,151 @@
 /**
  * Builds the service's stacks into an App. bin/app.ts (the CDK entry point) and the infra tests both call
  * `buildStacks`, so the tests check exactly what `cdk synth` produces. Settings come from CDK context
- * (cdk.json defaults, overridable with `cdk synth -c stage=prod`).
+ * (cdk.json defaults, overridable with `cdk synth -c stage=prod`); `readSettings` validates every one of them.
+ *
+ * ## Settings (CDK context keys)
+ *
+ * | key                          | default                    | becomes                                                                |
+ * |------------------------------|----------------------------|------------------------------------------------------------------------|
+ * | `stage`                      | `dev`                      | stack names `Vision{Stateful,Stateless}-<stage>`, API stage, alarm names, metric dimension `Stage` |
+ * | `providers`                  | `local`                    | `VISION_PROVIDERS` (create-run, worker); worker IAM for `bedrock` / `textract` only when listed. Comma list or JSON array of shared/providers/types.ts PROVIDER_IDS |
+ * | `confirmationThresholdUsd`   | `1`                        | `SERVICE_COST_CONFIRMATION_THRESHOLD_USD` (every function)             |
+ * | `imageMaxBytes`              | shared/config.ts (20 MiB)  | `LIMIT_IMAGE_MAX_BYTES` (every function), only when set                |
+ * | `pdfMaxBytes`                | shared/config.ts (50 MiB)  | `LIMIT_PDF_MAX_BYTES` (every function), only when set                  |
+ * | `pdfMaxPages`                | shared/config.ts (200)     | `LIMIT_PDF_MAX_PAGES` (every function), only when set                  |
+ * | `runRetentionDays`           | `90`                       | `RUN_RETENTION_DAYS` (every function; DynamoDB TTL of runs)            |
+ * | `uploadRetentionHours`       | `24`                       | `UPLOAD_RETENTION_HOURS` (every function) and the uploads bucket's expiry (see `uploadExpiryDays`) |
+ * | `bedrockModelId`             | region-dependent (below)   | `BEDROCK_MODEL_ID` (create-run, worker) and the worker's bedrock:InvokeModel resources; only with `bedrock` in `providers` |
+ * | `destroyOnRemoval`           | `false`                    | `false`: RETAIN tables, buckets, queues, secret, log groups; `true`: DESTROY (throwaway dev stages) |
+ * | `workerPackaging`            | `image`                    | how the worker ships its native modules (lib/vision-function.ts)       |
+ * | `apiGatewayCloudWatchRole`   | `true`                     | create the account-wide API Gateway → CloudWatch Logs role (needed for API access/execution logs); `false` when the account already has one |
+ *
+ * The margin (`marginPct`) is data in shared/pricing/pricing.json, not a setting. The old key
+ * `costConfirmationThresholdUsd` is rejected with a message (renamed to `confirmationThresholdUsd`).
+ *
+ * `bedrockModelId` default: Bedrock's default model (shared/providers/bedrock/pricing.json `defaultModel`) through the
+ * `us.` inference profile when the stack's region is a US region, else through `global.` (the same rule as the
+ * adapter's `bedrockModelId()`, but fixed at synth so the IAM grant and the model the worker calls cannot differ).
+ * A model whose base model has no price row is rejected (the adapter would refuse it).
  */
-import { type App, type Environment, RemovalPolicy, Tags } from 'aws-cdk-lib';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { type App, type Environment, RemovalPolicy, Tags, Token } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { runQueue } from '../shared/infra/resources.js';
+import { PROVIDER_IDS, type ProviderId } from '../shared/providers/types.js';
+import { BEDROCK_PROFILE_PREFIX } from './provider-iam.js';
 import { StatefulStack } from './stateful-stack.js';
 import { StatelessStack } from './stateless-stack.js';
-import type { Packaging } from './vision-function.js';
+import { type Packaging, PROJECT_ROOT } from './vision-function.js';
+
+export interface LimitSettings {
+  readonly imageMaxBytes?: number;
+  readonly pdfMaxBytes?: number;
+  readonly pdfMaxPages?: number;
+}
 
 export interface AppSettings {
   /** Deployment stage: part of the stack names and the API Gateway stage name. */
   readonly stage: string;
+  /** Candidate providers in order (VISION_PROVIDERS). */
+  readonly providers: readonly ProviderId[];
   /** Runs estimated above this many USD need explicit confirmation (SERVICE_COST_CONFIRMATION_THRESHOLD_USD). */
-  readonly costConfirmationThresholdUsd: number;
-  /** DESTROY instead of RETAIN for tables, bucket, queues and log groups: throwaway dev stages only. */
+  readonly confirmationThresholdUsd: number;
+  /** Upload limits; unset ones keep shared/config.ts's defaults. */
+  readonly limits: LimitSettings;
+  readonly runRetentionDays: number;
+  readonly uploadRetentionHours: number;
+  /** Model id or system-defined inference profile id; undefined = the region-dependent default (see file comment). */
+  readonly bedrockModelId?: string;
+  /** DESTROY instead of RETAIN for tables, buckets, queues, secret and log groups: throwaway dev stages only. */
   readonly destroyOnRemoval: boolean;
   /** How the worker ships its native modules (see lib/vision-function.ts). */
   readonly workerPackaging: Packaging;
+  /** Whether this app creates the account-wide API Gateway CloudWatch Logs role. */
+  readonly apiGatewayCloudWatchRole: boolean;
 }
 
 function contextString(node: Node, key: string): string | undefined {
   const value: unknown = node.tryGetContext(key);
   if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map(String).join(',');
   return String(value);
+}
+
+function readBoolean(node: Node, key: string, fallback: boolean): boolean {
+  const text = contextString(node, key) ?? String(fallback);
+  if (text !== 'true' && text !== 'false') {
+    throw new Error(`context "${key}" must be true or false, got "${text}"`);
+  }
+  return text === 'true';
+}
+
+function readNumber(node: Node, key: string, fallback: number, opts?: { integer?: boolean; min?: number }): number;
+function readNumber(
+  node: Node,
+  key: string,
+  fallback: undefined,
+  opts?: { integer?: boolean; min?: number },
+): number | undefined;
+function readNumber(
+  node: Node,
+  key: string,
+  fallback: number | undefined,
+  opts: { integer?: boolean; min?: number } = {},
+): number | undefined {
+  const text = contextString(node, key);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  const min = opts.min ?? 0;
+  if (text.trim() === '' || !Number.isFinite(value) || value < min || (opts.integer && !Number.isInteger(value))) {
+    const kind = opts.integer ? 'an integer' : 'a number';
+    throw new Error(`context "${key}" must be ${kind} >= ${min}, got "${text}"`);
+  }
+  return value;
+}
+
+function readProviders(node: Node): ProviderId[] {
+  const text = contextString(node, 'providers') ?? 'local';
+  const ids = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const known = new Set<string>(PROVIDER_IDS);
+  const unknown = ids.filter((id) => !known.has(id));
+  if (ids.length === 0 || unknown.length > 0 || new Set(ids).size !== ids.length) {
+    throw new Error(
+      `context "providers" must be a non-empty list without repeats of ${PROVIDER_IDS.join(', ')}, got "${text}"`,
+    );
+  }
+  return ids as ProviderId[];
+}
+
+interface BedrockPricing {
+  defaultModel: string;
+  models: Record<string, unknown>;
+}
+
+function bedrockPricing(): BedrockPricing {
+  const file = path.join(PROJECT_ROOT, 'shared', 'providers', 'bedrock', 'pricing.json');
+  return JSON.parse(readFileSync(file, 'utf8')) as BedrockPricing;
+}
+
+function readBedrockModelId(node: Node): string | undefined {
+  const id = contextString(node, 'bedrockModelId')?.trim();
+  if (id === undefined || id === '') return undefined;
+  if (!/^[a-z0-9][a-z0-9.:-]*$/.test(id)) {
+    throw new Error(
+      `context "bedrockModelId" must be a model id or a system-defined inference profile id (no ARN), got "${id}"`,
+    );
+  }
+  const base = id.replace(BEDROCK_PROFILE_PREFIX, '');
+  if (!(base in bedrockPricing().models)) {
+    throw new Error(
+      `context "bedrockModelId": base model "${base}" has no price in shared/providers/bedrock/pricing.json`,
+    );
+  }
+  return id;
 }
 
 /** Reads the settings from context; values given with `-c key=value` arrive as strings and are parsed here. */
@@ -32,29 +154,67 @@ export function readSettings(node: Node): AppSettings {
   if (!/^[a-z][a-z0-9-]{0,19}$/.test(stage)) {
     throw new Error(`context "stage" must be lower-case letters, digits and dashes (max 20), got "${stage}"`);
   }
-  const thresholdText = contextString(node, 'costConfirmationThresholdUsd') ?? '1';
-  const costConfirmationThresholdUsd = Number(thresholdText);
-  if (
-    thresholdText.trim() === '' ||
-    !Number.isFinite(costConfirmationThresholdUsd) ||
-    costConfirmationThresholdUsd < 0
-  ) {
-    throw new Error(`context "costConfirmationThresholdUsd" must be a non-negative number, got "${thresholdText}"`);
-  }
-  const destroyText = contextString(node, 'destroyOnRemoval') ?? 'false';
-  if (destroyText !== 'true' && destroyText !== 'false') {
-    throw new Error(`context "destroyOnRemoval" must be true or false, got "${destroyText}"`);
+  if (node.tryGetContext('costConfirmationThresholdUsd') !== undefined) {
+    throw new Error('context "costConfirmationThresholdUsd" was renamed to "confirmationThresholdUsd"');
   }
   const workerPackaging = contextString(node, 'workerPackaging') ?? 'image';
   if (workerPackaging !== 'image' && workerPackaging !== 'zip') {
     throw new Error(`context "workerPackaging" must be "image" or "zip", got "${workerPackaging}"`);
   }
-  return { stage, costConfirmationThresholdUsd, destroyOnRemoval: destroyText === 'true', workerPackaging };
+  const providers = readProviders(node);
+  const bedrockModelId = readBedrockModelId(node);
+  if (bedrockModelId !== undefined && !providers.includes('bedrock')) {
+    throw new Error('context "bedrockModelId" is set but "providers" does not include bedrock');
+  }
+  const imageMaxBytes = readNumber(node, 'imageMaxBytes', undefined, { integer: true, min: 1 });
+  const pdfMaxBytes = readNumber(node, 'pdfMaxBytes', undefined, { integer: true, min: 1 });
+  const pdfMaxPages = readNumber(node, 'pdfMaxPages', undefined, { integer: true, min: 1 });
+  return {
+    stage,
+    providers,
+    confirmationThresholdUsd: readNumber(node, 'confirmationThresholdUsd', 1),
+    limits: {
+      ...(imageMaxBytes === undefined ? {} : { imageMaxBytes }),
+      ...(pdfMaxBytes === undefined ? {} : { pdfMaxBytes }),
+      ...(pdfMaxPages === undefined ? {} : { pdfMaxPages }),
+    },
+    runRetentionDays: readNumber(node, 'runRetentionDays', 90, { integer: true, min: 1 }),
+    uploadRetentionHours: readNumber(node, 'uploadRetentionHours', 24, { integer: true, min: 1 }),
+    ...(bedrockModelId === undefined ? {} : { bedrockModelId }),
+    destroyOnRemoval: readBoolean(node, 'destroyOnRemoval', false),
+    workerPackaging,
+    apiGatewayCloudWatchRole: readBoolean(node, 'apiGatewayCloudWatchRole', true),
+  };
+}
+
+/** The model the worker calls when bedrock is enabled: the setting, or the default for the stack's region. */
+export function effectiveBedrockModelId(settings: AppSettings, region: string): string {
+  if (settings.bedrockModelId) return settings.bedrockModelId;
+  const us = !Token.isUnresolved(region) && /^us-(?:east|west)-\d+$/.test(region);
+  return `${us ? 'us' : 'global'}.${bedrockPricing().defaultModel}`;
+}
+
+/**
+ * Days after which S3 deletes an upload: an upload is usable for `uploadRetentionHours`, and a run created at the
+ * last moment may still be read by the worker until its message has used every receive (visibility timeout x max
+ * receives). S3 lifecycle counts whole days (rounded up to the next midnight UTC), so this is a lower bound.
+ */
+export function uploadExpiryDays(uploadRetentionHours: number): number {
+  const queueSeconds = runQueue.visibilityTimeoutSeconds * runQueue.maxReceiveCount;
+  return Math.ceil((uploadRetentionHours * 3600 + queueSeconds) / 86_400);
 }
 
 /** Environment variables of shared/config.ts that the stacks set on every function. */
 export function serviceEnvironment(settings: AppSettings): Record<string, string> {
-  return { SERVICE_COST_CONFIRMATION_THRESHOLD_USD: String(settings.costConfirmationThresholdUsd) };
+  const { limits } = settings;
+  return {
+    SERVICE_COST_CONFIRMATION_THRESHOLD_USD: String(settings.confirmationThresholdUsd),
+    RUN_RETENTION_DAYS: String(settings.runRetentionDays),
+    UPLOAD_RETENTION_HOURS: String(settings.uploadRetentionHours),
+    ...(limits.imageMaxBytes === undefined ? {} : { LIMIT_IMAGE_MAX_BYTES: String(limits.imageMaxBytes) }),
+    ...(limits.pdfMaxBytes === undefined ? {} : { LIMIT_PDF_MAX_BYTES: String(limits.pdfMaxBytes) }),
+    ...(limits.pdfMaxPages === undefined ? {} : { LIMIT_PDF_MAX_PAGES: String(limits.pdfMaxPages) }),
+  };
 }
 
 export interface VisionStacks {
@@ -69,17 +229,23 @@ export function buildStacks(app: App, env?: Environment): VisionStacks {
 
   const stateful = new StatefulStack(app, `VisionStateful-${settings.stage}`, {
     ...stackEnv,
-    description: `Vision analysis service (${settings.stage}): tables, uploads bucket, run queue`,
+    description: `Vision analysis service (${settings.stage}): tables, uploads bucket, run queue, provider secret`,
     removalPolicy,
+    uploadExpiryDays: uploadExpiryDays(settings.uploadRetentionHours),
   });
   const stateless = new StatelessStack(app, `VisionStateless-${settings.stage}`, {
     ...stackEnv,
-    description: `Vision analysis service (${settings.stage}): API, functions, worker`,
+    description: `Vision analysis service (${settings.stage}): API, functions, worker, alarms`,
     resources: stateful,
     stageName: settings.stage,
     serviceEnvironment: serviceEnvironment(settings),
+    providers: settings.providers,
+    ...(settings.providers.includes('bedrock')
+      ? { bedrockModelId: effectiveBedrockModelId(settings, stateful.region) }
+      : {}),
     workerPackaging: settings.workerPackaging,
     logRemovalPolicy: removalPolicy,
+    apiGatewayCloudWatchRole: settings.apiGatewayCloudWatchRole,
   });
   stateless.addStackDependency(stateful);
 

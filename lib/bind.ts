@@ -3,10 +3,14 @@
  * carry resource names (shared/infra/resources.ts), in one call. A function can only learn a table's name through
  * the same call that grants access to it, so grants and environment cannot drift apart.
  */
+
+import { Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { runQueue, type TableName, tables, uploadsBucket, workerSettings } from '../shared/infra/resources.js';
 import type { ResourceAccess } from '../shared/infra/routes.js';
+import { acknowledgeWildcardResources } from './nag.js';
 import type { StatefulResources } from './stateful-stack.js';
 
 /** Object key pattern the functions may touch in the uploads bucket. */
@@ -16,7 +20,21 @@ function assertNever(value: never, what: string): never {
   throw new Error(`Unhandled ${what}: ${String(value)}`);
 }
 
+/** Wildcard resources the grants below produce, each acknowledged for cdk-nag (AwsSolutions-IAM5) with its reason. */
+const SCOPED_WILDCARDS = [
+  {
+    pattern: /\/index\/\*$/,
+    reason:
+      "Table grant's index ARN (<table ARN>/index/*): covers only that table's global secondary indexes (byTenant, byTenantWorkflow), which the handler queries; no other table.",
+  },
+  {
+    pattern: new RegExp(`/${uploadsBucket.keyPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\*$`),
+    reason: `Objects of the uploads bucket under the ${uploadsBucket.keyPrefix} prefix only (keys ${uploadsBucket.keyPrefix}{tenantId}/{uploadId} are generated per upload, so they cannot be listed in advance).`,
+  },
+] as const;
+
 export function bindAccess(fn: lambda.Function, access: ResourceAccess, resources: StatefulResources): void {
+  acknowledgeWildcardResources(fn, SCOPED_WILDCARDS);
   for (const [name, level] of Object.entries(access.tables ?? {}) as [TableName, 'read' | 'readwrite' | undefined][]) {
     if (level === undefined) continue;
     const table = resources.tables[name];
@@ -39,10 +57,22 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
     switch (access.bucket) {
       case 'read':
         bucket.grantRead(fn, UPLOAD_OBJECTS);
+        for (const action of ['s3:GetObject*', 's3:GetBucket*', 's3:List*']) {
+          Validations.of(fn).acknowledge({
+            id: `AwsSolutions-IAM5[Action::${action}]`,
+            reason:
+              'CDK grantRead action groups (GetObject*/GetBucket*/List*) on the uploads bucket and its uploads/ prefix only: reading an upload needs GetObject (and its version/tagging/ACL variants are harmless reads), HeadObject maps to GetObject, and a missing key answers 404 instead of 403 only with ListBucket.',
+          });
+        }
         break;
       case 'presign-put':
         // A presigned URL carries the signer's permissions: the function itself must be allowed to PutObject.
         bucket.grantPut(fn, UPLOAD_OBJECTS);
+        Validations.of(fn).acknowledge({
+          id: 'AwsSolutions-IAM5[Action::s3:Abort*]',
+          reason:
+            'CDK grantPut includes s3:AbortMultipartUpload (the only s3:Abort* action), on objects under the uploads/ prefix only.',
+        });
         break;
       default:
         assertNever(access.bucket, 'bucket access');
@@ -70,4 +100,19 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
         assertNever(access.queue, 'queue access');
     }
   }
+}
+
+/** Environment variable that carries the provider secret's ARN (read by shared/providers/credentials.ts). */
+export const PROVIDER_SECRET_ENV = 'PROVIDER_SECRET_ARN';
+
+/**
+ * Lets a function read the provider API keys: GetSecretValue on exactly that secret (no DescribeSecret, nothing else)
+ * and its ARN in PROVIDER_SECRET_ARN. The stateless stack calls this for the worker only.
+ */
+export function bindProviderSecret(fn: lambda.Function, resources: StatefulResources): void {
+  const secret = resources.providerSecret;
+  fn.addEnvironment(PROVIDER_SECRET_ENV, secret.secretArn);
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
+  );
 }

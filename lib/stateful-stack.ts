@@ -4,9 +4,10 @@
  * this stack never spells a table name, key or limit itself. Kept apart from the stateless stack so functions and the
  * API can be replaced freely while data stays put (RETAIN by default).
  */
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import {
@@ -24,13 +25,22 @@ export interface StatefulStackProps extends StackProps {
    * DESTROY is meant for throwaway dev stages (the bucket is then emptied by a custom resource on delete).
    */
   readonly removalPolicy?: RemovalPolicy;
+  /** Days after which uploads expire (lib/app.ts `uploadExpiryDays`). @default uploadsBucket.expireAfterDays */
+  readonly uploadExpiryDays?: number;
 }
+
+/** Days S3 server access logs of the uploads bucket are kept. */
+export const ACCESS_LOG_RETENTION_DAYS = 90;
 
 /** The resources the stateless stack needs; `bindAccess` takes exactly this shape. */
 export interface StatefulResources {
   readonly tables: Readonly<Record<TableName, dynamodb.ITable>>;
   readonly uploadsBucket: s3.IBucket;
   readonly runQueue: sqs.IQueue;
+  /** Where runs go after maxReceiveCount failed deliveries (alarmed on by the stateless stack). */
+  readonly runDeadLetterQueue: sqs.IQueue;
+  /** Provider API keys (JSON object of API_KEY_VARIABLES names → keys); only the worker may read it. */
+  readonly providerSecret: secretsmanager.ISecret;
 }
 
 const attributeTypes: Record<AttributeType, dynamodb.AttributeType> = {
@@ -52,6 +62,8 @@ export class StatefulStack extends Stack implements StatefulResources {
   readonly uploadsBucket: s3.Bucket;
   readonly runQueue: sqs.Queue;
   readonly runDeadLetterQueue: sqs.Queue;
+  readonly providerSecret: secretsmanager.Secret;
+  readonly accessLogsBucket: s3.Bucket;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps = {}) {
     super(scope, id, props);
@@ -85,6 +97,21 @@ export class StatefulStack extends Stack implements StatefulResources {
     this.tables = created as Record<TableName, dynamodb.Table>;
 
     const destroy = removalPolicy === RemovalPolicy.DESTROY;
+    // S3 server access logs of the uploads bucket (AwsSolutions-S1). Not logged itself: it would log its own writes.
+    this.accessLogsBucket = new s3.Bucket(this, 'AccessLogsBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
+      removalPolicy,
+      autoDeleteObjects: destroy,
+    });
+    Validations.of(this.accessLogsBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the server access log bucket of the uploads bucket; logging its own log writes adds nothing.',
+    });
+
     // `Bucket` suffix: the uploads table already uses the id `Uploads` in this scope.
     this.uploadsBucket = new s3.Bucket(this, `${uploadsBucket.id}Bucket`, {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -95,7 +122,7 @@ export class StatefulStack extends Stack implements StatefulResources {
         {
           id: 'ExpireUploads',
           prefix: uploadsBucket.keyPrefix,
-          expiration: Duration.days(uploadsBucket.expireAfterDays),
+          expiration: Duration.days(props.uploadExpiryDays ?? uploadsBucket.expireAfterDays),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
       ],
@@ -109,6 +136,8 @@ export class StatefulStack extends Stack implements StatefulResources {
           maxAge: 3600,
         },
       ],
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'uploads-bucket/',
       removalPolicy,
       autoDeleteObjects: destroy,
     });
@@ -128,6 +157,20 @@ export class StatefulStack extends Stack implements StatefulResources {
       removalPolicy,
     });
 
+    // Provider API keys, set by the operator after deploy (`aws secretsmanager put-secret-value`). The template value
+    // is an empty JSON object, not a secret; CloudFormation never overwrites a value put later unless this changes.
+    this.providerSecret = new secretsmanager.Secret(this, 'ProviderKeys', {
+      description: 'Vision service provider API keys: JSON object {OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY}',
+      secretStringValue: SecretValue.unsafePlainText('{}'),
+      removalPolicy,
+    });
+    Validations.of(this.providerSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Third-party provider API keys (OpenAI, Anthropic, Gemini) are issued in the providers consoles; Secrets Manager cannot rotate them. The operator rotates them by hand with put-secret-value.',
+    });
+
+    new CfnOutput(this, 'ProviderSecretArn', { value: this.providerSecret.secretArn });
     new CfnOutput(this, 'UploadsBucketName', { value: this.uploadsBucket.bucketName });
   }
 }

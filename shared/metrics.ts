@@ -1,30 +1,41 @@
-/** Emits CloudWatch Embedded Metric Format lines (stdout), which Lambda's log pipeline turns into metrics. */
-import { METRICS_NAMESPACE } from './infra/metrics.js';
+/**
+ * Emits the worker's metrics as CloudWatch Embedded Metric Format lines on stdout, which Lambda's log pipeline turns
+ * into metrics without an API call. Names, namespace and dimensions come from shared/infra/metrics.ts, which the CDK
+ * stack's alarms and dashboard read too.
+ */
+import { METRIC_DIMENSIONS, METRICS_NAMESPACE, METRICS_STAGE_ENV } from './infra/metrics.js';
 
 export interface MetricPoint {
   name: string;
   value: number;
   unit: 'Count' | 'Milliseconds';
-  dimensions?: Record<string, string>;
+  /** The provider the point is about, when it is about one. */
+  provider?: string;
 }
 
-/** Writes one EMF document per point (each with its own dimensions). Silent when LOG_LEVEL=silent. */
+/**
+ * Writes one EMF document per point with the dimension sets `[Stage]` (what the alarms watch) and, for per-provider
+ * points, `[Stage, Provider]` (the dashboard's breakdown). Silent when LOG_LEVEL=silent.
+ */
 export function emitMetrics(points: MetricPoint[], now = Date.now()): void {
   if (process.env.LOG_LEVEL === 'silent') return;
+  const stage = process.env[METRICS_STAGE_ENV] ?? 'local';
   for (const point of points) {
-    const dimensions = point.dimensions ?? {};
+    const dimensionSets: string[][] = [[METRIC_DIMENSIONS.stage]];
+    if (point.provider !== undefined) dimensionSets.push([METRIC_DIMENSIONS.stage, METRIC_DIMENSIONS.provider]);
     const document = {
       _aws: {
         Timestamp: now,
         CloudWatchMetrics: [
           {
             Namespace: METRICS_NAMESPACE,
-            Dimensions: [Object.keys(dimensions)],
+            Dimensions: dimensionSets,
             Metrics: [{ Name: point.name, Unit: point.unit }],
           },
         ],
       },
-      ...dimensions,
+      [METRIC_DIMENSIONS.stage]: stage,
+      ...(point.provider !== undefined ? { [METRIC_DIMENSIONS.provider]: point.provider } : {}),
       [point.name]: point.value,
     };
     process.stdout.write(`${JSON.stringify(document)}\n`);

@@ -1,16 +1,36 @@
 /**
- * Custom metrics the worker emits (CloudWatch Embedded Metric Format: a structured log line CloudWatch turns into
- * metrics, no API call). The CDK stack's alarms and dashboard read the same names from here.
+ * The service's custom CloudWatch metrics: names, namespace and dimensions. The worker emits them in CloudWatch
+ * Embedded Metric Format (a JSON log line with an `_aws` block); the stateless stack alarms on them and draws them on
+ * the dashboard (lib/monitoring.ts). Plain constants shared by the worker and the CDK stack.
+ *
+ * Every data point is emitted with BOTH dimension sets of METRIC_DIMENSION_SETS: `[Stage]` (what the alarms watch)
+ * and `[Stage, Provider]` (per-provider breakdown on the dashboard). An EMF line for one failed attempt:
+ *
+ *   {"_aws":{"Timestamp":1767225600000,"CloudWatchMetrics":[{"Namespace":"VisionService",
+ *     "Dimensions":[["Stage"],["Stage","Provider"]],"Metrics":[{"Name":"ProviderAttemptFailed","Unit":"Count"}]}]},
+ *    "Stage":"dev","Provider":"openai","ProviderAttemptFailed":1}
  */
 export const METRICS_NAMESPACE = 'VisionService';
 
-export const metricNames = {
-  /** One per failed provider attempt (dimension: Provider). */
+export const METRIC_NAMES = {
+  /** One provider attempt ended in a ProviderFailure (any kind). Unit Count, value 1 per failed attempt. */
   providerAttemptFailed: 'ProviderAttemptFailed',
-  /** One per run that needed more than one candidate to finish. */
+  /** A run moved on from a failed or skipped candidate to the next one. Unit Count, value 1 per fallback. */
   providerFallback: 'ProviderFallback',
-  /** Time from creation to the final state, per run. */
+  /** Time from the run's creation to its settlement. Unit Milliseconds. */
   runLatencyMs: 'RunLatencyMs',
-  /** One per run settled failed. */
+  /** A run settled failed (every candidate failed, or infrastructure gave up). Unit Count. */
   runFailed: 'RunFailed',
 } as const;
+
+export const METRIC_DIMENSIONS = {
+  /** Deployment stage; the worker gets it in METRICS_STAGE_ENV. */
+  stage: 'Stage',
+  /** Provider id of the attempt (ProviderFailed) or of the candidate that failed (ProviderFallback). */
+  provider: 'Provider',
+} as const;
+
+export const METRIC_DIMENSION_SETS = [[METRIC_DIMENSIONS.stage], [METRIC_DIMENSIONS.stage, METRIC_DIMENSIONS.provider]];
+
+/** Environment variable carrying the stage to the worker (value of the `Stage` dimension). */
+export const METRICS_STAGE_ENV = 'METRICS_STAGE';

@@ -7,7 +7,7 @@
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
-import { metricNames } from '../infra/metrics.js';
+import { METRIC_NAMES } from '../infra/metrics.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
@@ -94,21 +94,25 @@ async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<str
   }
 }
 
-/** Metrics for the dashboard and alarms: failed attempts per provider, fallbacks, failures, end-to-end latency. */
+/** Metrics for the dashboard and alarms: failed attempts and fallbacks per provider, failed runs, run latency. */
 function emitRunMetrics(run: RunRecord, settlement: Settlement): void {
-  const failedAttempts = settlement.attempts.filter((a) => a.outcome === 'failed');
+  const attempts = settlement.attempts;
   emitMetrics([
-    ...failedAttempts.map((a) => ({
-      name: metricNames.providerAttemptFailed,
-      value: 1,
-      unit: 'Count' as const,
-      dimensions: { Provider: a.provider },
-    })),
-    ...(settlement.status === 'completed' && failedAttempts.length > 0
-      ? [{ name: metricNames.providerFallback, value: 1, unit: 'Count' as const }]
-      : []),
-    ...(settlement.status === 'failed' ? [{ name: metricNames.runFailed, value: 1, unit: 'Count' as const }] : []),
-    { name: metricNames.runLatencyMs, value: Date.now() - Date.parse(run.createdAt), unit: 'Milliseconds' },
+    ...attempts
+      .filter((a) => a.outcome === 'failed')
+      .map((a) => ({
+        name: METRIC_NAMES.providerAttemptFailed,
+        value: 1,
+        unit: 'Count' as const,
+        provider: a.provider,
+      })),
+    // A fallback: the plan moved on from a failed or skipped candidate to a later one.
+    ...attempts
+      .slice(0, -1)
+      .filter((a) => a.outcome !== 'succeeded')
+      .map((a) => ({ name: METRIC_NAMES.providerFallback, value: 1, unit: 'Count' as const, provider: a.provider })),
+    ...(settlement.status === 'failed' ? [{ name: METRIC_NAMES.runFailed, value: 1, unit: 'Count' as const }] : []),
+    { name: METRIC_NAMES.runLatencyMs, value: Date.now() - Date.parse(run.createdAt), unit: 'Milliseconds' },
   ]);
 }
 

@@ -1,43 +1,64 @@
 /**
- * cdk-nag AwsSolutions checks, REPORT ONLY for now: the test prints a summary of the rule ids found and fails only
- * if the checks did not run. Making the app clean (fixing or acknowledging each finding with
- * `Validations.of(construct).acknowledge(...)`) is the hardening issue; it then turns this into an assertion.
+ * cdk-nag AwsSolutions checks: the app must have NO unacknowledged finding, error or warning. Each accepted finding
+ * is acknowledged where its construct is created (`Validations.of(construct).acknowledge({ id, reason })`, the cdk-nag 3
+ * replacement of NagSuppressions), with the reason written next to it. Acknowledged findings do not appear in the
+ * validation report, so any violation in it is a new finding: fix it, or acknowledge it with a precise reason.
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { Validations } from 'aws-cdk-lib';
+import { type App, Stack, Validations } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { buildTestApp } from './synth.js';
 
 interface ValidationReport {
   pluginReports: {
     pluginName: string;
-    violations: { ruleName: string; description: string; severity: string; violatingConstructs: unknown[] }[];
+    violations: {
+      ruleName: string;
+      description: string;
+      severity?: string;
+      violatingConstructs: { constructPath?: string; resourceLogicalId?: string }[];
+    }[];
   }[];
 }
 
-test('AwsSolutions findings (report only)', () => {
+/**
+ * Every unacknowledged AwsSolutions finding of the app built with `context`, as `rule severity path` lines. A clean
+ * app has no plugin report at all, so `extend` may add a known violation to prove the checks ran.
+ */
+function nagFindings(context: Record<string, unknown> = {}, extend?: (app: App) => void): string[] {
   // Report instead of throwing on findings; the report lands in the assembly's validation-report.json.
-  const { app } = buildTestApp({ '@aws-cdk/core:failSynthOnValidationErrors': false });
+  const { app } = buildTestApp({ '@aws-cdk/core:failSynthOnValidationErrors': false, ...context });
+  extend?.(app);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   const assembly = app.synth();
   const report = JSON.parse(
     readFileSync(path.join(assembly.directory, 'validation-report.json'), 'utf8'),
   ) as ValidationReport;
-
   const nag = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions');
-  expect(nag).toBeDefined();
+  return (nag?.violations ?? []).flatMap((v) =>
+    v.violatingConstructs.map(
+      (c) => `${v.ruleName} ${v.severity ?? ''} ${c.constructPath ?? c.resourceLogicalId ?? '?'}: ${v.description}`,
+    ),
+  );
+}
 
-  // `AwsSolutions-IAM5[Action::s3:List*]` and friends are counted under their rule id.
-  const byRule = new Map<string, { severity: string; description: string; count: number }>();
-  for (const v of nag?.violations ?? []) {
-    const rule = v.ruleName.replace(/\[.*$/, '');
-    const entry = byRule.get(rule) ?? { severity: v.severity, description: v.description, count: 0 };
-    entry.count += v.violatingConstructs.length;
-    byRule.set(rule, entry);
-  }
-  const lines = [...byRule.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([rule, e]) => `${rule.padEnd(20)} ${e.severity.padEnd(8)} ${String(e.count).padStart(3)}  ${e.description}`);
-  console.log(`cdk-nag AwsSolutions: ${byRule.size} rules with findings\n${lines.join('\n')}`);
+test('the AwsSolutions checks run (an unlogged bucket added to the app is reported)', () => {
+  const findings = nagFindings({}, (app) => new s3.Bucket(new Stack(app, 'NagCanary'), 'Unlogged'));
+  expect(findings.some((f) => f.startsWith('AwsSolutions-S1 ') && f.includes('NagCanary/Unlogged'))).toBe(true);
+});
+
+test('AwsSolutions: no unacknowledged error or warning (default settings)', () => {
+  expect(nagFindings()).toEqual([]);
+});
+
+test('AwsSolutions: no unacknowledged finding with bedrock, textract and an API-key provider enabled', () => {
+  expect(nagFindings({ providers: 'bedrock,textract,openai,local' })).toEqual([]);
+});
+
+test('AwsSolutions: no unacknowledged finding with destroyOnRemoval and a plain Bedrock model id', () => {
+  expect(
+    nagFindings({ destroyOnRemoval: 'true', providers: 'bedrock', bedrockModelId: 'amazon.nova-lite-v1:0' }),
+  ).toEqual([]);
 });

@@ -4,8 +4,18 @@
  * without touching this file.
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { AUTHORIZER_CACHE_TTL_SECONDS, STAGE_THROTTLING } from '../../lib/stateless-stack.js';
+import { uploadExpiryDays } from '../../lib/app.js';
+import { PROVIDER_SECRET_ENV } from '../../lib/bind.js';
+import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
+import { TEXTRACT_ACTIONS } from '../../lib/provider-iam.js';
+import {
+  AUTHORIZER_CACHE_TTL_SECONDS,
+  PROVIDER_CONFIG_HANDLERS,
+  STAGE_THROTTLING,
+  type StatelessStack,
+} from '../../lib/stateless-stack.js';
 import { ERROR_CODES } from '../../shared/errors.js';
+import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../../shared/infra/metrics.js';
 import {
   type KeyAttribute,
   runQueue,
@@ -47,12 +57,21 @@ function functionProps(handler: HandlerName): Json {
   return resource.Properties;
 }
 
-/** Every statement of the policies attached to a handler's role. */
-function statementsOf(handler: HandlerName): Statement[] {
-  const role = (functionProps(handler).Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-  return Object.values(statelessResources)
+/** Every statement of the policies attached to a handler's role (in `stack`, default: the default app's). */
+function statementsOf(handler: HandlerName, stack: StatelessStack = stateless): Statement[] {
+  const resources = Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; Properties: Json }>;
+  const fn = resources[logicalIdOf(stack, stack.functions[handler])]?.Properties ?? {};
+  const role = (fn.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  return Object.values(resources)
     .filter((r) => r.Type === 'AWS::IAM::Policy' && refersTo(r.Properties.Roles, role))
     .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+/** A function's environment variables in `stack`. */
+function variablesOf(stack: StatelessStack, handler: HandlerName): Record<string, unknown> {
+  const resources = Template.fromStack(stack).toJSON().Resources as Record<string, { Properties: Json }>;
+  const fn = resources[logicalIdOf(stack, stack.functions[handler])]?.Properties ?? {};
+  return (fn.Environment as { Variables: Record<string, unknown> }).Variables;
 }
 
 const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
@@ -110,7 +129,7 @@ describe('stateful stack', () => {
         Rules: Match.arrayWith([
           Match.objectLike({
             Prefix: uploadsBucket.keyPrefix,
-            ExpirationInDays: uploadsBucket.expireAfterDays,
+            ExpirationInDays: uploadExpiryDays(24),
             Status: 'Enabled',
           }),
         ]),
@@ -392,7 +411,7 @@ describe('app settings', () => {
   test('context overrides arrive as strings and are parsed', () => {
     const { stateful: s, stateless: l } = buildTestApp({
       stage: 'prod',
-      costConfirmationThresholdUsd: '2.5',
+      confirmationThresholdUsd: '2.5',
       destroyOnRemoval: 'true',
     });
     expect(s.stackName).toBe('VisionStateful-prod');
@@ -412,7 +431,258 @@ describe('app settings', () => {
 
   test('invalid settings fail with a message naming the key', () => {
     expect(() => buildTestApp({ stage: 'Prod_1' })).toThrow(/"stage"/);
-    expect(() => buildTestApp({ costConfirmationThresholdUsd: 'abc' })).toThrow(/costConfirmationThresholdUsd/);
+    expect(() => buildTestApp({ confirmationThresholdUsd: 'abc' })).toThrow(/confirmationThresholdUsd/);
+    expect(() => buildTestApp({ costConfirmationThresholdUsd: '2' })).toThrow(/renamed to "confirmationThresholdUsd"/);
     expect(() => buildTestApp({ workerPackaging: 'layer' })).toThrow(/workerPackaging/);
+    expect(() => buildTestApp({ providers: 'openai,foo' })).toThrow(/"providers"/);
+    expect(() => buildTestApp({ providers: '' })).toThrow(/"providers"/);
+    expect(() => buildTestApp({ providers: 'local,local' })).toThrow(/"providers"/);
+    expect(() => buildTestApp({ imageMaxBytes: '1.5' })).toThrow(/imageMaxBytes/);
+    expect(() => buildTestApp({ pdfMaxPages: '0' })).toThrow(/pdfMaxPages/);
+    expect(() => buildTestApp({ runRetentionDays: '-1' })).toThrow(/runRetentionDays/);
+    expect(() => buildTestApp({ uploadRetentionHours: 'x' })).toThrow(/uploadRetentionHours/);
+    expect(() => buildTestApp({ destroyOnRemoval: 'yes' })).toThrow(/destroyOnRemoval/);
+    expect(() => buildTestApp({ providers: 'bedrock', bedrockModelId: 'us.unknown-model-v1:0' })).toThrow(
+      /bedrockModelId.*no price/,
+    );
+    expect(() => buildTestApp({ providers: 'bedrock', bedrockModelId: 'arn:aws:bedrock:x' })).toThrow(/bedrockModelId/);
+    expect(() => buildTestApp({ providers: 'local', bedrockModelId: 'us.amazon.nova-2-lite-v1:0' })).toThrow(
+      /does not include bedrock/,
+    );
+  });
+
+  test('defaults: VISION_PROVIDERS=local on create-run and worker only, retention and threshold on every function', () => {
+    for (const handler of handlers) {
+      const variables = variablesOf(stateless, handler);
+      expect([handler, variables.VISION_PROVIDERS]).toEqual([
+        handler,
+        PROVIDER_CONFIG_HANDLERS.includes(handler) ? 'local' : undefined,
+      ]);
+      expect(variables.BEDROCK_MODEL_ID).toBeUndefined();
+      expect(variables.RUN_RETENTION_DAYS).toBe('90');
+      expect(variables.UPLOAD_RETENTION_HOURS).toBe('24');
+      // Limits not set in context keep shared/config.ts's defaults: no variable.
+      expect(variables.LIMIT_IMAGE_MAX_BYTES).toBeUndefined();
+    }
+    // Without bedrock or textract the worker has no AI-service IAM at all.
+    const actions = statementsOf('worker').flatMap(actionsOf);
+    expect(actions.filter((a) => a.startsWith('bedrock:') || a.startsWith('textract:'))).toEqual([]);
+  });
+
+  test('providers, limits, retention and bedrockModelId reach the functions', () => {
+    const { stateful: s, stateless: l } = buildTestApp({
+      providers: 'bedrock,openai,local',
+      bedrockModelId: 'eu.amazon.nova-2-lite-v1:0',
+      imageMaxBytes: '1048576',
+      pdfMaxBytes: '2097152',
+      pdfMaxPages: '10',
+      runRetentionDays: '30',
+      uploadRetentionHours: '48',
+    });
+    for (const handler of Object.keys(l.functions) as HandlerName[]) {
+      const variables = variablesOf(l, handler);
+      const planner = PROVIDER_CONFIG_HANDLERS.includes(handler);
+      expect([handler, variables.VISION_PROVIDERS, variables.BEDROCK_MODEL_ID]).toEqual(
+        planner ? [handler, 'bedrock,openai,local', 'eu.amazon.nova-2-lite-v1:0'] : [handler, undefined, undefined],
+      );
+      expect(variables).toEqual(
+        expect.objectContaining({
+          LIMIT_IMAGE_MAX_BYTES: '1048576',
+          LIMIT_PDF_MAX_BYTES: '2097152',
+          LIMIT_PDF_MAX_PAGES: '10',
+          RUN_RETENTION_DAYS: '30',
+          UPLOAD_RETENTION_HOURS: '48',
+        }),
+      );
+    }
+    Template.fromStack(s).hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: uploadsBucket.keyPrefix, ExpirationInDays: uploadExpiryDays(48) }),
+        ]),
+      },
+    });
+  });
+
+  test('uploads expire after the retention plus the queue time, in whole days', () => {
+    expect(uploadExpiryDays(24)).toBe(2);
+    expect(uploadExpiryDays(1)).toBe(1);
+    expect(uploadExpiryDays(47)).toBe(2);
+    expect(uploadExpiryDays(48)).toBe(3);
+  });
+});
+
+describe('provider secret', () => {
+  const secretId = logicalIdOf(stateful, stateful.providerSecret);
+
+  test('the stateful stack creates it with an empty JSON object and retains it', () => {
+    statefulTemplate.hasResource('AWS::SecretsManager::Secret', {
+      Properties: { SecretString: '{}' },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    statefulTemplate.resourceCountIs('AWS::SecretsManager::Secret', 1);
+  });
+
+  test('only the worker may read it (GetSecretValue only) and only the worker knows its ARN', () => {
+    for (const handler of handlers) {
+      const touching = statementsOf(handler).filter((s) => refersTo(s.Resource, secretId));
+      const secretActions = statementsOf(handler)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('secretsmanager:'));
+      const variables = variablesOf(stateless, handler);
+      if (handler === 'worker') {
+        expect(touching.flatMap(actionsOf)).toEqual(['secretsmanager:GetSecretValue']);
+        expect(secretActions).toEqual(['secretsmanager:GetSecretValue']);
+        expect(refersTo(variables[PROVIDER_SECRET_ENV], secretId)).toBe(true);
+      } else {
+        expect([handler, touching, secretActions]).toEqual([handler, [], []]);
+        expect([handler, PROVIDER_SECRET_ENV in variables]).toEqual([handler, false]);
+      }
+    }
+  });
+});
+
+describe('worker IAM for IAM providers', () => {
+  const allowed = (stack: StatelessStack) => statementsOf('worker', stack).filter((s) => s.Effect === 'Allow');
+
+  test('textract: exactly the adapter actions on "*" (no resource-level permissions), only when enabled', () => {
+    const { stateless: l } = buildTestApp({ providers: 'textract,local' });
+    const textract = allowed(l).filter((s) => actionsOf(s).some((a) => a.startsWith('textract:')));
+    // minimizePolicies merges it with the X-Ray statement (also on "*"); the Textract actions are exactly the adapter's.
+    expect(textract).toHaveLength(1);
+    const actions = actionsOf(textract[0] as Statement).filter((a) => a.startsWith('textract:'));
+    expect(actions.sort()).toEqual([...TEXTRACT_ACTIONS].sort());
+    expect(textract[0]?.Resource).toBe('*');
+    for (const handler of Object.keys(l.functions) as HandlerName[]) {
+      if (handler === 'worker') continue;
+      expect(
+        statementsOf(handler, l)
+          .flatMap(actionsOf)
+          .filter((a) => a.startsWith('textract:')),
+      ).toEqual([]);
+    }
+    expect(
+      allowed(l)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('bedrock:')),
+    ).toEqual([]);
+  });
+
+  test('bedrock through an inference profile: the profile, plus the base model only via that profile', () => {
+    const { stateless: l } = buildTestApp({ providers: 'bedrock,local', bedrockModelId: 'us.amazon.nova-2-lite-v1:0' });
+    const bedrock = allowed(l).filter((s) => actionsOf(s).some((a) => a.startsWith('bedrock:')));
+    expect(bedrock.flatMap(actionsOf)).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModel']);
+    const resources = bedrock.map((s) => JSON.stringify(s.Resource));
+    expect(resources.some((r) => r.includes(':inference-profile/us.amazon.nova-2-lite-v1:0'))).toBe(true);
+    const model = bedrock.find((s) => JSON.stringify(s.Resource).includes(':bedrock:*::foundation-model/'));
+    expect(JSON.stringify(model?.Resource)).toContain('foundation-model/amazon.nova-2-lite-v1:0');
+    expect(JSON.stringify((model as unknown as { Condition: unknown }).Condition)).toContain(
+      'inference-profile/us.amazon.nova-2-lite-v1:0',
+    );
+    expect(variablesOf(l, 'worker').BEDROCK_MODEL_ID).toBe('us.amazon.nova-2-lite-v1:0');
+    expect(
+      allowed(l)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('textract:')),
+    ).toEqual([]);
+  });
+
+  test('bedrock with a plain model id: that foundation model in the stack region', () => {
+    const { stateless: l } = buildTestApp({ providers: 'bedrock', bedrockModelId: 'amazon.nova-lite-v1:0' });
+    const bedrock = allowed(l).filter((s) => actionsOf(s).some((a) => a.startsWith('bedrock:')));
+    expect(bedrock).toHaveLength(1);
+    const resource = JSON.stringify(bedrock[0]?.Resource);
+    expect(resource).toContain('::foundation-model/amazon.nova-lite-v1:0');
+    expect(resource).toContain('AWS::Region');
+  });
+
+  test('bedrock without bedrockModelId: the default model through the global profile (region unknown at synth)', () => {
+    const { stateless: l } = buildTestApp({ providers: 'bedrock' });
+    expect(variablesOf(l, 'worker').BEDROCK_MODEL_ID).toBe('global.amazon.nova-2-lite-v1:0');
+    expect(variablesOf(l, 'create-run').BEDROCK_MODEL_ID).toBe('global.amazon.nova-2-lite-v1:0');
+  });
+});
+
+describe('alarms and dashboard', () => {
+  const alarms = Object.values(statelessTemplate.findResources('AWS::CloudWatch::Alarm')).map(
+    (r) => (r as { Properties: Json }).Properties,
+  );
+  const alarmOn = (metricName: string, namespace: string) => {
+    const found = alarms.filter((a) => a.MetricName === metricName && a.Namespace === namespace);
+    expect([metricName, found.length]).toEqual([metricName, 1]);
+    return found[0] as Json;
+  };
+
+  test('one alarm per threshold, none breaching on missing data', () => {
+    expect(alarms).toHaveLength(Object.keys(ALARM_THRESHOLDS).length);
+    for (const alarm of alarms) {
+      expect(alarm.TreatMissingData).toBe('notBreaching');
+      expect(alarm.ComparisonOperator).toBe('GreaterThanThreshold');
+    }
+  });
+
+  test('dead-letter queue: visible messages > 0', () => {
+    const alarm = alarmOn('ApproximateNumberOfMessagesVisible', 'AWS/SQS');
+    expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Maximum', EvaluationPeriods: 1 }));
+    expect(refersTo(alarm.Dimensions, logicalIdOf(stateful, stateful.runDeadLetterQueue))).toBe(true);
+  });
+
+  test('worker errors > 0', () => {
+    const alarm = alarmOn('Errors', 'AWS/Lambda');
+    expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Sum' }));
+    expect(refersTo(alarm.Dimensions, functionLogicalId('worker'))).toBe(true);
+  });
+
+  test('API 5XXError and p99 Latency on the stage', () => {
+    const errors = alarmOn('5XXError', 'AWS/ApiGateway');
+    expect(errors).toEqual(expect.objectContaining({ Threshold: ALARM_THRESHOLDS.api5xx, Statistic: 'Sum' }));
+    const latency = alarmOn('Latency', 'AWS/ApiGateway');
+    expect(latency).toEqual(
+      expect.objectContaining({ Threshold: ALARM_THRESHOLDS.apiLatencyP99Ms, ExtendedStatistic: 'p99' }),
+    );
+    for (const alarm of [errors, latency]) {
+      expect(alarm.Dimensions).toEqual(
+        expect.arrayContaining([expect.objectContaining({ Name: 'Stage', Value: expect.anything() })]),
+      );
+    }
+  });
+
+  test('custom metrics: provider failures and fallbacks in the service namespace, per stage', () => {
+    for (const [name, threshold] of [
+      [METRIC_NAMES.providerAttemptFailed, ALARM_THRESHOLDS.providerAttemptFailed],
+      [METRIC_NAMES.providerFallback, ALARM_THRESHOLDS.providerFallback],
+    ] as const) {
+      const alarm = alarmOn(name, METRICS_NAMESPACE);
+      expect(alarm).toEqual(expect.objectContaining({ Threshold: threshold, Statistic: 'Sum' }));
+      expect(alarm.Dimensions).toEqual([{ Name: METRIC_DIMENSIONS.stage, Value: 'dev' }]);
+    }
+  });
+
+  test('a dashboard shows the custom metrics', () => {
+    const dashboards = Object.values(statelessTemplate.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify((dashboards[0] as { Properties: Json }).Properties.DashboardBody);
+    for (const name of Object.values(METRIC_NAMES)) expect(body).toContain(name);
+  });
+});
+
+describe('API logging and validation', () => {
+  test('access log to a log group, execution logging of errors without bodies', () => {
+    statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false }),
+      ]),
+    });
+  });
+
+  test('every method uses the request validator', () => {
+    const validators = Object.keys(statelessTemplate.findResources('AWS::ApiGateway::RequestValidator'));
+    expect(validators).toHaveLength(1);
+    const methods = Object.values(statelessTemplate.findResources('AWS::ApiGateway::Method'));
+    for (const m of methods) {
+      expect((m as { Properties: Json }).Properties.RequestValidatorId).toEqual({ Ref: validators[0] });
+    }
   });
 });

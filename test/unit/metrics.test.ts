@@ -3,22 +3,30 @@ import { METRICS_NAMESPACE } from '../../shared/infra/metrics.js';
 import { emitMetrics } from '../../shared/metrics.js';
 
 describe('emitMetrics (CloudWatch Embedded Metric Format)', () => {
-  const previous = process.env.LOG_LEVEL;
+  const previous = { level: process.env.LOG_LEVEL, stage: process.env.METRICS_STAGE };
   afterEach(() => {
-    process.env.LOG_LEVEL = previous;
+    process.env.LOG_LEVEL = previous.level;
+    if (previous.stage === undefined) delete process.env.METRICS_STAGE;
+    else process.env.METRICS_STAGE = previous.stage;
     jest.restoreAllMocks();
   });
 
-  test('writes one EMF document per point, with its dimensions as top-level members', () => {
-    process.env.LOG_LEVEL = 'info';
+  function capture(): string[] {
     const lines: string[] = [];
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
       return true;
     });
+    return lines;
+  }
+
+  test('per-provider points carry [Stage] (for alarms) and [Stage, Provider] (for the dashboard)', () => {
+    process.env.LOG_LEVEL = 'info';
+    process.env.METRICS_STAGE = 'test-stage';
+    const lines = capture();
     emitMetrics(
       [
-        { name: 'ProviderAttemptFailed', value: 1, unit: 'Count', dimensions: { Provider: 'openai' } },
+        { name: 'ProviderAttemptFailed', value: 1, unit: 'Count', provider: 'openai' },
         { name: 'RunLatencyMs', value: 1234, unit: 'Milliseconds' },
       ],
       1_700_000_000_000,
@@ -31,22 +39,23 @@ describe('emitMetrics (CloudWatch Embedded Metric Format)', () => {
         CloudWatchMetrics: [
           {
             Namespace: METRICS_NAMESPACE,
-            Dimensions: [['Provider']],
+            Dimensions: [['Stage'], ['Stage', 'Provider']],
             Metrics: [{ Name: 'ProviderAttemptFailed', Unit: 'Count' }],
           },
         ],
       },
+      Stage: 'test-stage',
       Provider: 'openai',
       ProviderAttemptFailed: 1,
     });
-    expect(docs[1]._aws.CloudWatchMetrics[0].Dimensions).toEqual([[]]);
-    expect(docs[1].RunLatencyMs).toBe(1234);
+    expect(docs[1]._aws.CloudWatchMetrics[0].Dimensions).toEqual([['Stage']]);
+    expect(docs[1]).toMatchObject({ Stage: 'test-stage', RunLatencyMs: 1234 });
   });
 
   test('stays silent when logging is silenced', () => {
     process.env.LOG_LEVEL = 'silent';
-    const write = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const lines = capture();
     emitMetrics([{ name: 'RunFailed', value: 1, unit: 'Count' }]);
-    expect(write).not.toHaveBeenCalled();
+    expect(lines).toHaveLength(0);
   });
 });

@@ -1,0 +1,170 @@
+/**
+ * Alarms and a dashboard for the service. Alarms have no actions yet (no SNS topic or on-call target is decided);
+ * they show in the CloudWatch console and can be wired with `alarm.addAlarmAction(...)` from `Monitoring.alarms`.
+ * Custom metrics come from lib/metrics.ts (emitted by the worker in Embedded Metric Format).
+ */
+import { Duration } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../shared/infra/metrics.js';
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** Alarm thresholds (infra tests read these). Every alarm: 5-minute periods, missing data is not breaching. */
+export const ALARM_THRESHOLDS = {
+  /** Any message in the dead-letter queue is a run that failed every delivery. Maximum > 0, 1 of 1 periods. */
+  deadLetterMessages: 0,
+  /** Any worker invocation error (a thrown handler, timeout or OOM; per-record failures are not errors). Sum > 0. */
+  workerErrors: 0,
+  /** API 5XX responses (from handlers or API Gateway). Sum > 5 in 5 minutes, 1 of 1 periods. */
+  api5xx: 5,
+  /** API p99 latency in ms; handlers answer well within 29 s, create-run has 20 s. p99 > 5 s for 3 of 3 periods. */
+  apiLatencyP99Ms: 5000,
+  /** Failed provider attempts (all providers) per 5 minutes; > 10 means a provider is down or misconfigured. */
+  providerAttemptFailed: 10,
+  /** Fallbacks to the next candidate per 5 minutes. */
+  providerFallback: 10,
+} as const;
+
+export interface MonitoringProps {
+  readonly stage: string;
+  readonly api: apigw.RestApi;
+  readonly worker: lambda.IFunction;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly functions: readonly lambda.IFunction[];
+}
+
+export class Monitoring extends Construct {
+  readonly alarms: Record<keyof typeof ALARM_THRESHOLDS, cloudwatch.Alarm>;
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const stage = props.api.deploymentStage;
+    const custom = (metricName: string, statistic: string) =>
+      new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { [METRIC_DIMENSIONS.stage]: props.stage },
+        statistic,
+        period: FIVE_MINUTES,
+      });
+
+    const metrics = {
+      deadLetterMessages: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: FIVE_MINUTES,
+      }),
+      workerErrors: props.worker.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      api5xx: stage.metricServerError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      apiLatencyP99Ms: stage.metricLatency({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES }),
+      providerAttemptFailed: custom(METRIC_NAMES.providerAttemptFailed, cloudwatch.Stats.SUM),
+      providerFallback: custom(METRIC_NAMES.providerFallback, cloudwatch.Stats.SUM),
+    };
+    const descriptions: Record<keyof typeof ALARM_THRESHOLDS, string> = {
+      deadLetterMessages: 'Runs in the dead-letter queue: every delivery failed. Inspect and redrive or settle them.',
+      workerErrors: 'The worker threw, timed out or ran out of memory.',
+      api5xx: 'The API answers 5XX.',
+      apiLatencyP99Ms: 'API p99 latency is high.',
+      providerAttemptFailed: 'Provider attempts are failing (see the per-provider widget of the dashboard).',
+      providerFallback: 'Runs are falling back from their first provider.',
+    };
+    const evaluation: Partial<Record<keyof typeof ALARM_THRESHOLDS, number>> = { apiLatencyP99Ms: 3 };
+
+    const alarms: Partial<Record<keyof typeof ALARM_THRESHOLDS, cloudwatch.Alarm>> = {};
+    for (const key of Object.keys(ALARM_THRESHOLDS) as (keyof typeof ALARM_THRESHOLDS)[]) {
+      const periods = evaluation[key] ?? 1;
+      alarms[key] = new cloudwatch.Alarm(this, `${key.charAt(0).toUpperCase()}${key.slice(1)}Alarm`, {
+        alarmName: `vision-${props.stage}-${key}`,
+        alarmDescription: descriptions[key],
+        metric: metrics[key],
+        threshold: ALARM_THRESHOLDS[key],
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: periods,
+        datapointsToAlarm: periods,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+    this.alarms = alarms as Record<keyof typeof ALARM_THRESHOLDS, cloudwatch.Alarm>;
+
+    const perProvider = (metricName: string, label: string) =>
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{${METRICS_NAMESPACE},${METRIC_DIMENSIONS.stage},${METRIC_DIMENSIONS.provider}} MetricName="${metricName}" ${METRIC_DIMENSIONS.stage}="${props.stage}"', 'Sum', 300)`,
+        label,
+        period: FIVE_MINUTES,
+      });
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: `vision-${props.stage}` });
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 3 }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'API requests and errors',
+        left: [
+          stage.metricCount({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          stage.metricClientError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          metrics.api5xx,
+        ],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'API latency (ms)',
+        left: [
+          stage.metricLatency({ statistic: cloudwatch.Stats.p(50), period: FIVE_MINUTES }),
+          metrics.apiLatencyP99Ms,
+        ],
+        leftAnnotations: [{ value: ALARM_THRESHOLDS.apiLatencyP99Ms, label: 'p99 alarm' }],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Provider attempts failed (by provider)',
+        left: [perProvider(METRIC_NAMES.providerAttemptFailed, 'failed')],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Provider fallbacks (by provider)',
+        left: [perProvider(METRIC_NAMES.providerFallback, 'fallback')],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Run latency (ms) and failed runs',
+        left: [
+          custom(METRIC_NAMES.runLatencyMs, cloudwatch.Stats.p(50)),
+          custom(METRIC_NAMES.runLatencyMs, cloudwatch.Stats.p(99)),
+        ],
+        right: [custom(METRIC_NAMES.runFailed, cloudwatch.Stats.SUM)],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Worker',
+        left: [
+          props.worker.metricInvocations({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+          metrics.workerErrors,
+          props.worker.metricThrottles({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+        ],
+        right: [props.worker.metricDuration({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES })],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queue',
+        left: [metrics.deadLetterMessages],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Function errors',
+        left: props.functions.map((fn) => fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES })),
+        width: 24,
+      }),
+    );
+  }
+}
