@@ -1,0 +1,686 @@
+/**
+ * Vision Analysis Service SDK (Node 20+, ESM, no runtime dependencies beyond Node built-ins).
+ *
+ *   import { VisionClient, VisionError } from 'vision-analysis-service/sdk';
+ *   const client = new VisionClient({ baseUrl, apiKey });
+ *   const run = await client.analyze('receipt.png', { prompt: 'Extract the receipt', schemaId: 'receipt' });
+ *   run.result.total; // typed completed envelope
+ *
+ * Request/response types come from shared/contract.ts (type-only imports: nothing of the service is loaded at run time).
+ *
+ * Retries (per HTTP call):
+ * - 429 and 503: always retried (the request was not processed), waiting `Retry-After` (seconds or HTTP date) when sent,
+ *   otherwise the backoff below.
+ * - network errors and other 5xx: retried only for idempotent calls: GET, the upload PUT, presign (a spare upload slot
+ *   is harmless and expires), and createRun when it carries an Idempotency-Key (analyze/submit always send one).
+ * - backoff: capped exponential with full jitter, `random(0, min(maxDelayMs, baseDelayMs * 2^attempt))`.
+ * Polling (`waitForRun`, `analyze`) uses the same shape of backoff, 500 ms → 5 s cap by default.
+ *
+ * Cancellation: an AbortSignal or `timeoutMs` rejects with a `VisionError` whose `code` is `'ABORTED'` (never a
+ * DOMException); `details.reason` is `'aborted'` or `'timeout'` and `details.jobId` names the run when it was already
+ * created, so the caller can resume with `waitForRun(jobId)`. Cancelling never cancels the run on the service.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type * as z from 'zod';
+import type {
+  CreateRunResponse,
+  createRunRequest,
+  ErrorBody,
+  InlineSchema,
+  ListRunsQuery,
+  ListRunsResponse,
+  PresignRequest,
+  PresignResponse,
+  RunResponse,
+  SchemasResponse,
+  UsageQuery,
+  UsageResponse,
+  VerifyRequest,
+  VerifyResponse,
+} from '../shared/contract.js';
+import type { ErrorCode } from '../shared/errors.js';
+
+export type {
+  CreateRunResponse,
+  ErrorBody,
+  InlineSchema,
+  ListRunsResponse,
+  PresignRequest,
+  PresignResponse,
+  RunResponse,
+  SchemasResponse,
+  UsageQuery,
+  UsageResponse,
+  VerifyRequest,
+  VerifyResponse,
+} from '../shared/contract.js';
+
+/** The body of POST /v1/runs as a client sends it (defaults such as outputFormat may be left out). */
+export type CreateRunInput = z.input<typeof createRunRequest>;
+export type ListRunsInput = Partial<Pick<ListRunsQuery, 'workflow' | 'status' | 'limit' | 'cursor'>>;
+export type QueuedRun = Extract<RunResponse, { status: 'queued' }>;
+export type CompletedRun = Extract<RunResponse, { status: 'completed' }>;
+export type FailedRun = Extract<RunResponse, { status: 'failed' }>;
+export type HealthResponse = { status: 'ok' };
+
+/** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
+export type VisionErrorCode =
+  | ErrorCode
+  | 'ABORTED'
+  | 'NETWORK_ERROR'
+  | 'HTTP_ERROR'
+  | 'INVALID_ARGUMENT'
+  | (string & {});
+
+export class VisionError extends Error {
+  readonly code: VisionErrorCode;
+  /** HTTP status (the contract's `error.status`); 0 for client-side errors (network, abort, bad argument). */
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown> | undefined;
+  readonly requestId: string | undefined;
+  /** Set when the error is a run that ended `failed` (the failed envelope). */
+  readonly run: FailedRun | undefined;
+  /** The run concerned, when known (failed run, or cancelled while polling). */
+  readonly jobId: string | undefined;
+
+  constructor(init: {
+    code: VisionErrorCode;
+    message: string;
+    status: number;
+    retryable: boolean;
+    details?: Record<string, unknown>;
+    requestId?: string;
+    run?: FailedRun;
+    jobId?: string;
+    cause?: unknown;
+  }) {
+    super(init.message, init.cause !== undefined ? { cause: init.cause } : undefined);
+    this.name = 'VisionError';
+    this.code = init.code;
+    this.status = init.status;
+    this.retryable = init.retryable;
+    this.details = init.details;
+    this.requestId = init.requestId;
+    this.run = init.run;
+    this.jobId = init.jobId ?? init.run?.jobId;
+  }
+
+  /** True for a run that was accepted and then ended `failed` (as opposed to a rejected request). */
+  get isRunFailure(): boolean {
+    return this.run !== undefined;
+  }
+}
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 4). */
+  retries?: number;
+  /** Backoff base in ms (default 300). */
+  baseDelayMs?: number;
+  /** Backoff cap in ms (default 5000). */
+  maxDelayMs?: number;
+  /** Longest Retry-After honoured, in ms (default 60 000); longer answers are clamped. */
+  maxRetryAfterMs?: number;
+  /** For tests: random in [0, 1) and the sleep function. */
+  random?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface PollOptions {
+  /** First polling interval cap in ms (default 500). */
+  initialDelayMs?: number;
+  /** Polling interval cap in ms (default 5000). */
+  maxDelayMs?: number;
+}
+
+export interface VisionClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: typeof globalThis.fetch;
+  retry?: RetryOptions;
+  poll?: PollOptions;
+  userAgent?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface ProgressEvent {
+  stage: 'uploading' | 'queued' | 'processing' | 'completed';
+  uploadedBytes?: number;
+  totalBytes?: number;
+  elapsedMs: number;
+  jobId?: string;
+}
+
+export interface AnalyzeParams {
+  prompt: string;
+  schemaId?: string;
+  schema?: InlineSchema;
+  outputFormat?: 'json' | 'text';
+  workflow?: string;
+  metadata?: Record<string, unknown>;
+  maxCostUsd?: number;
+  confirmCost?: boolean;
+  /** File name sent to presign (its extension matters). Defaults: the path's base name, a File's name, or sniffed from the bytes. */
+  fileName?: string;
+  /** Idempotency-Key for run creation; generated when absent. */
+  idempotencyKey?: string;
+}
+
+export interface AnalyzeOptions {
+  onProgress?: (event: ProgressEvent) => void;
+  signal?: AbortSignal;
+  /** Overall deadline (upload, creation and polling); on expiry a VisionError ABORTED with details.reason 'timeout'. */
+  timeoutMs?: number;
+  /**
+   * Called when creation answers COST_CONFIRMATION_REQUIRED; resolve true to retry with `confirmCost: true`
+   * (the upload is reused). Without it the VisionError is thrown.
+   */
+  confirmCost?: (details: { estimatedCostUsd: number; thresholdUsd: number }) => boolean | Promise<boolean>;
+}
+
+export type FileInput = string | Uint8Array | Blob;
+
+const DEFAULT_RETRY = { retries: 4, baseDelayMs: 300, maxDelayMs: 5000, maxRetryAfterMs: 60_000 };
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Full-jitter capped exponential backoff: random(0, min(cap, base * 2^attempt)). */
+export function backoffDelay(
+  attempt: number,
+  baseMs: number,
+  capMs: number,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(capMs, baseMs * 2 ** attempt);
+  return Math.floor(random() * ceiling);
+}
+
+/** Parses Retry-After (delta seconds or HTTP date) into ms; undefined when absent or unparsable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Guesses a file extension from magic bytes (for Uint8Array/Blob input without a name). */
+export function sniffFileName(bytes: Uint8Array): string | undefined {
+  const b = bytes;
+  if (b[0] === 0x25 && b[1] === 0x50 && b[2] === 0x44 && b[3] === 0x46) return 'upload.pdf';
+  if (b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47) return 'upload.png';
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'upload.jpg';
+  if (b.length >= 12 && String.fromCharCode(...b.subarray(4, 8)) === 'ftyp') {
+    const brand = String.fromCharCode(...b.subarray(8, 12));
+    if (/^(heic|heix|heim|heis|hevc|hevx|mif1|msf1)$/.test(brand)) return 'upload.heic';
+  }
+  return undefined;
+}
+
+function isAbort(error: unknown, signal?: AbortSignal): boolean {
+  return (
+    signal?.aborted === true ||
+    (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) ||
+    (error instanceof VisionError && error.code === 'ABORTED')
+  );
+}
+
+interface RequestSpec {
+  method: string;
+  path: string;
+  /** Absolute URL instead of baseUrl + path (the presigned PUT). */
+  url?: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  rawBody?: Uint8Array;
+  headers?: Record<string, string>;
+  /** Safe to repeat after a network error or 5xx. */
+  idempotent: boolean;
+  /** Send x-api-key (false for the presigned PUT and health). */
+  auth?: boolean;
+  signal?: AbortSignal;
+}
+
+export class VisionClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly fetchImpl: typeof globalThis.fetch;
+  private readonly retry: Required<Omit<RetryOptions, 'random' | 'sleep'>> & Pick<RetryOptions, 'random' | 'sleep'>;
+  private readonly poll: Required<PollOptions>;
+  private readonly userAgent: string;
+
+  constructor(options: VisionClientOptions) {
+    if (!options?.baseUrl) throw new TypeError('VisionClient: baseUrl is required');
+    if (!options.apiKey) throw new TypeError('VisionClient: apiKey is required');
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.poll = { initialDelayMs: 500, maxDelayMs: 5000, ...options.poll };
+    this.userAgent = options.userAgent ?? 'vision-sdk/0.1.0';
+  }
+
+  // ---------- low-level calls, one per endpoint ----------
+
+  health(options: CallOptions = {}): Promise<HealthResponse> {
+    return this.request({ method: 'GET', path: '/health', idempotent: true, auth: false, signal: options.signal });
+  }
+
+  presign(body: PresignRequest, options: CallOptions = {}): Promise<PresignResponse> {
+    return this.request({
+      method: 'POST',
+      path: '/v1/uploads/presign',
+      body,
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /** PUTs the bytes to the presigned address with the presign's headers; resolves with the store's ETag (if any). */
+  async upload(
+    presigned: Pick<PresignResponse, 'uploadUrl'> & Partial<Pick<PresignResponse, 'headers' | 'method'>>,
+    bytes: Uint8Array,
+    options: CallOptions = {},
+  ): Promise<{ etag: string | null }> {
+    const headers: Record<string, string> = {
+      ...(presigned.headers ?? { 'Content-Type': 'application/octet-stream' }),
+    };
+    const response = await this.send({
+      method: presigned.method ?? 'PUT',
+      path: '',
+      url: presigned.uploadUrl,
+      rawBody: bytes,
+      headers,
+      idempotent: true,
+      auth: false,
+      signal: options.signal,
+    });
+    await response.arrayBuffer().catch(() => undefined);
+    return { etag: response.headers.get('etag') };
+  }
+
+  /** POST /v1/runs. With `idempotencyKey`, retries after network errors/5xx are safe and happen automatically. */
+  createRun(body: CreateRunInput, options: CallOptions & { idempotencyKey?: string } = {}): Promise<CreateRunResponse> {
+    const headers: Record<string, string> = {};
+    if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;
+    return this.request({
+      method: 'POST',
+      path: '/v1/runs',
+      body,
+      headers,
+      idempotent: options.idempotencyKey !== undefined,
+      signal: options.signal,
+    });
+  }
+
+  getRun(jobId: string, options: CallOptions = {}): Promise<RunResponse> {
+    return this.request({
+      method: 'GET',
+      path: `/v1/runs/${encodeURIComponent(jobId)}`,
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  listRuns(query: ListRunsInput = {}, options: CallOptions = {}): Promise<ListRunsResponse> {
+    return this.request({ method: 'GET', path: '/v1/runs', query, idempotent: true, signal: options.signal });
+  }
+
+  /** POST /v1/runs/{jobId}/verify (not retried after network errors/5xx: a later verify adds history). */
+  verify(jobId: string, body: VerifyRequest, options: CallOptions = {}): Promise<VerifyResponse> {
+    return this.request({
+      method: 'POST',
+      path: `/v1/runs/${encodeURIComponent(jobId)}/verify`,
+      body,
+      idempotent: false,
+      signal: options.signal,
+    });
+  }
+
+  schemas(options: CallOptions = {}): Promise<SchemasResponse> {
+    return this.request({ method: 'GET', path: '/v1/schemas', idempotent: true, signal: options.signal });
+  }
+
+  usage(query: Partial<UsageQuery> = {}, options: CallOptions = {}): Promise<UsageResponse> {
+    return this.request({ method: 'GET', path: '/v1/usage', query, idempotent: true, signal: options.signal });
+  }
+
+  // ---------- high-level flow ----------
+
+  /**
+   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
+   * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+   */
+  async analyze(file: FileInput, params: AnalyzeParams, options: AnalyzeOptions = {}): Promise<CompletedRun> {
+    const started = Date.now();
+    const { signal, cleanup } = this.deadline(options);
+    let jobId: string | undefined;
+    try {
+      const created = await this.submitWithin(file, params, options, signal, started);
+      jobId = created.jobId;
+      return await this.pollUntilFinal(created.jobId, signal, options.onProgress, started);
+    } catch (error) {
+      throw this.normalizeAbort(error, signal, options, jobId);
+    } finally {
+      cleanup();
+    }
+  }
+
+  /** presign → PUT → create; resolves with the queued creation envelope (no polling). */
+  async submit(file: FileInput, params: AnalyzeParams, options: AnalyzeOptions = {}): Promise<CreateRunResponse> {
+    const started = Date.now();
+    const { signal, cleanup } = this.deadline(options);
+    try {
+      return await this.submitWithin(file, params, options, signal, started);
+    } catch (error) {
+      throw this.normalizeAbort(error, signal, options, undefined);
+    } finally {
+      cleanup();
+    }
+  }
+
+  /** Polls a run until `completed` (resolves) or `failed` (rejects with the run's error as a VisionError). */
+  async waitForRun(
+    jobId: string,
+    options: Pick<AnalyzeOptions, 'onProgress' | 'signal' | 'timeoutMs'> = {},
+  ): Promise<CompletedRun> {
+    const started = Date.now();
+    const { signal, cleanup } = this.deadline(options);
+    try {
+      return await this.pollUntilFinal(jobId, signal, options.onProgress, started);
+    } catch (error) {
+      throw this.normalizeAbort(error, signal, options, jobId);
+    } finally {
+      cleanup();
+    }
+  }
+
+  private async submitWithin(
+    file: FileInput,
+    params: AnalyzeParams,
+    options: AnalyzeOptions,
+    signal: AbortSignal | undefined,
+    started: number,
+  ): Promise<CreateRunResponse> {
+    const { bytes, fileName } = await readInput(file, params.fileName);
+    const progress = (event: Omit<ProgressEvent, 'elapsedMs'>) =>
+      options.onProgress?.({ ...event, elapsedMs: Date.now() - started });
+
+    const presigned = await this.presign({ fileName, contentLength: bytes.byteLength }, { signal });
+    progress({ stage: 'uploading', uploadedBytes: 0, totalBytes: bytes.byteLength });
+    await this.upload(presigned, bytes, { signal });
+    progress({ stage: 'uploading', uploadedBytes: bytes.byteLength, totalBytes: bytes.byteLength });
+
+    const body: CreateRunInput = { uploadId: presigned.uploadId, prompt: params.prompt };
+    if (params.outputFormat !== undefined) body.outputFormat = params.outputFormat;
+    if (params.schemaId !== undefined) body.schemaId = params.schemaId;
+    if (params.schema !== undefined) body.schema = params.schema;
+    if (params.workflow !== undefined) body.workflow = params.workflow;
+    if (params.metadata !== undefined) body.metadata = params.metadata as CreateRunInput['metadata'];
+    if (params.maxCostUsd !== undefined) body.maxCostUsd = params.maxCostUsd;
+    if (params.confirmCost !== undefined) body.confirmCost = params.confirmCost;
+
+    let created: CreateRunResponse;
+    try {
+      created = await this.createRun(body, { idempotencyKey: params.idempotencyKey ?? randomUUID(), signal });
+    } catch (error) {
+      if (
+        !(error instanceof VisionError) ||
+        error.code !== 'COST_CONFIRMATION_REQUIRED' ||
+        options.confirmCost === undefined
+      ) {
+        throw error;
+      }
+      const estimatedCostUsd = Number(error.details?.estimatedCostUsd);
+      const thresholdUsd = Number(error.details?.thresholdUsd);
+      if (!(await options.confirmCost({ estimatedCostUsd, thresholdUsd }))) throw error;
+      // A different body needs a different Idempotency-Key.
+      created = await this.createRun({ ...body, confirmCost: true }, { idempotencyKey: randomUUID(), signal });
+    }
+    progress({ stage: 'queued', jobId: created.jobId });
+    return created;
+  }
+
+  private async pollUntilFinal(
+    jobId: string,
+    signal: AbortSignal | undefined,
+    onProgress: AnalyzeOptions['onProgress'],
+    started: number,
+  ): Promise<CompletedRun> {
+    let lastStage: string | undefined;
+    const progress = (stage: ProgressEvent['stage']) => {
+      if (stage === lastStage) return;
+      lastStage = stage;
+      onProgress?.({ stage, jobId, elapsedMs: Date.now() - started });
+    };
+    const random = this.retry.random ?? Math.random;
+    const wait = this.retry.sleep ?? sleep;
+    for (let attempt = 0; ; attempt++) {
+      const run = await this.getRun(jobId, { signal });
+      if (run.status === 'completed') {
+        progress('completed');
+        return run;
+      }
+      if (run.status === 'failed') {
+        throw new VisionError({
+          code: run.error.code,
+          message: run.error.message,
+          status: run.error.status,
+          retryable: run.error.retryable,
+          ...(run.error.details ? { details: run.error.details } : {}),
+          ...(run.error.requestId ? { requestId: run.error.requestId } : {}),
+          run,
+        });
+      }
+      progress(run.stage === 'processing' ? 'processing' : 'queued');
+      // Full jitter, but never hammer: at least 50 ms between polls.
+      const delay = Math.max(50, backoffDelay(attempt, this.poll.initialDelayMs, this.poll.maxDelayMs, random));
+      await wait(delay, signal);
+    }
+  }
+
+  // ---------- plumbing ----------
+
+  private deadline(options: { signal?: AbortSignal; timeoutMs?: number }) {
+    const signals: AbortSignal[] = [];
+    if (options.signal) signals.push(options.signal);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new AbortController();
+    if (options.timeoutMs !== undefined) {
+      timer = setTimeout(
+        () => timeout.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, 'TimeoutError')),
+        options.timeoutMs,
+      );
+      signals.push(timeout.signal);
+    }
+    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    return { signal, cleanup: () => timer !== undefined && clearTimeout(timer) };
+  }
+
+  private normalizeAbort(
+    error: unknown,
+    signal: AbortSignal | undefined,
+    options: { signal?: AbortSignal; timeoutMs?: number },
+    jobId: string | undefined,
+  ): unknown {
+    if (error instanceof VisionError && error.code !== 'ABORTED') return error;
+    if (!isAbort(error, signal)) return error;
+    const timedOut = options.signal?.aborted !== true && signal?.aborted === true;
+    return new VisionError({
+      code: 'ABORTED',
+      message: timedOut
+        ? `timed out after ${options.timeoutMs} ms${jobId ? ` (run ${jobId} continues on the service)` : ''}`
+        : `aborted${jobId ? ` (run ${jobId} continues on the service)` : ''}`,
+      status: 0,
+      retryable: timedOut,
+      details: { reason: timedOut ? 'timeout' : 'aborted', ...(jobId ? { jobId } : {}) },
+      ...(jobId ? { jobId } : {}),
+      cause: error instanceof VisionError ? error.cause : error,
+    });
+  }
+
+  private async request<T>(spec: RequestSpec): Promise<T> {
+    const response = await this.send(spec);
+    const text = await response.text();
+    if (text === '') return {} as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch (cause) {
+      throw new VisionError({
+        code: 'HTTP_ERROR',
+        message: `${spec.method} ${spec.path}: response is not JSON`,
+        status: response.status,
+        retryable: false,
+        requestId: response.headers.get('x-request-id') ?? undefined,
+        cause,
+      });
+    }
+  }
+
+  /** One call with retries; resolves with an OK response, or throws a VisionError. */
+  private async send(spec: RequestSpec): Promise<Response> {
+    const url = new URL(spec.url ?? `${this.baseUrl}${spec.path}`);
+    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+      ...spec.headers,
+    };
+    if (spec.auth !== false) headers['x-api-key'] = this.apiKey;
+    let body: BodyInit | undefined;
+    if (spec.rawBody !== undefined) body = new Blob([spec.rawBody as Uint8Array<ArrayBuffer>]);
+    else if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers['content-type'] = 'application/json';
+    }
+    if (spec.auth === false) delete headers.accept;
+
+    const random = this.retry.random ?? Math.random;
+    const wait = this.retry.sleep ?? sleep;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(url, { method: spec.method, headers, body, signal: spec.signal });
+      } catch (cause) {
+        if (isAbort(cause, spec.signal)) throw cause;
+        if (spec.idempotent && attempt < this.retry.retries) {
+          await wait(backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random), spec.signal);
+          continue;
+        }
+        throw new VisionError({
+          code: 'NETWORK_ERROR',
+          message: `${spec.method} ${url.origin}${url.pathname}: ${(cause as Error)?.message ?? String(cause)}`,
+          status: 0,
+          retryable: true,
+          cause,
+        });
+      }
+      if (response.ok) return response;
+
+      const status = response.status;
+      const always = status === 429 || status === 503;
+      const retry = (always || (spec.idempotent && status >= 500)) && attempt < this.retry.retries;
+      if (retry) {
+        await response.arrayBuffer().catch(() => undefined);
+        const retryAfter = always ? parseRetryAfter(response.headers.get('retry-after')) : undefined;
+        const delay =
+          retryAfter !== undefined
+            ? Math.min(retryAfter, this.retry.maxRetryAfterMs)
+            : backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random);
+        await wait(delay, spec.signal);
+        continue;
+      }
+      throw await errorFromResponse(response, spec);
+    }
+  }
+}
+
+async function errorFromResponse(response: Response, spec: RequestSpec): Promise<VisionError> {
+  const requestId = response.headers.get('x-request-id') ?? undefined;
+  const text = await response.text().catch(() => '');
+  let parsed: Partial<ErrorBody> | undefined;
+  try {
+    parsed = JSON.parse(text) as Partial<ErrorBody>;
+  } catch {
+    parsed = undefined;
+  }
+  const err = parsed?.error;
+  if (err && typeof err.code === 'string') {
+    return new VisionError({
+      code: err.code,
+      message: err.message ?? `HTTP ${response.status}`,
+      status: typeof err.status === 'number' ? err.status : response.status,
+      retryable: typeof err.retryable === 'boolean' ? err.retryable : response.status >= 500 || response.status === 429,
+      ...(err.details ? { details: err.details } : {}),
+      ...((err.requestId ?? requestId) ? { requestId: err.requestId ?? requestId } : {}),
+    });
+  }
+  return new VisionError({
+    code: 'HTTP_ERROR',
+    message: `${spec.method} ${spec.url ? 'upload URL' : spec.path} answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`,
+    status: response.status,
+    retryable: response.status >= 500 || response.status === 429,
+    ...(requestId ? { requestId } : {}),
+  });
+}
+
+async function readInput(file: FileInput, fileName?: string): Promise<{ bytes: Uint8Array; fileName: string }> {
+  let bytes: Uint8Array;
+  let name = fileName;
+  if (typeof file === 'string') {
+    try {
+      bytes = new Uint8Array(await readFile(file));
+    } catch (cause) {
+      throw new VisionError({
+        code: 'INVALID_ARGUMENT',
+        message: `cannot read ${file}: ${(cause as Error).message}`,
+        status: 0,
+        retryable: false,
+        cause,
+      });
+    }
+    name ??= basename(file);
+  } else if (file instanceof Uint8Array) {
+    bytes = file;
+  } else if (typeof Blob !== 'undefined' && file instanceof Blob) {
+    bytes = new Uint8Array(await file.arrayBuffer());
+    const named = (file as Blob & { name?: unknown }).name;
+    if (typeof named === 'string' && named !== '') name ??= named;
+  } else {
+    throw new VisionError({
+      code: 'INVALID_ARGUMENT',
+      message: 'file must be a path, a Uint8Array or a Blob',
+      status: 0,
+      retryable: false,
+    });
+  }
+  name ??= sniffFileName(bytes);
+  if (!name) {
+    throw new VisionError({
+      code: 'INVALID_ARGUMENT',
+      message: 'cannot tell the file type: pass fileName (with its extension)',
+      status: 0,
+      retryable: false,
+    });
+  }
+  return { bytes, fileName: name };
+}
