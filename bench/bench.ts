@@ -2,9 +2,11 @@
  * `npm run bench`: the service's performance figures against their targets. Not a test: it always exits 0 (unless it
  * cannot run at all) and prints PASS/MISS per target. Writes bench/results/latest.json and latest.md.
  *
- *   npm run bench                       all phases (about 2 minutes on a 2-core machine)
- *   npm run bench -- --only=bundles     one or more of: bundles, latency, worker (comma-separated);
- *                                       a partial run writes bench/results/partial.json.tmp instead of latest.*
+ *   npm run bench                       all phases (about 2 minutes on a 2-core machine; the first run also
+ *                                       generates its large inputs into bench/results/inputs.tmp/, ~40 s more)
+ *   npm run bench -- --only=bundles     one or more of: bundles, latency, worker, media, memory, estimates
+ *                                       (comma-separated); a partial run writes bench/results/partial.json.tmp
+ *                                       instead of latest.*
  *
  * bench/README.md explains every metric and how it is measured.
  */
@@ -16,6 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
+// Type-only: these phases import shared modules, some of which read the environment at import (config, the
+// catalog); the worker phase must set that environment first, so they are loaded when their phase runs.
+import type { EstimatesResult } from './estimates.js';
+import type { MediaResult } from './media.js';
+import type { MemoryResult } from './memory.js';
 import { alive, descendants } from './procs.js';
 import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
@@ -31,6 +38,15 @@ export const TARGETS = {
   workerOverheadPerImageMs: 150,
   apiHandlerBundleKb: 300,
   apiHandlerColdImportMs: 150,
+  /** prepareImage of a 12-megapixel HEIC photo to a JPEG (a provider that does not take HEIC). */
+  heicConversionMs: 1500,
+  /** The worker's own time per page of a text-layer PDF (provider latency excluded). */
+  textLayerPdfPageMs: 60,
+  /** Peak RSS of a process that inspects a 50 MiB PDF, reads its text layer and renders its first page. */
+  pdfPeakRssMiB: 512,
+  /** An attempt's hold (estimate) over what a successful attempt is charged, per provider and fixture. */
+  estimateOverActualMin: 1.0,
+  estimateOverActualMax: 1.5,
 } as const;
 
 /** Workload sizes (the brief's minimums). */
@@ -44,16 +60,19 @@ const WORKLOAD = {
   workerWarmupRuns: 2,
   realProviderRuns: 3,
   coldImportRuns: 5,
+  heicRuns: 5,
+  textLayerRuns: 10,
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker'];
+type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'estimates';
+const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'estimates'];
 
 interface Row {
   metric: string;
   value: string;
   target: string;
-  result: 'PASS' | 'MISS' | 'info' | 'ERROR';
+  /** `n/a`: the measurement could not be made on this machine (a tool is missing), which is not a failure. */
+  result: 'PASS' | 'MISS' | 'info' | 'ERROR' | 'n/a';
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -141,6 +160,14 @@ function workerRows(r: WorkerOverheadResult): Row[] {
             ? check(c.overheadMedianMs, TARGETS.workerOverheadPerImageMs)
             : 'info',
     });
+    if (!isImage) {
+      rows.push({
+        metric: `worker overhead per text-layer PDF page, ${c.file} (processRun median ÷ ${c.pages} pages; fake provider)`,
+        value: `${fmt(c.overheadPerPageMedianMs)} per page (${c.overheadMedianMs} ms per run)`,
+        target: `≤ ${TARGETS.textLayerPdfPageMs} ms`,
+        result: c.unexpected.length > 0 ? 'ERROR' : check(c.overheadPerPageMedianMs, TARGETS.textLayerPdfPageMs),
+      });
+    }
   }
   for (const c of r.realProvider) {
     const unit = c.file.endsWith('.pdf') ? 'page' : 'image';
@@ -164,6 +191,74 @@ function workerRows(r: WorkerOverheadResult): Row[] {
     target: '—',
     result: 'info',
   });
+  return rows;
+}
+
+function mediaRows(r: MediaResult): Row[] {
+  const rows: Row[] = [];
+  const h = r.heic;
+  const mp = Math.round((h.width * h.height) / 100_000) / 10;
+  if (h.skipped) {
+    rows.push({
+      metric: `worker overhead per HEIC: prepareImage of a ${mp} MP HEIC (${h.width}x${h.height}) → JPEG, long side ${h.target.maxLongSide}`,
+      value: `n/a: ${h.skipped}`,
+      target: `≤ ${TARGETS.heicConversionMs} ms`,
+      result: 'n/a',
+    });
+  } else {
+    const size = h.sizeBytes === undefined ? '' : `, ${Math.round((h.sizeBytes / 1024 / 1024) * 10) / 10} MiB`;
+    const out = h.output
+      ? `${h.output.width}x${h.output.height} ${h.output.mime.replace('image/', '').toUpperCase()}`
+      : 'JPEG';
+    rows.push({
+      metric: `worker overhead per HEIC: prepareImage of a ${mp} MP HEIC (${h.width}x${h.height}${size}) → ${out} (median of ${h.warmMs.length}, warm)`,
+      value: `${fmt(h.medianMs)} (first call ${h.firstRunMs} ms; libheif WASM decode alone ${h.decodeMedianMs} ms)`,
+      target: `≤ ${TARGETS.heicConversionMs} ms`,
+      result: check(h.medianMs, TARGETS.heicConversionMs),
+    });
+  }
+  const t = r.textLayer;
+  rows.push({
+    metric: `reading the text layer (pdfTextLayer) per page, ${t.file} (median of ${t.warmMs.length} ÷ ${t.pages} pages, warm)`,
+    value: `${fmt(t.perPageMs)} per page (${t.medianMs} ms per file; first call ${t.firstRunMs} ms)`,
+    target: `≤ ${TARGETS.textLayerPdfPageMs} ms`,
+    result: check(t.perPageMs, TARGETS.textLayerPdfPageMs),
+  });
+  return rows;
+}
+
+function memoryRows(r: MemoryResult): Row[] {
+  const steps = r.marks
+    .slice(1)
+    .map((m) => `${m.step.split(' ')[0]} ${m.ms} ms`)
+    .join(', ');
+  return [
+    {
+      metric: `peak RSS, ${r.sizeMiB} MiB PDF (${r.pages} pages): inspectUpload + pdfTextLayer + renderPdfPages(page 1), fresh node process`,
+      value: `${fmt(r.peakMiB, 'MiB')} (${r.baselineMiB} MiB after imports; ${steps})`,
+      target: `≤ ${TARGETS.pdfPeakRssMiB} MiB`,
+      result: check(r.peakMiB, TARGETS.pdfPeakRssMiB),
+    },
+  ];
+}
+
+function estimateRows(r: EstimatesResult): Row[] {
+  const rows: Row[] = [];
+  for (const c of r.cases) {
+    const metric = `estimate ÷ actual price, ${c.provider}, ${c.file} (${c.task}; ${c.step} step)`;
+    const target = `${TARGETS.estimateOverActualMin.toFixed(1)}–${TARGETS.estimateOverActualMax}`;
+    if (c.error !== undefined || !Number.isFinite(c.ratio)) {
+      rows.push({ metric, value: `error: ${c.error ?? 'no ratio'}`, target, result: 'ERROR' });
+      continue;
+    }
+    const list = c.listPriceRatio === undefined ? '' : `; ${c.listPriceRatio} at list price, after the promotion`;
+    rows.push({
+      metric,
+      value: `${c.ratio} (${c.estimatePriceMicros} / ${c.actualPriceMicros} µ$${list})`,
+      target,
+      result: c.ratio >= TARGETS.estimateOverActualMin && c.ratio <= TARGETS.estimateOverActualMax ? 'PASS' : 'MISS',
+    });
+  }
   return rows;
 }
 
@@ -232,6 +327,36 @@ function awsCallsTable(worker: WorkerOverheadResult): string {
   return lines.join('\n');
 }
 
+function memoryTable(r: MemoryResult): string {
+  const lines = ['| step (in order, one process) | time | RSS after | peak RSS so far |', '| --- | --- | --- | --- |'];
+  for (const m of r.marks) lines.push(`| ${m.step} | ${m.ms} ms | ${m.rssMiB} MiB | ${m.hwmMiB} MiB |`);
+  return lines.join('\n');
+}
+
+function estimatesTable(r: EstimatesResult): string {
+  const share = (part: number, total: number) => `${Math.round(part)} (${Math.round((part / total) * 100)} %)`;
+  const lines = [
+    "| provider | file | run step | estimate ÷ actual | bound from step | bound, cost µ$ | 1st request input | 1st request output cap | repair request | of which thinking headroom | actual tokens in / out | run step's own bound ÷ actual |",
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const c of r.cases) {
+    const b = c.bound;
+    const total = c.estimateCostMicros;
+    const parts =
+      b === undefined
+        ? ['—', '—', '—', '—', '—']
+        : b.step === 'pages'
+          ? ['pages', `${total}`, b.note ?? '—', '—', '—']
+          : [b.step, `${total}`, share(b.firstInput, total), share(b.firstOutputCap, total), share(b.repair, total)];
+    const thinking = b?.thinkingHeadroom === undefined ? '—' : share(b.thinkingHeadroom, total);
+    const tokens = c.inputTokens === undefined ? '—' : `${c.inputTokens} / ${c.outputTokens ?? 0}`;
+    lines.push(
+      `| ${c.provider} | ${c.file} | ${c.step} | ${Number.isFinite(c.ratio) ? c.ratio : 'error'} | ${parts.join(' | ')} | ${thinking} | ${tokens} | ${c.stepBoundRatio ?? '—'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
@@ -248,7 +373,14 @@ async function main(): Promise<void> {
     `vision benchmark — ${machine.cpuModel}, ${machine.cores} cores, node ${machine.node}, commit ${git.commit.slice(0, 12)}${git.dirty ? ' (+ uncommitted changes)' : ''}`,
   );
 
-  const results: { bundles?: BundlesResult; latency?: CreateRunLatencyResult; worker?: WorkerOverheadResult } = {};
+  const results: {
+    bundles?: BundlesResult;
+    latency?: CreateRunLatencyResult;
+    worker?: WorkerOverheadResult;
+    media?: MediaResult;
+    memory?: MemoryResult;
+    estimates?: EstimatesResult;
+  } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
   // Other work on the machine skews every figure: the load average at the start of each phase is kept with them.
@@ -295,6 +427,17 @@ async function main(): Promise<void> {
     }),
   );
 
+  // In process, no emulators: media preparation, then a fresh child process for memory, then the provider fakes.
+  results.media = await phase('media', async () =>
+    (await import('./media.js')).measureMedia({
+      heicRuns: WORKLOAD.heicRuns,
+      textLayerRuns: WORKLOAD.textLayerRuns,
+      log,
+    }),
+  );
+  results.memory = await phase('memory', async () => (await import('./memory.js')).measurePeakRss({ log }));
+  results.estimates = await phase('estimates', async () => (await import('./estimates.js')).measureEstimates({ log }));
+
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
   for (const p of leftovers) process.kill(p.pid, 'SIGKILL');
@@ -302,6 +445,9 @@ async function main(): Promise<void> {
   const rows: Row[] = [
     ...(results.latency ? latencyRows(results.latency) : []),
     ...(results.worker ? workerRows(results.worker) : []),
+    ...(results.media ? mediaRows(results.media) : []),
+    ...(results.memory ? memoryRows(results.memory) : []),
+    ...(results.estimates ? estimateRows(results.estimates) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),
@@ -355,6 +501,24 @@ async function main(): Promise<void> {
       : []),
     ...(results.worker
       ? ['', '## Where the time goes (AWS calls against the local emulators)', '', awsCallsTable(results.worker)]
+      : []),
+    ...(results.memory
+      ? [
+          '',
+          `## Peak RSS, ${results.memory.sizeMiB} MiB PDF (${results.memory.pages} pages)`,
+          '',
+          memoryTable(results.memory),
+        ]
+      : []),
+    ...(results.estimates
+      ? [
+          '',
+          '## Estimate vs actual: where each bound goes',
+          '',
+          "Estimate = `priceFor(profile.maxCostMicros)`; actual = `priceFor(usage.costMicros)` of a successful attempt against a fake with realistic usage (bench/README.md). The bound's parts are shares of its cost; the last column is the ratio had the profile bounded only the step the worker runs.",
+          '',
+          estimatesTable(results.estimates),
+        ]
       : []),
     ...(results.latency && results.latency.stackProblems.length > 0
       ? [

@@ -26,6 +26,8 @@ export const WORKER_TENANT = 'bench';
 interface FileCase {
   id: 'image' | 'pdf';
   file: string;
+  /** Pages of the file (1 for an image): the overhead is also reported per page. */
+  pages: number;
   body: Record<string, unknown>;
   fake: ProviderOutput;
 }
@@ -44,6 +46,7 @@ const CASES: FileCase[] = [
   {
     id: 'image',
     file: 'receipt.png',
+    pages: 1,
     body: { prompt: 'Extract the receipt', schemaId: 'receipt' },
     fake: {
       result: { merchant: 'ACME HARDWARE', date: '2026-11-02', subtotal: 38.5, tax: 4, total: 42.5, currency: null },
@@ -55,6 +58,7 @@ const CASES: FileCase[] = [
   {
     id: 'pdf',
     file: 'twenty-pages.pdf',
+    pages: 20,
     body: { prompt: 'Summarise the document', outputFormat: 'text' },
     fake: {
       result: { text: 'Twenty pages, a paragraph each.' },
@@ -73,12 +77,16 @@ export interface AwsCalls {
 
 export interface OverheadCase {
   file: string;
+  /** Pages of the file (1 for an image). */
+  pages: number;
   runs: number;
   warmupRuns: number;
   wallMs: Summary;
   providerMs: Summary;
   overheadMs: Summary;
   overheadMedianMs: number;
+  /** overheadMedianMs ÷ pages: the worker's own cost per page of a text-layer PDF. */
+  overheadPerPageMedianMs: number;
   awsCalls: AwsCalls;
   /** Runs whose outcome was not `settled` + `completed` (should be none). */
   unexpected: string[];
@@ -279,12 +287,14 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       const overheads = walls.map((w, i) => w - (providers[i] ?? 0));
       overhead.push({
         file: c.file,
+        pages: c.pages,
         runs: options.runs,
         warmupRuns: options.warmup,
         wallMs: summarize(walls),
         providerMs: summarize(providers.map((p) => round(p, 3))),
         overheadMs: summarize(overheads),
         overheadMedianMs: round(median(overheads)),
+        overheadPerPageMedianMs: round(median(overheads) / c.pages, 2),
         awsCalls: perRun(processCalls),
         unexpected,
       });

@@ -1,0 +1,482 @@
+/**
+ * Estimate vs actual, per provider and fixture: what the planner holds for one attempt — `priceFor(maxCostMicros)`
+ * from the provider's catalog profile — divided by what a successful attempt is then charged — `priceFor(usage.costMicros)`
+ * as the adapter computes it from the usage the provider reports.
+ *
+ * Each cloud adapter (openai, anthropic, gemini, bedrock, textract) runs for real (its SDK, its request building, its
+ * media preparation, its cost function) against a local fake of its API (bench/provider-fakes.ts) that answers with a
+ * successful response and realistic usage for the request it received. `local` runs the real local provider.
+ *
+ * The step is the one the worker runs (shared/worker/process-run.ts): a PDF whose every page has a text layer is
+ * given to the language models as text (`analyze`); Textract and local read the file (`vision`); images are `vision`.
+ *
+ * For each bound the parts it is made of are computed with the profile's own functions (first request input, its
+ * output cap, the repair request; Gemini's thinking headroom), so the report can say what dominates.
+ */
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { TextractClient } from '@aws-sdk/client-textract';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { PROJECT_ROOT } from '../lib/vision-function.js';
+import { config } from '../shared/config.js';
+import type { FileFacts } from '../shared/file-facts.js';
+import { inspectUpload } from '../shared/inspect/index.js';
+import { hasTextLayer, pdfTextLayer } from '../shared/media/index.js';
+import { priceFor } from '../shared/pricing/pricing.js';
+import { createAnthropicProvider } from '../shared/providers/anthropic/adapter.js';
+import {
+  anthropicModelId,
+  anthropicModelPrices,
+  outputTokenCap as anthropicOutputCap,
+  promptTokenBound as anthropicPromptBound,
+  attemptCostBound,
+  requestCostMicros,
+} from '../shared/providers/anthropic/profile.js';
+import { createBedrockProvider } from '../shared/providers/bedrock/adapter.js';
+import {
+  bedrockAttemptCostBound,
+  bedrockInputTokenBound,
+  bedrockOutputTokenCap,
+  resolveBedrockModel,
+} from '../shared/providers/bedrock/profile.js';
+import { catalog } from '../shared/providers/catalog.js';
+import { createGeminiProvider } from '../shared/providers/gemini/adapter.js';
+import {
+  geminiModel,
+  outputTokenCap as geminiOutputCap,
+  promptTokenBound as geminiPromptBound,
+  tokenCostMicros as geminiTokenCost,
+  maxCostMicrosForStep,
+  mediaTokenBound,
+  modelPricing,
+  THINKING_HEADROOM_TOKENS,
+} from '../shared/providers/gemini/profile.js';
+import { localProvider, shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
+import { createOpenAIProvider } from '../shared/providers/openai/adapter.js';
+import {
+  attemptTokenBounds,
+  type OpenAIModelPrices,
+  openaiMaxCostMicros,
+  openaiModel,
+  openaiPricing,
+  pricesFor,
+} from '../shared/providers/openai/profile.js';
+import { createTextractProvider } from '../shared/providers/textract/adapter.js';
+import { billedPages, textractApiFor, textractPageMicros } from '../shared/providers/textract/profile.js';
+import type { ProviderAdapter, ProviderId, ProviderInput, Step, TaskSpec } from '../shared/providers/types.js';
+import { buildTask, registry } from '../shared/registry/registry.js';
+import { type ExpenseField, type FakeCase, startProviderFakes, TOKEN_MODEL } from './provider-fakes.js';
+import { round } from './stats.js';
+
+export const ESTIMATE_PROVIDERS: readonly ProviderId[] = [
+  'openai',
+  'anthropic',
+  'gemini',
+  'bedrock',
+  'textract',
+  'local',
+];
+const LANGUAGE_MODELS: ReadonlySet<ProviderId> = new Set(['openai', 'anthropic', 'gemini', 'bedrock']);
+
+interface Fixture {
+  file: string;
+  label: string;
+  task: TaskSpec;
+  answer: Record<string, unknown>;
+  /** Lines per page for Textract, when the file has no text layer to take them from (images). */
+  lines?: string[];
+  expense: ExpenseField[];
+}
+
+const RECEIPT_LINES = [
+  'ACME HARDWARE',
+  'Date: 2026-11-02',
+  'Invoice Number: INV-1042',
+  'Subtotal: 38.50',
+  'Tax: 4.00',
+  'Total: 42.50',
+  'Thank you',
+];
+const RECEIPT_ANSWER = {
+  merchant: 'ACME HARDWARE',
+  date: '2026-11-02',
+  subtotal: 38.5,
+  tax: 4,
+  total: 42.5,
+  currency: null,
+};
+const RECEIPT_EXPENSE: ExpenseField[] = [
+  { type: 'VENDOR_NAME', text: 'ACME HARDWARE' },
+  { type: 'INVOICE_RECEIPT_DATE', text: '2026-11-02' },
+  { type: 'SUBTOTAL', text: '38.50' },
+  { type: 'TAX', text: '4.00' },
+  { type: 'TOTAL', text: '42.50' },
+];
+
+function schemaTask(schemaId: string, prompt: string): TaskSpec {
+  return buildTask({ prompt, outputFormat: 'json', schemaId, schema: registry.get(schemaId) });
+}
+
+/** A summary of realistic length for a text-output task: summaryBaseTokens + summaryTokensPerPage per page. */
+function summary(pages: number): string {
+  const tokens = TOKEN_MODEL.summaryBaseTokens + TOKEN_MODEL.summaryTokensPerPage * pages;
+  const sentence =
+    'The document sets out the payment terms of the vendor: invoices are due within thirty days, late payments ' +
+    'accrue one percent interest per month, and goods remain the vendor’s property until paid. ';
+  let text = '';
+  while (text.length < tokens * TOKEN_MODEL.proseCharsPerToken) text += sentence;
+  return text.slice(0, tokens * TOKEN_MODEL.proseCharsPerToken).trim();
+}
+
+const FIXTURES: Fixture[] = [
+  {
+    file: 'receipt.png',
+    label: 'receipt schema',
+    task: schemaTask('receipt', 'Extract the receipt'),
+    answer: RECEIPT_ANSWER,
+    lines: RECEIPT_LINES,
+    expense: RECEIPT_EXPENSE,
+  },
+  {
+    file: 'text.pdf',
+    label: 'invoice schema',
+    task: schemaTask('invoice', 'Extract the invoice'),
+    answer: {
+      invoiceNumber: 'INV-2001',
+      invoiceDate: '2026-10-15',
+      dueDate: null,
+      vendor: 'Globex Ltd',
+      totalDue: 1250,
+      currency: null,
+    },
+    expense: [
+      { type: 'INVOICE_RECEIPT_ID', text: 'INV-2001' },
+      { type: 'INVOICE_RECEIPT_DATE', text: '2026-10-15' },
+      { type: 'VENDOR_NAME', text: 'Globex Ltd' },
+      { type: 'AMOUNT_DUE', text: '1250.00' },
+    ],
+  },
+  {
+    file: 'twenty-pages.pdf',
+    label: 'text output',
+    task: buildTask({ prompt: 'Summarise the document', outputFormat: 'text' }),
+    answer: { text: summary(20) },
+    expense: [],
+  },
+  {
+    file: 'receipt.heic',
+    label: 'receipt schema',
+    task: schemaTask('receipt', 'Extract the receipt'),
+    answer: RECEIPT_ANSWER,
+    lines: RECEIPT_LINES,
+    expense: RECEIPT_EXPENSE,
+  },
+];
+
+/** What the bound is made of, in micro-dollars (unrounded parts; `repair` takes the rounding). */
+export interface BoundParts {
+  /** The step whose bound the profile returned (the largest of the steps it covers). */
+  step: Step | 'pages';
+  firstInput: number;
+  firstOutputCap: number;
+  repair: number;
+  /** Gemini: the thinking headroom inside the output caps (first request and repair). */
+  thinkingHeadroom?: number;
+  tokens?: { firstInput: number; outputCap: number };
+  note?: string;
+}
+
+export interface EstimateCase {
+  provider: ProviderId;
+  file: string;
+  task: string;
+  /** The step the worker runs for this provider and file. */
+  step: Step;
+  pages: number;
+  estimateCostMicros: number;
+  estimatePriceMicros: number;
+  actualCostMicros: number;
+  actualPriceMicros: number;
+  ratio: number;
+  /** Gemini: the ratio once its promotion ends (actual at list price, as the estimate always is). */
+  listPriceRatio?: number;
+  /** The profile's bound for the step actually run (the catalog's bound may cover a larger step), and its ratio. */
+  stepBoundMicros?: number;
+  stepBoundRatio?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  requests: number;
+  bound?: BoundParts;
+  ms: number;
+  error?: string;
+}
+
+export interface EstimatesResult {
+  assumptions: typeof TOKEN_MODEL;
+  cases: EstimateCase[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The parts of each bound
+// ---------------------------------------------------------------------------------------------------------------
+
+function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, total: number): BoundParts | undefined {
+  switch (provider) {
+    case 'openai': {
+      const prices =
+        pricesFor(openaiModel()) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+      const steps: Step[] = ['vision', 'analyze'];
+      const step = steps.reduce((a, b) =>
+        openaiMaxCostMicros(facts, task, b) > openaiMaxCostMicros(facts, task, a) ? b : a,
+      );
+      const { call } = attemptTokenBounds(facts, task, step, prices);
+      const firstInput = call.input * prices.inputPerMTokUsd;
+      const firstOutputCap = call.output * prices.outputPerMTokUsd;
+      return {
+        step,
+        firstInput,
+        firstOutputCap,
+        repair: total - firstInput - firstOutputCap,
+        tokens: { firstInput: call.input, outputCap: call.output },
+      };
+    }
+    case 'anthropic': {
+      const prices = anthropicModelPrices(anthropicModelId());
+      if (!prices) return undefined;
+      const steps: Step[] = ['vision', 'ocr', 'analyze'];
+      const step = steps.reduce((a, b) =>
+        attemptCostBound(facts, task, b, prices) > attemptCostBound(facts, task, a, prices) ? b : a,
+      );
+      const cap = anthropicOutputCap(facts, task, step, prices);
+      const first = Math.min(anthropicPromptBound(facts, task, step), prices.contextWindowTokens);
+      const firstInput = requestCostMicros(prices, { inputTokens: first, outputTokens: 0 });
+      const firstOutputCap = requestCostMicros(prices, { inputTokens: first, outputTokens: cap }) - firstInput;
+      return {
+        step,
+        firstInput,
+        firstOutputCap,
+        repair: total - firstInput - firstOutputCap,
+        tokens: { firstInput: first, outputCap: cap },
+      };
+    }
+    case 'gemini': {
+      const pricing = modelPricing(geminiModel());
+      if (!pricing) return undefined;
+      const cap = geminiOutputCap(task, 'vision', facts.pages, pricing);
+      const input = geminiPromptBound(task, 'vision') + mediaTokenBound(facts, 'vision', pricing);
+      const firstInput = input * pricing.inputPerMTokUsd;
+      const firstOutputCap = cap * pricing.outputPerMTokUsd;
+      return {
+        step: 'vision',
+        firstInput,
+        firstOutputCap,
+        repair: total - firstInput - firstOutputCap,
+        thinkingHeadroom: 2 * Math.min(cap, THINKING_HEADROOM_TOKENS) * pricing.outputPerMTokUsd,
+        tokens: { firstInput: input, outputCap: cap },
+      };
+    }
+    case 'bedrock': {
+      const model = resolveBedrockModel(process.env);
+      if (!model) return undefined;
+      const input = bedrockInputTokenBound(facts, task, 'vision');
+      const cap = bedrockOutputTokenCap(facts, task, 'vision', model.price);
+      const firstInput = input * model.price.inputUsdPer1kTokens * 1000;
+      const firstOutputCap = cap * model.price.outputUsdPer1kTokens * 1000;
+      return {
+        step: 'vision',
+        firstInput,
+        firstOutputCap,
+        repair: total - firstInput - firstOutputCap,
+        tokens: { firstInput: input, outputCap: cap },
+      };
+    }
+    case 'textract': {
+      const api = textractApiFor(task);
+      return {
+        step: 'pages',
+        firstInput: total,
+        firstOutputCap: 0,
+        repair: 0,
+        note: `${billedPages(facts, api)} page(s) x ${textractPageMicros[api]} µ$ (${api})`,
+      };
+    }
+    case 'local':
+      return {
+        step: 'pages',
+        firstInput: total,
+        firstOutputCap: 0,
+        repair: 0,
+        note: `${facts.pages} page(s) x OCR price`,
+      };
+  }
+}
+
+/** The profile's bound for one attempt of the step the worker actually runs (information). */
+function stepBoundMicros(
+  provider: ProviderId,
+  facts: FileFacts,
+  task: TaskSpec,
+  step: Step,
+  documentText: string | undefined,
+): number | undefined {
+  switch (provider) {
+    case 'openai':
+      return openaiMaxCostMicros(facts, task, step);
+    case 'anthropic': {
+      const prices = anthropicModelPrices(anthropicModelId());
+      return prices ? attemptCostBound(facts, task, step, prices) : undefined;
+    }
+    case 'gemini':
+      return maxCostMicrosForStep(facts, task, step);
+    case 'bedrock': {
+      const model = resolveBedrockModel(process.env);
+      const chars = step === 'analyze' ? documentText?.length : undefined;
+      return model ? bedrockAttemptCostBound(facts, task, step, model, chars) : undefined;
+    }
+    default:
+      return catalog[provider]?.maxCostMicros(facts, task);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------------------------
+
+const MODEL_VARIABLES = ['OPENAI_MODEL', 'ANTHROPIC_MODEL', 'GEMINI_MODEL', 'BEDROCK_MODEL_ID'] as const;
+
+export async function measureEstimates(options: { log: (line: string) => void }): Promise<EstimatesResult> {
+  const fakes = await startProviderFakes();
+  // The adapters see the same model choice the profiles (which read process.env) estimate with.
+  const models: NodeJS.ProcessEnv = {};
+  for (const name of MODEL_VARIABLES) if (process.env[name]) models[name] = process.env[name];
+  const credentials = {
+    accessKeyId: 'AKIABENCHFAKE0000000',
+    secretAccessKey: 'bench-fake-secret-access-key-0000000000',
+  };
+  const adapters: Record<ProviderId, ProviderAdapter> = {
+    openai: createOpenAIProvider({
+      env: { ...models, OPENAI_API_KEY: 'sk-bench-fake', OPENAI_BASE_URL: `${fakes.url}/v1` },
+    }),
+    anthropic: createAnthropicProvider({
+      env: { ...models, ANTHROPIC_API_KEY: 'sk-ant-bench-fake', ANTHROPIC_BASE_URL: fakes.url },
+    }),
+    gemini: createGeminiProvider({ env: { ...models, GEMINI_API_KEY: 'bench-fake-key', GEMINI_BASE_URL: fakes.url } }),
+    bedrock: createBedrockProvider({
+      env: { ...models, AWS_REGION: 'us-east-1' },
+      client: new BedrockRuntimeClient({
+        region: 'us-east-1',
+        endpoint: fakes.url,
+        credentials,
+        maxAttempts: 1,
+        requestHandler: new NodeHttpHandler({ connectionTimeout: 5_000 }),
+      }),
+    }),
+    textract: createTextractProvider({
+      client: new TextractClient({ region: 'us-east-1', endpoint: fakes.url, credentials, maxAttempts: 1 }),
+      pollIntervalMs: 10,
+    }),
+    local: localProvider,
+  };
+  const gemini = modelPricing(geminiModel());
+
+  const cases: EstimateCase[] = [];
+  try {
+    for (const fixture of FIXTURES) {
+      const bytes = new Uint8Array(await readFile(path.join(PROJECT_ROOT, 'test', 'fixtures', fixture.file)));
+      const facts = await inspectUpload(
+        async (start, end) => bytes.subarray(start, end + 1),
+        bytes.byteLength,
+        config.limits,
+      );
+      const deadline = () => ({ signal: new AbortController().signal, deadlineMs: Date.now() + 120_000 });
+      // As the worker does: the full text layer when every page has one.
+      const layer = facts.kind === 'pdf' ? await pdfTextLayer(bytes, deadline()) : [];
+      const documentText = layer.length > 0 && layer.every(hasTextLayer) ? layer.join('\n\n') : undefined;
+      const pageLines = fixture.lines
+        ? [fixture.lines]
+        : layer.map((p) => p.split('\n').filter((l) => l.trim() !== ''));
+
+      for (const provider of ESTIMATE_PROVIDERS) {
+        const step: Step = documentText !== undefined && LANGUAGE_MODELS.has(provider) ? 'analyze' : 'vision';
+        const input: ProviderInput = {
+          bytes,
+          facts,
+          task: fixture.task,
+          step,
+          source: { bucket: 'bench-uploads', key: `bench/${fixture.file}` },
+          ...(documentText !== undefined ? { documentText } : {}),
+        };
+        const fakeCase: FakeCase = {
+          answer: fixture.answer,
+          textOutput: fixture.task.outputFormat === 'text',
+          pages: facts.pages,
+          ...(step === 'analyze' && documentText !== undefined ? { documentText } : {}),
+          pageLines,
+          expense: fixture.expense,
+        };
+        fakes.use(fakeCase);
+        fakes.take();
+        const estimateCostMicros = catalog[provider]?.maxCostMicros(facts, fixture.task) ?? Number.NaN;
+        const base = {
+          provider,
+          file: fixture.file,
+          task: fixture.label,
+          step,
+          pages: facts.pages,
+          estimateCostMicros,
+          estimatePriceMicros: priceFor(estimateCostMicros),
+        };
+        const started = performance.now();
+        try {
+          const output = await adapters[provider].invoke(input, deadline());
+          const ms = round(performance.now() - started);
+          const actualPriceMicros = priceFor(output.usage.costMicros);
+          const { requests } = fakes.take();
+          const c: EstimateCase = {
+            ...base,
+            actualCostMicros: output.usage.costMicros,
+            actualPriceMicros,
+            ratio: round(base.estimatePriceMicros / actualPriceMicros, 2),
+            ...(output.usage.inputTokens !== undefined ? { inputTokens: output.usage.inputTokens } : {}),
+            ...(output.usage.outputTokens !== undefined ? { outputTokens: output.usage.outputTokens } : {}),
+            requests,
+            ms,
+          };
+          if (provider === 'gemini' && gemini && output.usage.inputTokens !== undefined) {
+            const list = geminiTokenCost(output.usage.inputTokens, output.usage.outputTokens ?? 0, gemini);
+            c.listPriceRatio = round(base.estimatePriceMicros / priceFor(list), 2);
+          }
+          const stepBound = stepBoundMicros(provider, facts, fixture.task, step, documentText);
+          if (stepBound !== undefined) {
+            c.stepBoundMicros = stepBound;
+            c.stepBoundRatio = round(priceFor(stepBound) / actualPriceMicros, 2);
+          }
+          const bound = boundParts(provider, facts, fixture.task, estimateCostMicros);
+          if (bound) c.bound = bound;
+          cases.push(c);
+          options.log(
+            `  ${provider} ${fixture.file} (${step}): estimate ${base.estimatePriceMicros} µ$ / actual ${actualPriceMicros} µ$ = ${c.ratio}` +
+              `${c.inputTokens !== undefined ? ` (tokens in ${c.inputTokens}, out ${c.outputTokens})` : ''}`,
+          );
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          cases.push({
+            ...base,
+            actualCostMicros: Number.NaN,
+            actualPriceMicros: Number.NaN,
+            ratio: Number.NaN,
+            requests: fakes.take().requests,
+            ms: round(performance.now() - started),
+            error: message.slice(0, 500),
+          });
+          options.log(`  ${provider} ${fixture.file}: FAILED ${message.slice(0, 300)}`);
+        }
+      }
+    }
+  } finally {
+    await fakes.close();
+    await shutdownLocalProvider();
+  }
+  return { assumptions: TOKEN_MODEL, cases };
+}

@@ -1,0 +1,451 @@
+/**
+ * One local HTTP server (test/support/fake-server.ts) standing in for every cloud provider's API, answering each
+ * request with a successful response in that API's wire format and with the usage the provider would REALISTICALLY
+ * report for it. Token counts are derived from the request actually received (the text we send, the image as sent,
+ * the schema or tool we define) with the providers' documented formulas, and from the answer the fake gives. The
+ * assumptions (bench/README.md, "Estimate vs actual") are the constants below.
+ *
+ * Routing: POST /v1/responses → OpenAI Responses API; POST /v1/messages → Anthropic Messages API;
+ * POST …:generateContent → Gemini API; POST /model/{id}/converse → Bedrock Runtime Converse; `x-amz-target:
+ * Textract.<Operation>` → Textract (AWS JSON 1.1, sync and Start/Get job operations).
+ */
+import {
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+  startFakeServer,
+} from '../test/support/fake-server.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// The token model (assumptions; see bench/README.md)
+// ---------------------------------------------------------------------------------------------------------------
+
+export const TOKEN_MODEL = {
+  /** English prose: ~4 characters per token (OpenAI's and Anthropic's rule of thumb). */
+  proseCharsPerToken: 4,
+  /** JSON (schemas, tool definitions, JSON answers): punctuation and short keys tokenise denser, ~3 characters. */
+  jsonCharsPerToken: 3,
+  /**
+   * Text a text-layer PDF page carries: a typical business page is 500–800 tokens; the fake bills 650 per page for
+   * the document text of an `analyze` request, whatever the (sparse, ~80-token) fixture pages hold.
+   */
+  textPageTokens: 650,
+  /** A text answer (a summary): 100 tokens plus 20 per page. */
+  summaryBaseTokens: 100,
+  summaryTokensPerPage: 20,
+  openai: {
+    /** images-vision guide, GPT-5 mini family: 32 px patches, at most 1,536 (scaled down beyond), x1.62. */
+    patchPx: 32,
+    patchBudget: 1536,
+    patchMultiplier: 1.62,
+    /** Message framing (~3 per message) and the structured-output wrapper. */
+    framingTokens: 20,
+    /** reasoning.effort "none": no reasoning tokens. */
+    reasoningTokens: 0,
+  },
+  anthropic: {
+    /** vision docs: tokens = width x height / 750, for the image as sent. */
+    imagePixelsPerToken: 750,
+    /** Tool-use system prompt with tool_choice "tool" (313 tokens on Claude 4 models) x1.3 for the newer tokenizer. */
+    toolSystemPromptTokens: 410,
+    framingTokens: 10,
+    /** The tool_use block around the answer's JSON. */
+    toolCallOutputTokens: 25,
+  },
+  gemini: {
+    /** media-resolution docs, Gemini 3: an image at the default (high) resolution bills 1,120 tokens. */
+    imageTokens: 1120,
+    /** Thinking level LOW on a short extraction or summary: a few hundred thought tokens (billed as output). */
+    thoughtsTokens: 256,
+    framingTokens: 5,
+  },
+  bedrock: {
+    /** Nova rescales an image so its long side is at least ~896 px, and bills ~500–700 pixels per token. */
+    novaMinLongSide: 896,
+    pixelsPerToken: 600,
+    /** Tool-use prompt Bedrock/Nova add for a forced tool (not published; sized like Claude's). */
+    toolSystemPromptTokens: 300,
+    framingTokens: 10,
+    toolCallOutputTokens: 20,
+  },
+} as const;
+
+const T = TOKEN_MODEL;
+
+export const proseTokens = (text: string): number => Math.ceil(text.length / T.proseCharsPerToken);
+export const jsonTokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / T.jsonCharsPerToken);
+
+/** Tokens of a text we send, with the document text (if any) billed as the typical page allowance instead. */
+function sentTextTokens(text: string, c: FakeCase): number {
+  if (c.documentText !== undefined && c.documentText !== '' && text.includes(c.documentText)) {
+    return proseTokens(text.replace(c.documentText, '')) + c.pages * T.textPageTokens;
+  }
+  return proseTokens(text);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What the fake answers
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A field Textract's AnalyzeExpense reports: its normalised type and the text it read. */
+export interface ExpenseField {
+  type: string;
+  text: string;
+}
+
+/** The input being run, as the fakes need to answer it. */
+export interface FakeCase {
+  /** What a model answers: the result object (`{text}` for text output). */
+  answer: Record<string, unknown>;
+  textOutput: boolean;
+  pages: number;
+  /** The text-layer text an `analyze` request carries (billed as pages x textPageTokens). */
+  documentText?: string;
+  /** The document's lines per page (what Textract reads). */
+  pageLines: string[][];
+  /** AnalyzeExpense summary fields (receipts, invoices). */
+  expense: ExpenseField[];
+}
+
+/** Usage the fake reported, per request, for the report. */
+export interface FakeRequestUsage {
+  provider: string;
+  operation: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  imageTokens?: number;
+  pages?: number;
+}
+
+async function imageSize(base64: string): Promise<{ width: number; height: number }> {
+  const { default: sharp } = await import('sharp');
+  const meta = await sharp(Buffer.from(base64, 'base64')).metadata();
+  return { width: meta.width ?? 0, height: meta.height ?? 0 };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+const records = (value: unknown): Record<string, unknown>[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+
+// --- OpenAI Responses API --------------------------------------------------------------------------------------
+
+async function openaiImageTokens(url: string): Promise<number> {
+  const { width, height } = await imageSize(url.slice(url.indexOf(',') + 1));
+  const o = T.openai;
+  let patches = Math.ceil(width / o.patchPx) * Math.ceil(height / o.patchPx);
+  if (patches > o.patchBudget) {
+    // Scaled down until the patches fit the budget (the guide's algorithm), then counted again.
+    const shrink = Math.sqrt((o.patchBudget * o.patchPx * o.patchPx) / (width * height));
+    patches = Math.min(
+      o.patchBudget,
+      Math.ceil((width * shrink) / o.patchPx) * Math.ceil((height * shrink) / o.patchPx),
+    );
+  }
+  return Math.round(patches * o.patchMultiplier);
+}
+
+async function openai(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): Promise<ScriptedResponse> {
+  let input = proseTokens(String(body.instructions ?? '')) + T.openai.framingTokens;
+  let images = 0;
+  const format = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : {};
+  input += jsonTokens(format.schema ?? {});
+  for (const message of records(body.input)) {
+    const content = message.content;
+    if (typeof content === 'string') input += proseTokens(content);
+    for (const part of records(content)) {
+      if (part.type === 'input_text') input += sentTextTokens(String(part.text ?? ''), c);
+      if (part.type === 'input_image') images += await openaiImageTokens(String(part.image_url ?? ''));
+    }
+  }
+  input += images;
+  const text = JSON.stringify(c.answer);
+  const output = (c.textOutput ? proseTokens(text) : jsonTokens(c.answer)) + T.openai.reasoningTokens;
+  log.push({
+    provider: 'openai',
+    operation: 'responses',
+    inputTokens: input,
+    outputTokens: output,
+    imageTokens: images,
+  });
+  return {
+    json: {
+      id: 'resp_bench',
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
+      model: String(body.model ?? 'gpt'),
+      output: [
+        {
+          id: 'msg_bench',
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', annotations: [], logprobs: [], text }],
+        },
+      ],
+      usage: {
+        input_tokens: input,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: output,
+        output_tokens_details: { reasoning_tokens: T.openai.reasoningTokens },
+        total_tokens: input + output,
+      },
+    },
+  };
+}
+
+// --- Anthropic Messages API ------------------------------------------------------------------------------------
+
+async function anthropic(
+  body: Record<string, unknown>,
+  c: FakeCase,
+  log: FakeRequestUsage[],
+): Promise<ScriptedResponse> {
+  const a = T.anthropic;
+  let input = a.framingTokens + jsonTokens(body.tools ?? []) + a.toolSystemPromptTokens;
+  let images = 0;
+  for (const message of records(body.messages)) {
+    for (const block of records(message.content)) {
+      if (block.type === 'text') input += sentTextTokens(String(block.text ?? ''), c);
+      if (block.type === 'image' && isRecord(block.source)) {
+        const { width, height } = await imageSize(String(block.source.data ?? ''));
+        images += Math.ceil((width * height) / a.imagePixelsPerToken);
+      }
+    }
+  }
+  input += images;
+  const output = (c.textOutput ? proseTokens(JSON.stringify(c.answer)) : jsonTokens(c.answer)) + a.toolCallOutputTokens;
+  log.push({
+    provider: 'anthropic',
+    operation: 'messages',
+    inputTokens: input,
+    outputTokens: output,
+    imageTokens: images,
+  });
+  return {
+    json: {
+      id: 'msg_bench',
+      type: 'message',
+      role: 'assistant',
+      model: String(body.model ?? 'claude'),
+      content: [{ type: 'tool_use', id: 'toolu_bench', name: 'record_result', input: c.answer }],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: {
+        input_tokens: input,
+        output_tokens: output,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+        service_tier: 'standard',
+      },
+    },
+  };
+}
+
+// --- Gemini API -------------------------------------------------------------------------------------------------
+
+function gemini(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): ScriptedResponse {
+  const g = T.gemini;
+  let input = g.framingTokens;
+  let images = 0;
+  const config = isRecord(body.generationConfig) ? body.generationConfig : {};
+  if (config.responseJsonSchema !== undefined) input += jsonTokens(config.responseJsonSchema);
+  for (const content of records(body.contents)) {
+    for (const part of records(content.parts)) {
+      if (typeof part.text === 'string') input += sentTextTokens(part.text, c);
+      if (isRecord(part.inlineData) && String(part.inlineData.mimeType ?? '').startsWith('image/'))
+        images += g.imageTokens;
+    }
+  }
+  input += images;
+  const text = c.textOutput ? String(c.answer.text ?? '') : JSON.stringify(c.answer);
+  const candidates = c.textOutput ? proseTokens(text) : jsonTokens(c.answer);
+  log.push({
+    provider: 'gemini',
+    operation: 'generateContent',
+    inputTokens: input,
+    outputTokens: candidates + g.thoughtsTokens,
+    imageTokens: images,
+  });
+  return {
+    json: {
+      candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: {
+        promptTokenCount: input,
+        candidatesTokenCount: candidates,
+        thoughtsTokenCount: g.thoughtsTokens,
+        totalTokenCount: input + candidates + g.thoughtsTokens,
+      },
+      modelVersion: 'gemini',
+      responseId: 'bench',
+    },
+  };
+}
+
+// --- Bedrock Converse -------------------------------------------------------------------------------------------
+
+async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): Promise<ScriptedResponse> {
+  const b = T.bedrock;
+  let input = b.framingTokens;
+  let images = 0;
+  for (const s of records(body.system)) input += proseTokens(String(s.text ?? ''));
+  const toolConfig = isRecord(body.toolConfig) ? body.toolConfig : undefined;
+  if (toolConfig) input += jsonTokens(toolConfig.tools ?? []) + b.toolSystemPromptTokens;
+  for (const message of records(body.messages)) {
+    for (const block of records(message.content)) {
+      if (typeof block.text === 'string') input += sentTextTokens(block.text, c);
+      if (isRecord(block.image) && isRecord(block.image.source)) {
+        const { width, height } = await imageSize(String(block.image.source.bytes ?? ''));
+        const scale = Math.max(1, b.novaMinLongSide / Math.max(width, height, 1));
+        images += Math.ceil((width * scale * height * scale) / b.pixelsPerToken);
+      }
+    }
+  }
+  input += images;
+  const json = toolConfig !== undefined;
+  const output = json ? jsonTokens(c.answer) + b.toolCallOutputTokens : proseTokens(String(c.answer.text ?? ''));
+  log.push({
+    provider: 'bedrock',
+    operation: 'converse',
+    inputTokens: input,
+    outputTokens: output,
+    imageTokens: images,
+  });
+  const content = json
+    ? [{ toolUse: { toolUseId: 'tooluse_bench', name: 'record_result', input: c.answer } }]
+    : [{ text: String(c.answer.text ?? '') }];
+  return {
+    headers: { 'x-amzn-requestid': '00000000-0000-4000-8000-000000000000' },
+    json: {
+      output: { message: { role: 'assistant', content } },
+      stopReason: json ? 'tool_use' : 'end_turn',
+      usage: { inputTokens: input, outputTokens: output, totalTokens: input + output },
+      metrics: { latencyMs: 900 },
+    },
+  };
+}
+
+// --- Textract ---------------------------------------------------------------------------------------------------
+
+let blockIds = 0;
+
+/** PAGE, LINE and WORD blocks of every page, as Textract returns them. */
+function blocksOf(c: FakeCase): Record<string, unknown>[] {
+  const blocks: Record<string, unknown>[] = [];
+  c.pageLines.forEach((lines, index) => {
+    const page = index + 1;
+    blocks.push({ BlockType: 'PAGE', Id: `b-${++blockIds}`, Page: page, Confidence: 99.9 });
+    for (const line of lines) {
+      blocks.push({
+        BlockType: 'LINE',
+        Id: `b-${++blockIds}`,
+        Page: page,
+        Text: line,
+        Confidence: 99.2,
+        TextType: 'PRINTED',
+      });
+      for (const word of line.split(/\s+/).filter(Boolean)) {
+        blocks.push({
+          BlockType: 'WORD',
+          Id: `b-${++blockIds}`,
+          Page: page,
+          Text: word,
+          Confidence: 99.1,
+          TextType: 'PRINTED',
+        });
+      }
+    }
+  });
+  return blocks;
+}
+
+function expenseDocuments(c: FakeCase): Record<string, unknown>[] {
+  return [
+    {
+      ExpenseIndex: 1,
+      SummaryFields: c.expense.map((f) => ({
+        Type: { Text: f.type, Confidence: 99 },
+        ValueDetection: { Text: f.text, Confidence: 97 },
+        PageNumber: 1,
+      })),
+      LineItemGroups: [],
+      Blocks: blocksOf(c).filter((b) => b.BlockType !== 'WORD'),
+    },
+  ];
+}
+
+function textract(operation: string, c: FakeCase, log: FakeRequestUsage[]): ScriptedResponse {
+  const ok = (json: Record<string, unknown>): ScriptedResponse => ({
+    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': 'bench' },
+    json,
+  });
+  const pages = { DocumentMetadata: { Pages: c.pages } };
+  log.push({ provider: 'textract', operation, ...(operation.startsWith('Start') ? {} : { pages: c.pages }) });
+  switch (operation) {
+    case 'AnalyzeExpense':
+      return ok({ ...pages, ExpenseDocuments: expenseDocuments(c) });
+    case 'DetectDocumentText':
+      return ok({ ...pages, Blocks: blocksOf(c), DetectDocumentTextModelVersion: '1.0' });
+    case 'StartExpenseAnalysis':
+    case 'StartDocumentTextDetection':
+    case 'StartDocumentAnalysis':
+      return ok({ JobId: `job-${operation}` });
+    case 'GetExpenseAnalysis':
+      return ok({ ...pages, JobStatus: 'SUCCEEDED', ExpenseDocuments: expenseDocuments(c) });
+    case 'GetDocumentTextDetection':
+      return ok({ ...pages, JobStatus: 'SUCCEEDED', Blocks: blocksOf(c), DetectDocumentTextModelVersion: '1.0' });
+    default:
+      return {
+        status: 400,
+        headers: { 'content-type': 'application/x-amz-json-1.1' },
+        json: { __type: 'InvalidParameterException', message: `the benchmark's fake does not answer ${operation}` },
+      };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The server
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface ProviderFakes {
+  url: string;
+  /** Sets the input the next requests are about. */
+  use(c: FakeCase): void;
+  /** The usage reported since the last call, and the number of requests received. */
+  take(): { requests: number; usage: FakeRequestUsage[] };
+  close(): Promise<void>;
+}
+
+export async function startProviderFakes(): Promise<ProviderFakes> {
+  let current: FakeCase | undefined;
+  let usage: FakeRequestUsage[] = [];
+  const server: FakeServer = await startFakeServer(async (request: RecordedRequest) => {
+    const c = current;
+    if (!c) return { status: 500, json: { error: 'no case set' } };
+    const body = isRecord(request.body) ? request.body : {};
+    const target = request.headers['x-amz-target'] ?? '';
+    if (target.startsWith('Textract.')) return textract(target.slice('Textract.'.length), c, usage);
+    if (request.path.startsWith('/v1/responses')) return openai(body, c, usage);
+    if (request.path.startsWith('/v1/messages')) return anthropic(body, c, usage);
+    if (request.path.includes(':generateContent')) return gemini(body, c, usage);
+    if (/^\/model\/[^/]+\/converse/.test(request.path)) return bedrock(body, c, usage);
+    return { status: 404, json: { error: `the benchmark's fake does not serve ${request.method} ${request.path}` } };
+  });
+  return {
+    url: server.url,
+    use: (c) => {
+      current = c;
+    },
+    take: () => {
+      const taken = { requests: server.requests.length, usage };
+      server.requests.length = 0;
+      usage = [];
+      return taken;
+    },
+    close: () => server.close(),
+  };
+}
