@@ -15,11 +15,12 @@ export interface MetricPoint {
 
 /**
  * Writes one EMF document per point with the dimension sets `[Stage]` (what the alarms watch) and, for per-provider
- * points, `[Stage, Provider]` (the dashboard's breakdown). Silent when LOG_LEVEL=silent.
+ * points, `[Stage, Provider]` (the dashboard's breakdown). Only where a stage is configured (the deployed worker):
+ * elsewhere nobody turns the lines into metrics and they would only clutter the logs. Silent when LOG_LEVEL=silent.
  */
 export function emitMetrics(points: MetricPoint[], now = Date.now()): void {
-  if (process.env.LOG_LEVEL === 'silent') return;
-  const stage = process.env[METRICS_STAGE_ENV] ?? 'local';
+  const stage = process.env[METRICS_STAGE_ENV];
+  if (stage === undefined || stage === '' || process.env.LOG_LEVEL === 'silent') return;
   for (const point of points) {
     const dimensionSets: string[][] = [[METRIC_DIMENSIONS.stage]];
     if (point.provider !== undefined) dimensionSets.push([METRIC_DIMENSIONS.stage, METRIC_DIMENSIONS.provider]);

@@ -52,7 +52,16 @@ describe('emitMetrics (CloudWatch Embedded Metric Format)', () => {
     expect(docs[1]).toMatchObject({ Stage: 'test-stage', RunLatencyMs: 1234 });
   });
 
+  test('stays silent where no stage is configured (outside the deployed worker)', () => {
+    process.env.LOG_LEVEL = 'info';
+    delete process.env.METRICS_STAGE;
+    const lines = capture();
+    emitMetrics([{ name: 'RunFailed', value: 1, unit: 'Count' }]);
+    expect(lines).toHaveLength(0);
+  });
+
   test('stays silent when logging is silenced', () => {
+    process.env.METRICS_STAGE = 'test-stage';
     process.env.LOG_LEVEL = 'silent';
     const lines = capture();
     emitMetrics([{ name: 'RunFailed', value: 1, unit: 'Count' }]);

@@ -43,6 +43,7 @@ import { normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
 import { ProviderFailure } from '../types.js';
 import {
+  analyzeText,
   BEDROCK_IMAGE_TARGET,
   BEDROCK_MAX_PDF_BYTES,
   type BedrockModel,
@@ -421,7 +422,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
 
     const instruction = bedrockInstruction(task, step);
     const content: ContentBlock[] = fromText
-      ? [{ text: `${documentTextBlock(input.documentText ?? '')}\n\n${instruction}` }]
+      ? [{ text: `${documentTextBlock(analyzeText(input.documentText ?? '', input.facts.pages))}\n\n${instruction}` }]
       : [await mediaBlock(input, deadline), { text: instruction }];
     // For a PDF schema extraction, read the text layer alongside the model call: it grounds the extracted values.
     const groundingText =

@@ -157,6 +157,14 @@ export function bedrockInstruction(task: TaskSpec, step: Step): string {
 }
 
 /** The text that introduces an OCR'd document in an `analyze` step. */
+/** Characters of a PDF's text layer sent per page in an `analyze` step (more is cut), so the bound holds. */
+export const ANALYZE_TEXT_CHARS_PER_PAGE = 6_000;
+
+/** The text layer as sent: cut to ANALYZE_TEXT_CHARS_PER_PAGE per page of the document. */
+export function analyzeText(documentText: string, pages: number): string {
+  return documentText.slice(0, ANALYZE_TEXT_CHARS_PER_PAGE * Math.max(1, pages));
+}
+
 export function documentTextBlock(documentText: string): string {
   return `The document's text, as read by OCR, is between the markers.\n<document>\n${documentText}\n</document>`;
 }
@@ -284,7 +292,13 @@ export const bedrockProfile: BedrockProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   // The planner runs one `vision` pass from the file. An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses
   // it before any request); were it configured explicitly, the costliest priced model bounds it.
-  maxCostMicros: (facts, task) =>
-    bedrockAttemptCostBound(facts, task, 'vision', resolveBedrockModel(process.env) ?? costliestModel()),
+  // A PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
+  maxCostMicros: (facts, task) => {
+    const model = resolveBedrockModel(process.env) ?? costliestModel();
+    const vision = bedrockAttemptCostBound(facts, task, 'vision', model);
+    if (facts.kind !== 'pdf') return vision;
+    const textChars = ANALYZE_TEXT_CHARS_PER_PAGE * Math.max(1, facts.pages);
+    return Math.max(vision, bedrockAttemptCostBound(facts, task, 'analyze', model, textChars));
+  },
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

@@ -191,5 +191,9 @@ export const geminiProfile: ProviderProfile = {
   // A vision model: it reads pixels and PDFs directly, and can also transcribe (ocr) and analyze given text.
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   // The worker runs every candidate as one `vision` pass today; separate ocr/analyze steps use maxCostMicrosForStep.
-  maxCostMicros: (facts, task) => maxCostMicrosForStep(facts, task, 'vision'),
+  // A PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
+  maxCostMicros: (facts, task) =>
+    facts.kind === 'pdf'
+      ? Math.max(maxCostMicrosForStep(facts, task, 'vision'), maxCostMicrosForStep(facts, task, 'analyze'))
+      : maxCostMicrosForStep(facts, task, 'vision'),
 };
