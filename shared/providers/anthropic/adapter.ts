@@ -42,6 +42,7 @@ import type {
 import { prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
+import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult } from '../task-prompt.js';
 import type {
   InvokeOptions,
@@ -167,13 +168,8 @@ export function retryAfterMs(headers: Headers | undefined, now: number = Date.no
   if (!headers) return undefined;
   const ms = headerNumber(headers.get('retry-after-ms'));
   if (ms !== undefined) return Math.ceil(ms);
-  const retryAfter = headers.get('retry-after');
-  if (retryAfter !== null) {
-    const seconds = headerNumber(retryAfter);
-    if (seconds !== undefined) return Math.ceil(seconds * 1000);
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return Math.max(0, date - now);
-  }
+  const retryAfter = parseRetryAfterHeader(headers.get('retry-after'), now);
+  if (retryAfter !== undefined) return retryAfter;
   let latest: number | undefined;
   for (const limit of RATE_LIMIT_RESETS) {
     if (headers.get(`anthropic-ratelimit-${limit}-remaining`)?.trim() !== '0') continue;

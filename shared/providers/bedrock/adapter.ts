@@ -39,6 +39,7 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { pdfTextLayer, prepareImage } from '../../media/index.js';
 import { resultSchemaErrors } from '../result-validation.js';
+import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
 import { ProviderFailure } from '../types.js';
@@ -59,6 +60,9 @@ import {
   tokenCostMicros,
   usesResultTool,
 } from './profile.js';
+
+/** The shared `Retry-After` parser, under the name this adapter has always exported. */
+export { parseRetryAfterHeader as parseRetryAfter };
 
 /** Connection setup allowance; the rest of the attempt's time is the request timeout. */
 const CONNECTION_TIMEOUT_MS = 5_000;
@@ -95,15 +99,6 @@ export function redact(text: string, env: NodeJS.ProcessEnv = process.env): stri
       '$1=[redacted]',
     );
   return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
-}
-
-/** Milliseconds from a Retry-After value (delay-seconds or HTTP-date), or undefined. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(?:\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 interface SdkErrorShape {
@@ -167,7 +162,7 @@ function failureFor(error: unknown, deadline: Deadline, env: NodeJS.ProcessEnv):
   const detail = redact(e.message ?? String(error), env);
   const message = `bedrock: ${name}${status === undefined ? '' : ` (HTTP ${status})`}: ${detail}`;
   const rateLimited = (): ProviderFailure => {
-    const retryAfterMs = parseRetryAfter(e.$response?.headers?.['retry-after']);
+    const retryAfterMs = parseRetryAfterHeader(e.$response?.headers?.['retry-after']);
     return new ProviderFailure('rate_limited', message, retryAfterMs === undefined ? undefined : { retryAfterMs });
   };
 

@@ -27,6 +27,7 @@ import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGen
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
+import { parseRetryAfterHeader } from '../retry-after.js';
 import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type {
   InvokeOptions,
@@ -131,15 +132,6 @@ function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/** Milliseconds from a `Retry-After` header: delay-seconds or an HTTP date. */
-export function retryAfterFromHeader(value: string | null | undefined, nowMs = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
-}
-
 /** Milliseconds from a `google.rpc.RetryInfo` detail's `retryDelay` (a protobuf Duration in JSON: "43s", "0.5s"). */
 function retryAfterFromDetails(details: unknown): number | undefined {
   if (!Array.isArray(details)) return undefined;
@@ -185,7 +177,7 @@ function apiFailure(status: number, rawMessage: string, headers: Headers | undef
   const quoted = redact(truncate(upstream.message, MAX_UPSTREAM_MESSAGE), apiKey);
   const message = `gemini: HTTP ${status}${upstream.status ? ` ${upstream.status}` : ''}: ${quoted}`;
   if (status === 429) {
-    const retryAfterMs = retryAfterFromHeader(headers?.get('retry-after')) ?? retryAfterFromDetails(upstream.details);
+    const retryAfterMs = parseRetryAfterHeader(headers?.get('retry-after')) ?? retryAfterFromDetails(upstream.details);
     return new ProviderFailure('rate_limited', message, retryAfterMs === undefined ? undefined : { retryAfterMs });
   }
   const keyProblem = upstream.reasons.some((r) => /^API_KEY_/.test(r)) || /api key/i.test(upstream.message);

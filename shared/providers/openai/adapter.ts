@@ -34,6 +34,7 @@ import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/
 import { usdToMicrosCeil } from '../../money.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
+import { parseRetryAfterHeader } from '../retry-after.js';
 import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
 import type {
   FailureKind,
@@ -84,12 +85,8 @@ export function retryAfterMs(headers: Headers | undefined, now: number = Date.no
   if (!headers) return undefined;
   const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
   if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
-  const value = headers.get('retry-after')?.trim();
-  if (value) {
-    if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-    const date = Date.parse(value);
-    if (Number.isFinite(date)) return Math.max(0, date - now);
-  }
+  const retryAfter = parseRetryAfterHeader(headers.get('retry-after'), now);
+  if (retryAfter !== undefined) return retryAfter;
   // x-ratelimit-reset-* carry durations such as "1s", "6m0s", "120ms": the longer of the two limits decides.
   const resets = ['x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens']
     .map((name) => parseDuration(headers.get(name)))

@@ -62,6 +62,7 @@ import {
   extractKeyValues,
   nameWords,
 } from '../local/extract-fields.js';
+import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult } from '../task-prompt.js';
 import {
   type FieldSpec,
@@ -81,6 +82,9 @@ import {
   textractApiFor,
   textractPageMicros,
 } from './profile.js';
+
+/** The shared `Retry-After` parser, under the name this adapter has always exported. */
+export { parseRetryAfterHeader as parseRetryAfter };
 
 /** Synchronous operations take at most 10 MB per document (Textract set quotas; read as 10^7 bytes to be safe). */
 export const SYNC_MAX_BYTES = 10_000_000;
@@ -138,15 +142,6 @@ const CREDENTIAL_PATTERNS = [/\b(?:AKIA|ASIA)[A-Z0-9]{12,}\b/g, /Credential=[^\s
 
 function redact(message: string): string {
   return CREDENTIAL_PATTERNS.reduce((text, pattern) => text.replace(pattern, '[redacted]'), message);
-}
-
-/** Milliseconds from a Retry-After value: delay-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 interface ErrorWithResponse {
@@ -218,7 +213,8 @@ function toFailure(
     });
   }
   const kind = failureKindOf(error, status);
-  const retryAfterMs = kind === 'rate_limited' ? parseRetryAfter(meta.$response?.headers?.['retry-after']) : undefined;
+  const retryAfterMs =
+    kind === 'rate_limited' ? parseRetryAfterHeader(meta.$response?.headers?.['retry-after']) : undefined;
   return new ProviderFailure(kind, `textract: ${operation} failed (${detail})`, {
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     ...carried(kind),

@@ -913,13 +913,15 @@ describe('textract asynchronous APIs (multi-page PDFs from S3)', () => {
     const failure = await failureOf(slow.invoke(input, deadline(1_500)));
     const elapsed = Date.now() - started;
     expect(failure.kind).toBe('timeout');
-    expect(operations()).toEqual([
-      'StartDocumentTextDetection',
-      'GetDocumentTextDetection',
-      'GetDocumentTextDetection',
-    ]);
+    // About one poll a second within a 1.5 s deadline: one or two polls (a loaded machine may fit only one), never a spin.
+    const [start, ...polls] = operations();
+    expect(start).toBe('StartDocumentTextDetection');
+    expect(polls.length).toBeGreaterThanOrEqual(1);
+    expect(polls.length).toBeLessThanOrEqual(2);
+    expect(polls.every((op) => op === 'GetDocumentTextDetection')).toBe(true);
+    // It waits for the deadline rather than giving up early, and stops soon after it (generous slack for load).
     expect(elapsed).toBeGreaterThanOrEqual(1_400);
-    expect(elapsed).toBeLessThan(2_500);
+    expect(elapsed).toBeLessThan(5_000);
   });
 });
 
