@@ -5,7 +5,7 @@
  * - **Text layer first.** Most business PDFs (invoices, statements) are born digital: their text layer is exact (no
  *   recognition errors) and reading it with mupdf costs milliseconds, roughly 10x cheaper than OCR (see pricing.json:
  *   0.00001 vs 0.0001 USD per page). So every PDF page is read through mupdf's structured text first, and only a page
- *   without a meaningful text layer (fewer than MIN_TEXT_LAYER_CHARS non-space characters: a scan, a photo, a page of
+ *   without a meaningful text layer (fewer than shared/media's MIN_TEXT_LAYER_CHARS non-space characters: a scan, a photo, a page of
  *   outlined glyphs) is rendered to a raster and OCR'd. Cost is charged per page by the path each page actually took.
  *   Measured on a 2-vCPU dev box (Node 20, tesseract.js 7 SIMD-LSTM core): a text-layer page takes 1–5 ms; OCR takes
  *   ~0.25 s for a receipt and ~6 s for a dense letter page (50 lines of 10 pt text at 200 dpi); starting the OCR
@@ -40,10 +40,8 @@ import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } fr
 import { ProviderFailure } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
 
-// The decoding limits live with the decoders in shared/media (images: 100 MP before decoding; PDF renders: 25 MP).
-export { MAX_INPUT_PIXELS } from '../../media/image.js';
-/** A PDF page with at least this many non-space characters in its text layer is read, not OCR'd. */
-export { MIN_TEXT_LAYER_CHARS, RENDER_MAX_PIXELS } from '../../media/pdf.js';
+// The decoding limits (images: 100 MP before decoding; PDF renders: 25 MP) and the text-layer rule live with the
+// decoders in shared/media.
 /** PDF pages without a text layer are rendered at this resolution for OCR (capped to RENDER_MAX_PIXELS). */
 export const RENDER_DPI = 200;
 /** Images are downscaled so their long side is at most this (more pixels slow OCR without helping it). */
