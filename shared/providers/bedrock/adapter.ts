@@ -38,6 +38,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { pdfTextLayer, prepareImage } from '../../media/index.js';
+import { redactAwsCredentials } from '../aws-credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
@@ -73,31 +74,9 @@ const MAX_MESSAGE_CHARS = 300;
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Environment variables whose values are secrets (never echoed, whatever AWS puts in an error message). */
-const SECRET_VARIABLES = [
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_BEARER_TOKEN_BEDROCK',
-  'AWS_ACCESS_KEY_ID',
-];
-
-/** Removes credentials from text: known secret values, access-key ids, signatures, bearer tokens; then truncates. */
+/** Removes AWS credentials from text (shared/providers/aws-credentials.ts), then truncates. */
 export function redact(text: string, env: NodeJS.ProcessEnv = process.env): string {
-  let out = text;
-  for (const source of new Set([env, process.env])) {
-    for (const name of SECRET_VARIABLES) {
-      const value = source[name];
-      // Short values (test placeholders such as "test") would blank ordinary words; real credentials are long.
-      if (value && value.length >= 8) out = out.split(value).join('[redacted]');
-    }
-  }
-  out = out
-    .replace(/\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{12,}\b/g, '[redacted]')
-    .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]')
-    .replace(
-      /\b(Signature|Credential|X-Amz-Security-Token|X-Amz-Signature|X-Amz-Credential)=[^\s,&"']+/gi,
-      '$1=[redacted]',
-    );
+  const out = redactAwsCredentials(text, env);
   return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
 }
 

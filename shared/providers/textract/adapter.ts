@@ -54,6 +54,7 @@ import {
   UnsupportedDocumentException,
 } from '@aws-sdk/client-textract';
 import { Deadline, type ImageTarget, prepareImage, renderPdfPages } from '../../media/index.js';
+import { redactAwsCredentials } from '../aws-credentials.js';
 import {
   coerceBoolean,
   coerceDate,
@@ -137,12 +138,8 @@ const AUTH_ERROR_CODES = new Set([
   'CredentialsProviderError',
 ]);
 
-/** Access key ids and signing fragments, should a server ever echo them: never let them into a message. */
-const CREDENTIAL_PATTERNS = [/\b(?:AKIA|ASIA)[A-Z0-9]{12,}\b/g, /Credential=[^\s,]+/g, /Signature=[0-9a-f]+/g];
-
-function redact(message: string): string {
-  return CREDENTIAL_PATTERNS.reduce((text, pattern) => text.replace(pattern, '[redacted]'), message);
-}
+/** Credentials, access key ids and signing fragments, should a server ever echo them: never let them into a message. */
+const redact = (message: string): string => redactAwsCredentials(message);
 
 interface ErrorWithResponse {
   $metadata?: { httpStatusCode?: number };
