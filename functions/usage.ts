@@ -1,9 +1,9 @@
-/** GET /v1/usage?from=&to= — totals per workflow (runs, charged, refunded, acceptance rate). */
+/** GET /v1/usage?from=&to=&interval=&workflow= — totals per workflow and per time bucket (runs, charged, refunded, acceptance rate). */
 import { usageQuery } from '../shared/contract.js';
 import { apiHandler } from '../shared/http.js';
 import { usageSummary } from '../shared/runs/queries.js';
 
 export const handler = apiHandler('usage', { query: usageQuery }, async (req) => ({
   statusCode: 200,
-  body: await usageSummary(req.auth.tenantId, req.query.from, req.query.to),
+  body: await usageSummary(req.auth.tenantId, req.query),
 }));

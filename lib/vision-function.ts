@@ -90,6 +90,12 @@ export function esbuildOptions(externals: readonly string[]): Record<string, unk
   };
 }
 
+/**
+ * Repository folders copied next to a zip handler's bundle (read at run time). The dashboard handler serves the
+ * static files of dashboard/ (shared/dashboard/assets.ts finds them beside the bundle).
+ */
+export const HANDLER_ASSET_DIRS: Partial<Record<HandlerName, readonly string[]>> = { dashboard: ['dashboard'] };
+
 export type Packaging = 'zip' | 'image';
 
 export interface VisionFunctionProps {
@@ -132,6 +138,7 @@ export class VisionFunction extends Construct {
       description: props.description ?? `vision ${props.handler}`,
     } satisfies Partial<lambda.FunctionProps>;
     const nodeModules = [...(props.nodeModules ?? [])];
+    const assetDirs = HANDLER_ASSET_DIRS[props.handler] ?? [];
 
     if ((props.packaging ?? 'zip') === 'image') {
       this.fn = new lambda.DockerImageFunction(this, 'Function', {
@@ -159,6 +166,7 @@ export class VisionFunction extends Construct {
         // See ZIP_EXTERNAL_MODULES: the AWS SDK is bundled, not taken from the runtime.
         externalModules: [...ZIP_EXTERNAL_MODULES],
         ...(nodeModules.length > 0 ? { nodeModules, environment: { ...NPM_TARGET_ENVIRONMENT } } : {}),
+        ...(assetDirs.length > 0 ? { commandHooks: copyAfterBundling(assetDirs) } : {}),
       },
     });
   }
@@ -177,6 +185,16 @@ export class VisionFunction extends Construct {
     Annotations.of(this).addWarningV2('vision:missing-handler', `functions/${handler}.ts is missing (not bundled)`);
     return fileURLToPath(import.meta.url);
   }
+}
+
+/** esbuild command hooks that copy repository folders into the bundle directory (runs on the synth machine). */
+function copyAfterBundling(dirs: readonly string[]) {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) =>
+      dirs.map((dir) => `cp -R "${path.join(inputDir, dir)}" "${path.join(outputDir, dir)}"`),
+  };
 }
 
 /** Versions of `packages` as the project's package.json pins them (the lock file then decides exact versions). */

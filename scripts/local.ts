@@ -129,16 +129,9 @@ async function main(): Promise<void> {
       if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });
     }
 
-    const handlerNames = [
-      'presign',
-      'create-run',
-      'get-run',
-      'list-runs',
-      'verify-run',
-      'schemas',
-      'usage',
-      'health',
-    ] as const;
+    // Every handler the route table names, exactly as the CDK stack creates one function per handler.
+    const { routes } = await import('../shared/infra/routes.js');
+    const handlerNames = [...new Set(routes.map((r) => r.handler))];
     const handlers = Object.fromEntries(
       await Promise.all(
         handlerNames.map(async (name) => [name, (await import(`../functions/${name}.ts`)).handler] as const),

@@ -114,6 +114,18 @@ const verification = z.object({
   verifiedBy: z.string(),
 });
 
+/** What the service found in the upload (by its bytes), plus the client's file name. */
+export const runFile = z
+  .object({
+    name: z.string().nullable().meta({ description: 'File name given at presign (null for older runs)' }),
+    type: z.enum(['image/jpeg', 'image/png', 'image/heic', 'application/pdf']),
+    sizeBytes: z.number().int().nonnegative(),
+    pages: z.number().int().positive(),
+    width: z.number().int().positive().optional(),
+    height: z.number().int().positive().optional(),
+  })
+  .meta({ description: 'The uploaded file as inspected at creation' });
+
 const creationFields = {
   jobId: z.string(),
   uploadId: z.string(),
@@ -124,6 +136,7 @@ const creationFields = {
   metadata: z.record(z.string(), metadataValue),
   workflow: z.string().nullable(),
   createdAt: isoTimestamp,
+  file: runFile,
 };
 
 // ---------- GET /v1/runs/{jobId} ----------
@@ -220,8 +233,20 @@ export const schemasResponse = z.object({ items: z.array(registrySchemaSummary) 
 
 // ---------- GET /v1/usage ----------
 
+export const USAGE_INTERVALS = { hour: 3600_000, day: 86400_000 } as const;
+/** At most this many buckets per answer (a year of days, a month of hours). */
+export const USAGE_MAX_BUCKETS = 744;
+
 export const usageQuery = z
-  .strictObject({ from: z.iso.datetime().optional(), to: z.iso.datetime().optional() })
+  .strictObject({
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional(),
+    interval: z
+      .enum(['hour', 'day'])
+      .default('day')
+      .meta({ description: 'Width of each `series` bucket (buckets start at UTC hour or day boundaries)' }),
+    workflow: workflow.optional().meta({ description: 'Only this workflow' }),
+  })
   .refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, {
     message: 'from must not be after to',
     path: ['from'],
@@ -240,11 +265,31 @@ export const usageRow = z.object({
   acceptanceRate: z.number().min(0).max(1).nullable(),
   meanConfidence: z.number().min(0).max(1).nullable(),
 });
+export const usageBucket = z.object({
+  start: isoTimestamp,
+  end: isoTimestamp,
+  totals: usageRow,
+  workflows: z.array(usageRow),
+});
 export const usageResponse = z.object({
   from: isoTimestamp,
   to: isoTimestamp,
+  interval: z.enum(['hour', 'day']),
   workflows: z.array(usageRow),
   totals: usageRow,
+  series: z
+    .array(usageBucket)
+    .meta({ description: 'Every bucket from `from` to `to`, oldest first, empty ones included (for charts)' }),
+});
+
+// ---------- GET /v1/runs/{jobId}/file ----------
+
+export const fileUrlResponse = z.object({
+  jobId: z.string(),
+  url: z.string().meta({ description: 'Short-lived address to GET the uploaded bytes (no key needed)' }),
+  expiresAt: isoTimestamp,
+  contentType: z.string(),
+  fileName: z.string().nullable(),
 });
 
 // ---------- GET /health ----------
@@ -269,5 +314,8 @@ export type SchemasResponse = z.infer<typeof schemasResponse>;
 export type UsageQuery = z.infer<typeof usageQuery>;
 export type UsageRow = z.infer<typeof usageRow>;
 export type UsageResponse = z.infer<typeof usageResponse>;
+export type UsageBucket = z.infer<typeof usageBucket>;
+export type FileUrlResponse = z.infer<typeof fileUrlResponse>;
+export type RunFile = z.infer<typeof runFile>;
 export type ErrorBody = z.infer<typeof errorResponse>;
 export type InlineSchema = z.infer<typeof inlineSchema>;

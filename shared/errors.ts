@@ -88,6 +88,17 @@ export class NotFoundError extends ApiError {
   }
 }
 
+/** The run exists but its upload is gone (uploads are kept a limited time; the run record stays much longer). */
+export class RunFileExpiredError extends ApiError {
+  constructor(jobId: string, retentionHours: number) {
+    super('NOT_FOUND', `The file of run ${jobId} is no longer stored (uploads are kept ${retentionHours} h)`, {
+      id: jobId,
+      reason: 'file_expired',
+    });
+    this.name = 'RunFileExpiredError';
+  }
+}
+
 export class UploadNotFoundError extends ApiError {
   constructor(uploadId: string) {
     super('UPLOAD_NOT_FOUND', `No upload ${uploadId} (unknown or expired)`, { uploadId });

@@ -38,11 +38,16 @@ export interface ApiRequest<TBody = undefined, TQuery = undefined> {
   headers: Record<string, string>;
   /** The raw body text (for idempotency fingerprints). */
   rawBody: string;
+  /** The path as the client sent it, stage prefix included when deployed (`/prod/`); absent in bare test events. */
+  publicPath?: string;
 }
 
 export interface ApiResponse {
   statusCode: number;
-  body: unknown;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent as is instead of `body` (pages of the dashboard); set `content-type` in `headers`. */
+  text?: string;
   headers?: Record<string, string>;
 }
 
@@ -173,6 +178,7 @@ function parseRequest<TBody, TQuery>(
         pathParameters: { ...(event.pathParameters ?? {}) } as Record<string, string>,
         headers,
         rawBody,
+        ...(event.requestContext?.path ? { publicPath: event.requestContext.path } : {}),
       };
     },
   };
@@ -204,6 +210,9 @@ export function apiHandler<TBody = undefined, TQuery = undefined>(
     .handler(async (event): Promise<APIGatewayProxyResult> => {
       const parsed = event.parsed as ApiRequest<TBody, TQuery>;
       const response = await fn(parsed);
+      if (response.text !== undefined) {
+        return { statusCode: response.statusCode, headers: { ...response.headers }, body: response.text };
+      }
       return {
         statusCode: response.statusCode,
         headers: { ...JSON_HEADERS, ...response.headers },

@@ -18,7 +18,7 @@ interface Operation {
 
 const common: (keyof typeof ERROR_CODES)[] = ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL_ERROR'];
 
-const operations: Record<Exclude<HandlerName, 'authorizer' | 'worker'>, Operation> = {
+const operations: Record<Exclude<HandlerName, 'authorizer' | 'worker' | 'dashboard'>, Operation> = {
   health: {
     summary: 'Service health (no key)',
     success: { status: 200, schema: contract.healthResponse, description: 'The service can serve' },
@@ -80,6 +80,11 @@ const operations: Record<Exclude<HandlerName, 'authorizer' | 'worker'>, Operatio
     success: { status: 200, schema: contract.usageResponse, description: 'Usage' },
     errors: [...common, 'INVALID_REQUEST'],
   },
+  'file-url': {
+    summary: "A short-lived address (5 min) to read the run's uploaded file, e.g. for a preview",
+    success: { status: 200, schema: contract.fileUrlResponse, description: 'Read address' },
+    errors: [...common, 'NOT_FOUND'],
+  },
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -104,7 +109,8 @@ function queryParameters(schema: z.ZodType): Record<string, unknown>[] {
 /** Builds the OpenAPI document. */
 export function buildOpenApi(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  // Dashboard pages are HTML, not API operations.
+  for (const route of routes.filter((r) => r.kind !== 'page')) {
     const op = operations[route.handler as keyof typeof operations];
     const parameters = [
       ...[...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({

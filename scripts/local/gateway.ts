@@ -27,8 +27,6 @@ export interface GatewayOptions {
   maxBodyBytes?: number;
   /** Seconds an authorizer result is reused for the same key, as API Gateway's authorizer cache does (0 = off). */
   authorizerCacheSeconds: number;
-  /** Extra routes served before the API (e.g. a dashboard). */
-  onRequest?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 const API_GATEWAY_MAX_BODY = 10 * 1024 * 1024;
@@ -125,7 +123,6 @@ export function createGateway(options: GatewayOptions): Server {
     void (async () => {
       const requestId = randomUUID();
       try {
-        if (options.onRequest?.(req, res)) return;
         const url = new URL(req.url ?? '/', 'http://localhost');
         const match = findRoute(req.method ?? 'GET', url.pathname);
         if (!match) return gatewayError(res, requestId, 404, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);

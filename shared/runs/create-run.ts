@@ -146,6 +146,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     ...(body.workflow !== undefined ? { tenantWorkflow: `${tenantId}#${body.workflow}` } : {}),
     metadata: body.metadata ?? {},
     file: facts,
+    fileName: upload.fileName,
     strategy: plan.strategy,
     candidates: plan.candidates,
     estimateMicros,

@@ -1,5 +1,14 @@
 /** Read-side cores: one run, the tenant's runs page by page, and usage per workflow. */
-import type { ListRunsQuery, ListRunsResponse, RunResponse, UsageResponse, UsageRow } from '../contract.js';
+import {
+  type ListRunsQuery,
+  type ListRunsResponse,
+  type RunResponse,
+  USAGE_INTERVALS,
+  USAGE_MAX_BUCKETS,
+  type UsageQuery,
+  type UsageResponse,
+  type UsageRow,
+} from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { getRunForTenant, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
@@ -51,15 +60,22 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
 
 const DEFAULT_USAGE_WINDOW_DAYS = 30;
 
-/** Totals per workflow over runs created in [from, to]. */
-export async function usageSummary(
-  tenantId: string,
-  from?: string,
-  to?: string,
-  now = new Date(),
-): Promise<UsageResponse> {
-  const toIso = to ?? now.toISOString();
-  const fromIso = from ?? new Date(Date.parse(toIso) - DEFAULT_USAGE_WINDOW_DAYS * 86400_000).toISOString();
+/**
+ * Totals per workflow over runs created in [from, to], and the same per time bucket for charts. Buckets start at UTC
+ * hour or day boundaries; the first one may begin before `from` (its totals still count only runs from `from` on).
+ */
+export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
+  const toIso = query.to ?? now.toISOString();
+  const fromIso = query.from ?? new Date(Date.parse(toIso) - DEFAULT_USAGE_WINDOW_DAYS * 86400_000).toISOString();
+  const width = USAGE_INTERVALS[query.interval];
+  const firstStart = Math.floor(Date.parse(fromIso) / width) * width;
+  const bucketCount = Math.floor((Date.parse(toIso) - firstStart) / width) + 1;
+  if (bucketCount > USAGE_MAX_BUCKETS) {
+    throw new InvalidRequestError(`the period holds more than ${USAGE_MAX_BUCKETS} ${query.interval}s`, [
+      { path: 'interval', message: `use a shorter period or a wider interval (at most ${USAGE_MAX_BUCKETS} buckets)` },
+    ]);
+  }
+
   const runs: RunRecord[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -68,18 +84,38 @@ export async function usageSummary(
       limit: 500,
       createdFrom: fromIso,
       createdTo: toIso,
+      ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
       ...(startKey ? { startKey } : {}),
     });
     runs.push(...page.items);
     startKey = page.lastKey;
   } while (startKey);
 
-  const byWorkflow = new Map<string | null, RunRecord[]>();
-  for (const run of runs) byWorkflow.set(run.workflow, [...(byWorkflow.get(run.workflow) ?? []), run]);
-  const workflows = [...byWorkflow.entries()]
+  const perBucket: RunRecord[][] = Array.from({ length: bucketCount }, () => []);
+  for (const run of runs) perBucket[Math.floor((Date.parse(run.createdAt) - firstStart) / width)]?.push(run);
+  const series = perBucket.map((items, i) => ({
+    start: new Date(firstStart + i * width).toISOString(),
+    end: new Date(firstStart + (i + 1) * width).toISOString(),
+    totals: summarise(null, items),
+    workflows: byWorkflow(items),
+  }));
+  return {
+    from: fromIso,
+    to: toIso,
+    interval: query.interval,
+    workflows: byWorkflow(runs),
+    totals: summarise(null, runs),
+    series,
+  };
+}
+
+/** One row per workflow (the runs without one under `null`), sorted by name. */
+function byWorkflow(runs: RunRecord[]): UsageRow[] {
+  const groups = new Map<string | null, RunRecord[]>();
+  for (const run of runs) groups.set(run.workflow, [...(groups.get(run.workflow) ?? []), run]);
+  return [...groups.entries()]
     .sort(([a], [b]) => String(a).localeCompare(String(b)))
     .map(([workflow, items]) => summarise(workflow, items));
-  return { from: fromIso, to: toIso, workflows, totals: summarise(null, runs) };
 }
 
 function summarise(workflow: string | null, runs: RunRecord[]): UsageRow {

@@ -49,6 +49,8 @@ export interface RunRecord {
   tenantWorkflow?: string;
   metadata: Record<string, unknown>;
   file: FileFacts;
+  /** The client's file name from presign (runs created before it was stored have none). */
+  fileName?: string;
   strategy: Strategy;
   /** Candidate providers in order of preference, fixed at creation. */
   candidates: ProviderId[];
@@ -176,6 +178,14 @@ export function toRunResponse(run: RunRecord): RunResponse {
     metadata: run.metadata as RunResponse['metadata'],
     workflow: run.workflow,
     createdAt: run.createdAt,
+    file: {
+      name: run.fileName ?? null,
+      type: run.file.mime,
+      sizeBytes: run.file.sizeBytes,
+      pages: run.file.pages,
+      ...(run.file.width !== undefined ? { width: run.file.width } : {}),
+      ...(run.file.height !== undefined ? { height: run.file.height } : {}),
+    },
   };
   if (run.status === 'completed' && run.usage && run.result) {
     return {

@@ -2,7 +2,7 @@
  * The interface's whole client flow over real HTTP against the local stack: presign → PUT → create → poll →
  * verify, for every supported file kind, with the real `local` provider (tesseract OCR / PDF text layer).
  */
-import { call, fixture, KEYS, upload, waitForFinal } from './client.js';
+import { call, fixture, KEYS, stack, upload, waitForFinal } from './client.js';
 
 interface Completed {
   status: string;
@@ -180,5 +180,58 @@ describe('verify, list and usage', () => {
     expect(completed.body.items).toHaveLength(3);
     const other = await call<{ items: unknown[] }>('GET', '/v1/runs?workflow=paging', { key: KEYS.b });
     expect(other.body.items).toHaveLength(0);
+  });
+});
+
+describe('what the dashboard reads', () => {
+  test("a run's file can be read back through its short-lived address, byte for byte, with the inspected type", async () => {
+    const bytes = await fixture('receipt.png');
+    const { created } = await analyse('receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
+    const jobId = String(created.body.jobId);
+    expect(created.body.file).toEqual({
+      name: 'receipt.png',
+      type: 'image/png',
+      sizeBytes: bytes.length,
+      pages: 1,
+      width: expect.any(Number),
+      height: expect.any(Number),
+    });
+
+    const file = await call<{ url: string; contentType: string; fileName: string }>('GET', `/v1/runs/${jobId}/file`);
+    expect(file.status).toBe(200);
+    expect(file.body).toMatchObject({ contentType: 'image/png', fileName: 'receipt.png' });
+    // The address needs no key: it is what an <img src> loads.
+    const read = await fetch(file.body.url);
+    expect(read.status).toBe(200);
+    expect(Buffer.from(await read.arrayBuffer()).equals(bytes)).toBe(true);
+
+    // Tenant-scoped like every read.
+    const other = await call('GET', `/v1/runs/${jobId}/file`, { key: KEYS.b });
+    expect(other.status).toBe(404);
+  });
+
+  test("usage per hour shows this hour's runs of a workflow in the last bucket, matching the totals", async () => {
+    const workflow = `series-${Date.now()}`;
+    const { final } = await analyse('receipt.png', { prompt: 'Receipt', schemaId: 'receipt', workflow });
+    const from = new Date(Date.now() - 3 * 3600_000).toISOString();
+    const usage = await call<{
+      totals: { runs: number; chargedUsd: number };
+      series: { start: string; totals: { runs: number; chargedUsd: number } }[];
+    }>('GET', `/v1/usage?interval=hour&workflow=${workflow}&from=${encodeURIComponent(from)}`);
+    expect(usage.status).toBe(200);
+    expect(usage.body.series).toHaveLength(4);
+    expect(usage.body.series.at(-1)?.totals).toMatchObject({ runs: 1, chargedUsd: final.chargedUsd });
+    expect(usage.body.series.slice(0, 3).every((b) => b.totals.runs === 0)).toBe(true);
+    expect(usage.body.totals).toMatchObject({ runs: 1, chargedUsd: final.chargedUsd });
+  });
+
+  test('the local stack serves the dashboard page at / without a key', async () => {
+    const page = await fetch(`${stack().baseUrl}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const script = await fetch(`${stack().baseUrl}/dashboard/app.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
   });
 });

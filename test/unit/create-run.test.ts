@@ -63,6 +63,8 @@ describe('a run is accepted', () => {
       metadata: {},
       workflow: null,
       createdAt: expect.any(String),
+      // What inspection found in the stored bytes, with the name given at presign.
+      file: { name: 'receipt.png', type: 'image/png', sizeBytes: 13775, pages: 1, width: 800, height: 834 },
     });
     expect(new Date(answer.body.createdAt).toISOString()).toBe(answer.body.createdAt);
     expect(answer.headers.location).toBe(`/v1/runs/${answer.body.jobId}`);

@@ -25,6 +25,8 @@ const creationFields = {
   metadata: {},
   workflow: null,
   createdAt: '2026-11-01T10:00:00.000Z',
+  // Runs stored before the file name was recorded answer name null.
+  file: { name: null, type: 'image/png', sizeBytes: 13775, pages: 1, width: 800, height: 834 },
 };
 
 describe('not found', () => {
@@ -83,9 +85,16 @@ describe('a queued run', () => {
   test('internal fields (tenant, object key, hold flags, task) are not exposed', async () => {
     ddb.on(GetCommand).resolves({ Item: runItem() });
     const answer = await getRun('run_1');
-    for (const key of ['tenantId', 'objectKey', 'holdFromCredit', 'task', 'candidates', 'estimateMicros', 'file']) {
+    for (const key of ['tenantId', 'objectKey', 'holdFromCredit', 'task', 'candidates', 'estimateMicros', 'fileName']) {
       expect(answer.body).not.toHaveProperty(key);
     }
+    expect(Object.keys(answer.body.file).sort()).toEqual(['height', 'name', 'pages', 'sizeBytes', 'type', 'width']);
+  });
+
+  test('the file name given at presign is shown', async () => {
+    ddb.on(GetCommand).resolves({ Item: runItem({ fileName: 'till-slip.png' }) });
+    const answer = await getRun('run_1');
+    expect(answer.body.file.name).toBe('till-slip.png');
   });
 });
 

@@ -159,6 +159,80 @@ describe('GET /v1/usage', () => {
     }
   });
 
+  test('series: one bucket per UTC day from `from` to `to`, empty days included, each with its own totals', async () => {
+    ddb.on(QueryCommand).resolves({
+      Items: [
+        completedRunItem({ jobId: 'a', workflow: 'expenses', createdAt: '2026-11-02T23:59:59.000Z' }),
+        completedRunItem({ jobId: 'b', workflow: 'ids', createdAt: '2026-11-02T08:00:00.000Z' }),
+        failedRunItem({ jobId: 'c', workflow: 'expenses', createdAt: '2026-11-04T00:00:00.000Z' }),
+      ],
+    });
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2026-11-01T12:00:00.000Z', to: '2026-11-04T06:00:00.000Z' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.interval).toBe('day');
+    const series = answer.body.series as {
+      start: string;
+      end: string;
+      totals: { runs: number };
+      workflows: unknown[];
+    }[];
+    // The first bucket starts at the UTC day boundary before `from`; the last holds `to`.
+    expect(series.map((b) => [b.start, b.end, b.totals.runs])).toEqual([
+      ['2026-11-01T00:00:00.000Z', '2026-11-02T00:00:00.000Z', 0],
+      ['2026-11-02T00:00:00.000Z', '2026-11-03T00:00:00.000Z', 2],
+      ['2026-11-03T00:00:00.000Z', '2026-11-04T00:00:00.000Z', 0],
+      ['2026-11-04T00:00:00.000Z', '2026-11-05T00:00:00.000Z', 1],
+    ]);
+    expect(series[1]?.workflows).toEqual([
+      expect.objectContaining({ workflow: 'expenses', runs: 1, completed: 1 }),
+      expect.objectContaining({ workflow: 'ids', runs: 1, completed: 1 }),
+    ]);
+    expect(series[3]?.totals).toEqual(expect.objectContaining({ failed: 1, chargedUsd: 0, refundedUsd: 0.00013 }));
+    expect(series[0]?.workflows).toEqual([]);
+    // Buckets add up to the totals.
+    expect(series.reduce((n, b) => n + b.totals.runs, 0)).toBe(answer.body.totals.runs);
+  });
+
+  test('interval=hour buckets by UTC hour; workflow= reads only that workflow through its index', async () => {
+    ddb.on(QueryCommand).resolves({
+      Items: [completedRunItem({ jobId: 'a', workflow: 'expenses', createdAt: '2026-11-02T10:30:00.000Z' })],
+    });
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: {
+        from: '2026-11-02T09:00:00.000Z',
+        to: '2026-11-02T11:00:00.000Z',
+        interval: 'hour',
+        workflow: 'expenses',
+      },
+    });
+    expect(answer.status).toBe(200);
+    expect(
+      answer.body.series.map((b: { start: string; totals: { runs: number } }) => [b.start, b.totals.runs]),
+    ).toEqual([
+      ['2026-11-02T09:00:00.000Z', 0],
+      ['2026-11-02T10:00:00.000Z', 1],
+      ['2026-11-02T11:00:00.000Z', 0],
+    ]);
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
+      IndexName: 'byTenantWorkflow',
+      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'tenant-a#expenses' }),
+    });
+  });
+
+  test('a period with more buckets than allowed answers 400 without reading anything', async () => {
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2026-01-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z', interval: 'hour' },
+    });
+    const error = expectError(answer, 'INVALID_REQUEST');
+    expect(error.details.issues[0].path).toBe('interval');
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
   test('with no runs, rates and confidence are null rather than invented', async () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
     const answer = await call(usage, { path: '/v1/usage' });
@@ -181,7 +255,9 @@ describe('GET /v1/usage', () => {
   test.each([
     ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['a from that is not a timestamp', { from: 'yesterday' }, 'from'],
-    ['an unknown parameter', { workflow: 'x' }, '(root)'],
+    ['an unknown parameter', { bogus: 'x' }, '(root)'],
+    ['an unknown interval', { interval: 'week' }, 'interval'],
+    ['a workflow with characters the contract refuses', { workflow: 'a b' }, 'workflow'],
   ])('%s answers 400 INVALID_REQUEST', async (_what, query, path) => {
     const answer = await call(usage, { path: '/v1/usage', query });
     const error = expectError(answer, 'INVALID_REQUEST');

@@ -1,0 +1,132 @@
+/** GET /v1/runs/{jobId}/file (a short-lived read address) and the dashboard's static pages. */
+import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler as dashboard } from '../../functions/dashboard.js';
+import { handler as fileUrl } from '../../functions/file-url.js';
+import { call, expectContractHeaders, expectError } from '../support/api.js';
+import { completedRunItem, tableName } from '../support/aws.js';
+import { apiEvent, lambdaContext } from '../support/events.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const s3 = mockClient(S3Client);
+
+beforeEach(() => {
+  ddb.reset();
+  s3.reset();
+});
+
+function getFile(jobId: string, tenantId = 'tenant-a') {
+  return call(fileUrl, { path: `/v1/runs/${jobId}/file`, pathParameters: { jobId }, auth: { tenantId } });
+}
+
+describe('GET /v1/runs/{jobId}/file', () => {
+  test('answers a presigned GET of exactly that object, typed as inspected, valid for 5 minutes', async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ fileName: 'till slip "1".png' }) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: 13775 });
+    const before = Date.now();
+    const answer = await getFile('run_1');
+    expect(answer.status).toBe(200);
+    expectContractHeaders(answer);
+    expect(answer.body).toEqual({
+      jobId: 'run_1',
+      url: expect.any(String),
+      expiresAt: expect.any(String),
+      contentType: 'image/png',
+      fileName: 'till slip "1".png',
+    });
+    const expires = Date.parse(answer.body.expiresAt) - before;
+    expect(expires).toBeGreaterThanOrEqual(299_000);
+    expect(expires).toBeLessThanOrEqual(301_000);
+
+    const url = new URL(answer.body.url);
+    const run = completedRunItem();
+    expect(decodeURIComponent(url.pathname)).toContain(run.objectKey);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
+    expect(url.searchParams.get('response-content-type')).toBe('image/png');
+    // The client's file name is reduced to safe characters inside the header value.
+    expect(url.searchParams.get('response-content-disposition')).toBe('inline; filename="till slip _1_.png"');
+    // Nothing of the API key or tenant secret travels in the address.
+    expect(answer.body.url).not.toMatch(/x-api-key/i);
+    expect(s3).toHaveReceivedCommandWith(HeadObjectCommand, { Key: run.objectKey });
+    expect(s3).not.toHaveReceivedCommand(GetObjectCommand);
+  });
+
+  test("an unknown run, or another tenant's, answers 404 NOT_FOUND without touching storage", async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ tenantId: 'tenant-b' }) });
+    expectError(await getFile('run_1', 'tenant-a'), 'NOT_FOUND');
+    ddb.on(GetCommand).resolves({});
+    expectError(await getFile('run_nope'), 'NOT_FOUND');
+    expect(s3).not.toHaveReceivedAnyCommand();
+    expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: tableName('runs') });
+  });
+
+  test('a run whose upload has expired answers 404 NOT_FOUND saying so', async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem() });
+    s3.on(HeadObjectCommand).rejects(Object.assign(new Error('Not Found'), { name: 'NotFound' }));
+    const error = expectError(await getFile('run_1'), 'NOT_FOUND');
+    expect(error.message).toMatch(/no longer stored/);
+    expect(error.details).toEqual({ id: 'run_1', reason: 'file_expired' });
+  });
+
+  test('a storage outage is a retryable 500, not a 404', async () => {
+    ddb.on(GetCommand).resolves({ Item: completedRunItem() });
+    s3.on(HeadObjectCommand).rejects(Object.assign(new Error('boom'), { name: 'InternalError' }));
+    expectError(await getFile('run_1'), 'INTERNAL_ERROR');
+  });
+
+  test('the scope runs:read is required', async () => {
+    const answer = await call(fileUrl, {
+      path: '/v1/runs/run_1/file',
+      pathParameters: { jobId: 'run_1' },
+      auth: { tenantId: 'tenant-a', scopes: ['runs:write'] },
+    });
+    expectError(answer, 'FORBIDDEN');
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+});
+
+describe('the dashboard pages', () => {
+  async function page(pathParameters?: Record<string, string>, publicPath?: string) {
+    const event = apiEvent({ path: '/', auth: null, ...(pathParameters ? { pathParameters } : {}) });
+    if (publicPath) (event.requestContext as { path?: string }).path = publicPath;
+    const result = await dashboard(event, lambdaContext());
+    const headers = Object.fromEntries(
+      Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+    );
+    return { status: result.statusCode, headers, body: result.body };
+  }
+
+  test('/ serves the HTML page with a strict content security policy and no referrer', async () => {
+    const answer = await page(undefined, '/prod/');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(answer.body).toMatch(/<html/i);
+    // Relative asset addresses, so the page works under a stage prefix.
+    expect(answer.body).toContain('dashboard/app.js');
+    expect(answer.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(answer.headers['referrer-policy']).toBe('no-referrer');
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  test('under a stage without the trailing slash it redirects, so relative addresses resolve inside the stage', async () => {
+    const answer = await page(undefined, '/prod');
+    expect(answer.status).toBe(301);
+    expect(answer.headers.location).toBe('/prod/');
+  });
+
+  test('assets are served with their types; anything else is a 404 in the contract error body', async () => {
+    const script = await page({ asset: 'app.js' });
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    const style = await page({ asset: 'style.css' });
+    expect(style.headers['content-type']).toBe('text/css; charset=utf-8');
+
+    for (const asset of ['../package.json', '..%2Fpackage.json', 'index.html', 'nope.js', '.hidden.js']) {
+      const answer = await page({ asset });
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.body).error.code).toBe('NOT_FOUND');
+    }
+  });
+});
