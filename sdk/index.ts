@@ -28,6 +28,7 @@ import type {
   CreateRunResponse,
   createRunRequest,
   ErrorBody,
+  FileUrlResponse,
   InlineSchema,
   ListRunsQuery,
   ListRunsResponse,
@@ -45,6 +46,7 @@ import type { ErrorCode } from '../shared/errors.js';
 export type {
   CreateRunResponse,
   ErrorBody,
+  FileUrlResponse,
   InlineSchema,
   ListRunsResponse,
   PresignRequest,
@@ -360,8 +362,19 @@ export class VisionClient {
     return this.request({ method: 'GET', path: '/v1/schemas', idempotent: true, signal: options.signal });
   }
 
+  /** GET /v1/usage: totals per workflow, plus `series` per `interval` (hour | day) for charts. */
   usage(query: Partial<UsageQuery> = {}, options: CallOptions = {}): Promise<UsageResponse> {
     return this.request({ method: 'GET', path: '/v1/usage', query, idempotent: true, signal: options.signal });
+  }
+
+  /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
+  fileUrl(jobId: string, options: CallOptions = {}): Promise<FileUrlResponse> {
+    return this.request({
+      method: 'GET',
+      path: `/v1/runs/${encodeURIComponent(jobId)}/file`,
+      idempotent: true,
+      signal: options.signal,
+    });
   }
 
   // ---------- high-level flow ----------

@@ -47,6 +47,11 @@ describe('SDK against the local stack', () => {
     expect(verified.verification.accepted).toBe(true);
     expect((await vision.schemas()).items.map((s) => s.id)).toContain('receipt');
     expect((await vision.usage()).totals.runs).toBeGreaterThan(0);
+    const hourly = await vision.usage({ interval: 'hour', from: new Date(Date.now() - 3600_000).toISOString() });
+    expect(hourly.series.at(-1)?.totals.runs).toBeGreaterThan(0);
+    const file = await vision.fileUrl(created.jobId);
+    expect(file.contentType).toBe('image/png');
+    expect(Buffer.from(await (await fetch(file.url)).arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
     expect(await vision.health()).toEqual({ status: 'ok' });
   });
 
