@@ -335,6 +335,57 @@ describe('inspectUpload: images', () => {
     expect(facts).toMatchObject({ mime: 'image/jpeg', width: 834, height: 800 });
   });
 
+  describe('motion photos (a video after the JPEG, announced in its XMP)', () => {
+    // A stand-in for the MP4 a phone appends: an ftyp box and some payload.
+    const video = Buffer.concat([Buffer.from('00000018667479706d703432', 'hex'), Buffer.alloc(5000, 7)]);
+
+    /** receipt.jpg with an XMP APP1 segment right after SOI, then `trailer`. */
+    function motionPhoto(xmp: string, trailer: Buffer = video): Buffer {
+      const jpeg = fixture('receipt.jpg');
+      const payload = Buffer.from(`http://ns.adobe.com/xap/1.0/\0${xmp}`, 'latin1');
+      const header = Buffer.from([0xff, 0xe1, 0, 0]);
+      header.writeUInt16BE(payload.length + 2, 2);
+      return Buffer.concat([jpeg.subarray(0, 2), header, payload, jpeg.subarray(2), trailer]);
+    }
+
+    it('a Pixel motion photo (GCamera:MicroVideoOffset) is accepted', async () => {
+      const buf = motionPhoto(`<rdf:Description GCamera:MotionPhoto="1" GCamera:MicroVideoOffset="${video.length}"/>`);
+      const { facts } = await inspect(buf);
+      expect(facts).toMatchObject({ mime: 'image/jpeg', width: 834, height: 800, sizeBytes: buf.length });
+    });
+
+    it('a Container:Directory motion photo (Samsung, newer Pixels) is accepted', async () => {
+      const xmp =
+        '<Container:Directory><rdf:Seq>' +
+        '<rdf:li><Container:Item Item:Mime="image/jpeg" Item:Semantic="Primary" Item:Length="0" Item:Padding="0"/></rdf:li>' +
+        `<rdf:li><Container:Item Item:Mime="video/mp4" Item:Semantic="MotionPhoto" Item:Length="${video.length}"/></rdf:li>` +
+        '</rdf:Seq></Container:Directory>';
+      const { facts } = await inspect(motionPhoto(xmp));
+      expect(facts).toMatchObject({ mime: 'image/jpeg', width: 834, height: 800 });
+    });
+
+    it('a motion photo cut inside its video is still caught as truncated', async () => {
+      const buf = motionPhoto(`<x GCamera:MicroVideoOffset="${video.length}"/>`);
+      const error = await inspectError(buf.subarray(0, buf.length - 1000));
+      expect(error.details).toEqual({ reason: 'truncated' });
+    });
+
+    it('data after the end marker without an XMP announcing it is truncated, as before', async () => {
+      const buf = Buffer.concat([fixture('receipt.jpg'), video]);
+      const error = await inspectError(buf);
+      expect(error.details).toEqual({ reason: 'truncated' });
+    });
+
+    it('the still image of a motion photo decodes (what the worker sends on)', async () => {
+      const { default: sharp } = await import('sharp');
+      const buf = motionPhoto(`<x GCamera:MicroVideoOffset="${video.length}"/>`);
+      const meta = await sharp(buf).metadata();
+      expect([meta.width, meta.height]).toEqual([834, 800]);
+      const { info } = await sharp(buf, { failOn: 'error' }).raw().toBuffer({ resolveWithObject: true });
+      expect(info.width).toBe(834);
+    });
+  });
+
   it('a JPEG cut inside its headers is truncated', async () => {
     const error = await inspectError(fixture('receipt.jpg').subarray(0, 300));
     expect(error.details).toEqual({ reason: 'truncated' });
