@@ -28,8 +28,9 @@ export function classify(facts: FileFacts, task: TaskSpec, providers: readonly P
  * Plans a run. Candidates are the available providers that can run the strategy, in the configured order when
  * `VISION_PROVIDERS` is set, otherwise cheapest first for this file (with `local` last). Providers without a profile
  * in this build stay in the list when explicitly configured: they fail at run time and the plan falls back.
- * The estimate is the worst-case price of the primary path (the first candidate with a cost model). A fallback whose
- * worst case would push the price past that hold (or past maxCostUsd) is skipped at execution time.
+ * The estimate is the worst-case price of the primary path (the first candidate with a cost model), plus the worst
+ * case of `local` when it is a later fallback (the last resort's reserve, below). A fallback whose worst case would
+ * push the price past that hold (or past maxCostUsd) is skipped at execution time.
  */
 export function planRun(
   facts: FileFacts,
@@ -56,8 +57,13 @@ export function planRun(
           .sort((a, b) => (worstCase(a) ?? Number.MAX_SAFE_INTEGER) - (worstCase(b) ?? Number.MAX_SAFE_INTEGER)),
         ...eligible.filter((id) => id === 'local'),
       ];
-  const primary = candidates.map(worstCase).find((price) => price !== undefined);
-  return { strategy, candidates, estimateMicros: primary ?? 0 };
+  const primaryIndex = candidates.findIndex((id) => worstCase(id) !== undefined);
+  const primary = primaryIndex >= 0 ? (worstCase(candidates[primaryIndex] as ProviderId) ?? 0) : 0;
+  // The last resort's reserve: `local` needs no credentials and is always up, so when it follows the primary its
+  // (small, per-page) worst case is held too. A primary that fails after being billed (a timeout, an unreadable
+  // answer) can then still fall back to it instead of the run failing over budget.
+  const reserve = primaryIndex >= 0 && candidates.slice(primaryIndex + 1).includes('local') ? worstCase('local') : 0;
+  return { strategy, candidates, estimateMicros: primary + (reserve ?? 0) };
 }
 
 // A provider that cannot look at pixels can still serve a direct-multimodal plan through OCR.

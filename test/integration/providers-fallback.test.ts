@@ -107,4 +107,42 @@ describe('provider fallback on the local stack', () => {
       await stack.stop();
     }
   });
+
+  test("Textract answering like LocalStack's mock (a page billed, no text) falls back to local, which the hold covers", async () => {
+    // LocalStack's Textract answers every call with empty Blocks / ExpenseDocuments while reporting the pages.
+    const localstackTextract = await startFakeServer((request) => ({
+      status: 200,
+      headers: { 'content-type': 'application/x-amz-json-1.1' },
+      json: String(request.headers['x-amz-target']).endsWith('AnalyzeExpense')
+        ? { DocumentMetadata: { Pages: 1 }, ExpenseDocuments: [] }
+        : { DocumentMetadata: { Pages: 1 }, Blocks: [] },
+    }));
+    const stack = await startStack({
+      VISION_DEV_API_KEYS: `fallback:${KEY}`,
+      VISION_PROVIDERS: 'textract,local',
+      AWS_ACCESS_KEY_ID: 'AKIDLOCALSTACKTEST',
+      AWS_SECRET_ACCESS_KEY: 'localstack-test-secret',
+      VISION_DISABLE_IAM_PROVIDERS: 'false',
+      AWS_ENDPOINT_URL_TEXTRACT: localstackTextract.url,
+    });
+    try {
+      const run = await analyse(stack, 'receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
+      const attempts = run.attempts as { provider: string; outcome: string; failure?: string }[];
+      expect(attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+        ['textract', 'failed', 'invalid_output'],
+        ['local', 'succeeded', undefined],
+      ]);
+      expect(run.status).toBe('completed');
+      expect((run.result as { total: unknown }).total).toBe(42.5);
+      // The Textract page was billed and the local OCR too; the client pays both, never more than the estimate.
+      const usage = run.usage as { requests: number; priceUsd: number };
+      expect(usage.requests).toBe(2);
+      expect(run.chargedUsd).toBe(usage.priceUsd);
+      expect(run.chargedUsd as number).toBeLessThanOrEqual(run.estimatedCostUsd as number);
+      expect(localstackTextract.requests.length).toBeGreaterThan(0);
+    } finally {
+      await stack.stop();
+      await localstackTextract.close();
+    }
+  });
 });

@@ -83,6 +83,21 @@ describe('planRun', () => {
     expect(availableProviders(['openai'])).toEqual(['openai']);
   });
 
+  test('the hold adds the reserve of `local` when it is a later fallback, so a billed primary failure can still fall back', () => {
+    const fields = task([f('total')]);
+    const alone = (id: 'textract' | 'openai' | 'local') => planRun(image, fields, [id]).estimateMicros;
+    expect(planRun(image, fields, ['textract', 'local'], { explicitOrder: true }).estimateMicros).toBe(
+      alone('textract') + alone('local'),
+    );
+    // Without local after the primary there is nothing to reserve; with local first it is the primary.
+    expect(planRun(image, fields, ['openai', 'textract'], { explicitOrder: true }).estimateMicros).toBe(
+      alone('openai'),
+    );
+    expect(planRun(image, fields, ['local', 'openai'], { explicitOrder: true }).estimateMicros).toBe(alone('local'));
+    // The reserve is small next to a cloud primary: one page of local OCR.
+    expect(alone('local')).toBe(estimateMicros(1));
+  });
+
   test('without configured order, cloud candidates are cheapest first for the file and local is last', () => {
     const plan = planRun(image, task([f('total')]), ['local', 'openai', 'bedrock']);
     expect(plan.candidates).toEqual(['bedrock', 'openai', 'local']);

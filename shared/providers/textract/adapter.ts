@@ -219,6 +219,14 @@ function toFailure(
   });
 }
 
+/**
+ * Textract returns one expense or identity document per page it read, so an empty list means nothing was read (a
+ * mock such as LocalStack's answers that way): invalid output, and the plan moves on, rather than an all-null result.
+ */
+function nonEmpty(list: readonly unknown[] | undefined): boolean {
+  return Array.isArray(list) && list.length > 0;
+}
+
 function invalidOutput(message: string, usage?: ProviderUsage): ProviderFailure {
   return new ProviderFailure('invalid_output', `textract: ${message}`, usage ? { usage } : undefined);
 }
@@ -748,7 +756,7 @@ async function read(
       billed,
     );
     const pages = pagesOf(out.DocumentMetadata, delivery.pages.length);
-    if (!Array.isArray(out.IdentityDocuments))
+    if (!nonEmpty(out.IdentityDocuments))
       throw invalidOutput('AnalyzeID returned no IdentityDocuments', usageFor(api, pages));
     return { ...empty, pages, identity: out.IdentityDocuments };
   }
@@ -763,7 +771,7 @@ async function read(
           billed,
         );
         const pages = pagesOf(out.DocumentMetadata, 1);
-        if (!Array.isArray(out.IdentityDocuments))
+        if (!nonEmpty(out.IdentityDocuments))
           throw invalidOutput('AnalyzeID returned no IdentityDocuments', usageFor(api, pages));
         return { ...empty, pages, identity: out.IdentityDocuments };
       }
@@ -774,7 +782,7 @@ async function read(
           billed,
         );
         const pages = pagesOf(out.DocumentMetadata, 1);
-        if (!Array.isArray(out.ExpenseDocuments))
+        if (!nonEmpty(out.ExpenseDocuments))
           throw invalidOutput('AnalyzeExpense returned no ExpenseDocuments', usageFor(api, pages));
         return { ...empty, pages, expense: out.ExpenseDocuments };
       }
@@ -822,7 +830,10 @@ async function read(
         billed,
       );
       const pages = pagesOf(results[0]?.DocumentMetadata, expectedPages);
-      if (!results.every((r) => Array.isArray(r.ExpenseDocuments))) {
+      if (
+        !results.every((r) => Array.isArray(r.ExpenseDocuments)) ||
+        !results.some((r) => nonEmpty(r.ExpenseDocuments))
+      ) {
         throw invalidOutput('GetExpenseAnalysis returned no ExpenseDocuments', usageFor(api, pages));
       }
       return { ...empty, pages, expense: results.flatMap((r) => r.ExpenseDocuments ?? []) };

@@ -1014,12 +1014,26 @@ describe('textract failures', () => {
     expect(failure.message).toMatch(/PAGE/);
   });
 
-  test('AnalyzeExpense without ExpenseDocuments → invalid_output', async () => {
-    textract({ AnalyzeExpense: () => ok({ DocumentMetadata: { Pages: 1 } }) });
+  test.each([
+    ['without ExpenseDocuments', { DocumentMetadata: { Pages: 1 } }],
+    [
+      'with an empty ExpenseDocuments list (how LocalStack answers)',
+      { DocumentMetadata: { Pages: 1 }, ExpenseDocuments: [] },
+    ],
+  ])('AnalyzeExpense %s → invalid_output, not an all-null result', async (_what, body) => {
+    textract({ AnalyzeExpense: () => ok(body) });
     const input = await inputFor('receipt.png', task({ schemaId: 'receipt' }));
     const failure = await failureOf(textractProvider.invoke(input, deadline()));
     expect(failure.kind).toBe('invalid_output');
     expect(failure.usage).toEqual({ billableUnits: 1, costMicros: 10_000 });
+  });
+
+  test('AnalyzeID with an empty IdentityDocuments list → invalid_output with the page billed', async () => {
+    textract({ AnalyzeID: () => ok({ DocumentMetadata: { Pages: 1 }, IdentityDocuments: [] }) });
+    const input = await inputFor('receipt.png', task({ schemaId: 'id_document' }));
+    const failure = await failureOf(textractProvider.invoke(input, deadline()));
+    expect(failure.kind).toBe('invalid_output');
+    expect(failure.usage?.billableUnits).toBe(1);
   });
 
   test('an empty file is a client failure before any request', async () => {
