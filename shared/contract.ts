@@ -233,8 +233,9 @@ export const schemasResponse = z.object({ items: z.array(registrySchemaSummary) 
 
 // ---------- GET /v1/usage ----------
 
-export const USAGE_INTERVALS = { hour: 3600_000, day: 86400_000 } as const;
-/** At most this many buckets per answer (a year of days, a month of hours). */
+export const USAGE_INTERVALS = ['hour', 'day', 'month'] as const;
+export type UsageInterval = (typeof USAGE_INTERVALS)[number];
+/** At most this many buckets per answer (a month of hours, two years of days). */
 export const USAGE_MAX_BUCKETS = 744;
 
 export const usageQuery = z
@@ -242,9 +243,13 @@ export const usageQuery = z
     from: z.iso.datetime().optional(),
     to: z.iso.datetime().optional(),
     interval: z
-      .enum(['hour', 'day'])
-      .default('day')
-      .meta({ description: 'Width of each `series` bucket (buckets start at UTC hour or day boundaries)' }),
+      .enum(USAGE_INTERVALS)
+      .optional()
+      .meta({
+        description:
+          'Width of each `series` bucket, starting at UTC hour, day or month boundaries. Default: day, or month when ' +
+          `the period holds more than ${USAGE_MAX_BUCKETS} days`,
+      }),
     workflow: workflow.optional().meta({ description: 'Only this workflow' }),
   })
   .refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, {
@@ -274,7 +279,7 @@ export const usageBucket = z.object({
 export const usageResponse = z.object({
   from: isoTimestamp,
   to: isoTimestamp,
-  interval: z.enum(['hour', 'day']),
+  interval: z.enum(USAGE_INTERVALS),
   workflows: z.array(usageRow),
   totals: usageRow,
   series: z

@@ -3,8 +3,8 @@ import {
   type ListRunsQuery,
   type ListRunsResponse,
   type RunResponse,
-  USAGE_INTERVALS,
   USAGE_MAX_BUCKETS,
+  type UsageInterval,
   type UsageQuery,
   type UsageResponse,
   type UsageRow,
@@ -60,18 +60,53 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
 
 const DEFAULT_USAGE_WINDOW_DAYS = 30;
 
+/** The start of the UTC hour, day or month holding `ms`, and the start of the next one. */
+function bucketStart(ms: number, interval: UsageInterval): number {
+  const d = new Date(ms);
+  switch (interval) {
+    case 'hour':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours());
+    case 'day':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    case 'month':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth());
+  }
+}
+
+function nextBucket(start: number, interval: UsageInterval): number {
+  if (interval === 'hour') return start + 3600_000;
+  if (interval === 'day') return start + 86400_000;
+  const d = new Date(start);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1);
+}
+
+/** Bucket starts from the one holding `from` to the one holding `to`; null when there would be too many. */
+function bucketStarts(from: number, to: number, interval: UsageInterval): number[] | null {
+  const starts: number[] = [];
+  for (let t = bucketStart(from, interval); t <= to; t = nextBucket(t, interval)) {
+    if (starts.length === USAGE_MAX_BUCKETS) return null;
+    starts.push(t);
+  }
+  return starts;
+}
+
 /**
  * Totals per workflow over runs created in [from, to], and the same per time bucket for charts. Buckets start at UTC
- * hour or day boundaries; the first one may begin before `from` (its totals still count only runs from `from` on).
+ * hour, day or month boundaries; the first one may begin before `from` (its totals still count only runs from `from`
+ * on). Without an interval: days, or months when the period holds too many days.
  */
 export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
   const toIso = query.to ?? now.toISOString();
   const fromIso = query.from ?? new Date(Date.parse(toIso) - DEFAULT_USAGE_WINDOW_DAYS * 86400_000).toISOString();
-  const width = USAGE_INTERVALS[query.interval];
-  const firstStart = Math.floor(Date.parse(fromIso) / width) * width;
-  const bucketCount = Math.floor((Date.parse(toIso) - firstStart) / width) + 1;
-  if (bucketCount > USAGE_MAX_BUCKETS) {
-    throw new InvalidRequestError(`the period holds more than ${USAGE_MAX_BUCKETS} ${query.interval}s`, [
+  const [from, to] = [Date.parse(fromIso), Date.parse(toIso)];
+  let interval: UsageInterval = query.interval ?? 'day';
+  let starts = bucketStarts(from, to, interval);
+  if (!starts && query.interval === undefined) {
+    interval = 'month';
+    starts = bucketStarts(from, to, interval);
+  }
+  if (!starts) {
+    throw new InvalidRequestError(`the period holds more than ${USAGE_MAX_BUCKETS} ${interval}s`, [
       { path: 'interval', message: `use a shorter period or a wider interval (at most ${USAGE_MAX_BUCKETS} buckets)` },
     ]);
   }
@@ -91,18 +126,19 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
     startKey = page.lastKey;
   } while (startKey);
 
-  const perBucket: RunRecord[][] = Array.from({ length: bucketCount }, () => []);
-  for (const run of runs) perBucket[Math.floor((Date.parse(run.createdAt) - firstStart) / width)]?.push(run);
+  const index = new Map(starts.map((start, i) => [start, i]));
+  const perBucket: RunRecord[][] = starts.map(() => []);
+  for (const run of runs) perBucket[index.get(bucketStart(Date.parse(run.createdAt), interval)) ?? -1]?.push(run);
   const series = perBucket.map((items, i) => ({
-    start: new Date(firstStart + i * width).toISOString(),
-    end: new Date(firstStart + (i + 1) * width).toISOString(),
+    start: new Date(starts[i] as number).toISOString(),
+    end: new Date(nextBucket(starts[i] as number, interval)).toISOString(),
     totals: summarise(null, items),
     workflows: byWorkflow(items),
   }));
   return {
     from: fromIso,
     to: toIso,
-    interval: query.interval,
+    interval,
     workflows: byWorkflow(runs),
     totals: summarise(null, runs),
     series,

@@ -223,6 +223,24 @@ describe('GET /v1/usage', () => {
     });
   });
 
+  test('without an interval a period longer than two years of days is bucketed by UTC month', async () => {
+    ddb.on(QueryCommand).resolves({
+      Items: [completedRunItem({ jobId: 'a', createdAt: '2026-02-28T23:00:00.000Z' })],
+    });
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2000-01-15T00:00:00.000Z', to: '2026-03-01T00:00:00.000Z' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.interval).toBe('month');
+    const series = answer.body.series as { start: string; end: string; totals: { runs: number } }[];
+    expect(series).toHaveLength(26 * 12 + 3);
+    expect(series[0]?.start).toBe('2000-01-01T00:00:00.000Z');
+    // Calendar months: February 2026 has 28 days.
+    const february = series.find((b) => b.start === '2026-02-01T00:00:00.000Z');
+    expect(february).toMatchObject({ end: '2026-03-01T00:00:00.000Z', totals: { runs: 1 } });
+  });
+
   test('a period with more buckets than allowed answers 400 without reading anything', async () => {
     const answer = await call(usage, {
       path: '/v1/usage',

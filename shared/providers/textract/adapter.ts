@@ -223,7 +223,7 @@ function toFailure(
  * Textract returns one expense or identity document per page it read, so an empty list means nothing was read (a
  * mock such as LocalStack's answers that way): invalid output, and the plan moves on, rather than an all-null result.
  */
-function nonEmpty(list: readonly unknown[] | undefined): boolean {
+function nonEmpty<T>(list: T[] | undefined): list is T[] {
   return Array.isArray(list) && list.length > 0;
 }
 
