@@ -19,6 +19,9 @@
  * | `destroyOnRemoval`           | `false`                    | `false`: RETAIN tables, buckets, queues, secret, log groups; `true`: DESTROY (throwaway dev stages) |
  * | `workerPackaging`            | `image`                    | how the worker ships its native modules (lib/vision-function.ts)       |
  * | `apiGatewayCloudWatchRole`   | `true`                     | create the account-wide API Gateway → CloudWatch Logs role (needed for API access/execution logs); `false` when the account already has one |
+ * | `stageThrottleRps`           | `200` (10 x per-key rate)  | stage-wide API Gateway throttle (requests per second) over all keys together; integer >= the per-key rate (shared/infra/routes.ts `gatewaySettings.throttle`, 20) |
+ * | `stageThrottleBurst`         | `400` (10 x per-key burst) | stage-wide burst; integer >= the per-key burst (40). Each key is throttled at 20 rps / burst 40 by the usage plan (lib/stateless-stack.ts PER_KEY_THROTTLE) |
+ * | `alarmEmail`                 | unset                      | e-mail address subscribed to the alarm topic (SNS, output `AlarmTopicArn`); AWS mails a confirmation link first |
  *
  * The margin (`marginPct`) is data in shared/pricing/pricing.json, not a setting. The old key
  * `costConfirmationThresholdUsd` is rejected with a message (renamed to `confirmationThresholdUsd`).
@@ -36,7 +39,7 @@ import { runQueue } from '../shared/infra/resources.js';
 import { PROVIDER_IDS, type ProviderId } from '../shared/providers/types.js';
 import { BEDROCK_PROFILE_PREFIX } from './provider-iam.js';
 import { StatefulStack } from './stateful-stack.js';
-import { StatelessStack } from './stateless-stack.js';
+import { DEFAULT_STAGE_THROTTLE, PER_KEY_THROTTLE, StatelessStack, type ThrottleLimits } from './stateless-stack.js';
 import { type Packaging, PROJECT_ROOT } from './vision-function.js';
 
 export interface LimitSettings {
@@ -64,6 +67,10 @@ export interface AppSettings {
   readonly workerPackaging: Packaging;
   /** Whether this app creates the account-wide API Gateway CloudWatch Logs role. */
   readonly apiGatewayCloudWatchRole: boolean;
+  /** Stage-wide throttle over all keys together (each key has the usage plan's per-key throttle). */
+  readonly stageThrottle: ThrottleLimits;
+  /** Subscribed to the alarm topic when set. */
+  readonly alarmEmail?: string;
 }
 
 function contextString(node: Node, key: string): string | undefined {
@@ -148,6 +155,16 @@ function readBedrockModelId(node: Node): string | undefined {
   return id;
 }
 
+/** A plain address check (the subscription itself is confirmed by mail): one @, no spaces, a dot in the domain. */
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
+
+function readAlarmEmail(node: Node): string | undefined {
+  const email = contextString(node, 'alarmEmail')?.trim();
+  if (email === undefined || email === '') return undefined;
+  if (!EMAIL.test(email)) throw new Error(`context "alarmEmail" must be one e-mail address, got "${email}"`);
+  return email;
+}
+
 /** Reads the settings from context; values given with `-c key=value` arrive as strings and are parsed here. */
 export function readSettings(node: Node): AppSettings {
   const stage = contextString(node, 'stage') ?? 'dev';
@@ -169,6 +186,7 @@ export function readSettings(node: Node): AppSettings {
   const imageMaxBytes = readNumber(node, 'imageMaxBytes', undefined, { integer: true, min: 1 });
   const pdfMaxBytes = readNumber(node, 'pdfMaxBytes', undefined, { integer: true, min: 1 });
   const pdfMaxPages = readNumber(node, 'pdfMaxPages', undefined, { integer: true, min: 1 });
+  const alarmEmail = readAlarmEmail(node);
   return {
     stage,
     providers,
@@ -184,6 +202,18 @@ export function readSettings(node: Node): AppSettings {
     destroyOnRemoval: readBoolean(node, 'destroyOnRemoval', false),
     workerPackaging,
     apiGatewayCloudWatchRole: readBoolean(node, 'apiGatewayCloudWatchRole', true),
+    stageThrottle: {
+      // Below the per-key limits a single key could never reach its own rate.
+      rateLimit: readNumber(node, 'stageThrottleRps', DEFAULT_STAGE_THROTTLE.rateLimit, {
+        integer: true,
+        min: PER_KEY_THROTTLE.rateLimit,
+      }),
+      burstLimit: readNumber(node, 'stageThrottleBurst', DEFAULT_STAGE_THROTTLE.burstLimit, {
+        integer: true,
+        min: PER_KEY_THROTTLE.burstLimit,
+      }),
+    },
+    ...(alarmEmail === undefined ? {} : { alarmEmail }),
   };
 }
 
@@ -246,6 +276,8 @@ export function buildStacks(app: App, env?: Environment): VisionStacks {
     workerPackaging: settings.workerPackaging,
     logRemovalPolicy: removalPolicy,
     apiGatewayCloudWatchRole: settings.apiGatewayCloudWatchRole,
+    stageThrottle: settings.stageThrottle,
+    ...(settings.alarmEmail === undefined ? {} : { alarmEmail: settings.alarmEmail }),
   });
   stateless.addStackDependency(stateful);
 

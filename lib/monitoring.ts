@@ -1,12 +1,25 @@
 /**
- * Alarms and a dashboard for the service. Alarms have no actions yet (no SNS topic or on-call target is decided);
- * they show in the CloudWatch console and can be wired with `alarm.addAlarmAction(...)` from `Monitoring.alarms`.
- * Custom metrics come from lib/metrics.ts (emitted by the worker in Embedded Metric Format).
+ * Alarms, their notification topic and a dashboard for the service. Every alarm notifies one SNS topic
+ * (`Monitoring.alarmTopic`, output `AlarmTopicArn`) when it goes to ALARM and when it returns to OK; the CDK context
+ * key `alarmEmail` subscribes an e-mail address to it (the address must confirm the subscription), and anything else
+ * (chat, paging) can subscribe to the topic after deploy.
+ *
+ * The topic is encrypted with its own customer-managed KMS key (rotation on): CloudWatch alarms cannot publish to a
+ * topic encrypted with the AWS-managed `alias/aws/sns` key, whose policy cannot grant CloudWatch. The key policy lets
+ * CloudWatch (this account's alarms only) use the key; the topic policy lets those alarms publish and denies any
+ * request without TLS. The key is deleted with the stack (it protects no stored data).
+ *
+ * Custom metrics come from shared/infra/metrics.ts (emitted by the worker in Embedded Metric Format).
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../shared/infra/metrics.js';
@@ -35,14 +48,62 @@ export interface MonitoringProps {
   readonly worker: lambda.IFunction;
   readonly deadLetterQueue: sqs.IQueue;
   readonly functions: readonly lambda.IFunction[];
+  /** Subscribes this address to the alarm topic (CDK context `alarmEmail`). @default no subscription */
+  readonly alarmEmail?: string;
 }
 
 export class Monitoring extends Construct {
   readonly alarms: Record<keyof typeof ALARM_THRESHOLDS, cloudwatch.Alarm>;
   readonly dashboard: cloudwatch.Dashboard;
+  /** Every alarm's ALARM and OK action. */
+  readonly alarmTopic: sns.Topic;
+  readonly alarmTopicKey: kms.Key;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    const { account, region, partition } = Stack.of(this);
+    const alarmName = (key: string) => `vision-${props.stage}-${key}`;
+    this.alarmTopicKey = new kms.Key(this, 'AlarmTopicKey', {
+      description: `Encrypts the vision-${props.stage} alarm topic`,
+      enableKeyRotation: true,
+      // It protects notifications in transit only (nothing stored stays encrypted with it), so it goes with the stack
+      // (KMS deletes it after its 30-day waiting period) instead of lingering at 1 USD/month after a destroy.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // CloudWatch encrypts the notification with the topic's key when it publishes: it needs a data key from it.
+    // Both grants are limited to this stage's alarms (names `vision-<stage>-…`, below) in this account and region.
+    const thisStagesAlarms = {
+      StringEquals: { 'aws:SourceAccount': account },
+      ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:${alarmName('*')}` },
+    };
+    this.alarmTopicKey.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToUseTheKey',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: thisStagesAlarms,
+      }),
+    );
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
+      topicName: `vision-${props.stage}-alarms`,
+      displayName: `Vision service (${props.stage}) alarms`,
+      masterKey: this.alarmTopicKey,
+      enforceSSL: true,
+    });
+    // A topic policy replaces SNS's default one (enforceSSL creates it), so the alarms' publish right is explicit.
+    this.alarmTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToPublish',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.alarmTopic.topicArn],
+        conditions: thisStagesAlarms,
+      }),
+    );
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const notify = new cloudwatchActions.SnsAction(this.alarmTopic);
+
     const stage = props.api.deploymentStage;
     const custom = (metricName: string, statistic: string) =>
       new cloudwatch.Metric({
@@ -78,7 +139,7 @@ export class Monitoring extends Construct {
     for (const key of Object.keys(ALARM_THRESHOLDS) as (keyof typeof ALARM_THRESHOLDS)[]) {
       const periods = evaluation[key] ?? 1;
       alarms[key] = new cloudwatch.Alarm(this, `${key.charAt(0).toUpperCase()}${key.slice(1)}Alarm`, {
-        alarmName: `vision-${props.stage}-${key}`,
+        alarmName: alarmName(key),
         alarmDescription: descriptions[key],
         metric: metrics[key],
         threshold: ALARM_THRESHOLDS[key],
@@ -87,6 +148,8 @@ export class Monitoring extends Construct {
         datapointsToAlarm: periods,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
+      alarms[key].addAlarmAction(notify);
+      alarms[key].addOkAction(notify);
     }
     this.alarms = alarms as Record<keyof typeof ALARM_THRESHOLDS, cloudwatch.Alarm>;
 

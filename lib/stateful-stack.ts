@@ -18,6 +18,7 @@ import {
   tables,
   uploadsBucket,
 } from '../shared/infra/resources.js';
+import { STATEFUL_OUTPUTS, tableOutputKey } from './outputs.js';
 
 export interface StatefulStackProps extends StackProps {
   /**
@@ -170,7 +171,14 @@ export class StatefulStack extends Stack implements StatefulResources {
         'Third-party provider API keys (OpenAI, Anthropic, Gemini) are issued in the providers consoles; Secrets Manager cannot rotate them. The operator rotates them by hand with put-secret-value.',
     });
 
-    new CfnOutput(this, 'ProviderSecretArn', { value: this.providerSecret.secretArn });
-    new CfnOutput(this, 'UploadsBucketName', { value: this.uploadsBucket.bucketName });
+    new CfnOutput(this, STATEFUL_OUTPUTS.providerSecretArn, { value: this.providerSecret.secretArn });
+    new CfnOutput(this, STATEFUL_OUTPUTS.uploadsBucketName, { value: this.uploadsBucket.bucketName });
+    // Every table's name, for operator tools (`npm run keys -- --stack <stage>` reads them with DescribeStacks).
+    for (const name of keysOf(tables)) {
+      new CfnOutput(this, tableOutputKey(name), {
+        value: this.tables[name].tableName,
+        description: `Name of the ${tables[name].id} table (${tables[name].envVar})`,
+      });
+    }
   }
 }

@@ -15,6 +15,7 @@ import { gatewaySettings, type HandlerName, handlerAccess, routes } from '../sha
 import type { ProviderId } from '../shared/providers/types.js';
 import { bindAccess, bindProviderSecret } from './bind.js';
 import { Monitoring } from './monitoring.js';
+import { STATELESS_OUTPUTS } from './outputs.js';
 import { grantProviders } from './provider-iam.js';
 import type { StatefulResources } from './stateful-stack.js';
 import { type Packaging, VisionFunction, WORKER_NATIVE_MODULES } from './vision-function.js';
@@ -23,24 +24,42 @@ import { type Packaging, VisionFunction, WORKER_NATIVE_MODULES } from './vision-
 export const AUTHORIZER_CACHE_TTL_SECONDS = gatewaySettings.authorizerCacheSeconds;
 
 /**
- * Stage-wide throttling: 20 rps / burst 40 for the whole stage, standing in for the contract's per-key rate.
- *
- * Per-key throttling is NOT implemented. API Gateway throttles per key only through usage plans, and a usage plan
- * counts requests against an API Gateway API key resource (AWS::ApiGateway::ApiKey) attached to the plan. With our
- * own keys (hashed in the apiKeys table, checked by the Lambda authorizer) that needs:
- * 1. `apiKeySourceType: AUTHORIZER` on the RestApi and `apiKeyRequired: true` on every authorized method;
- * 2. the authorizer returning `usageIdentifierKey` = the value of an API Gateway API key (not our secret key: a
- *    separate id stored on the apiKeys item), for every request it allows;
- * 3. one API Gateway API key per client key, created and attached to a usage plan (throttle 20/40, optional quota)
- *    when the client key is issued, and deleted on revocation: key lifecycle code (admin script or handler) calling
- *    apigateway:CreateApiKey / CreateUsagePlanKey / DeleteApiKey, plus IAM for it;
- * 4. limits to respect: 10,000 API keys per account and region by default (adjustable), 300 usage plans.
- * Until then a single client can use the whole stage budget; the worker's maxConcurrency caps provider load anyway.
+ * Per-key throttling: an API Gateway usage plan (`UsagePlan`, output `UsagePlanId`) bound to the API stage throttles
+ * every client key at the contract's rate, `gatewaySettings.throttle` in shared/infra/routes.ts (20 rps, burst 40).
+ * How the requests are tied to a key, with our own keys (hashed in the apiKeys table, checked by the Lambda authorizer):
+ * 1. the RestApi takes its API keys from the authorizer (`apiKeySourceType: AUTHORIZER`) and every authorized method
+ *    (route scope not null) has `apiKeyRequired: true`; public routes need no key and only the stage throttle applies;
+ * 2. for every request it allows, the authorizer returns `usageIdentifierKey` = the value of an API Gateway API key
+ *    (AWS::ApiGateway::ApiKey) that belongs to that client key: a separate random value stored on the apiKeys item
+ *    (`usagePlanKeyValue`), not the client's secret key;
+ * 3. that API Gateway key is created and attached to the usage plan when the client key is issued, and deleted when it
+ *    is revoked, by the keys CLI (`npm run keys`, scripts/keys.ts; `sync-usage-plan` attaches keys issued before).
+ *    The CLI, not CloudFormation, owns those keys: there is one per client key and they come and go at run time.
+ * A valid client key without an attached API Gateway key is refused by API Gateway with 403 (INVALID_API_KEY,
+ * rendered as the contract's FORBIDDEN); a key over its rate gets 429 (THROTTLED, rendered as RATE_LIMITED).
+ * Limits (per account and region): 10,000 API Gateway API keys, 300 usage plans, CreateApiKey/DeleteApiKey at 5
+ * requests per second. docs/keys.md has the operator's side.
  */
-export const STAGE_THROTTLING = {
+export const PER_KEY_THROTTLE = {
   rateLimit: gatewaySettings.throttle.ratePerSecond,
   burstLimit: gatewaySettings.throttle.burst,
 } as const;
+
+/**
+ * Stage-wide throttling, the outer bound over all keys together (and the only bound for the public routes): by
+ * default 10 x the per-key rate, i.e. ten clients at their full rate at once. CDK context `stageThrottleRps` /
+ * `stageThrottleBurst` (lib/app.ts) override it; it must stay below the account's regional API Gateway quota
+ * (10,000 rps by default, 2,500 in some newer regions), which all APIs of the account share.
+ */
+export const DEFAULT_STAGE_THROTTLE = {
+  rateLimit: 10 * PER_KEY_THROTTLE.rateLimit,
+  burstLimit: 10 * PER_KEY_THROTTLE.burstLimit,
+} as const;
+
+export interface ThrottleLimits {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
 
 export interface StatelessStackProps extends StackProps {
   /** Tables, bucket and queue from the stateful stack. */
@@ -59,6 +78,10 @@ export interface StatelessStackProps extends StackProps {
   readonly bedrockModelId?: string;
   /** Create the account-wide API Gateway CloudWatch Logs role (needed for API logging). @default true */
   readonly apiGatewayCloudWatchRole?: boolean;
+  /** Stage-wide throttle over all keys together. @default DEFAULT_STAGE_THROTTLE */
+  readonly stageThrottle?: ThrottleLimits;
+  /** E-mail address subscribed to the alarm topic. @default no subscription */
+  readonly alarmEmail?: string;
 }
 
 /** Handlers that plan runs and therefore need the provider configuration (VISION_PROVIDERS, BEDROCK_MODEL_ID). */
@@ -86,11 +109,31 @@ function pascal(name: string): string {
  * retryability come from ERROR_CODES so they cannot disagree with the handlers' errors. `message` is either fixed
  * text or API Gateway's own message (`$context.error.messageString`, already a quoted JSON string).
  */
-const gatewayErrors: { type: apigw.ResponseType; code: ErrorCode; message: string | null }[] = [
+const gatewayErrors: {
+  type: apigw.ResponseType;
+  code: ErrorCode;
+  message: string | null;
+  /** Extra response headers, as API Gateway mapping values (a literal in single quotes). */
+  headers?: Record<string, string>;
+}[] = [
   { type: apigw.ResponseType.UNAUTHORIZED, code: 'UNAUTHORIZED', message: 'Missing or invalid x-api-key' },
   { type: apigw.ResponseType.ACCESS_DENIED, code: 'FORBIDDEN', message: 'This API key may not call this route' },
-  { type: apigw.ResponseType.THROTTLED, code: 'RATE_LIMITED', message: 'Too many requests; retry later' },
-  // Usage plans are not configured yet; this keeps a future quota answer in the contract's shape.
+  // A valid client key (the authorizer allowed it) whose usage-plan key is missing, deleted or not attached to this
+  // stage's usage plan: API Gateway refuses it (403) before any handler runs. `keys sync-usage-plan` repairs it.
+  {
+    type: apigw.ResponseType.INVALID_API_KEY,
+    code: 'FORBIDDEN',
+    message: 'This API key is not enabled for this API (it has no usage plan key); ask the operator to enable it',
+  },
+  // The key's usage-plan throttle (PER_KEY_THROTTLE) or the stage throttle.
+  // The contract's RATE_LIMITED carries Retry-After; a token bucket refills within a second at these rates.
+  {
+    type: apigw.ResponseType.THROTTLED,
+    code: 'RATE_LIMITED',
+    message: 'Too many requests; retry later',
+    headers: { 'retry-after': "'1'" },
+  },
+  // The usage plan sets no quota; this keeps a quota answer in the contract's shape should one be added.
   { type: apigw.ResponseType.QUOTA_EXCEEDED, code: 'RATE_LIMITED', message: 'Request quota exceeded' },
   // API Gateway answers an unknown path or method with 403 "Missing Authentication Token"; it is a 404.
   { type: apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, code: 'NOT_FOUND', message: 'No such route' },
@@ -135,10 +178,12 @@ export class StatelessStack extends Stack {
   readonly api: apigw.RestApi;
   readonly functions: Record<HandlerName, lambda.Function>;
   readonly monitoring: Monitoring;
+  readonly usagePlan: apigw.UsagePlan;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const providers = props.providers ?? ['local'];
+    const stageThrottle = props.stageThrottle ?? DEFAULT_STAGE_THROTTLE;
 
     // One function per handler named in the route table, plus the two that no route invokes directly.
     const handlers = [...new Set<HandlerName>([...routes.map((r) => r.handler), 'authorizer', 'worker'])];
@@ -180,10 +225,12 @@ export class StatelessStack extends Stack {
       // Access and execution logging need the account-wide API Gateway CloudWatch Logs role (one per account and
       // region, AWS::ApiGateway::Account, retained on delete). `apiGatewayCloudWatchRole=false` when it exists already.
       cloudWatchRole: props.apiGatewayCloudWatchRole ?? true,
+      // The authorizer hands API Gateway the usage-plan key of the caller (usageIdentifierKey); see PER_KEY_THROTTLE.
+      apiKeySourceType: apigw.ApiKeySourceType.AUTHORIZER,
       deployOptions: {
         stageName: props.stageName,
-        throttlingRateLimit: STAGE_THROTTLING.rateLimit,
-        throttlingBurstLimit: STAGE_THROTTLING.burstLimit,
+        throttlingRateLimit: stageThrottle.rateLimit,
+        throttlingBurstLimit: stageThrottle.burstLimit,
         tracingEnabled: true,
         metricsEnabled: true,
         // Errors only, and never request/response bodies (dataTrace): bodies carry customer documents and prompts.
@@ -203,7 +250,7 @@ export class StatelessStack extends Stack {
     });
 
     // The authorizer allows every route for a valid key (its policy is cached per key for all routes); each handler
-    // checks the route's scope. For per-key usage plans later: apiKeySourceType AUTHORIZER + usageIdentifierKey.
+    // checks the route's scope. Its answer also names the key's usage-plan key (usageIdentifierKey).
     const authorizer = new apigw.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       handler: this.functions.authorizer,
       identitySources: [apigw.IdentitySource.header('x-api-key')],
@@ -219,13 +266,13 @@ export class StatelessStack extends Stack {
         requestValidator,
         ...(Object.keys(pathParameters).length > 0 ? { requestParameters: pathParameters } : {}),
         ...(route.scope === null
-          ? { authorizationType: apigw.AuthorizationType.NONE }
-          : { authorizationType: apigw.AuthorizationType.CUSTOM, authorizer }),
+          ? { authorizationType: apigw.AuthorizationType.NONE, apiKeyRequired: false }
+          : { authorizationType: apigw.AuthorizationType.CUSTOM, authorizer, apiKeyRequired: true }),
       });
       if (route.scope === null) {
         Validations.of(method).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${route.method} ${route.path} is public by design (route table scope null): a liveness check for load balancers and uptime probes, it returns no tenant data.`,
+          reason: `${route.method} ${route.path} is public by design (route table scope null): ${route.publicReason ?? 'no reason given'}.`,
         });
       }
       Validations.of(method).acknowledge({
@@ -235,13 +282,14 @@ export class StatelessStack extends Stack {
       });
     }
 
-    for (const { type, code, message } of gatewayErrors) {
+    for (const { type, code, message, headers } of gatewayErrors) {
       this.api.addGatewayResponse(`${pascal(type.responseType)}Response`, {
         type,
         statusCode: String(ERROR_CODES[code].status),
         responseHeaders: {
           'content-type': "'application/json'",
           'x-request-id': 'context.requestId',
+          ...headers,
         },
         templates: { 'application/json': gatewayErrorTemplate(code, message) },
       });
@@ -250,7 +298,7 @@ export class StatelessStack extends Stack {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:
-        'No WAF web ACL for now (about 5 USD/month + per-request fees per stage): every data route needs an API key, the stage is throttled (STAGE_THROTTLING) and bodies are size-limited; revisit when the API is exposed to browsers or abuse appears.',
+        'No WAF web ACL for now (about 5 USD/month + per-request fees per stage): every data route needs an API key, each key is throttled by the usage plan (PER_KEY_THROTTLE), the stage as a whole too (stage throttle), and bodies are size-limited; revisit when the API is exposed to browsers or abuse appears.',
     });
     if (props.apiGatewayCloudWatchRole ?? true) {
       Validations.of(this.api).acknowledge({
@@ -260,14 +308,35 @@ export class StatelessStack extends Stack {
       });
     }
 
+    // Per-key throttling (PER_KEY_THROTTLE). No quota: spending is bounded by each tenant's credit, not a request count.
+    this.usagePlan = this.api.addUsagePlan('UsagePlan', {
+      name: `vision-${props.stageName}`,
+      description: `Vision analysis service (${props.stageName}): per-key throttle; one API key per client key (npm run keys)`,
+      throttle: PER_KEY_THROTTLE,
+      apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+    });
+
     this.monitoring = new Monitoring(this, 'Monitoring', {
       stage: props.stageName,
       api: this.api,
       worker: this.functions.worker,
       deadLetterQueue: props.resources.runDeadLetterQueue,
       functions: Object.values(this.functions),
+      ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the API (stage included)' });
+    new CfnOutput(this, STATELESS_OUTPUTS.apiUrl, {
+      value: this.api.url,
+      description: 'Base URL of the API (stage included)',
+    });
+    new CfnOutput(this, STATELESS_OUTPUTS.restApiId, { value: this.api.restApiId, description: 'REST API id' });
+    new CfnOutput(this, STATELESS_OUTPUTS.usagePlanId, {
+      value: this.usagePlan.usagePlanId,
+      description: 'Usage plan that throttles each client key (the keys CLI attaches API Gateway keys to it)',
+    });
+    new CfnOutput(this, STATELESS_OUTPUTS.alarmTopicArn, {
+      value: this.monitoring.alarmTopic.topicArn,
+      description: 'SNS topic notified by every alarm (ALARM and OK)',
+    });
   }
 }

@@ -3,16 +3,35 @@
  * docs/keys.md is the manual. Exit codes: 0 ok, 2 usage error, 1 failure; messages go to stderr, results to stdout.
  *
  * Target: `--local` (or, when no other target is given, a running `npm start`'s `.local-data/stack.json`) sets the
- * DynamoDB endpoint and table names from that file; otherwise `--tenants-table`/`--keys-table` or the environment
- * variables TENANTS_TABLE/API_KEYS_TABLE name deployed tables, reached with the usual AWS credentials and region.
+ * DynamoDB endpoint and table names from that file; `--stack <stage>` reads a deployment's table names and usage plan
+ * from its CloudFormation outputs (scripts/keys/stack-outputs.ts); otherwise `--tenants-table`/`--keys-table` (or
+ * TENANTS_TABLE/API_KEYS_TABLE) name deployed tables and `--usage-plan-id` (or VISION_USAGE_PLAN_ID) the usage plan.
+ * AWS credentials and region are the usual ones.
+ *
+ * With a usage plan, every client key gets an API Gateway API key attached to it (scripts/keys/usage-plan.ts): made by
+ * `create` before the key is stored, deleted by `revoke` after the key is revoked in the table, repaired for older
+ * keys by `sync-usage-plan`. Without one (the local stack) no API Gateway call is made.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { tables } from '../shared/infra/resources.js';
 import { gatewaySettings, SCOPES, type Scope } from '../shared/infra/routes.js';
 import { MICROS_PER_USD, type Micros } from '../shared/money.js';
+import type { ApiKeyRecord, UsagePlanKey } from '../shared/store/tenants.js';
+import { readDeployment, stageOf } from './keys/stack-outputs.js';
+import {
+  attachUsagePlanKey,
+  deleteUndone,
+  deleteUsagePlanKey,
+  issueUsagePlanKey,
+  ownApiKeys,
+  PRUNE_MIN_AGE_MS,
+  usagePlanKeyIds,
+} from './keys/usage-plan.js';
 
 class UsageError extends Error {}
 
@@ -27,13 +46,19 @@ Commands:
   revoke  --tenant T --key-id K          Revoke a key
   credit  --tenant T [--add-usd N]       Show a tenant's credit, or add N USD (makes an unlimited tenant limited)
   tenants                                List all tenants (table scan)
+  sync-usage-plan [--dry-run]            Give every active key its usage-plan key (keys created before usage plans,
+                                         or after the plan was recreated), delete those of revoked keys and unused
+                                         ones of this tool (needs a usage plan: --stack or --usage-plan-id)
   help                                   This text
 
 Target (one of):
   --local [--state-file F]               The running local stack (default when .local-data/stack.json exists)
-  --tenants-table X --keys-table Y       Deployed tables (or env TENANTS_TABLE / API_KEYS_TABLE);
-                                         AWS credentials and region as usual (--region R to override)
+  --stack S                              A deployment: S is its stage (prod) or either stack's name
+                                         (VisionStateful-prod); tables and usage plan from the stacks' outputs
+  --tenants-table X --keys-table Y       Deployed tables (or env TENANTS_TABLE / API_KEYS_TABLE)
+    [--usage-plan-id P]                  and its usage plan (or env VISION_USAGE_PLAN_ID)
   --endpoint URL                         DynamoDB endpoint for the table target (e.g. LocalStack)
+  --region R                             AWS region for a deployment (default: AWS_REGION / your AWS config)
 
 Output: human-readable; --json for JSON on stdout.
 Exit codes: 0 ok, 2 usage error, 1 failure.`;
@@ -53,6 +78,8 @@ const optionSpec = {
   endpoint: { type: 'string' },
   region: { type: 'string' },
   stack: { type: 'string' },
+  'usage-plan-id': { type: 'string' },
+  'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -67,6 +94,7 @@ const targetOptions: OptionName[] = [
   'endpoint',
   'region',
   'stack',
+  'usage-plan-id',
 ];
 const commandOptions: Record<string, OptionName[]> = {
   create: ['tenant', 'scopes', 'label', 'credit-usd'],
@@ -74,7 +102,11 @@ const commandOptions: Record<string, OptionName[]> = {
   revoke: ['tenant', 'key-id'],
   credit: ['tenant', 'add-usd'],
   tenants: [],
+  'sync-usage-plan': ['dry-run'],
 };
+
+/** Environment variable naming the usage plan for the table target (the `--usage-plan-id` flag wins). */
+const USAGE_PLAN_ENV = 'VISION_USAGE_PLAN_ID';
 
 const DEFAULT_SCOPES: Scope[] = ['runs:read', 'runs:write', 'runs:verify'];
 const TENANT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -159,23 +191,71 @@ function readLocalState(file: string): LocalState {
   return state;
 }
 
-/** Resolves the target and points the AWS SDK and the stores at it (through the environment they read). */
-function applyTarget(values: Values): string {
+export interface Target {
+  /** One line for stderr: what the tool talks to. */
+  description: string;
+  kind: 'local' | 'stack' | 'tables';
+  /** The deployment's usage plan; client keys get API Gateway keys attached to it. Undefined: none (local). */
+  usagePlanId?: string;
+  /** True when the table target talks to an emulator (--endpoint). */
+  emulated?: boolean;
+}
+
+/** Rejects contradictory target options before anything is read or written. */
+function checkTargetOptions(values: Values): void {
+  const tableFlagGiven = values['tenants-table'] !== undefined || values['keys-table'] !== undefined;
   if (values.stack !== undefined) {
-    throw new UsageError(
-      '--stack is not supported: the VisionStateful stack has no outputs for its table names. ' +
-        'Pass --tenants-table and --keys-table (docs/keys.md shows how to look them up).',
-    );
+    const others = (['local', 'state-file', 'tenants-table', 'keys-table', 'endpoint', 'usage-plan-id'] as const)
+      .filter((name) => values[name] !== undefined)
+      .map((name) => `--${name}`);
+    if (others.length > 0) {
+      throw new UsageError(
+        `--stack reads the tables and the usage plan from the stacks' outputs; it cannot be combined with ${others.join(', ')}` +
+          ' (for LocalStack, set AWS_ENDPOINT_URL instead of --endpoint)',
+      );
+    }
+    if (stageOf(str(values, 'stack') ?? '') === null) {
+      throw new UsageError(
+        `--stack "${str(values, 'stack') ?? ''}": expected a stage (e.g. prod) or a stack name (VisionStateful-prod, VisionStateless-prod)`,
+      );
+    }
   }
-  const tenantsFlag = str(values, 'tenants-table');
-  const keysFlag = str(values, 'keys-table');
-  const tableFlagGiven = tenantsFlag !== undefined || keysFlag !== undefined;
   if (values.local === true && (tableFlagGiven || values.endpoint !== undefined)) {
     throw new UsageError('--local cannot be combined with --tenants-table, --keys-table or --endpoint');
   }
   if (values['state-file'] !== undefined && (tableFlagGiven || values.endpoint !== undefined)) {
     throw new UsageError('--state-file selects the local stack; it cannot be combined with a table target');
   }
+  if ((values.local === true || values['state-file'] !== undefined) && values['usage-plan-id'] !== undefined) {
+    throw new UsageError("--usage-plan-id names a deployment's usage plan; the local stack has none");
+  }
+}
+
+/** Resolves the target and points the AWS SDK and the stores at it (through the environment they read). */
+async function applyTarget(values: Values): Promise<Target> {
+  checkTargetOptions(values);
+  const region = str(values, 'region');
+  if (region) process.env.AWS_REGION = region;
+
+  const stackArg = str(values, 'stack');
+  if (stackArg !== undefined) {
+    const stage = stageOf(stackArg) as string;
+    const deployment = await readDeployment(clients.cloudFormation(), stage);
+    process.env[tables.tenants.envVar] = deployment.tenantsTable;
+    process.env[tables.apiKeys.envVar] = deployment.keysTable;
+    return {
+      kind: 'stack',
+      usagePlanId: deployment.usagePlanId,
+      description:
+        `stage ${stage} (${deployment.stacks.stateful}, ${deployment.stacks.stateless}): tables ` +
+        `${deployment.tenantsTable}, ${deployment.keysTable}; usage plan ${deployment.usagePlanId}` +
+        (deployment.apiUrl ? `; API ${deployment.apiUrl}` : ''),
+    };
+  }
+
+  const tenantsFlag = str(values, 'tenants-table');
+  const keysFlag = str(values, 'keys-table');
+  const tableFlagGiven = tenantsFlag !== undefined || keysFlag !== undefined;
   const tenantsEnv = process.env[tables.tenants.envVar] || undefined;
   const keysEnv = process.env[tables.apiKeys.envVar] || undefined;
   const stateFile = str(values, 'state-file') ? resolve(str(values, 'state-file') as string) : defaultStateFile();
@@ -183,9 +263,11 @@ function applyTarget(values: Values): string {
   const useLocal =
     values.local === true ||
     values['state-file'] !== undefined ||
-    (!tableFlagGiven && tenantsEnv === undefined && keysEnv === undefined && existsSync(stateFile));
-  const region = str(values, 'region');
-  if (region) process.env.AWS_REGION = region;
+    (!tableFlagGiven &&
+      tenantsEnv === undefined &&
+      keysEnv === undefined &&
+      values['usage-plan-id'] === undefined &&
+      existsSync(stateFile));
 
   if (useLocal) {
     const state = readLocalState(stateFile);
@@ -201,7 +283,10 @@ function applyTarget(values: Values): string {
       process.env.AWS_ACCESS_KEY_ID = 'local';
       process.env.AWS_SECRET_ACCESS_KEY = 'local';
     }
-    return `local stack ${state.baseUrl ?? ''} (${state.endpoints.dynamodb})`.replace('  ', ' ');
+    return {
+      kind: 'local',
+      description: `local stack ${state.baseUrl ?? ''} (${state.endpoints.dynamodb})`.replace('  ', ' '),
+    };
   }
 
   const tenantsTable = tenantsFlag ?? tenantsEnv;
@@ -210,16 +295,40 @@ function applyTarget(values: Values): string {
     throw new UsageError(
       tableFlagGiven || tenantsEnv || keysEnv
         ? 'both tables are needed: --tenants-table and --keys-table (or TENANTS_TABLE and API_KEYS_TABLE)'
-        : 'no target: start the local stack (`npm start`) or use --local, or name deployed tables with ' +
-            '--tenants-table and --keys-table (or TENANTS_TABLE and API_KEYS_TABLE)',
+        : 'no target: start the local stack (`npm start`) or use --local, name a deployment with --stack, or name ' +
+            'deployed tables with --tenants-table and --keys-table (or TENANTS_TABLE and API_KEYS_TABLE)',
     );
   }
   process.env[tables.tenants.envVar] = tenantsTable;
   process.env[tables.apiKeys.envVar] = keysTable;
   const endpoint = str(values, 'endpoint');
   if (endpoint) process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
-  return `tables ${tenantsTable}, ${keysTable}${endpoint ? ` at ${endpoint}` : ''}`;
+  const usagePlanId = (str(values, 'usage-plan-id') ?? process.env[USAGE_PLAN_ENV])?.trim() || undefined;
+  return {
+    kind: 'tables',
+    ...(usagePlanId ? { usagePlanId } : {}),
+    ...(endpoint ? { emulated: true } : {}),
+    description:
+      `tables ${tenantsTable}, ${keysTable}${endpoint ? ` at ${endpoint}` : ''}` +
+      (usagePlanId ? `; usage plan ${usagePlanId}` : '; no usage plan'),
+  };
 }
+
+/** AWS clients, created on first use (after the target has set the region); tests replace their `send`. */
+export const clients = {
+  apiGatewayClient: undefined as APIGatewayClient | undefined,
+  cloudFormationClient: undefined as CloudFormationClient | undefined,
+  apiGateway(): APIGatewayClient {
+    // API Gateway's control plane allows 10 requests/s per account (CreateApiKey and DeleteApiKey 5/s): adaptive
+    // retries slow a long sync down instead of failing it.
+    this.apiGatewayClient ??= new APIGatewayClient({ maxAttempts: 8, retryMode: 'adaptive' });
+    return this.apiGatewayClient;
+  },
+  cloudFormation(): CloudFormationClient {
+    this.cloudFormationClient ??= new CloudFormationClient({});
+    return this.cloudFormationClient;
+  },
+};
 
 const usd = (micros: number) => `$${(micros / MICROS_PER_USD).toFixed(6)}`;
 const usdNumber = (micros: number) => micros / MICROS_PER_USD;
@@ -249,6 +358,108 @@ function errorMessage(error: unknown): string {
   return error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message;
 }
 
+/** Turns a finished step's error into text (the error name for AWS errors). */
+const messageOf = (error: unknown) => errorMessage(error);
+
+interface SyncAction {
+  keyId: string;
+  tenantId: string;
+  /** What was (or, with --dry-run, would be) done. */
+  action: 'created' | 'attached' | 'replaced' | 'deleted' | 'pruned' | 'skipped';
+  usagePlanKeyId?: string;
+  note?: string;
+}
+
+/**
+ * `sync-usage-plan`: brings the usage plan in line with the table. Active keys without a usage-plan key get one;
+ * active keys whose API key is not attached to this plan (the plan was recreated) are attached, or given a new API key
+ * if theirs is gone; revoked keys' API keys are deleted; API keys this tool made for this plan that no active key
+ * names (left by a create whose clean-up failed) are deleted once older than PRUNE_MIN_AGE_MS.
+ */
+async function syncUsagePlan(
+  store: typeof import('../shared/store/tenants.js'),
+  usagePlanId: string,
+  dryRun: boolean,
+): Promise<{ checked: number; unchanged: number; actions: SyncAction[]; failures: string[] }> {
+  const api = clients.apiGateway();
+  const records = (await store.scanApiKeys()).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  const attached = await usagePlanKeyIds(api, usagePlanId);
+  const actions: SyncAction[] = [];
+  const failures: string[] = [];
+  const referenced = new Set<string>();
+  let unchanged = 0;
+
+  const issueFor = async (record: ApiKeyRecord, replacing?: string): Promise<UsagePlanKey | null> => {
+    const issued = await issueUsagePlanKey(api, usagePlanId, { keyId: record.keyId, tenantId: record.tenantId });
+    referenced.add(issued.id);
+    if (await store.setUsagePlanKey(record.keyHash, issued, replacing)) return issued;
+    // Revoked or synced by someone else meanwhile: this API key is not needed.
+    await deleteUndone(api, issued.id, `key ${record.keyId} changed while it was synced`);
+    return null;
+  };
+
+  for (const record of records) {
+    const base = { keyId: record.keyId, tenantId: record.tenantId };
+    try {
+      if (record.status === 'active' && !record.usagePlanKeyId) {
+        if (dryRun) actions.push({ ...base, action: 'created' });
+        else {
+          const issued = await issueFor(record);
+          actions.push(
+            issued
+              ? { ...base, action: 'created', usagePlanKeyId: issued.id }
+              : { ...base, action: 'skipped', note: 'changed meanwhile' },
+          );
+        }
+      } else if (record.status === 'active' && record.usagePlanKeyId) {
+        const id = record.usagePlanKeyId;
+        referenced.add(id);
+        if (attached.has(id)) unchanged += 1;
+        else if (dryRun) actions.push({ ...base, action: 'attached', usagePlanKeyId: id, note: 'or replaced if gone' });
+        else {
+          try {
+            await attachUsagePlanKey(api, usagePlanId, id);
+            actions.push({ ...base, action: 'attached', usagePlanKeyId: id });
+          } catch (error: unknown) {
+            if (!(error instanceof Error && error.name === 'NotFoundException')) throw error;
+            // The API key itself is gone (deleted by hand): a new one replaces it.
+            const issued = await issueFor(record, id);
+            actions.push(
+              issued
+                ? { ...base, action: 'replaced', usagePlanKeyId: issued.id, note: `API key ${id} was gone` }
+                : { ...base, action: 'skipped', note: 'changed meanwhile' },
+            );
+          }
+        }
+      } else if (record.usagePlanKeyId) {
+        // Revoked, but its API key was not deleted (revoke failed half-way, or the key was revoked without a plan).
+        const id = record.usagePlanKeyId;
+        if (!dryRun) {
+          await deleteUsagePlanKey(api, id);
+          await store.clearUsagePlanKey(record.keyHash, id);
+        }
+        actions.push({ ...base, action: 'deleted', usagePlanKeyId: id });
+      } else unchanged += 1;
+    } catch (error: unknown) {
+      failures.push(`${record.keyId} (tenant "${record.tenantId}"): ${messageOf(error)}`);
+    }
+  }
+
+  const cutoff = Date.now() - PRUNE_MIN_AGE_MS;
+  for (const apiKey of await ownApiKeys(api, usagePlanId)) {
+    if (!apiKey.id || referenced.has(apiKey.id)) continue;
+    if (apiKey.createdDate && apiKey.createdDate.getTime() > cutoff) continue;
+    const base = { keyId: apiKey.tags?.['vision:keyId'] ?? '?', tenantId: apiKey.tags?.['vision:tenantId'] ?? '?' };
+    try {
+      if (!dryRun) await deleteUsagePlanKey(api, apiKey.id);
+      actions.push({ ...base, action: 'pruned', usagePlanKeyId: apiKey.id, note: 'no active key uses it' });
+    } catch (error: unknown) {
+      failures.push(`API key ${apiKey.id}: ${messageOf(error)}`);
+    }
+  }
+  return { checked: records.length, unchanged, actions, failures };
+}
+
 async function run(argv: string[]): Promise<number> {
   let parsed: { values: Values; positionals: string[] };
   try {
@@ -274,7 +485,15 @@ async function run(argv: string[]): Promise<number> {
   const json = values.json === true;
 
   // Validate every option before touching any table.
-  const tenant = command === 'tenants' ? '' : tenantOption(values);
+  const tenant = command === 'tenants' || command === 'sync-usage-plan' ? '' : tenantOption(values);
+  if (
+    command === 'sync-usage-plan' &&
+    values.stack === undefined &&
+    values['usage-plan-id'] === undefined &&
+    !process.env[USAGE_PLAN_ENV]
+  ) {
+    throw new UsageError('sync-usage-plan needs a usage plan: --stack S, or --usage-plan-id P with the table target');
+  }
   const scopes = command === 'create' ? scopesOption(values) : DEFAULT_SCOPES;
   const label = str(values, 'label') ?? '';
   const startCredit =
@@ -287,8 +506,8 @@ async function run(argv: string[]): Promise<number> {
       : undefined;
   const keyId = command === 'revoke' ? required(values, 'key-id') : '';
 
-  const target = applyTarget(values);
-  if (!json) process.stderr.write(`keys: ${target}\n`);
+  const target = await applyTarget(values);
+  if (!json) process.stderr.write(`keys: ${target.description}\n`);
   // The stores read table names from the environment, so they load only once the target is set.
   const store = await import('../shared/store/tenants.js');
 
@@ -301,10 +520,36 @@ async function run(argv: string[]): Promise<number> {
             `(use \`npm run keys -- credit --tenant ${tenant} --add-usd N\`). Nothing was created.`,
         );
       }
-      if (!existing) {
-        await store.ensureTenant(tenant, startCredit !== undefined ? { availableMicros: startCredit } : {});
+      if (!target.usagePlanId && target.kind === 'tables' && !target.emulated) {
+        process.stderr.write(
+          'WARNING: no usage plan given (--stack, or --usage-plan-id / VISION_USAGE_PLAN_ID): the key gets no ' +
+            'usage-plan key, and a deployed API answers it 403 until `npm run keys -- sync-usage-plan` gives it one.\n',
+        );
       }
-      const { key, record } = await store.createApiKey(tenant, { scopes, label });
+      // The usage-plan key is made first: the client key is stored (and shown) only once it is fully usable, and a
+      // failure after the API Gateway key exists deletes it again.
+      const newKeyId = store.newKeyId();
+      const usagePlanKey = target.usagePlanId
+        ? await issueUsagePlanKey(clients.apiGateway(), target.usagePlanId, { keyId: newKeyId, tenantId: tenant })
+        : undefined;
+      let created: Awaited<ReturnType<typeof store.createApiKey>>;
+      try {
+        if (!existing) {
+          await store.ensureTenant(tenant, startCredit !== undefined ? { availableMicros: startCredit } : {});
+        }
+        created = await store.createApiKey(tenant, {
+          scopes,
+          label,
+          keyId: newKeyId,
+          ...(usagePlanKey ? { usagePlanKey } : {}),
+        });
+      } catch (error: unknown) {
+        if (usagePlanKey) {
+          await deleteUndone(clients.apiGateway(), usagePlanKey.id, `storing the key failed (${messageOf(error)})`);
+        }
+        throw error;
+      }
+      const { key, record } = created;
       process.stderr.write(
         'WARNING: this is the only time the API key is shown. It is not stored (only its SHA-256 hash is); ' +
           'copy it now. A lost key cannot be recovered: revoke it and create another.\n',
@@ -319,6 +564,7 @@ async function run(argv: string[]): Promise<number> {
             scopes: record.scopes,
             label: record.label,
             createdAt: record.createdAt,
+            ...(record.usagePlanKeyId ? { usagePlanKeyId: record.usagePlanKeyId } : {}),
           }),
         );
       } else {
@@ -328,6 +574,12 @@ async function run(argv: string[]): Promise<number> {
         out(
           `Created key ${record.keyId} for tenant "${tenant}" (scopes: ${record.scopes.join(',')}; label: "${label}")`,
         );
+        if (record.usagePlanKeyId) {
+          out(
+            `Attached usage-plan key ${record.usagePlanKeyId} to usage plan ${target.usagePlanId} ` +
+              `(${gatewaySettings.throttle.ratePerSecond} rps, burst ${gatewaySettings.throttle.burst} for this key)`,
+          );
+        }
         out(`\n  ${key}\n`);
       }
       return 0;
@@ -342,6 +594,8 @@ async function run(argv: string[]): Promise<number> {
           status: k.status,
           createdAt: k.createdAt,
           ...(k.revokedAt ? { revokedAt: k.revokedAt } : {}),
+          // The id only: the value is what the authorizer hands API Gateway, and is never printed.
+          ...(k.usagePlanKeyId ? { usagePlanKeyId: k.usagePlanKeyId } : {}),
         }))
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       if (json) out(JSON.stringify(keys));
@@ -349,8 +603,16 @@ async function run(argv: string[]): Promise<number> {
       else {
         out(
           table([
-            ['KEY ID', 'STATUS', 'CREATED', 'REVOKED', 'SCOPES', 'LABEL'],
-            ...keys.map((k) => [k.keyId, k.status, k.createdAt, k.revokedAt ?? '-', k.scopes.join(','), k.label]),
+            ['KEY ID', 'STATUS', 'CREATED', 'REVOKED', 'USAGE-PLAN KEY', 'SCOPES', 'LABEL'],
+            ...keys.map((k) => [
+              k.keyId,
+              k.status,
+              k.createdAt,
+              k.revokedAt ?? '-',
+              k.usagePlanKeyId ?? '-',
+              k.scopes.join(','),
+              k.label,
+            ]),
           ]),
         );
       }
@@ -364,6 +626,23 @@ async function run(argv: string[]): Promise<number> {
       if (!alreadyRevoked && !(await store.revokeApiKey(tenant, keyId))) {
         throw new Error(`tenant "${tenant}" has no key ${keyId}`);
       }
+      // Revoked in the table first (the authorizer refuses it from now on); then its usage-plan key goes, which also
+      // stops a cached authorizer answer from working (API Gateway answers 403 for a deleted usage-plan key). The
+      // item is read again consistently: the index the lookup used can lag behind a recent sync.
+      const current = (await store.getApiKeyByHash(record.keyHash)) ?? record;
+      let usagePlanKeyDeleted: string | undefined;
+      if (current.usagePlanKeyId) {
+        try {
+          await deleteUsagePlanKey(clients.apiGateway(), current.usagePlanKeyId);
+          await store.clearUsagePlanKey(current.keyHash, current.usagePlanKeyId);
+          usagePlanKeyDeleted = current.usagePlanKeyId;
+        } catch (error: unknown) {
+          throw new Error(
+            `key ${keyId} of tenant "${tenant}" is revoked in the table, but deleting its usage-plan key ` +
+              `${current.usagePlanKeyId} failed (${messageOf(error)}); run this revoke again, or sync-usage-plan, to finish`,
+          );
+        }
+      }
       const cacheSeconds = gatewaySettings.authorizerCacheSeconds;
       if (json) {
         out(
@@ -373,6 +652,7 @@ async function run(argv: string[]): Promise<number> {
             status: 'revoked',
             alreadyRevoked,
             authorizerCacheSeconds: cacheSeconds,
+            ...(usagePlanKeyDeleted ? { usagePlanKeyDeleted } : {}),
           }),
         );
       } else {
@@ -381,6 +661,7 @@ async function run(argv: string[]): Promise<number> {
             ? `Key ${keyId} of tenant "${tenant}" was already revoked (${record.revokedAt ?? 'earlier'}).`
             : `Revoked key ${keyId} of tenant "${tenant}".`,
         );
+        if (usagePlanKeyDeleted) out(`Deleted its usage-plan key ${usagePlanKeyDeleted}.`);
         out(
           `The table is updated at once; the API's authorizer cache may still accept the key for up to ` +
             `${cacheSeconds} s if it was used within the last ${cacheSeconds} s.`,
@@ -471,21 +752,57 @@ async function run(argv: string[]): Promise<number> {
       }
       return 0;
     }
+
+    case 'sync-usage-plan': {
+      const usagePlanId = target.usagePlanId;
+      if (!usagePlanId) {
+        throw new UsageError(
+          'sync-usage-plan needs a usage plan: --stack S, or --usage-plan-id P with the table target',
+        );
+      }
+      const dryRun = values['dry-run'] === true;
+      const result = await syncUsagePlan(store, usagePlanId, dryRun);
+      if (json) out(JSON.stringify({ usagePlanId, dryRun, ...result }));
+      else {
+        out(
+          `${dryRun ? 'Dry run: would change' : 'Changed'} ${result.actions.length} of ${result.checked} keys ` +
+            `(usage plan ${usagePlanId}; ${result.unchanged} already in order).`,
+        );
+        if (result.actions.length > 0) {
+          out(
+            table([
+              ['KEY ID', 'TENANT', 'ACTION', 'USAGE-PLAN KEY', 'NOTE'],
+              ...result.actions.map((a) => [a.keyId, a.tenantId, a.action, a.usagePlanKeyId ?? '-', a.note ?? '']),
+            ]),
+          );
+        }
+      }
+      for (const failure of result.failures) process.stderr.write(`keys: failed: ${failure}\n`);
+      return result.failures.length > 0 ? 1 : 0;
+    }
   }
   throw new UsageError(`unknown command "${command}"`);
 }
 
-run(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
+/** Runs one command line; returns the exit code (errors are written to stderr). Exported for the unit tests. */
+export async function main(argv: string[]): Promise<number> {
+  // Clients are made per run, after the target has set the region.
+  clients.apiGatewayClient = undefined;
+  clients.cloudFormationClient = undefined;
+  try {
+    return await run(argv);
+  } catch (error: unknown) {
     if (error instanceof UsageError) {
       process.stderr.write(`keys: ${error.message}\n\n${USAGE}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`keys: ${errorMessage(error)}\n`);
-      process.exitCode = 1;
+      return 2;
     }
-  },
-);
+    process.stderr.write(`keys: ${errorMessage(error)}\n`);
+    return 1;
+  }
+}
+
+// Run only as a program (`npm run keys`, `tsx scripts/keys.ts`), not when a test imports the module.
+const invokedPath = process.argv[1] && existsSync(process.argv[1]) ? realpathSync(process.argv[1]) : undefined;
+if (invokedPath !== undefined && invokedPath === realpathSync(fileURLToPath(import.meta.url))) {
+  process.exitCode = await main(process.argv.slice(2));
+}

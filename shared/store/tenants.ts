@@ -1,14 +1,18 @@
 /**
  * Tenants and their API keys. Keys are random (32 bytes), shown once, stored only as a SHA-256 hash (a fast hash is
  * right for high-entropy secrets; a slow KDF protects low-entropy passwords, which these are not).
+ *
+ * On a deployment each key also has a usage-plan key: an API Gateway API key (id and value on the item) that the
+ * authorizer names as `usageIdentifierKey`, so the usage plan throttles the client key (lib/stateless-stack.ts
+ * PER_KEY_THROTTLE). The keys CLI creates and deletes those (scripts/keys.ts); keys on the local stack have none.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
-import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
 import { SCOPES, type Scope } from '../infra/routes.js';
 import type { Micros } from '../money.js';
+import { resourceName } from '../resource-name.js';
 
 export interface TenantRecord {
   tenantId: string;
@@ -30,6 +34,20 @@ export interface ApiKeyRecord {
   label: string;
   createdAt: string;
   revokedAt?: string;
+  /** Id of the API Gateway API key attached to the usage plan for this key; absent on the local stack. */
+  usagePlanKeyId?: string;
+  /**
+   * Value of that API Gateway API key, returned by the authorizer as `usageIdentifierKey`. A separate random value,
+   * not the client's key, and no credential: the API takes API keys only from the authorizer, so presenting it gets
+   * nothing. Never logged or printed all the same.
+   */
+  usagePlanKeyValue?: string;
+}
+
+/** An API Gateway API key that belongs to a client key. */
+export interface UsagePlanKey {
+  id: string;
+  value: string;
 }
 
 function tenantsTable(): string {
@@ -93,20 +111,28 @@ export async function addCredit(tenantId: string, micros: Micros): Promise<void>
   );
 }
 
+/** A new key id (`key_` + 16 hex digits): public, shown by `list`, used to revoke. */
+export function newKeyId(): string {
+  return `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+}
+
 /** Stores a key (given or generated) for a tenant; returns the plaintext key, which is never stored. */
 export async function createApiKey(
   tenantId: string,
-  options: { key?: string; scopes?: Scope[]; label?: string } = {},
+  options: { key?: string; scopes?: Scope[]; label?: string; keyId?: string; usagePlanKey?: UsagePlanKey } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = options.key ?? generateApiKey();
   const record: ApiKeyRecord = {
     keyHash: hashApiKey(key),
-    keyId: `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
+    keyId: options.keyId ?? newKeyId(),
     tenantId,
     scopes: options.scopes ?? [...SCOPES],
     status: 'active',
     label: options.label ?? '',
     createdAt: new Date().toISOString(),
+    ...(options.usagePlanKey
+      ? { usagePlanKeyId: options.usagePlanKey.id, usagePlanKeyValue: options.usagePlanKey.value }
+      : {}),
   };
   await ddb.send(new PutCommand({ TableName: keysTable(), Item: record }));
   return { key, record };
@@ -121,6 +147,12 @@ export async function findActiveKey(presented: string): Promise<ApiKeyRecord | n
   // The lookup is by hash already; the constant-time comparison keeps the check honest if the lookup ever changes.
   const same = timingSafeEqual(Buffer.from(record.keyHash, 'hex'), Buffer.from(keyHash, 'hex'));
   return same ? record : null;
+}
+
+/** A key's item by hash, read consistently (operator tools; the authorizer uses findActiveKey). */
+export async function getApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+  const out = await ddb.send(new GetCommand({ TableName: keysTable(), Key: { keyHash }, ConsistentRead: true }));
+  return (out.Item as ApiKeyRecord | undefined) ?? null;
 }
 
 /** Revokes a key by id; takes effect in the table at once (and in the authorizer cache within its TTL). */
@@ -138,6 +170,77 @@ export async function revokeApiKey(tenantId: string, keyId: string): Promise<boo
     }),
   );
   return true;
+}
+
+/**
+ * Records a key's usage-plan key, only while the key is active and still has the usage-plan key `replacing` (none
+ * when undefined): a concurrent revoke or sync makes this fail with ConditionalCheckFailedException instead of
+ * overwriting. Returns false in that case.
+ */
+export async function setUsagePlanKey(
+  keyHash: string,
+  usagePlanKey: UsagePlanKey,
+  replacing?: string,
+): Promise<boolean> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: keysTable(),
+        Key: { keyHash },
+        UpdateExpression: 'SET usagePlanKeyId = :id, usagePlanKeyValue = :value',
+        ConditionExpression:
+          replacing === undefined
+            ? '#status = :active AND attribute_not_exists(usagePlanKeyId)'
+            : '#status = :active AND usagePlanKeyId = :old',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':id': usagePlanKey.id,
+          ':value': usagePlanKey.value,
+          ':active': 'active',
+          ...(replacing === undefined ? {} : { ':old': replacing }),
+        },
+      }),
+    );
+    return true;
+  } catch (error: unknown) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/** Forgets a key's usage-plan key once the API Gateway key is deleted (only if it is still that one). */
+export async function clearUsagePlanKey(keyHash: string, usagePlanKeyId: string): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: keysTable(),
+        Key: { keyHash },
+        UpdateExpression: 'REMOVE usagePlanKeyId, usagePlanKeyValue',
+        ConditionExpression: 'usagePlanKeyId = :id',
+        ExpressionAttributeValues: { ':id': usagePlanKeyId },
+      }),
+    );
+  } catch (error: unknown) {
+    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+  }
+}
+
+/** Every key of every tenant (a full table scan, for operator tools such as `keys sync-usage-plan`). */
+export async function scanApiKeys(): Promise<ApiKeyRecord[]> {
+  const items: ApiKeyRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.send(
+      new ScanCommand({
+        TableName: keysTable(),
+        ConsistentRead: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    items.push(...((out.Items ?? []) as ApiKeyRecord[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }
 
 export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {

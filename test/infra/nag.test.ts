@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { type App, Stack, Validations } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { buildTestApp } from './synth.js';
 
@@ -49,12 +50,25 @@ test('the AwsSolutions checks run (an unlogged bucket added to the app is report
   expect(findings.some((f) => f.startsWith('AwsSolutions-S1 ') && f.includes('NagCanary/Unlogged'))).toBe(true);
 });
 
+// cdk-nag 3.0.2's AwsSolutions pack checks SNS topics with SNS3 (TLS-only publishing) only: its SNS2 (encryption) rule
+// is gone from the pack. The alarm topic's KMS encryption is asserted in stacks.test.ts ('alarms and dashboard').
+test('the SNS check runs (a topic without encryption or a TLS policy is reported: SNS3)', () => {
+  const findings = nagFindings({}, (app) => new sns.Topic(new Stack(app, 'NagCanary'), 'Plain'));
+  expect(findings.some((f) => f.startsWith('AwsSolutions-SNS3 ') && f.includes('NagCanary/Plain'))).toBe(true);
+});
+
 test('AwsSolutions: no unacknowledged error or warning (default settings)', () => {
   expect(nagFindings()).toEqual([]);
 });
 
 test('AwsSolutions: no unacknowledged finding with bedrock, textract and an API-key provider enabled', () => {
   expect(nagFindings({ providers: 'bedrock,textract,openai,local' })).toEqual([]);
+});
+
+test('AwsSolutions: no unacknowledged finding with an alarm e-mail subscription and a custom stage throttle', () => {
+  expect(nagFindings({ alarmEmail: 'oncall@example.com', stageThrottleRps: '100', stageThrottleBurst: '200' })).toEqual(
+    [],
+  );
 });
 
 test('AwsSolutions: no unacknowledged finding with destroyOnRemoval and a plain Bedrock model id', () => {

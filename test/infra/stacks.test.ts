@@ -7,11 +7,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { uploadExpiryDays } from '../../lib/app.js';
 import { PROVIDER_SECRET_ENV } from '../../lib/bind.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
+import { STATEFUL_OUTPUTS, STATELESS_OUTPUTS, tableOutputKey } from '../../lib/outputs.js';
 import { TEXTRACT_ACTIONS } from '../../lib/provider-iam.js';
 import {
   AUTHORIZER_CACHE_TTL_SECONDS,
+  DEFAULT_STAGE_THROTTLE,
+  PER_KEY_THROTTLE,
   PROVIDER_CONFIG_HANDLERS,
-  STAGE_THROTTLING,
   type StatelessStack,
 } from '../../lib/stateless-stack.js';
 import { ERROR_CODES } from '../../shared/errors.js';
@@ -24,7 +26,7 @@ import {
   uploadsBucket,
   workerSettings,
 } from '../../shared/infra/resources.js';
-import { type HandlerName, handlerAccess, routes } from '../../shared/infra/routes.js';
+import { gatewaySettings, type HandlerName, handlerAccess, routes } from '../../shared/infra/routes.js';
 import { buildTestApp, logicalIdOf, refersTo } from './synth.js';
 
 type Json = Record<string, unknown>;
@@ -198,6 +200,16 @@ describe('stateful stack', () => {
   test('outputs the bucket name', () => {
     statefulTemplate.hasOutput('UploadsBucketName', {});
   });
+
+  test.each(tableNames)('outputs the name of table %s (read by `npm run keys -- --stack`)', (name) => {
+    statefulTemplate.hasOutput(tableOutputKey(name), { Value: { Ref: tableLogicalId(name) } });
+  });
+
+  test('its own outputs are exactly the ones lib/outputs.ts names', () => {
+    // PublishOutput… are CDK's cross-stack references for the stateless stack (weak references), not ours.
+    const own = Object.keys(statefulTemplate.toJSON().Outputs).filter((k) => !k.startsWith('PublishOutput'));
+    expect(own.sort()).toEqual([...Object.values(STATEFUL_OUTPUTS), ...tableNames.map(tableOutputKey)].sort());
+  });
 });
 
 describe('stateless stack: functions', () => {
@@ -338,15 +350,53 @@ describe('stateless stack: API', () => {
       if (route.scope === null) {
         expect(method?.props.AuthorizationType).toBe('NONE');
         expect(method?.props.AuthorizerId).toBeUndefined();
+        expect(method?.props.ApiKeyRequired).toBe(false);
       } else {
         expect(method?.props.AuthorizationType).toBe('CUSTOM');
         expect(method?.props.AuthorizerId).toEqual({ Ref: authorizerId });
+        // The usage plan counts the key the authorizer names (usageIdentifierKey) only where a key is required.
+        expect(method?.props.ApiKeyRequired).toBe(true);
       }
       const integration = method?.props.Integration as { Type: string; Uri: unknown };
       expect(integration.Type).toBe('AWS_PROXY');
       expect(refersTo(integration.Uri, functionLogicalId(route.handler))).toBe(true);
     },
   );
+
+  test('API keys are required on exactly the authorized methods', () => {
+    const requiring = methods.filter((m) => m.props.ApiKeyRequired === true).map((m) => `${m.method} ${m.path}`);
+    expect(requiring.sort()).toEqual(
+      routes
+        .filter((r) => r.scope !== null)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
+    expect(requiring.length).toBeGreaterThan(0);
+  });
+
+  test('the API takes its API keys from the authorizer (usageIdentifierKey), not from a header', () => {
+    statelessTemplate.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    statelessTemplate.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+  });
+
+  test('a usage plan throttles each key at the contract rate (20 rps / burst 40), bound to the API stage', () => {
+    expect(PER_KEY_THROTTLE).toEqual({
+      rateLimit: gatewaySettings.throttle.ratePerSecond,
+      burstLimit: gatewaySettings.throttle.burst,
+    });
+    expect(PER_KEY_THROTTLE).toEqual({ rateLimit: 20, burstLimit: 40 });
+    const plans = statelessTemplate.findResources('AWS::ApiGateway::UsagePlan');
+    expect(Object.keys(plans)).toHaveLength(1);
+    const plan = Object.values(plans)[0]?.Properties as Json;
+    expect(plan.Throttle).toEqual({ RateLimit: 20, BurstLimit: 40 });
+    expect(plan.Quota).toBeUndefined();
+    const restApiId = logicalIdOf(stateless, stateless.api);
+    const stageId = logicalIdOf(stateless, stateless.api.deploymentStage);
+    expect(plan.ApiStages).toEqual([expect.objectContaining({ ApiId: { Ref: restApiId }, Stage: { Ref: stageId } })]);
+    // The CLI attaches keys at run time; the template has none.
+    statelessTemplate.resourceCountIs('AWS::ApiGateway::ApiKey', 0);
+    statelessTemplate.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 0);
+  });
 
   test('/health is public', () => {
     expect(methods.find((m) => m.path === '/health')?.props.AuthorizationType).toBe('NONE');
@@ -361,24 +411,39 @@ describe('stateless stack: API', () => {
     expect(refersTo(authorizer?.AuthorizerUri, functionLogicalId('authorizer'))).toBe(true);
   });
 
-  test('stage throttling 20 rps / burst 40 on every method', () => {
+  test('stage throttling (the outer bound over all keys): 10 x the per-key limits by default, on every method', () => {
+    expect(DEFAULT_STAGE_THROTTLE).toEqual({ rateLimit: 200, burstLimit: 400 });
     statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
       MethodSettings: Match.arrayWith([
         Match.objectLike({
           HttpMethod: '*',
           ResourcePath: '/*',
-          ThrottlingRateLimit: STAGE_THROTTLING.rateLimit,
-          ThrottlingBurstLimit: STAGE_THROTTLING.burstLimit,
+          ThrottlingRateLimit: DEFAULT_STAGE_THROTTLE.rateLimit,
+          ThrottlingBurstLimit: DEFAULT_STAGE_THROTTLE.burstLimit,
         }),
       ]),
       TracingEnabled: true,
     });
   });
 
+  test('stage throttling follows the stageThrottleRps / stageThrottleBurst context; the per-key plan does not', () => {
+    const { stateless: l } = buildTestApp({ stageThrottleRps: '50', stageThrottleBurst: '100' });
+    const t = Template.fromStack(l);
+    t.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
+      ]),
+    });
+    t.hasResourceProperties('AWS::ApiGateway::UsagePlan', { Throttle: { RateLimit: 20, BurstLimit: 40 } });
+  });
+
   test.each([
     ['UNAUTHORIZED', 'UNAUTHORIZED'],
     ['ACCESS_DENIED', 'FORBIDDEN'],
+    // A valid client key without a usage-plan key (not synced, or deleted by revoke): 403 in the contract's shape.
+    ['INVALID_API_KEY', 'FORBIDDEN'],
     ['THROTTLED', 'RATE_LIMITED'],
+    ['QUOTA_EXCEEDED', 'RATE_LIMITED'],
     ['DEFAULT_4XX', 'INVALID_REQUEST'],
     ['DEFAULT_5XX', 'INTERNAL_ERROR'],
   ] as const)('gateway response %s renders the contract error %s', (type, code) => {
@@ -392,6 +457,8 @@ describe('stateless stack: API', () => {
     expect(props.ResponseParameters).toEqual({
       'gatewayresponse.header.content-type': "'application/json'",
       'gatewayresponse.header.x-request-id': 'context.requestId',
+      // The contract's RATE_LIMITED carries Retry-After (per-key token buckets refill within a second).
+      ...(type === 'THROTTLED' ? { 'gatewayresponse.header.retry-after': "'1'" } : {}),
     });
     const template = (props.ResponseTemplates as Json)['application/json'] as string;
     const rendered = template
@@ -402,8 +469,18 @@ describe('stateless stack: API', () => {
     });
   });
 
-  test('outputs the API URL', () => {
+  test('outputs the API URL, the REST API id, the usage plan id and the alarm topic ARN (lib/outputs.ts)', () => {
     statelessTemplate.hasOutput('ApiUrl', {});
+    expect(Object.keys(statelessTemplate.toJSON().Outputs)).toEqual(
+      expect.arrayContaining(Object.values(STATELESS_OUTPUTS)),
+    );
+    statelessTemplate.hasOutput(STATELESS_OUTPUTS.restApiId, { Value: { Ref: logicalIdOf(stateless, stateless.api) } });
+    statelessTemplate.hasOutput(STATELESS_OUTPUTS.usagePlanId, {
+      Value: { Ref: logicalIdOf(stateless, stateless.usagePlan) },
+    });
+    statelessTemplate.hasOutput(STATELESS_OUTPUTS.alarmTopicArn, {
+      Value: { Ref: logicalIdOf(stateless, stateless.monitoring.alarmTopic) },
+    });
   });
 });
 
@@ -442,6 +519,12 @@ describe('app settings', () => {
     expect(() => buildTestApp({ runRetentionDays: '-1' })).toThrow(/runRetentionDays/);
     expect(() => buildTestApp({ uploadRetentionHours: 'x' })).toThrow(/uploadRetentionHours/);
     expect(() => buildTestApp({ destroyOnRemoval: 'yes' })).toThrow(/destroyOnRemoval/);
+    // The stage throttle may not be below one key's own limits.
+    expect(() => buildTestApp({ stageThrottleRps: '10' })).toThrow(/stageThrottleRps.*>= 20/);
+    expect(() => buildTestApp({ stageThrottleBurst: '39' })).toThrow(/stageThrottleBurst.*>= 40/);
+    expect(() => buildTestApp({ stageThrottleRps: '25.5' })).toThrow(/stageThrottleRps/);
+    expect(() => buildTestApp({ alarmEmail: 'ops' })).toThrow(/alarmEmail/);
+    expect(() => buildTestApp({ alarmEmail: 'a@example.com,b@example.com' })).toThrow(/alarmEmail/);
     expect(() => buildTestApp({ providers: 'bedrock', bedrockModelId: 'us.unknown-model-v1:0' })).toThrow(
       /bedrockModelId.*no price/,
     );
@@ -620,6 +703,84 @@ describe('alarms and dashboard', () => {
       expect(alarm.TreatMissingData).toBe('notBreaching');
       expect(alarm.ComparisonOperator).toBe('GreaterThanThreshold');
     }
+  });
+
+  const topicId = logicalIdOf(stateless, stateless.monitoring.alarmTopic);
+  const keyId = logicalIdOf(stateless, stateless.monitoring.alarmTopicKey);
+
+  test('every alarm notifies the alarm topic when it fires and when it recovers', () => {
+    for (const alarm of alarms) {
+      expect([alarm.AlarmName, alarm.AlarmActions, alarm.OKActions]).toEqual([
+        alarm.AlarmName,
+        [{ Ref: topicId }],
+        [{ Ref: topicId }],
+      ]);
+    }
+  });
+
+  test('the alarm topic is encrypted with its own rotating KMS key that CloudWatch alarms may use', () => {
+    statelessTemplate.resourceCountIs('AWS::SNS::Topic', 1);
+    statelessTemplate.hasResourceProperties('AWS::SNS::Topic', {
+      TopicName: 'vision-dev-alarms',
+      KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+    });
+    statelessTemplate.hasResource('AWS::KMS::Key', {
+      Properties: {
+        EnableKeyRotation: true,
+        KeyPolicy: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Allow',
+              Principal: { Service: 'cloudwatch.amazonaws.com' },
+              Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+              Condition: {
+                StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+                ArnLike: { 'aws:SourceArn': Match.anyValue() },
+              },
+            }),
+          ]),
+        },
+      },
+      DeletionPolicy: 'Delete',
+    });
+  });
+
+  test("the topic policy denies requests without TLS and lets only this stage's alarms publish", () => {
+    const policies = Object.values(statelessTemplate.findResources('AWS::SNS::TopicPolicy')).map(
+      (r) => (r as { Properties: Json }).Properties,
+    );
+    expect(policies).toHaveLength(1);
+    expect(policies[0]?.Topics).toEqual([{ Ref: topicId }]);
+    const statements = (policies[0]?.PolicyDocument as { Statement: Json[] } | undefined)?.Statement ?? [];
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 'sns:Publish',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+        expect.objectContaining({
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+          Resource: { Ref: topicId },
+        }),
+      ]),
+    );
+    const allow = statements.find((st) => st.Effect === 'Allow') as { Condition: { ArnLike: Json } };
+    expect(JSON.stringify(allow.Condition.ArnLike)).toContain(':alarm:vision-dev-*');
+  });
+
+  test('no subscription by default; alarmEmail subscribes that address', () => {
+    statelessTemplate.resourceCountIs('AWS::SNS::Subscription', 0);
+    const { stateless: l } = buildTestApp({ alarmEmail: 'oncall@example.com' });
+    const t = Template.fromStack(l);
+    t.resourceCountIs('AWS::SNS::Subscription', 1);
+    t.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+      TopicArn: { Ref: logicalIdOf(l, l.monitoring.alarmTopic) },
+    });
   });
 
   test('dead-letter queue: visible messages > 0', () => {

@@ -102,6 +102,9 @@ describe('keys CLI against the local stack', () => {
     const item = await keyItem(body.key);
     expect(item).toMatchObject({ keyId: body.keyId, tenantId: tenant, status: 'active', label: 'ci' });
     expect(JSON.stringify(item)).not.toContain(body.key);
+    // No usage plan on the local stack: no API Gateway key (any API Gateway call would fail here, without AWS).
+    expect(item).not.toHaveProperty('usagePlanKeyId');
+    expect(body).not.toHaveProperty('usagePlanKeyId');
 
     // A tenant created without --credit-usd is unlimited.
     expect(await tenantRecord(tenant)).not.toHaveProperty('availableMicros');
@@ -240,8 +243,12 @@ describe('keys CLI against the local stack', () => {
       ['list', '--tenant', 'x', '--label', 'y'],
       ['list', '--tenant', 'x', '--no-such-flag'],
       ['list', '--tenant', 'x', 'extra'],
+      // --stack reads the tables from the stacks' outputs: it cannot be combined with the table flags added here.
       ['list', '--tenant', 'x', '--stack', 'VisionStateful-dev'],
       ['list', '--tenant', 'x', '--local', '--keys-table', 'k'],
+      // sync-usage-plan needs a usage plan (--stack or --usage-plan-id); --dry-run is sync's only.
+      ['sync-usage-plan'],
+      ['create', '--tenant', 'x', '--dry-run'],
     ];
     const results = await Promise.all(cases.map((args) => keys(args)));
     results.forEach((result, i) => {

@@ -84,6 +84,36 @@ test('an active key is allowed on every route of the stage, with tenant, key id 
   });
 });
 
+test('a key with a usage-plan key names it as usageIdentifierKey, so the usage plan throttles that key', async () => {
+  const usagePlanKeyValue = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
+  ddb.on(GetCommand).resolves({ Item: keyRecord({ usagePlanKeyId: 'abcde12345', usagePlanKeyValue }) });
+  const result = await authorize(authorizerEvent({ 'x-api-key': KEY }));
+  expect(result.usageIdentifierKey).toBe(usagePlanKeyValue);
+  // Only the value API Gateway needs: not the client's key, not the API key's id, nothing in the context.
+  expect(result.usageIdentifierKey).not.toBe(KEY);
+  expect(result.context).toEqual({
+    tenantId: 'tenant-a',
+    keyId: 'key_0123456789abcdef',
+    scopes: 'runs:read,runs:write',
+  });
+  expect(JSON.stringify(result.context)).not.toContain(usagePlanKeyValue);
+});
+
+test('a key without a usage-plan key (the local stack) gets no usageIdentifierKey at all', async () => {
+  ddb.on(GetCommand).resolves({ Item: keyRecord() });
+  const result = await authorize(authorizerEvent({ 'x-api-key': KEY }));
+  expect(result).not.toHaveProperty('usageIdentifierKey');
+  ddb.on(GetCommand).resolves({ Item: keyRecord({ usagePlanKeyValue: '' }) });
+  expect(await authorize(authorizerEvent({ 'x-api-key': KEY }))).not.toHaveProperty('usageIdentifierKey');
+});
+
+test('a revoked key is denied even if it still has a usage-plan key', async () => {
+  ddb.on(GetCommand).resolves({
+    Item: keyRecord({ status: 'revoked', usagePlanKeyId: 'abcde12345', usagePlanKeyValue: 'f'.repeat(40) }),
+  });
+  await expect(authorize(authorizerEvent({ 'x-api-key': KEY }))).rejects.toThrow('Unauthorized');
+});
+
 test('the header name is matched case-insensitively', async () => {
   ddb.on(GetCommand).resolves({ Item: keyRecord() });
   const result = await authorize(authorizerEvent({ 'X-API-Key': KEY }));
