@@ -60,7 +60,7 @@ MSG
 fi
 HEALTH="$HEALTH" node --input-type=module -e '
   const wanted = ["cloudformation", "iam", "sts", "ssm", "s3", "lambda", "apigateway", "dynamodb", "sqs",
-    "secretsmanager", "logs", "cloudwatch"];
+    "secretsmanager", "logs", "cloudwatch", "sns", "kms"];
   let services = {};
   try { services = JSON.parse(process.env.HEALTH).services ?? {}; } catch {}
   const missing = wanted.filter((s) => !(s in services) || services[s] === "disabled");
@@ -98,25 +98,6 @@ API_URL="$(OUTPUTS_FILE="$OUTPUTS_FILE" STAGE="$STAGE" node --input-type=module 
   process.stdout.write(url.replace(/\/+$/, ""));
 ')" || die "deploy finished but the API URL could not be read from ${OUTPUTS_FILE}"
 
-TABLES="$(STAGE="$STAGE" node --input-type=module -e '
-  import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
-  const client = new DynamoDBClient({});
-  const names = [];
-  let start;
-  do {
-    const page = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
-    names.push(...(page.TableNames ?? []));
-    start = page.LastEvaluatedTableName;
-  } while (start);
-  const prefix = `VisionStateful-${process.env.STAGE}-`;
-  const find = (id) => names.find((n) => n.startsWith(`${prefix}${id}`)) ?? "";
-  process.stdout.write(`${find("Tenants")} ${find("ApiKeys")}`);
-' 2>/dev/null || true)"
-TENANTS_TABLE="${TABLES%% *}"
-KEYS_TABLE="${TABLES#* }"
-[ -n "$TENANTS_TABLE" ] || TENANTS_TABLE="<VisionStateful-${STAGE}-Tenants… table>"
-[ -n "$KEYS_TABLE" ] || KEYS_TABLE="<VisionStateful-${STAGE}-ApiKeys… table>"
-
 cat <<DONE
 
 Deployed to LocalStack (${LOCALSTACK_ENDPOINT}, stage ${STAGE}, providers ${PROVIDERS}, worker ${WORKER_PACKAGING}).
@@ -125,7 +106,7 @@ Deployed to LocalStack (${LOCALSTACK_ENDPOINT}, stage ${STAGE}, providers ${PROV
 
 Create an API key (printed once) in the deployed tables:
   AWS_ENDPOINT_URL=${LOCALSTACK_ENDPOINT} AWS_REGION=${REGION} AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \\
-    npm run keys -- create --tenant t1 --tenants-table ${TENANTS_TABLE} --keys-table ${KEYS_TABLE} --endpoint ${LOCALSTACK_ENDPOINT}
+    npm run keys -- create --tenant t1 --stack ${STAGE}
 
 Run the end-to-end suite against this deployment (Lambda cold starts on LocalStack are slow; allow time):
   E2E_BASE_URL=${API_URL} E2E_API_KEY=<the key> E2E_TIMEOUT_MS=300000 npm run test:e2e
