@@ -1,0 +1,1243 @@
+/**
+ * Review dashboard of the Vision Analysis API: a browser ES module with no build step, no framework, no dependency.
+ *
+ * Rules this file keeps (the server sends a strict Content-Security-Policy, and the page handles an API key):
+ * - Every server string reaches the page through textContent / text nodes (the `h` helper); never innerHTML.
+ * - No inline styles: presentation is classes in style.css and SVG presentation attributes.
+ * - The API key lives only in sessionStorage and travels only as the `x-api-key` header; never in a URL, cookie,
+ *   localStorage or log.
+ * - Every URL is relative to the page, so the same files work at http://127.0.0.1:8787/ and https://<api>/<stage>/.
+ */
+
+// ---------- configuration ----------
+
+const KEY_STORAGE = 'vision-dashboard:api-key';
+const PAGE_SIZE = 20;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * The directory this page is served from (the server guarantees the trailing slash), e.g. https://x/prod/.
+ * API paths are resolved against it, so `v1/runs` becomes https://x/prod/v1/runs.
+ */
+const API_BASE = new URL('./', window.location.href);
+
+// ---------- DOM helpers ----------
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Appends children: strings become text nodes (so they are never parsed as HTML); null/false are skipped. */
+function append(parent, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return parent;
+}
+
+function applyProps(el, props) {
+  for (const [name, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === 'style') throw new Error('style attributes are blocked by the page CSP: use a class');
+    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+}
+
+/** Creates an HTML element: h('p', {class: 'hint'}, 'text', otherNode). */
+function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  applyProps(el, props);
+  return append(el, children);
+}
+
+/** Creates an SVG element (charts); attributes are SVG presentation attributes, which the CSP allows. */
+function s(tag, props = {}, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  applyProps(el, props);
+  return append(el, children);
+}
+
+const $ = (id) => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`#${id} is missing from index.html`);
+  return el;
+};
+
+const els = {
+  tabs: $('tabs'),
+  tabRuns: $('tab-runs'),
+  tabUsage: $('tab-usage'),
+  forget: $('forget-key'),
+  status: $('status'),
+  alert: $('alert'),
+  keyView: $('key-view'),
+  keyForm: $('key-form'),
+  keyInput: $('api-key'),
+  keyError: $('key-error'),
+  runsView: $('runs-view'),
+  filters: $('filters'),
+  filterWorkflow: $('filter-workflow'),
+  filterStatus: $('filter-status'),
+  runsBody: $('runs-body'),
+  runsEmpty: $('runs-empty'),
+  pagePrev: $('page-prev'),
+  pageNext: $('page-next'),
+  pageLabel: $('page-label'),
+  detail: $('detail'),
+  usageView: $('usage-view'),
+  usageForm: $('usage-form'),
+  usageRange: $('usage-range'),
+  usageWorkflow: $('usage-workflow'),
+  usagePeriod: $('usage-period'),
+  usageCards: $('usage-cards'),
+  usageBody: $('usage-body'),
+  usageFoot: $('usage-foot'),
+  charts: $('charts'),
+};
+
+// ---------- formatting ----------
+
+// Amounts are small (a receipt costs about $0.00026), so below a cent up to 5 decimals are shown.
+const usdSmall = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 5,
+});
+const usdLarge = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 4,
+});
+const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+// The list shows the short form (no year); the exact ISO timestamp is in each <time>'s tooltip.
+const dateTimeShort = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+const timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+// Daily usage buckets are UTC days, so their labels are UTC dates.
+const utcDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const hourLabel = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+
+function formatUsd(value) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '—';
+  if (value === 0) return '$0.00';
+  if (value < 0.00001) return '< $0.00001';
+  return (value < 0.01 ? usdSmall : usdLarge).format(value);
+}
+
+const formatPercent = (value) => (typeof value === 'number' && Number.isFinite(value) ? percent.format(value) : '—');
+const formatCount = (value) => (typeof value === 'number' ? integer.format(value) : '—');
+
+function formatTime(iso, format = dateTime) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso ?? '—') : format.format(date);
+}
+
+/** A <time> element: readable local time, exact ISO timestamp in `datetime` and as tooltip. */
+const timeEl = (iso, format = dateTime) =>
+  iso ? h('time', { datetime: iso, title: iso }, formatTime(iso, format)) : '—';
+
+function formatBytes(bytes) {
+  if (typeof bytes !== 'number') return '';
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function formatMs(ms) {
+  if (typeof ms !== 'number') return '—';
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** jobIds are `run_` + 32 random hex digits; the first 8 of those tell runs apart in a list. */
+const shortId = (jobId) => (jobId.length > 14 ? `${jobId.slice(0, 12)}…` : jobId);
+
+/** Any JSON value as one line for a field (strings as they are, the rest as JSON). */
+const fieldText = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+// ---------- the API key (sessionStorage only) ----------
+
+function getKey() {
+  try {
+    return window.sessionStorage.getItem(KEY_STORAGE);
+  } catch {
+    return null; // storage disabled: behave as if no key was given
+  }
+}
+
+function storeKey(key) {
+  window.sessionStorage.setItem(KEY_STORAGE, key);
+}
+
+function forgetKey() {
+  try {
+    window.sessionStorage.removeItem(KEY_STORAGE);
+  } catch {
+    // nothing stored
+  }
+}
+
+// ---------- API client ----------
+
+/** A rejected call, carrying the contract's error object `{code, message, status, retryable, details?, requestId}`. */
+class ApiError extends Error {
+  constructor(httpStatus, body, retryAfter = null) {
+    const error = body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : {};
+    super(typeof error.message === 'string' ? error.message : `The service answered HTTP ${httpStatus}`);
+    this.name = 'ApiError';
+    this.status = httpStatus;
+    this.code = typeof error.code === 'string' ? error.code : httpStatus === 0 ? 'NETWORK_ERROR' : `HTTP_${httpStatus}`;
+    this.retryable = error.retryable === true;
+    this.requestId = typeof error.requestId === 'string' ? error.requestId : null;
+    this.details = error.details && typeof error.details === 'object' ? error.details : {};
+    this.retryAfter = retryAfter;
+  }
+}
+
+/**
+ * Calls the API: `path` is relative (e.g. `v1/runs`), `query` values that are empty are left out, `body` is sent as
+ * JSON. Resolves with the parsed JSON; rejects with ApiError (or an AbortError when `signal` aborts).
+ */
+async function api(path, { method = 'GET', query = {}, body, signal } = {}) {
+  const key = getKey();
+  if (!key) throw new ApiError(401, { error: { code: 'UNAUTHORIZED', message: 'No API key in this session' } });
+  const url = new URL(path, API_BASE);
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
+  }
+  const headers = { accept: 'application/json', 'x-api-key': key };
+  const init = { method, headers, signal, cache: 'no-store', credentials: 'omit' };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (error) {
+    if (error?.name === 'AbortError') throw error;
+    throw new ApiError(0, { error: { code: 'NETWORK_ERROR', message: 'The service could not be reached' } });
+  }
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null; // not JSON (a proxy's error page): the status still tells what happened
+  }
+  if (!response.ok) throw new ApiError(response.status, data, response.headers.get('retry-after'));
+  return data;
+}
+
+const runPath = (jobId, suffix = '') => `v1/runs/${encodeURIComponent(jobId)}${suffix}`;
+
+// ---------- messages (aria-live regions) ----------
+
+function setStatus(text) {
+  els.status.textContent = text;
+}
+
+function showAlert(text) {
+  els.alert.textContent = text;
+}
+
+function clearAlert() {
+  els.alert.textContent = '';
+}
+
+/** What the operator can do about an error code (the message itself comes from the server). */
+const ERROR_HINTS = {
+  FORBIDDEN: 'This API key lacks the scope for this action: reading needs runs:read, reviewing needs runs:verify.',
+  RUN_NOT_COMPLETED: 'Only completed runs can be reviewed; wait until the run has finished.',
+  NOT_FOUND: 'The run does not exist (or belongs to another tenant).',
+  INVALID_REQUEST: 'Check the values entered.',
+  NETWORK_ERROR: 'Check the connection, then retry.',
+};
+
+/** One readable sentence for an error: what failed, the contract code and HTTP status, the message, a hint. */
+function describeError(error, action) {
+  if (!(error instanceof ApiError)) return `${action} failed: ${error?.message ?? String(error)}`;
+  if (error.status === 429) {
+    const wait = Number(error.retryAfter);
+    const when = Number.isFinite(wait) && wait > 0 ? `in ${wait} s` : 'in a moment';
+    return `${action} failed: too many requests (RATE_LIMITED). Please retry ${when}.`;
+  }
+  // A hint only adds what the server's message does not already say (its FORBIDDEN message names the scope).
+  const hint = ERROR_HINTS[error.code];
+  const redundant = error.code === 'FORBIDDEN' && /runs:\w+/.test(error.message);
+  const status = error.status ? `, HTTP ${error.status}` : '';
+  return [
+    `${action} failed: ${error.code}${status}: ${error.message}.`.replace(/\.\.$/, '.'),
+    redundant ? null : hint,
+    error.retryable && error.code !== 'NETWORK_ERROR' ? 'Retrying may succeed.' : null,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/**
+ * Reports an error in the alert region (and in `inline`, next to the control that failed, when given).
+ * 401 means the key is wrong or revoked: it is forgotten and the key form comes back with the reason.
+ */
+function reportError(error, action, inline = null) {
+  if (error?.name === 'AbortError') return;
+  if (error instanceof ApiError && error.status === 401) {
+    forgetKey();
+    showKeyForm(`The API key was refused (UNAUTHORIZED: ${error.message}). Paste a valid key.`);
+    return;
+  }
+  const text = describeError(error, action);
+  showAlert(text);
+  if (inline) inline.textContent = text;
+}
+
+// ---------- state ----------
+
+const state = {
+  /** Cursors of the pages walked through: the last one is the current page (null = first page). */
+  pages: [null],
+  nextCursor: null,
+  /** Runs of the current page, as the API returned them. */
+  runs: [],
+  /** jobId of the run shown in the detail panel. */
+  openJobId: null,
+  /** The last usage answer (charts are redrawn from it when the window is resized). */
+  usage: null,
+};
+
+/** One AbortController per area, so a slow older answer never overwrites a newer one. */
+const inflight = { list: null, detail: null, preview: null, usage: null };
+
+function startRequest(area) {
+  inflight[area]?.abort();
+  inflight[area] = new AbortController();
+  return inflight[area].signal;
+}
+
+function abortAll() {
+  for (const area of Object.keys(inflight)) {
+    inflight[area]?.abort();
+    inflight[area] = null;
+  }
+}
+
+// ---------- screens ----------
+
+function showKeyForm(message = '') {
+  abortAll();
+  state.runs = [];
+  state.pages = [null];
+  state.openJobId = null;
+  state.usage = null;
+  els.runsBody.replaceChildren();
+  els.detail.replaceChildren();
+  els.detail.hidden = true;
+  els.usageBody.replaceChildren();
+  els.usageFoot.replaceChildren();
+  els.usageCards.replaceChildren();
+  els.charts.replaceChildren();
+  els.runsView.hidden = true;
+  els.usageView.hidden = true;
+  els.tabs.hidden = true;
+  els.forget.hidden = true;
+  els.keyView.hidden = false;
+  els.keyError.textContent = message;
+  els.keyInput.value = '';
+  els.keyInput.focus();
+}
+
+function showView(view) {
+  els.keyView.hidden = true;
+  els.tabs.hidden = false;
+  els.forget.hidden = false;
+  els.runsView.hidden = view !== 'runs';
+  els.usageView.hidden = view !== 'usage';
+  els.tabRuns.setAttribute('aria-pressed', String(view === 'runs'));
+  els.tabUsage.setAttribute('aria-pressed', String(view === 'usage'));
+}
+
+els.keyForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = els.keyInput.value.trim();
+  els.keyInput.value = ''; // the key is not kept in the DOM either
+  if (!key) {
+    els.keyError.textContent = 'Paste an API key first.';
+    els.keyInput.focus();
+    return;
+  }
+  storeKey(key);
+  els.keyError.textContent = '';
+  clearAlert();
+  showView('runs');
+  // The first list call doubles as the key check: a 401 brings the form back with the reason.
+  void loadRuns().then((ok) => {
+    if (ok) setStatus(`Connected. ${els.status.textContent}`);
+  });
+});
+
+els.forget.addEventListener('click', () => {
+  forgetKey();
+  clearAlert();
+  showKeyForm();
+  setStatus('The key was removed from this tab.');
+});
+
+els.tabRuns.addEventListener('click', () => {
+  clearAlert();
+  showView('runs');
+  void loadRuns();
+});
+
+els.tabUsage.addEventListener('click', () => {
+  clearAlert();
+  showView('usage');
+  void loadUsage();
+});
+
+// ---------- runs list ----------
+
+function statusBadge(run) {
+  const label = run.status === 'queued' && run.stage === 'processing' ? 'processing' : run.status;
+  return h('span', { class: `badge badge-${run.status}` }, label);
+}
+
+function reviewLabel(verification) {
+  if (!verification) return h('span', { class: 'muted' }, 'Not reviewed');
+  return verification.accepted
+    ? h('span', { class: 'badge badge-accepted' }, 'Accepted')
+    : h('span', { class: 'badge badge-corrected' }, 'Corrected');
+}
+
+function runRow(run) {
+  const fileName = run.file?.name ?? run.file?.type ?? '—';
+  // The row itself is the control: focusable, opened with Enter/Space or a click (handled on the tbody).
+  return h(
+    'tr',
+    {
+      tabindex: '0',
+      'data-job-id': run.jobId,
+      class: 'run-row',
+      'aria-current': run.jobId === state.openJobId ? 'true' : null,
+    },
+    // data-label names the column when a phone-width layout shows each row as a card (style.css).
+    h('td', { 'data-label': 'Job' }, h('code', { title: run.jobId }, shortId(run.jobId))),
+    h('td', { 'data-label': 'Created', class: 'nowrap' }, timeEl(run.createdAt, dateTimeShort)),
+    h('td', { 'data-label': 'Workflow' }, run.workflow ?? h('span', { class: 'muted' }, 'none')),
+    h('td', { 'data-label': 'Status' }, statusBadge(run)),
+    h('td', { 'data-label': 'File', class: 'file-cell', title: fileName }, fileName),
+    h('td', { 'data-label': 'Charged', class: 'num' }, run.status === 'queued' ? '—' : formatUsd(run.chargedUsd)),
+    h('td', { 'data-label': 'Confidence', class: 'num' }, formatPercent(run.confidence)),
+    h('td', { 'data-label': 'Review' }, run.status === 'completed' ? reviewLabel(run.verification) : '—'),
+  );
+}
+
+function renderRuns() {
+  els.runsBody.replaceChildren(...state.runs.map(runRow));
+  els.runsEmpty.hidden = state.runs.length > 0;
+  els.pagePrev.disabled = state.pages.length <= 1;
+  els.pageNext.disabled = !state.nextCursor;
+  els.pageLabel.textContent = `Page ${state.pages.length}`;
+}
+
+/**
+ * Loads the current page with the current filters. Resolves true when the page was shown, false when the call
+ * failed (the error is reported), null when a newer load replaced this one.
+ */
+async function loadRuns() {
+  const signal = startRequest('list');
+  const cursor = state.pages[state.pages.length - 1];
+  setStatus('Loading runs…');
+  els.runsBody.setAttribute('aria-busy', 'true');
+  try {
+    const page = await api('v1/runs', {
+      query: {
+        workflow: els.filterWorkflow.value.trim(),
+        status: els.filterStatus.value,
+        limit: PAGE_SIZE,
+        cursor,
+      },
+      signal,
+    });
+    state.runs = Array.isArray(page?.items) ? page.items : [];
+    state.nextCursor = page?.nextCursor ?? null;
+    renderRuns();
+    const count = state.runs.length;
+    setStatus(`${count} ${count === 1 ? 'run' : 'runs'} on page ${state.pages.length}.`);
+    return true;
+  } catch (error) {
+    if (error?.name === 'AbortError') return null;
+    reportError(error, 'Loading runs');
+    setStatus('');
+    return false;
+  } finally {
+    els.runsBody.removeAttribute('aria-busy');
+  }
+}
+
+els.filters.addEventListener('submit', (event) => {
+  event.preventDefault();
+  clearAlert();
+  state.pages = [null]; // new filters start again at the first page
+  closeDetail({ restoreFocus: false });
+  void loadRuns();
+});
+
+els.pageNext.addEventListener('click', () => {
+  if (!state.nextCursor) return;
+  state.pages.push(state.nextCursor);
+  // If the page cannot be loaded, stay on the page still shown (so Previous/Next keep matching it).
+  void loadRuns().then((ok) => {
+    if (ok === false) state.pages.pop();
+  });
+});
+
+els.pagePrev.addEventListener('click', () => {
+  if (state.pages.length <= 1) return;
+  const left = state.pages.pop();
+  void loadRuns().then((ok) => {
+    if (ok === false) state.pages.push(left);
+  });
+});
+
+els.runsBody.addEventListener('click', (event) => {
+  const row = event.target.closest?.('tr[data-job-id]');
+  if (row) openRun(row.dataset.jobId);
+});
+
+els.runsBody.addEventListener('keydown', (event) => {
+  const row = event.target.closest?.('tr[data-job-id]');
+  if (!row || event.target !== row) return;
+  if (event.key === 'Enter' || event.key === ' ') {
+    event.preventDefault();
+    openRun(row.dataset.jobId);
+  } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+    // Arrow keys move between rows, as in a list box; Tab still walks the page.
+    event.preventDefault();
+    const next = event.key === 'ArrowDown' ? row.nextElementSibling : row.previousElementSibling;
+    next?.focus();
+  }
+});
+
+// ---------- run detail ----------
+
+function rowFor(jobId) {
+  return [...els.runsBody.querySelectorAll('tr[data-job-id]')].find((row) => row.dataset.jobId === jobId) ?? null;
+}
+
+function markOpenRow() {
+  for (const row of els.runsBody.querySelectorAll('tr[data-job-id]')) {
+    if (row.dataset.jobId === state.openJobId) row.setAttribute('aria-current', 'true');
+    else row.removeAttribute('aria-current');
+  }
+}
+
+/** Replaces a run in the current page (after a refresh or a verify) and redraws its row in place. */
+function updateRun(run) {
+  const index = state.runs.findIndex((r) => r.jobId === run.jobId);
+  if (index < 0) return;
+  state.runs[index] = run;
+  const hadFocus = document.activeElement === rowFor(run.jobId);
+  rowFor(run.jobId)?.replaceWith(runRow(run));
+  if (hadFocus) rowFor(run.jobId)?.focus();
+}
+
+function openRun(jobId) {
+  const run = state.runs.find((r) => r.jobId === jobId);
+  if (!run) return;
+  clearAlert();
+  state.openJobId = jobId;
+  markOpenRow();
+  renderDetail(run);
+  els.detail.hidden = false;
+  // Focus moves into the panel (it is announced by its heading); on a phone this also scrolls it into view.
+  els.detail.focus();
+  els.detail.scrollIntoView({ block: 'nearest' });
+  void loadPreview(run);
+  setStatus(`Run ${jobId} opened.`);
+}
+
+function closeDetail({ restoreFocus = true } = {}) {
+  if (els.detail.hidden) return;
+  inflight.preview?.abort();
+  inflight.detail?.abort();
+  const jobId = state.openJobId;
+  state.openJobId = null;
+  els.detail.hidden = true;
+  els.detail.replaceChildren();
+  markOpenRow();
+  if (restoreFocus) rowFor(jobId)?.focus();
+}
+
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Escape' || els.detail.hidden || els.runsView.hidden) return;
+  // Escape inside the open correction form closes that form first; otherwise it closes the detail.
+  const form = event.target.closest?.('.correct-form');
+  if (form && !form.hidden) {
+    hideCorrectForm(form);
+    return;
+  }
+  event.preventDefault();
+  closeDetail();
+});
+
+/** A definition list from [label, value] pairs; pairs whose value is null/undefined are left out. */
+function facts(pairs, className = 'facts') {
+  return h(
+    'dl',
+    { class: className },
+    pairs
+      .filter(([, value]) => value !== null && value !== undefined && value !== '')
+      .map(([label, value]) => h('div', { class: 'fact' }, h('dt', {}, label), h('dd', {}, value))),
+  );
+}
+
+function section(id, title, ...children) {
+  return h(
+    'section',
+    { class: 'detail-section', 'aria-labelledby': `${id}-heading` },
+    h('h3', { id: `${id}-heading` }, title),
+    ...children,
+  );
+}
+
+function fileFacts(file) {
+  if (!file) return null;
+  const parts = [file.name, file.type, formatBytes(file.sizeBytes)];
+  if (file.pages > 1) parts.push(`${file.pages} pages`);
+  if (file.width && file.height) parts.push(`${file.width}×${file.height} px`);
+  return parts.filter(Boolean).join(' · ');
+}
+
+function renderDetail(run) {
+  els.detail.replaceChildren(
+    h(
+      'div',
+      { class: 'detail-header' },
+      h('h2', { id: 'detail-heading' }, 'Run ', h('code', { class: 'job-id' }, run.jobId)),
+      statusBadge(run),
+      h(
+        'button',
+        { type: 'button', class: 'button secondary', 'aria-label': 'Close run detail', onclick: () => closeDetail() },
+        'Close',
+      ),
+    ),
+    facts([
+      ['Workflow', run.workflow ?? 'none'],
+      ['Created', timeEl(run.createdAt)],
+      ['Finished', run.completedAt ? timeEl(run.completedAt) : null],
+      ['Prompt', run.prompt],
+      ['Schema', run.schemaId ?? 'none'],
+      ['Output format', run.outputFormat],
+      ['Strategy', run.strategy ?? null],
+      ['Confidence', run.confidence === undefined ? null : formatPercent(run.confidence)],
+      ['File', fileFacts(run.file)],
+      ['Metadata', Object.keys(run.metadata ?? {}).length > 0 ? h('code', {}, JSON.stringify(run.metadata)) : null],
+    ]),
+    section('preview', 'File', h('div', { class: 'preview', id: 'preview' }, h('p', { class: 'hint' }, 'Loading…'))),
+    resultSection(run),
+    reviewSection(run),
+    moneySection(run),
+    attemptsSection(run),
+  );
+}
+
+function isTextResult(run) {
+  const keys = Object.keys(run.result ?? {});
+  return (
+    run.outputFormat === 'text' || (keys.length === 1 && keys[0] === 'text' && typeof run.result.text === 'string')
+  );
+}
+
+function resultSection(run) {
+  if (run.status === 'failed') {
+    const error = run.error ?? {};
+    return section(
+      'result',
+      'Error',
+      h('div', { class: 'error-box' }, h('p', {}, h('strong', {}, error.code ?? 'ERROR'), ': ', error.message ?? '')),
+      facts([
+        ['HTTP status', error.status],
+        ['Retryable', error.retryable === undefined ? null : error.retryable ? 'yes' : 'no'],
+      ]),
+    );
+  }
+  if (run.status !== 'completed') {
+    return section(
+      'result',
+      'Result',
+      h('p', {}, `Not finished yet (${run.stage ?? 'queued'}).`),
+      h('button', { type: 'button', class: 'button secondary', onclick: () => refreshRun(run.jobId) }, 'Refresh'),
+    );
+  }
+  const body = isTextResult(run)
+    ? h('pre', { class: 'result result-text' }, String(run.result.text ?? ''))
+    : h('pre', { class: 'result result-json' }, JSON.stringify(run.result, null, 2));
+  return section('result', 'Result', body);
+}
+
+async function refreshRun(jobId) {
+  const signal = startRequest('detail');
+  setStatus('Refreshing the run…');
+  try {
+    const run = await api(runPath(jobId), { signal });
+    updateRun(run);
+    if (state.openJobId === jobId) {
+      renderDetail(run);
+      void loadPreview(run);
+    }
+    setStatus(`Run is ${run.status}.`);
+  } catch (error) {
+    reportError(error, 'Refreshing the run');
+  }
+}
+
+function moneySection(run) {
+  const money = facts([
+    ['Estimated (held)', formatUsd(run.estimatedCostUsd)],
+    ['Charged', run.chargedUsd === undefined ? null : formatUsd(run.chargedUsd)],
+    ['Refunded', run.refundedUsd === undefined ? null : formatUsd(run.refundedUsd)],
+  ]);
+  const usage = run.usage
+    ? facts([
+        ['Requests', formatCount(run.usage.requests)],
+        ['Billable units', String(run.usage.billableUnits)],
+        ['Provider cost', formatUsd(run.usage.costUsd)],
+        ['Price', formatUsd(run.usage.priceUsd)],
+      ])
+    : null;
+  return section('money', 'Money and usage', money, usage ? h('h4', {}, 'Usage') : null, usage);
+}
+
+function attemptsSection(run) {
+  const attempts = Array.isArray(run.attempts) ? run.attempts : [];
+  if (attempts.length === 0) return section('attempts', 'Attempts', h('p', { class: 'muted' }, 'No attempts yet.'));
+  return section(
+    'attempts',
+    'Attempts',
+    h(
+      'ol',
+      { class: 'timeline' },
+      attempts.map((attempt) =>
+        h(
+          'li',
+          { class: `attempt attempt-${attempt.outcome}` },
+          h('span', { class: 'attempt-step' }, attempt.step),
+          ' · ',
+          h('span', { class: 'attempt-provider' }, attempt.provider),
+          ' · ',
+          h('span', { class: `badge badge-${attempt.outcome}` }, attempt.outcome),
+          ' · ',
+          h('span', { class: 'attempt-latency' }, formatMs(attempt.latencyMs)),
+          attempt.failure ? [' · ', h('span', { class: 'attempt-failure' }, `failure: ${attempt.failure}`)] : null,
+        ),
+      ),
+    ),
+  );
+}
+
+// ---------- file preview ----------
+
+async function loadPreview(run) {
+  const signal = startRequest('preview');
+  const container = () => (state.openJobId === run.jobId ? document.getElementById('preview') : null);
+  try {
+    const file = await api(runPath(run.jobId, '/file'), { signal });
+    container()?.replaceChildren(...previewFor(file));
+  } catch (error) {
+    if (error?.name === 'AbortError') return;
+    if (error instanceof ApiError && error.status === 401) return reportError(error, 'Loading the file');
+    const target = container();
+    if (!target) return;
+    // The run itself was just listed, so NOT_FOUND here means its upload is gone (details.reason: file_expired).
+    if (error instanceof ApiError && error.code === 'NOT_FOUND') {
+      target.replaceChildren(
+        h(
+          'p',
+          { class: 'notice' },
+          'The uploaded file has expired, so there is no preview (the run and its result are kept). ',
+          h('span', { class: 'muted' }, error.message),
+        ),
+      );
+    } else {
+      target.replaceChildren(h('p', { class: 'field-error' }, describeError(error, 'Loading the file')));
+    }
+  }
+}
+
+/** Nodes that preview a file: an image, a framed PDF, or a note for HEIC; always an "Open file" link. */
+function previewFor(file) {
+  const type = String(file.contentType ?? '').toLowerCase();
+  const name = file.fileName ?? 'the uploaded file';
+  const expires = file.expiresAt ? ` (link valid until ${timeOnly.format(new Date(file.expiresAt))})` : '';
+  // The URL is a short-lived presigned storage address: it carries its own signature, never the API key.
+  const link = h(
+    'p',
+    { class: 'file-link' },
+    h('a', { href: file.url, target: '_blank', rel: 'noopener noreferrer' }, 'Open file'),
+    ` ${name}${expires}`,
+  );
+  if (type === 'image/heic' || type === 'image/heif') {
+    return [h('p', { class: 'notice' }, 'No browser preview for HEIC images; open the file to view it.'), link];
+  }
+  if (type.startsWith('image/')) {
+    const img = h('img', { src: file.url, alt: `Preview of ${name}`, class: 'preview-image', decoding: 'async' });
+    img.addEventListener('error', () => {
+      img.replaceWith(h('p', { class: 'notice' }, 'The preview could not be loaded; the link may have expired.'));
+    });
+    return [img, link];
+  }
+  if (type === 'application/pdf') {
+    // An <iframe>, not <object>: the CSP allows frames from storage (frame-src) but objects only from 'self'.
+    return [h('iframe', { src: file.url, title: `PDF preview of ${name}`, class: 'preview-pdf' }), link];
+  }
+  return [h('p', { class: 'notice' }, `No preview for ${type || 'this file type'}.`), link];
+}
+
+// ---------- review (verify) ----------
+
+function verificationView(verification) {
+  if (!verification) return h('p', { class: 'muted verification-state' }, 'Not reviewed yet.');
+  const corrections = Object.entries(verification.corrections ?? {});
+  return h(
+    'div',
+    { class: 'verification' },
+    h(
+      'p',
+      { class: 'verification-state' },
+      reviewLabel(verification),
+      ' by ',
+      h('strong', {}, verification.verifiedBy ?? 'unknown'),
+      ' on ',
+      timeEl(verification.verifiedAt),
+    ),
+    corrections.length > 0
+      ? h(
+          'dl',
+          { class: 'facts corrections' },
+          corrections.map(([field, value]) =>
+            h('div', { class: 'fact' }, h('dt', {}, field), h('dd', {}, h('code', {}, fieldText(value)))),
+          ),
+        )
+      : null,
+    verification.note ? h('p', { class: 'note' }, 'Note: ', verification.note) : null,
+  );
+}
+
+function reviewSection(run) {
+  if (run.status !== 'completed') {
+    return section('review', 'Review', h('p', { class: 'muted' }, 'Only completed runs can be reviewed.'));
+  }
+  const current = h('div', { class: 'verification-current' }, verificationView(run.verification));
+  const error = h('p', { class: 'field-error', 'aria-live': 'polite' });
+  const form = correctForm(run, current, error);
+  const acceptButton = h('button', { type: 'button', class: 'button primary' }, 'Accept');
+  const correctButton = h(
+    'button',
+    { type: 'button', class: 'button secondary', 'aria-expanded': 'false' },
+    'Correct…',
+  );
+  acceptButton.addEventListener('click', async () => {
+    error.textContent = '';
+    acceptButton.disabled = true;
+    await submitVerification(run.jobId, { accepted: true }, current, error);
+    acceptButton.disabled = false;
+  });
+  correctButton.addEventListener('click', () => {
+    form.hidden = !form.hidden;
+    correctButton.setAttribute('aria-expanded', String(!form.hidden));
+    if (!form.hidden) form.querySelector('input, textarea')?.focus();
+  });
+  form.addEventListener('reset', () => {
+    // "Cancel" restores the prefilled values (native reset) and folds the form away.
+    form.hidden = true;
+    correctButton.setAttribute('aria-expanded', 'false');
+    correctButton.focus();
+  });
+  return section('review', 'Review', current, h('div', { class: 'actions' }, acceptButton, correctButton), form, error);
+}
+
+function hideCorrectForm(form) {
+  form.reset(); // triggers the reset listener above
+}
+
+/** Editable text for a result value, and the value an edited text stands for (same JSON type when possible). */
+function toField(value) {
+  return value === null || value === undefined ? '' : fieldText(value);
+}
+
+function fromField(original, text) {
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  if (typeof original === 'number') {
+    const number = Number(trimmed);
+    if (Number.isFinite(number)) return number;
+  }
+  if (typeof original === 'boolean' && (trimmed === 'true' || trimmed === 'false')) return trimmed === 'true';
+  if (original !== null && typeof original === 'object') {
+    try {
+      return JSON.parse(trimmed);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** The "Correct" form: one row per result field (prefilled) and a note; only changed fields are sent. */
+function correctForm(run, current, error) {
+  const entries = Object.entries(run.result ?? {});
+  const rows = entries.map(([field, value], index) => {
+    const id = `correct-${index}`;
+    const initial = toField(value);
+    const long = initial.length > 80 || initial.includes('\n');
+    const input = long
+      ? h('textarea', { id, rows: '6', spellcheck: 'false' }, initial) // textarea's default value is its text
+      : h('input', { id, type: 'text', value: initial, autocomplete: 'off', spellcheck: 'false' });
+    input.dataset.field = field;
+    input.dataset.initial = initial;
+    return h('div', { class: 'correct-row' }, h('label', { for: id }, field), input);
+  });
+  const note = h('textarea', { id: 'correct-note', rows: '2', maxlength: '2000' });
+  const form = h(
+    'form',
+    { class: 'correct-form', novalidate: true, hidden: true, 'aria-label': 'Correct the result' },
+    h('p', { class: 'hint' }, 'Change the wrong values; only changed fields are sent as corrections.'),
+    rows,
+    h('div', { class: 'correct-row' }, h('label', { for: 'correct-note' }, 'Note (optional)'), note),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'button primary' }, 'Save correction'),
+      h('button', { type: 'reset', class: 'button secondary' }, 'Cancel'),
+    ),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    const corrections = {};
+    for (const input of form.querySelectorAll('[data-field]')) {
+      if (input.value === input.dataset.initial) continue;
+      corrections[input.dataset.field] = fromField(run.result[input.dataset.field], input.value);
+    }
+    const text = note.value.trim();
+    if (Object.keys(corrections).length === 0 && !text) {
+      error.textContent = 'Change at least one field (or write a note) before saving a correction.';
+      return;
+    }
+    const body = { accepted: false, corrections, ...(text ? { note: text } : {}) };
+    const submit = form.querySelector('button[type="submit"]');
+    submit.disabled = true;
+    const ok = await submitVerification(run.jobId, body, current, error);
+    submit.disabled = false;
+    if (ok) hideCorrectForm(form);
+  });
+  return form;
+}
+
+/** POST verify; on success shows the recorded verification and updates the run's row. Resolves true on success. */
+async function submitVerification(jobId, body, current, error) {
+  setStatus('Saving the review…');
+  try {
+    const answer = await api(runPath(jobId, '/verify'), { method: 'POST', body });
+    const run = state.runs.find((r) => r.jobId === jobId);
+    if (run) updateRun({ ...run, verification: answer.verification });
+    current.replaceChildren(verificationView(answer.verification));
+    setStatus(answer.verification.accepted ? 'Review saved: result accepted.' : 'Review saved: corrections recorded.');
+    return true;
+  } catch (caught) {
+    reportError(caught, 'Saving the review', error);
+    setStatus('');
+    return false;
+  }
+}
+
+// ---------- usage ----------
+
+const RANGES = {
+  '24h': { interval: 'hour', buckets: 24, label: 'the last 24 hours, per hour' },
+  '7d': { interval: 'day', buckets: 7, label: 'the last 7 days, per UTC day' },
+  '30d': { interval: 'day', buckets: 30, label: 'the last 30 days, per UTC day' },
+};
+
+/** from/to for a range: `from` is aligned to the start of an hour / UTC day so every bucket is whole. */
+function usageQuery() {
+  const range = RANGES[els.usageRange.value] ?? RANGES['7d'];
+  const now = new Date();
+  const start = new Date(now);
+  if (range.interval === 'hour') start.setUTCMinutes(0, 0, 0);
+  else start.setUTCHours(0, 0, 0, 0);
+  const step = range.interval === 'hour' ? HOUR_MS : DAY_MS;
+  const from = new Date(start.getTime() - (range.buckets - 1) * step);
+  return {
+    range,
+    query: {
+      from: from.toISOString(),
+      to: now.toISOString(),
+      interval: range.interval,
+      workflow: els.usageWorkflow.value.trim(),
+    },
+  };
+}
+
+async function loadUsage() {
+  const signal = startRequest('usage');
+  const { range, query } = usageQuery();
+  setStatus('Loading usage…');
+  try {
+    const usage = await api('v1/usage', { query, signal });
+    state.usage = { data: usage, range };
+    renderUsage();
+    setStatus(`Usage for ${range.label} loaded.`);
+  } catch (error) {
+    reportError(error, 'Loading usage');
+    if (error?.name !== 'AbortError') setStatus('');
+  }
+}
+
+els.usageForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  clearAlert();
+  void loadUsage();
+});
+els.usageRange.addEventListener('change', () => void loadUsage());
+
+const USAGE_COLUMNS = [
+  ['runs', formatCount],
+  ['completed', formatCount],
+  ['failed', formatCount],
+  ['queued', formatCount],
+  ['estimatedUsd', formatUsd],
+  ['chargedUsd', formatUsd],
+  ['refundedUsd', formatUsd],
+  ['verified', formatCount],
+  ['accepted', formatCount],
+  ['acceptanceRate', formatPercent],
+  ['meanConfidence', formatPercent],
+];
+
+function usageRow(row, label, header = 'th') {
+  return h(
+    'tr',
+    {},
+    h(header, header === 'th' ? { scope: 'row' } : {}, label),
+    USAGE_COLUMNS.map(([key, format]) => h('td', { class: 'num' }, format(row[key]))),
+  );
+}
+
+function renderUsage() {
+  if (!state.usage) return;
+  const { data, range } = state.usage;
+  els.usagePeriod.textContent = `${formatTime(data.from)} to ${formatTime(data.to)}: ${range.label}.`;
+
+  const totals = data.totals ?? {};
+  const cards = [
+    ['Runs', formatCount(totals.runs)],
+    ['Charged', formatUsd(totals.chargedUsd)],
+    ['Refunded', formatUsd(totals.refundedUsd)],
+    ['Verified', formatCount(totals.verified)],
+    ['Acceptance rate', formatPercent(totals.acceptanceRate)],
+    ['Mean confidence', formatPercent(totals.meanConfidence)],
+  ];
+  els.usageCards.replaceChildren(
+    h(
+      'dl',
+      { class: 'card-list' },
+      cards.map(([label, value]) =>
+        h('div', { class: 'card' }, h('dt', { class: 'card-label' }, label), h('dd', { class: 'card-value' }, value)),
+      ),
+    ),
+  );
+
+  const workflows = Array.isArray(data.workflows) ? data.workflows : [];
+  els.usageBody.replaceChildren(
+    ...(workflows.length > 0
+      ? workflows.map((row) => usageRow(row, row.workflow ?? '(no workflow)'))
+      : [
+          h('tr', {}, h('td', { colspan: String(USAGE_COLUMNS.length + 1), class: 'empty' }, 'No runs in this range.')),
+        ]),
+  );
+  els.usageFoot.replaceChildren(usageRow(totals, 'Total'));
+  renderCharts();
+}
+
+// ---------- charts (inline SVG built with DOM calls) ----------
+
+const CHARTS = [
+  // emptyMax: the top of the y axis while every bucket is 0 (a cent-scale axis for money, not $1).
+  { key: 'runs', title: 'Runs', kind: 'bar', format: formatCount, emptyMax: 2 },
+  { key: 'chargedUsd', title: 'Spend (charged)', kind: 'bar', format: formatUsd, emptyMax: 0.001 },
+  { key: 'refundedUsd', title: 'Refunds', kind: 'bar', format: formatUsd, emptyMax: 0.001 },
+  { key: 'acceptanceRate', title: 'Acceptance rate', kind: 'line', max: 1, format: formatPercent },
+  { key: 'meanConfidence', title: 'Mean confidence', kind: 'line', max: 1, format: formatPercent },
+];
+
+/** The smallest 1, 2 or 5 × 10^n at or above `value` (a readable top for the y axis). */
+function niceMax(value) {
+  if (!(value > 0)) return 1;
+  const magnitude = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 2, 5, 10]) if (step * magnitude >= value) return step * magnitude;
+  return 10 * magnitude;
+}
+
+function bucketLabel(iso, interval) {
+  const date = new Date(iso);
+  return interval === 'hour' ? hourLabel.format(date) : utcDay.format(date);
+}
+
+function renderCharts() {
+  if (!state.usage) return;
+  const { data } = state.usage;
+  const series = Array.isArray(data.series) ? data.series : [];
+  if (series.length === 0) {
+    els.charts.replaceChildren(h('p', { class: 'muted' }, 'No time series in this answer.'));
+    return;
+  }
+  // Draw at the real pixel width so text stays legible on a phone (the SVG is not scaled down).
+  const width = Math.max(260, Math.floor(els.charts.clientWidth || 640));
+  const chartWidth = width >= 900 ? Math.floor((width - 16) / 2) : width;
+  els.charts.replaceChildren(...CHARTS.map((metric, i) => chartFigure(metric, series, data.interval, chartWidth, i)));
+}
+
+function chartFigure(metric, series, interval, width, index) {
+  const height = 180;
+  const margin = { top: 12, right: 12, bottom: 26, left: 64 };
+  const plotW = width - margin.left - margin.right;
+  const plotH = height - margin.top - margin.bottom;
+  const values = series.map((bucket) => {
+    const value = bucket.totals?.[metric.key];
+    return typeof value === 'number' && Number.isFinite(value) ? value : null;
+  });
+  const present = values.filter((v) => v !== null);
+  const highest = Math.max(0, ...present);
+  const max = metric.max ?? (highest > 0 ? niceMax(highest) : metric.emptyMax);
+  const band = plotW / series.length;
+  const x = (i) => margin.left + i * band + band / 2;
+  const y = (v) => margin.top + plotH - (v / max) * plotH;
+  const label = (i) => bucketLabel(series[i].start, interval);
+
+  const titleId = `chart-${index}-title`;
+  const descId = `chart-${index}-desc`;
+  const summary = chartSummary(metric, values, series, interval);
+  const svg = s('svg', {
+    class: `chart chart-${metric.kind}`,
+    viewBox: `0 0 ${width} ${height}`,
+    width: '100%',
+    height,
+    role: 'img',
+    'aria-labelledby': titleId,
+    'aria-describedby': descId,
+    preserveAspectRatio: 'xMinYMin meet',
+  });
+  svg.append(s('title', { id: titleId }, metric.title), s('desc', { id: descId }, summary));
+
+  // Horizontal grid lines with y labels at 0, half and the top.
+  for (const fraction of [0, 0.5, 1]) {
+    const value = max * fraction;
+    svg.append(
+      s('line', { class: 'grid', x1: margin.left, x2: width - margin.right, y1: y(value), y2: y(value) }),
+      s(
+        'text',
+        { class: 'axis-label', x: margin.left - 6, y: y(value) + 4, 'text-anchor': 'end' },
+        metric.format(value),
+      ),
+    );
+  }
+
+  // X labels: at most ~6, evenly spaced, always the first and the last bucket.
+  const every = Math.max(1, Math.ceil(series.length / Math.max(2, Math.floor(plotW / 70))));
+  series.forEach((_bucket, i) => {
+    if (i % every !== 0 && i !== series.length - 1) return;
+    if (i !== series.length - 1 && series.length - 1 - i < every / 2) return; // keep the last label clear
+    // The first and last labels are anchored inwards so they never stick out of the chart.
+    const anchor = i === 0 ? 'start' : i === series.length - 1 ? 'end' : 'middle';
+    const at = anchor === 'start' ? x(i) - band / 2 : anchor === 'end' ? x(i) + band / 2 : x(i);
+    svg.append(s('text', { class: 'axis-label', x: at, y: height - 8, 'text-anchor': anchor }, label(i)));
+  });
+
+  if (metric.kind === 'bar') {
+    values.forEach((value, i) => {
+      const v = value ?? 0;
+      const top = y(v);
+      const bar = s('rect', {
+        class: 'bar',
+        x: x(i) - (band * 0.7) / 2,
+        y: top,
+        width: Math.max(1, band * 0.7),
+        height: Math.max(v > 0 ? 1 : 0, margin.top + plotH - top),
+      });
+      bar.append(s('title', {}, `${label(i)}: ${metric.format(v)}`));
+      svg.append(bar);
+    });
+  } else {
+    // A line through the buckets that have a value; a bucket without one (no reviews, no runs) breaks the line.
+    let d = '';
+    let drawing = false;
+    values.forEach((value, i) => {
+      if (value === null) {
+        drawing = false;
+        return;
+      }
+      d += `${drawing ? 'L' : 'M'}${x(i).toFixed(1)},${y(value).toFixed(1)}`;
+      drawing = true;
+    });
+    if (d) svg.append(s('path', { class: 'line', d, fill: 'none' }));
+    values.forEach((value, i) => {
+      if (value === null) return;
+      const dot = s('circle', { class: 'dot', cx: x(i), cy: y(value), r: 3.5 });
+      dot.append(s('title', {}, `${label(i)}: ${metric.format(value)}`));
+      svg.append(dot);
+    });
+  }
+
+  return h('figure', { class: 'chart-figure' }, h('figcaption', {}, h('strong', {}, metric.title), ' ', summary), svg);
+}
+
+/** A sentence a screen reader can use instead of the picture: total or average, and the peak. */
+function chartSummary(metric, values, series, interval) {
+  const present = values.map((v, i) => [v, i]).filter(([v]) => v !== null);
+  if (present.length === 0) return '(no data in this range)';
+  const [peak, at] = present.reduce((best, item) => (item[0] > best[0] ? item : best));
+  const when = bucketLabel(series[at].start, interval);
+  if (metric.kind === 'bar') {
+    const total = present.reduce((sum, [v]) => sum + v, 0);
+    if (total === 0) return '(none in this range)';
+    return `(total ${metric.format(total)}; highest ${metric.format(peak)} at ${when})`;
+  }
+  const mean = present.reduce((sum, [v]) => sum + v, 0) / present.length;
+  const unit = `${interval}${present.length === 1 ? '' : 's'}`;
+  return `(average ${metric.format(mean)} over ${present.length} ${unit}; highest ${metric.format(peak)} at ${when})`;
+}
+
+// Charts are drawn at the container's pixel width; redraw after the window size settles.
+let resizeTimer = 0;
+window.addEventListener('resize', () => {
+  window.clearTimeout(resizeTimer);
+  resizeTimer = window.setTimeout(() => {
+    if (!els.usageView.hidden) renderCharts();
+  }, 150);
+});
+
+// ---------- start ----------
+
+if (getKey()) {
+  showView('runs');
+  void loadRuns();
+} else {
+  showKeyForm();
+}
