@@ -135,6 +135,7 @@ beforeAll(async () => {
   ];
   readOnlyKey = await createScopedKey(stack(), 'tenant-a', ['runs:read']);
 
+  // Debian's chromium (README prerequisites; .ci/run installs it). Missing, this fails loudly rather than skipping.
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
