@@ -1163,7 +1163,8 @@ function chartFigure(metric, series, interval, width, index) {
   const every = Math.max(1, Math.ceil(series.length / Math.max(2, Math.floor(plotW / 70))));
   series.forEach((_bucket, i) => {
     if (i % every !== 0 && i !== series.length - 1) return;
-    if (i !== series.length - 1 && series.length - 1 - i < every / 2) return; // keep the last label clear
+    // Keep the last label clear: it is end-anchored, so it reaches a whole step leftwards.
+    if (i !== series.length - 1 && series.length - 1 - i < every) return;
     // The first and last labels are anchored inwards so they never stick out of the chart.
     const anchor = i === 0 ? 'start' : i === series.length - 1 ? 'end' : 'middle';
     const at = anchor === 'start' ? x(i) - band / 2 : anchor === 'end' ? x(i) + band / 2 : x(i);
