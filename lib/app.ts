@@ -10,6 +10,7 @@
  * | `stage`                      | `dev`                      | stack names `Vision{Stateful,Stateless}-<stage>`, API stage, alarm names, metric dimension `Stage` |
  * | `providers`                  | `local`                    | `VISION_PROVIDERS` (create-run, worker); worker IAM for `bedrock` / `textract` only when listed. Comma list or JSON array of shared/providers/types.ts PROVIDER_IDS |
  * | `confirmationThresholdUsd`   | `1`                        | `SERVICE_COST_CONFIRMATION_THRESHOLD_USD` (every function)             |
+ * | `marginPct`                  | pricing.json (`30`)        | `PRICING_MARGIN_PCT` (every function), only when set: the client's price = provider cost x (1 + marginPct/100) |
  * | `imageMaxBytes`              | shared/config.ts (20 MiB)  | `LIMIT_IMAGE_MAX_BYTES` (every function), only when set                |
  * | `pdfMaxBytes`                | shared/config.ts (50 MiB)  | `LIMIT_PDF_MAX_BYTES` (every function), only when set                  |
  * | `pdfMaxPages`                | shared/config.ts (200)     | `LIMIT_PDF_MAX_PAGES` (every function), only when set                  |
@@ -23,7 +24,7 @@
  * | `stageThrottleBurst`         | `400` (10 x per-key burst) | stage-wide burst; integer >= the per-key burst (40). Each key is throttled at 20 rps / burst 40 by the usage plan (lib/stateless-stack.ts PER_KEY_THROTTLE) |
  * | `alarmEmail`                 | unset                      | e-mail address subscribed to the alarm topic (SNS, output `AlarmTopicArn`); AWS mails a confirmation link first |
  *
- * The margin (`marginPct`) is data in shared/pricing/pricing.json, not a setting. The old key
+ * The margin's default is data in shared/pricing/pricing.json; `marginPct` overrides it per deployment. The old key
  * `costConfirmationThresholdUsd` is rejected with a message (renamed to `confirmationThresholdUsd`).
  *
  * `bedrockModelId` default: Bedrock's default model (shared/providers/bedrock/pricing.json `defaultModel`) through the
@@ -55,6 +56,8 @@ export interface AppSettings {
   readonly providers: readonly ProviderId[];
   /** Runs estimated above this many USD need explicit confirmation (SERVICE_COST_CONFIRMATION_THRESHOLD_USD). */
   readonly confirmationThresholdUsd: number;
+  /** Margin over provider cost in percent (PRICING_MARGIN_PCT); undefined = pricing.json's. */
+  readonly marginPct?: number;
   /** Upload limits; unset ones keep shared/config.ts's defaults. */
   readonly limits: LimitSettings;
   readonly runRetentionDays: number;
@@ -187,10 +190,14 @@ export function readSettings(node: Node): AppSettings {
   const pdfMaxBytes = readNumber(node, 'pdfMaxBytes', undefined, { integer: true, min: 1 });
   const pdfMaxPages = readNumber(node, 'pdfMaxPages', undefined, { integer: true, min: 1 });
   const alarmEmail = readAlarmEmail(node);
+  const marginPct = readNumber(node, 'marginPct', undefined);
+  if (marginPct !== undefined && marginPct > 1000)
+    throw new Error(`context "marginPct" must be at most 1000, got ${marginPct}`);
   return {
     stage,
     providers,
     confirmationThresholdUsd: readNumber(node, 'confirmationThresholdUsd', 1),
+    ...(marginPct === undefined ? {} : { marginPct }),
     limits: {
       ...(imageMaxBytes === undefined ? {} : { imageMaxBytes }),
       ...(pdfMaxBytes === undefined ? {} : { pdfMaxBytes }),
@@ -239,6 +246,7 @@ export function serviceEnvironment(settings: AppSettings): Record<string, string
   const { limits } = settings;
   return {
     SERVICE_COST_CONFIRMATION_THRESHOLD_USD: String(settings.confirmationThresholdUsd),
+    ...(settings.marginPct === undefined ? {} : { PRICING_MARGIN_PCT: String(settings.marginPct) }),
     RUN_RETENTION_DAYS: String(settings.runRetentionDays),
     UPLOAD_RETENTION_HOURS: String(settings.uploadRetentionHours),
     ...(limits.imageMaxBytes === undefined ? {} : { LIMIT_IMAGE_MAX_BYTES: String(limits.imageMaxBytes) }),

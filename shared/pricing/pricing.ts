@@ -1,6 +1,11 @@
-/** The pricing table (pricing.json, kept as data) parsed and validated once. */
+/**
+ * The pricing table (pricing.json, kept as data) parsed and validated once. The margin is the table's unless the
+ * deployment sets PRICING_MARGIN_PCT (CDK context `marginPct`): the API (estimates) and the worker (prices) read the
+ * same variable, so an estimate and the price settled against it always use one margin.
+ */
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
+import { config } from '../config.js';
 import { type Micros, usdToMicrosCeil } from '../money.js';
 import raw from './pricing.json' with { type: 'json' };
 
@@ -17,8 +22,11 @@ const pricingTable = z.object({
 
 export type PricingTable = z.infer<typeof pricingTable>;
 
-/** The validated pricing table; a malformed pricing.json fails at import, not mid-run. */
-export const pricing: PricingTable = pricingTable.parse(raw);
+/** The validated pricing table (with the configured margin); a malformed pricing.json fails at import, not mid-run. */
+export const pricing: PricingTable = (() => {
+  const table = pricingTable.parse(raw);
+  return config.marginPct === undefined ? table : { ...table, marginPct: config.marginPct };
+})();
 
 /** The client's price for a cost: cost plus margin, rounded up to the micro. */
 export function priceFor(costMicros: Micros, table: PricingTable = pricing): Micros {

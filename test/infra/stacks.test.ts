@@ -499,6 +499,19 @@ describe('app settings', () => {
     expect(worker.Environment.Variables.SERVICE_COST_CONFIRMATION_THRESHOLD_USD).toBe('2.5');
   });
 
+  test('marginPct reaches every function that prices (create-run estimates, the worker settles) as PRICING_MARGIN_PCT', () => {
+    const variables = (l: ReturnType<typeof buildTestApp>['stateless'], handler: 'create-run' | 'worker') =>
+      Template.fromStack(l).toJSON().Resources[logicalIdOf(l, l.functions[handler])].Properties.Environment.Variables;
+    const { stateless: withMargin } = buildTestApp({ marginPct: '45' });
+    expect(variables(withMargin, 'create-run').PRICING_MARGIN_PCT).toBe('45');
+    expect(variables(withMargin, 'worker').PRICING_MARGIN_PCT).toBe('45');
+    // Unset: the pricing table's margin applies (no variable).
+    const { stateless: plain } = buildTestApp();
+    expect(variables(plain, 'worker').PRICING_MARGIN_PCT).toBeUndefined();
+    expect(() => buildTestApp({ marginPct: '-1' })).toThrow(/"marginPct"/);
+    expect(() => buildTestApp({ marginPct: '5000' })).toThrow(/"marginPct"/);
+  });
+
   test('workerPackaging=zip ships the worker as a Node.js 22 arm64 zip', () => {
     const { stateless: l } = buildTestApp({ workerPackaging: 'zip' });
     const worker = Template.fromStack(l).toJSON().Resources[logicalIdOf(l, l.functions.worker)].Properties;

@@ -1,0 +1,52 @@
+/**
+ * The margin is configurable per deployment (PRICING_MARGIN_PCT, CDK context `marginPct`). Configuration is parsed
+ * once at import, so this file sets the variable first and imports afterwards (each test file has its own registry).
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import raw from '../../shared/pricing/pricing.json' with { type: 'json' };
+import { type ApiHandler, call } from '../support/api.js';
+import { arrangeCreateRun, type Mocks, transactions } from '../support/create-run.js';
+import { OCR_PAGE_COST_MICROS } from '../support/pricing.js';
+
+const MARGIN_PCT = 50;
+let handler: ApiHandler;
+let priceFor: (cost: number) => number;
+
+beforeAll(async () => {
+  // Differs from the table's default, so the test fails if the variable is ignored.
+  expect(raw.marginPct).not.toBe(MARGIN_PCT);
+  process.env.PRICING_MARGIN_PCT = String(MARGIN_PCT);
+  ({ handler } = await import('../../functions/create-run.js'));
+  ({ priceFor } = await import('../../shared/pricing/pricing.js'));
+});
+
+afterAll(() => {
+  delete process.env.PRICING_MARGIN_PCT;
+});
+
+const mocks: Mocks = {
+  ddb: mockClient(DynamoDBDocumentClient),
+  s3: mockClient(S3Client),
+  sqs: mockClient(SQSClient),
+};
+
+test('prices (what the worker settles) use the configured margin', () => {
+  expect(priceFor(1_000)).toBe(1_500);
+  expect(priceFor(OCR_PAGE_COST_MICROS)).toBe(Math.ceil(OCR_PAGE_COST_MICROS * 1.5));
+});
+
+test('the estimate shown and held at creation uses the same margin', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const answer = await call(handler, {
+    method: 'POST',
+    path: '/v1/runs',
+    body: { uploadId: 'upl_1', prompt: 'Read it', confirmCost: true },
+  });
+  expect(answer.status).toBe(202);
+  const held = Math.ceil(2 * OCR_PAGE_COST_MICROS * 1.5);
+  expect(answer.body.estimatedCostUsd).toBe(held / 1_000_000);
+  expect(transactions(mocks)[0]?.TransactItems?.[1]?.Update?.ExpressionAttributeValues).toEqual({ ':hold': held });
+});
