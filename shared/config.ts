@@ -14,6 +14,11 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 
 const envSchema = z.object({
   SERVICE_COST_CONFIRMATION_THRESHOLD_USD: number(1),
+  /** The client's margin over provider cost, in percent; unset: the pricing table's `marginPct`. */
+  PRICING_MARGIN_PCT: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().finite().min(0).max(1000).optional(),
+  ),
   /** Comma-separated provider ids: exactly these are candidates, in this order. Unset: all with credentials, then local. */
   VISION_PROVIDERS: z
     .string()
@@ -52,6 +57,8 @@ const env = parseEnv();
 /** Service configuration (limits, threshold, providers). */
 export const config = {
   confirmationThresholdUsd: env.SERVICE_COST_CONFIRMATION_THRESHOLD_USD,
+  /** Margin override in percent (PRICING_MARGIN_PCT); undefined keeps shared/pricing/pricing.json's. */
+  marginPct: env.PRICING_MARGIN_PCT,
   providers: env.VISION_PROVIDERS as ProviderId[] | undefined,
   limits: {
     imageMaxBytes: env.LIMIT_IMAGE_MAX_BYTES,
@@ -74,11 +81,4 @@ export const config = {
 export type ServiceConfig = typeof config;
 export type Limits = ServiceConfig['limits'];
 
-/** Reads a resource name (table, bucket, queue URL) from its environment variable, failing loudly when absent. */
-export function resourceName(envVar: string): string {
-  const value = process.env[envVar];
-  if (value === undefined || value === '') {
-    throw new Error(`Missing required environment variable ${envVar}`);
-  }
-  return value;
-}
+export { resourceName } from './resource-name.js';
