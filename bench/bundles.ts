@@ -3,12 +3,16 @@
  * lib/vision-function.ts), its minified size, and its cold import time in a fresh `node` process.
  *
  * Variants:
- * - `deployed`: what `cdk synth` ships. Zip functions with ZIP_EXTERNAL_MODULES (today: nothing external, the AWS SDK
- *   is bundled); the worker with its native modules external (WORKER_NATIVE_MODULES), as its image and zip
- *   packagings both do.
- * - `sdk-external`: the same plus `@aws-sdk/*` and `@smithy/*` external, as NodejsFunction does by default on Node.js
- *   18+ runtimes. For the cold import the SDK is resolved from this project's node_modules (the bundles are written
- *   inside the repository), standing in for the SDK the Lambda runtime ships.
+ * - `deployed`: what `cdk synth` ships. Zip functions with ZIP_EXTERNAL_MODULES (the AWS SDK is bundled except the
+ *   credential providers its default chain only loads lazily, SDK_LAZY_CREDENTIAL_MODULES); the worker with its
+ *   native modules external (WORKER_NATIVE_MODULES), as its image packaging does.
+ * - `sdk-bundled`: nothing external but the worker's native modules: the whole SDK, credential chain included.
+ * - `sdk-external`: `deployed` plus `@aws-sdk/*` and `@smithy/*` external, as NodejsFunction does by default on
+ *   Node.js 18+ runtimes. For the cold import the SDK is resolved from this project's node_modules (the bundles are
+ *   written inside the repository), standing in for the SDK the Lambda runtime ships.
+ *
+ * A `deployed` bundle that imports one of ZIP_EXTERNAL_MODULES other than through `import()` is reported as an error:
+ * that module would then load from the runtime's SDK at every cold start instead of being bundled.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
@@ -16,7 +20,13 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { esbuildOptions, PROJECT_ROOT, WORKER_NATIVE_MODULES, ZIP_EXTERNAL_MODULES } from '../lib/vision-function.js';
+import {
+  esbuildOptions,
+  PROJECT_ROOT,
+  SDK_LAZY_CREDENTIAL_MODULES,
+  WORKER_NATIVE_MODULES,
+  ZIP_EXTERNAL_MODULES,
+} from '../lib/vision-function.js';
 import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
 import { type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import { median, round } from './stats.js';
@@ -26,8 +36,9 @@ const run = promisify(execFile);
 export const SDK_EXTERNALS = ['@aws-sdk/*', '@smithy/*'] as const;
 
 export const VARIANTS = [
-  { id: 'deployed', sdkExternal: false },
-  { id: 'sdk-external', sdkExternal: true },
+  { id: 'deployed', sdk: 'deployed' },
+  { id: 'sdk-bundled', sdk: 'bundled' },
+  { id: 'sdk-external', sdk: 'external' },
 ] as const;
 export type BundleVariant = (typeof VARIANTS)[number]['id'];
 export type HandlerKind = 'api' | 'authorizer' | 'worker';
@@ -93,6 +104,23 @@ function topInputs(metafile: Metafile, outfile: string): { input: string; bytes:
     .map(([input, bytes]) => ({ input, bytes }));
 }
 
+/**
+ * Imports of `modules` (external in this bundle) other than a dynamic `import()`: such a module is loaded at every cold
+ * start from wherever it resolves (in Lambda, the runtime's SDK), so it must not be external.
+ */
+export function nonLazyExternalImports(metafile: Metafile, modules: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const [file, info] of Object.entries(metafile.inputs)) {
+    for (const imported of info.imports) {
+      if (!imported.external || imported.kind === 'dynamic-import') continue;
+      if (modules.some((m) => imported.path === m || imported.path.startsWith(`${m}/`))) {
+        found.add(`${imported.path} (${imported.kind} in ${file})`);
+      }
+    }
+  }
+  return [...found];
+}
+
 /** Imports the bundle in a fresh node process; returns the milliseconds of the dynamic import alone. */
 async function coldImport(file: string, env: Record<string, string>): Promise<number> {
   const code = [
@@ -132,11 +160,13 @@ export async function measureBundles(options: {
   const measurements: BundleMeasurement[] = [];
   const imports = new Map<BundleMeasurement, { outfile: string; env: Record<string, string> }>();
 
-  for (const { id: variant, sdkExternal } of VARIANTS) {
+  for (const { id: variant, sdk } of VARIANTS) {
     for (const handler of handlers) {
       const kind: HandlerKind = handler === 'worker' ? 'worker' : handler === 'authorizer' ? 'authorizer' : 'api';
-      const base = kind === 'worker' ? WORKER_NATIVE_MODULES : ZIP_EXTERNAL_MODULES;
-      const externals = sdkExternal ? [...new Set([...base, ...SDK_EXTERNALS])] : [...base];
+      const lazy: readonly string[] = SDK_LAZY_CREDENTIAL_MODULES;
+      const zip = sdk === 'bundled' ? ZIP_EXTERNAL_MODULES.filter((m) => !lazy.includes(m)) : ZIP_EXTERNAL_MODULES;
+      const base = kind === 'worker' ? WORKER_NATIVE_MODULES : zip;
+      const externals = sdk === 'external' ? [...new Set([...base, ...SDK_EXTERNALS])] : [...base];
       const outfile = path.join(options.outDir, variant, handler, 'index.mjs');
       await mkdir(path.dirname(outfile), { recursive: true });
       const entry: BundleMeasurement = {
@@ -163,6 +193,8 @@ export async function measureBundles(options: {
         entry.kb = round(entry.bytes / 1024);
         entry.mapBytes = (await stat(`${outfile}.map`)).size;
         entry.topInputs = topInputs(result.metafile, outfile);
+        const eager = kind === 'worker' ? [] : nonLazyExternalImports(result.metafile, ZIP_EXTERNAL_MODULES);
+        if (eager.length > 0) throw new Error(`imported eagerly but external: ${eager.join(', ')}`);
         imports.set(entry, { outfile, env: { ...BASE_ENV, ...resourceEnvironment(handler as HandlerName) } });
       } catch (error: unknown) {
         entry.error = shortError(error);

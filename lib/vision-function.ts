@@ -19,8 +19,10 @@
  *   with this packaging `cdk synth` is no longer offline.
  * - `image` (default for the worker): synth only stages a small Docker build context (package.json, lock file,
  *   tsconfig, functions/, shared/, lib/worker-image/); `cdk deploy` builds it. The Dockerfile bundles the handler
- *   with the same esbuild options as the zip functions and runs `npm ci --os=linux --cpu=arm64` for exactly the
- *   native packages at their lock-file versions, on the build platform (no QEMU needed), then copies both into
+ *   with the same esbuild options as the zip functions (`esbuildOptions`, but only the native packages external:
+ *   the worker has no bundle-size target, so its image keeps the whole AWS credential chain, see
+ *   ZIP_EXTERNAL_MODULES) and runs `npm ci --os=linux --cpu=arm64` for exactly the native packages at their
+ *   lock-file versions, on the build platform (no QEMU needed), then copies both into
  *   the AWS Lambda Node.js 22 arm64 base image. Synth stays offline; deploy needs Docker (with buildx) and the
  *   network, which deploy needs anyway. Cost: a container image (ECR), slightly slower cold starts than a zip,
  *   and no `Runtime` property on the function (the image pins Node.js 22).
@@ -46,14 +48,41 @@ export const ARCHITECTURE = lambda.Architecture.ARM_64;
 export const ESBUILD_TARGET = 'node22';
 
 /**
- * Modules the zip functions leave out of their bundle (esbuild `external`). Empty: the AWS SDK is bundled, not taken
- * from the runtime, so the deployed code runs exactly the SDK version the tests ran against (lib-dynamodb and the
- * clients must match; the presigner relies on `requestChecksumCalculation`), whatever the runtime ships this month.
- * The price is ~0.5 MB of SDK in every handler. `npm run bench` measures both variants: externalising `@aws-sdk/*` and
- * `@smithy/*` halves the bundles but makes cold imports slower (the SDK then loads from many files instead of one
- * minified bundle), and alone does not bring the handlers under 300 KB. Exported so the benchmark uses this list.
+ * Packages of the AWS SDK's default credential chain (`@aws-sdk/credential-provider-node`, bundled) that it loads only
+ * through a dynamic `import()`, after the environment provider found no credentials: SSO, INI profiles (and through
+ * them `credential-provider-login`, `token-providers` and the STS / SSO OIDC / sign-in clients of `nested-clients`),
+ * `credential_process`, web identity, and the container / instance-metadata providers. About 107 KB of every bundle
+ * with an AWS client, since esbuild inlines dynamically imported modules into the one output file. Checked in the SDK
+ * sources at the versions in the lock file: `defaultProvider.js` and `remoteProvider.js` import them with
+ * `await import(...)` only and no other module of any handler imports them; the benchmark reports an error for a
+ * bundle that imports one of them any other way.
  */
-export const ZIP_EXTERNAL_MODULES: readonly string[] = [];
+export const SDK_LAZY_CREDENTIAL_MODULES = [
+  '@aws-sdk/credential-provider-sso',
+  '@aws-sdk/credential-provider-ini',
+  '@aws-sdk/credential-provider-process',
+  '@aws-sdk/credential-provider-web-identity',
+  '@aws-sdk/credential-provider-http',
+  '@smithy/credential-provider-imds',
+] as const;
+
+/**
+ * Modules the zip functions leave out of their bundle (esbuild `external`): only SDK_LAZY_CREDENTIAL_MODULES.
+ *
+ * The AWS SDK itself is bundled, not taken from the runtime, so the deployed code runs exactly the SDK version the
+ * tests ran against (lib-dynamodb and the clients must match; the presigner relies on `requestChecksumCalculation`),
+ * whatever the runtime ships this month, and loads as one minified file. That includes the credential chain's eager
+ * part, whose first link reads the environment: in Lambda the credentials are always there (AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), so the lazily loaded providers are never reached and stay external. Were
+ * one reached (say someone set AWS_PROFILE), its `import()` resolves from the SDK the Node.js 22 runtime ships (the
+ * runtime searches NODE_PATH, /var/runtime/node_modules included, for ES modules since Node.js 18); the provider only
+ * hands credentials back to the bundled client. Local runs (`npm start`, tests) use the sources and the full chain.
+ *
+ * `npm run bench` measures the variants: bundling everything (`sdk-bundled`, ~0.1 MB more per AWS handler) and
+ * externalising all of `@aws-sdk/*` and `@smithy/*` (`sdk-external`: small bundles, but the SDK then loads from many
+ * unminified files and cold imports get slower). Exported so the benchmark uses this list.
+ */
+export const ZIP_EXTERNAL_MODULES: readonly string[] = [...SDK_LAZY_CREDENTIAL_MODULES];
 
 /** Packages the worker loads from node_modules instead of the bundle (native addons, WASM, data files). */
 export const WORKER_NATIVE_MODULES = ['sharp', 'tesseract.js', '@tesseract.js-data/eng', 'mupdf', 'heic-convert'];
@@ -163,7 +192,7 @@ export class VisionFunction extends Construct {
         minify: true,
         sourceMap: true,
         sourcesContent: false,
-        // See ZIP_EXTERNAL_MODULES: the AWS SDK is bundled, not taken from the runtime.
+        // See ZIP_EXTERNAL_MODULES: the AWS SDK is bundled, except the credential providers Lambda never reaches.
         externalModules: [...ZIP_EXTERNAL_MODULES],
         ...(nodeModules.length > 0 ? { nodeModules, environment: { ...NPM_TARGET_ENVIRONMENT } } : {}),
         ...(assetDirs.length > 0 ? { commandHooks: copyAfterBundling(assetDirs) } : {}),
