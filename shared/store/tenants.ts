@@ -244,15 +244,23 @@ export async function scanApiKeys(): Promise<ApiKeyRecord[]> {
 }
 
 export async function listApiKeys(tenantId: string): Promise<ApiKeyRecord[]> {
-  const out = await ddb.send(
-    new QueryCommand({
-      TableName: keysTable(),
-      IndexName: 'byTenant',
-      KeyConditionExpression: 'tenantId = :t',
-      ExpressionAttributeValues: { ':t': tenantId },
-    }),
-  );
-  return (out.Items ?? []) as ApiKeyRecord[];
+  // Every page: a query answers at most 1 MB at a time.
+  const items: ApiKeyRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.send(
+      new QueryCommand({
+        TableName: keysTable(),
+        IndexName: 'byTenant',
+        KeyConditionExpression: 'tenantId = :t',
+        ExpressionAttributeValues: { ':t': tenantId },
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    items.push(...((out.Items ?? []) as ApiKeyRecord[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }
 
 /** Every tenant (a full table scan, for operator tools such as `npm run keys -- tenants`; not for request paths). */

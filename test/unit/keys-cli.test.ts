@@ -216,6 +216,21 @@ describe('--stack: the deployment from CloudFormation outputs', () => {
     expect(mutatingApiGatewayCalls()).toEqual([]);
   });
 
+  test('list reads every page of the key index', async () => {
+    stacksFound();
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [keyItem()], LastEvaluatedKey: { keyHash: 'ab'.repeat(32) } })
+      .resolvesOnce({ Items: [keyItem({ keyId: 'key_00000000000000bb', keyHash: 'cd'.repeat(32) })] });
+    const listed = await keys('list', '--tenant', 'acme', '--stack', 'prod', '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).map((k: { keyId: string }) => k.keyId)).toEqual([
+      'key_00000000000000aa',
+      'key_00000000000000bb',
+    ]);
+    expect(ddb.commandCalls(QueryCommand)[1]?.args[0].input.ExclusiveStartKey).toEqual({ keyHash: 'ab'.repeat(32) });
+  });
+
   test('a stack that does not exist: exit 1 naming it, nothing else touched', async () => {
     cfn
       .on(DescribeStacksCommand)
