@@ -2,10 +2,10 @@
  * Media preparation in the worker, in process (no emulators, no provider):
  *
  * - HEIC: `prepareImage` of a 12-megapixel HEIC (bench/inputs.ts) for a provider that does not take HEIC — OpenAI's
- *   image target (JPEG or PNG, long side 2048 px, 20 MiB) — which decodes it with libheif (WASM), downscales and
- *   encodes a JPEG. The first call also loads sharp and the libheif WASM module and is reported apart; the figure is
- *   the median of the warm calls. The libheif part alone (container parse + decode, `openHeic` + `decode`) is timed
- *   separately, to show where the time goes.
+ *   image target (JPEG or PNG, long side 2048 px, 20 MiB) — which decodes it with libheif (WASM, with the SIMD inverse
+ *   transform of shared/media/libheif.ts), downscales and encodes a JPEG. The first call also loads sharp and the
+ *   libheif WASM module and is reported apart; the figure is the median of the warm calls. The libheif part alone
+ *   (container parse + decode, `openHeic` + `decode`) is timed separately, to show where the time goes.
  * - PDF text layer: `pdfTextLayer` of twenty-pages.pdf (what the worker reads before a PDF run, and what the local
  *   provider reads), per page.
  */
@@ -15,6 +15,7 @@ import { PROJECT_ROOT } from '../lib/vision-function.js';
 import { Deadline } from '../shared/media/deadline.js';
 import { openHeic } from '../shared/media/image.js';
 import { pdfTextLayer, prepareImage } from '../shared/media/index.js';
+import { type LibheifInfo, libheifInfo } from '../shared/media/libheif.js';
 import { IMAGE_TARGET } from '../shared/providers/openai/profile.js';
 import { HEIC_HEIGHT, HEIC_WIDTH, heic12mp } from './inputs.js';
 import { median, round } from './stats.js';
@@ -33,9 +34,11 @@ export interface HeicMeasurement {
   firstRunMs: number;
   warmMs: number[];
   medianMs: number;
-  /** libheif alone (parse + decode to RGBA), warm. */
+  /** libheif alone (parse + decode to RGB), warm. */
   decodeMs: number[];
   decodeMedianMs: number;
+  /** The libheif build and which inverse transform it runs (`simd`: the faster one is in place). */
+  libheif?: LibheifInfo;
   output?: { mime: string; width: number; height: number; bytes: number };
 }
 
@@ -122,10 +125,12 @@ async function measureHeic(options: Options): Promise<HeicMeasurement> {
     medianMs: round(median(warm)),
     decodeMs: decode,
     decodeMedianMs: round(median(decode)),
+    libheif: libheifInfo(),
     output: { mime: output.mime, width: output.width, height: output.height, bytes: output.bytes.byteLength },
   };
+  const idct = result.libheif?.idct === 'simd' ? 'SIMD' : `reference (${result.libheif?.reason})`;
   options.log(
-    `  HEIC → JPEG: first ${result.firstRunMs} ms, warm median ${result.medianMs} ms (${warm.join(', ')}); libheif decode median ${result.decodeMedianMs} ms; out ${output.width}x${output.height} ${output.mime}`,
+    `  HEIC → JPEG: first ${result.firstRunMs} ms, warm median ${result.medianMs} ms (${warm.join(', ')}); libheif decode median ${result.decodeMedianMs} ms (${idct} inverse transform); out ${output.width}x${output.height} ${output.mime}`,
   );
   return result;
 }
