@@ -36,12 +36,13 @@ export function planRun(
   facts: FileFacts,
   task: TaskSpec,
   providers: readonly ProviderId[],
-  options: { explicitOrder?: boolean } = {},
+  options: { explicitOrder?: boolean; marginPct?: number } = {},
 ): Plan {
   const strategy = classify(facts, task, providers);
+  const worstCost = (id: ProviderId): Micros | undefined => catalog[id]?.maxCostMicros(facts, task);
   const worstCase = (id: ProviderId): Micros | undefined => {
-    const profile = catalog[id];
-    return profile ? priceFor(profile.maxCostMicros(facts, task)) : undefined;
+    const cost = worstCost(id);
+    return cost === undefined ? undefined : priceFor(cost, options.marginPct);
   };
   const eligible = providers.filter((id) => {
     const profile = catalog[id];
@@ -57,13 +58,15 @@ export function planRun(
           .sort((a, b) => (worstCase(a) ?? Number.MAX_SAFE_INTEGER) - (worstCase(b) ?? Number.MAX_SAFE_INTEGER)),
         ...eligible.filter((id) => id === 'local'),
       ];
-  const primaryIndex = candidates.findIndex((id) => worstCase(id) !== undefined);
-  const primary = primaryIndex >= 0 ? (worstCase(candidates[primaryIndex] as ProviderId) ?? 0) : 0;
+  const primaryIndex = candidates.findIndex((id) => worstCost(id) !== undefined);
+  if (primaryIndex < 0) return { strategy, candidates, estimateMicros: 0 };
+  const primary = worstCost(candidates[primaryIndex] as ProviderId) ?? 0;
   // The last resort's reserve: `local` needs no credentials and is always up, so when it follows the primary its
   // (small, per-page) worst case is held too. A primary that fails after being billed (a timeout, an unreadable
-  // answer) can then still fall back to it instead of the run failing over budget.
-  const reserve = primaryIndex >= 0 && candidates.slice(primaryIndex + 1).includes('local') ? worstCase('local') : 0;
-  return { strategy, candidates, estimateMicros: primary + (reserve ?? 0) };
+  // answer) can then still fall back to it instead of the run failing over budget. Priced once, as the worker
+  // prices what was spent plus a fallback's bound (shared/worker/execute.ts), so the two always agree.
+  const reserve = candidates.slice(primaryIndex + 1).includes('local') ? (worstCost('local') ?? 0) : 0;
+  return { strategy, candidates, estimateMicros: priceFor(primary + reserve, options.marginPct) };
 }
 
 // A provider that cannot look at pixels can still serve a direct-multimodal plan through OCR.

@@ -28,9 +28,14 @@ export const pricing: PricingTable = (() => {
   return config.marginPct === undefined ? table : { ...table, marginPct: config.marginPct };
 })();
 
-/** The client's price for a cost: cost plus margin, rounded up to the micro. */
-export function priceFor(costMicros: Micros, table: PricingTable = pricing): Micros {
-  return Math.ceil(costMicros * (1 + table.marginPct / 100));
+/**
+ * The client's price for a cost: cost plus margin, rounded up to the micro. Integer arithmetic (the margin in basis
+ * points): a float product such as 42500 x 1.1 = 46750.000000000007 would round up one micro too many, and an
+ * estimate could then no longer cover the price of what it was computed for.
+ */
+export function priceFor(costMicros: Micros, marginPct: number = pricing.marginPct): Micros {
+  const basisPoints = 10_000 + Math.round(marginPct * 100);
+  return Math.floor((costMicros * basisPoints + 9_999) / 10_000);
 }
 
 /** Cost per unit in micros for the local provider. */

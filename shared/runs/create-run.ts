@@ -26,6 +26,7 @@ import { inspectUpload } from '../inspect/index.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros } from '../money.js';
 import { planRun } from '../planning/plan.js';
+import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
 import { createRunWithHold } from '../store/hold.js';
@@ -116,8 +117,11 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
 
   // Estimate, budget, threshold.
+  // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
+  const marginPct = pricing.marginPct;
   const plan = planRun(facts, task, availableProviders(config.providers), {
     explicitOrder: config.providers !== undefined,
+    marginPct,
   });
   const estimateMicros = plan.estimateMicros;
   const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicros(body.maxCostUsd) : null;
@@ -150,6 +154,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     strategy: plan.strategy,
     candidates: plan.candidates,
     estimateMicros,
+    marginPct,
     maxCostMicros,
     holdFromCredit: false,
     createdAt,

@@ -55,6 +55,8 @@ export interface RunRecord {
   /** Candidate providers in order of preference, fixed at creation. */
   candidates: ProviderId[];
   estimateMicros: Micros;
+  /** The margin the estimate was computed with; the worker prices with it (absent on older runs: the current one). */
+  marginPct?: number;
   maxCostMicros: Micros | null;
   /** True when the hold was taken from a limited tenant's available credit (so settle must give the refund back). */
   holdFromCredit: boolean;

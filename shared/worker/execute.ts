@@ -30,6 +30,8 @@ export interface ExecuteInput {
   stepFor?: (provider: ProviderId) => Step;
   /** Worst-case cost of one attempt by a provider, in micros; defaults to the catalog's cost models. */
   costBound?: (provider: ProviderId) => Micros | undefined;
+  /** The margin prices are computed with (the run's, fixed at creation); defaults to the configured one. */
+  marginPct?: number;
 }
 
 export interface ExecuteOutcome {
@@ -104,7 +106,7 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   for (const [index, provider] of options.candidates.entries()) {
     const step = options.stepFor?.(provider) ?? 'vision';
     const bound = costBound(provider);
-    const worstCase = priceFor(costMicros + (bound ?? 0));
+    const worstCase = priceFor(costMicros + (bound ?? 0), options.marginPct);
     if (worstCase > options.capMicros) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;

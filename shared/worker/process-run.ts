@@ -145,12 +145,13 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     stepFor: (provider) => (documentText !== undefined && LANGUAGE_MODELS.has(provider) ? 'analyze' : 'vision'),
     capMicros,
     deadlineMs,
+    ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
   });
   const usage = {
     requests: outcome.requests,
     billableUnits: outcome.output?.usage.billableUnits ?? 0,
     costMicros: outcome.costMicros,
-    priceMicros: priceFor(outcome.costMicros),
+    priceMicros: priceFor(outcome.costMicros, run.marginPct),
   };
 
   if (!outcome.output) {

@@ -3,8 +3,9 @@
 import type { FileFacts } from '../../shared/file-facts.js';
 import { MICROS_PER_USD, microsToUsd, usdToMicros, usdToMicrosCeil } from '../../shared/money.js';
 import { classify, planRun } from '../../shared/planning/plan.js';
+import { priceFor } from '../../shared/pricing/pricing.js';
 import rawPricing from '../../shared/pricing/pricing.json' with { type: 'json' };
-import { availableProviders } from '../../shared/providers/catalog.js';
+import { availableProviders, catalog } from '../../shared/providers/catalog.js';
 import type { FieldSpec, ProviderOutput, TaskSpec } from '../../shared/providers/types.js';
 import { coerce, computeConfidence, shapeResult } from '../../shared/worker/result.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS } from '../support/pricing.js';
@@ -96,6 +97,28 @@ describe('planRun', () => {
     expect(planRun(image, fields, ['local', 'openai'], { explicitOrder: true }).estimateMicros).toBe(alone('local'));
     // The reserve is small next to a cloud primary: one page of local OCR.
     expect(alone('local')).toBe(estimateMicros(1));
+  });
+
+  test('prices are exact in integers: cost x (1 + margin), rounded up to the micro, never one micro more', () => {
+    // 42 500 x 1.1 is 46 750.000000000007 in floating point.
+    expect(priceFor(42_500, 10)).toBe(46_750);
+    expect(priceFor(1, 30)).toBe(2);
+    expect(priceFor(0, 30)).toBe(0);
+    expect(priceFor(1_000, 33.33)).toBe(1_334);
+  });
+
+  test('at any margin, after a primary billed to its bound the local reserve still fits the hold', () => {
+    const fields = task([f('total')]);
+    for (const marginPct of [0, 7, 10, 30, 33.3]) {
+      for (let pages = 1; pages <= 200; pages += 1) {
+        const facts = pdf(pages);
+        const plan = planRun(facts, fields, ['textract', 'local'], { explicitOrder: true, marginPct });
+        const spent = catalog.textract?.maxCostMicros(facts, fields) ?? 0;
+        const local = catalog.local?.maxCostMicros(facts, fields) ?? 0;
+        // The worker's check before the fallback (shared/worker/execute.ts).
+        expect(priceFor(spent + local, marginPct)).toBeLessThanOrEqual(plan.estimateMicros);
+      }
+    }
   });
 
   test('without configured order, cloud candidates are cheapest first for the file and local is last', () => {

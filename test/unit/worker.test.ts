@@ -94,6 +94,17 @@ function theSettlement(jobId = 'run_1') {
 }
 
 describe('a run that succeeds', () => {
+  test('the price uses the margin recorded on the run at creation, not a margin configured since', async () => {
+    // Created at 50 %: one OCR page (200 µ$ cost) held at 300 µ$.
+    arrange(runItem({ marginPct: 50, estimateMicros: 300 }));
+    const local = succeeding('local', { result: { total: '1' }, usage: { billableUnits: 1, costMicros: 80 } });
+    await deliver({ local });
+    const { values } = theSettlement();
+    expect(values[':usage'].priceMicros).toBe(120);
+    expect(values[':charged']).toBe(120);
+    expect(values[':refunded']).toBe(180);
+  });
+
   test('settles completed once: charged = price (under the hold), the rest refunded, result shaped to the schema', async () => {
     arrange(runItem());
     const local = succeeding('local', {
