@@ -240,8 +240,11 @@ export const USAGE_MAX_BUCKETS = 744;
 
 export const usageQuery = z
   .strictObject({
-    from: z.iso.datetime().optional(),
-    to: z.iso.datetime().optional(),
+    from: z.iso
+      .datetime()
+      .optional()
+      .meta({ description: 'Start of the period (inclusive); default: 30 days before `to`' }),
+    to: z.iso.datetime().optional().meta({ description: 'End of the period (exclusive); default: now' }),
     interval: z
       .enum(USAGE_INTERVALS)
       .optional()
@@ -252,8 +255,9 @@ export const usageQuery = z
       }),
     workflow: workflow.optional().meta({ description: 'Only this workflow' }),
   })
-  .refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, {
-    message: 'from must not be after to',
+  // Compared as instants: timestamps may be written with or without milliseconds.
+  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
+    message: 'from must be before to',
     path: ['from'],
   });
 export const usageRow = z.object({

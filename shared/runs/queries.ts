@@ -80,10 +80,10 @@ function nextBucket(start: number, interval: UsageInterval): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1);
 }
 
-/** Bucket starts from the one holding `from` to the one holding `to`; null when there would be too many. */
+/** Starts of the buckets covering [from, to): from the one holding `from`; null when there would be too many. */
 function bucketStarts(from: number, to: number, interval: UsageInterval): number[] | null {
   const starts: number[] = [];
-  for (let t = bucketStart(from, interval); t <= to; t = nextBucket(t, interval)) {
+  for (let t = bucketStart(from, interval); t < to; t = nextBucket(t, interval)) {
     if (starts.length === USAGE_MAX_BUCKETS) return null;
     starts.push(t);
   }
@@ -91,14 +91,16 @@ function bucketStarts(from: number, to: number, interval: UsageInterval): number
 }
 
 /**
- * Totals per workflow over runs created in [from, to], and the same per time bucket for charts. Buckets start at UTC
+ * Totals per workflow over runs created in [from, to), and the same per time bucket for charts. Buckets start at UTC
  * hour, day or month boundaries; the first one may begin before `from` (its totals still count only runs from `from`
  * on). Without an interval: days, or months when the period holds too many days.
  */
 export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
-  const toIso = query.to ?? now.toISOString();
-  const fromIso = query.from ?? new Date(Date.parse(toIso) - DEFAULT_USAGE_WINDOW_DAYS * 86400_000).toISOString();
-  const [from, to] = [Date.parse(fromIso), Date.parse(toIso)];
+  // The period is [from, to). Timestamps are normalised to the stored form (UTC, milliseconds), because the index
+  // compares them as strings: `…T00:00:00Z` would sort after `…T00:00:00.123Z`.
+  const to = query.to !== undefined ? Date.parse(query.to) : now.getTime();
+  const from = query.from !== undefined ? Date.parse(query.from) : to - DEFAULT_USAGE_WINDOW_DAYS * 86400_000;
+  const [fromIso, toIso] = [new Date(from).toISOString(), new Date(to).toISOString()];
   let interval: UsageInterval = query.interval ?? 'day';
   let starts = bucketStarts(from, to, interval);
   if (!starts && query.interval === undefined) {
@@ -118,7 +120,8 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
       tenantId,
       limit: 500,
       createdFrom: fromIso,
-      createdTo: toIso,
+      // BETWEEN is inclusive: stop one millisecond before `to`.
+      createdTo: new Date(to - 1).toISOString(),
       ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
       ...(startKey ? { startKey } : {}),
     });
@@ -148,7 +151,11 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
 /** One row per workflow (the runs without one under `null`), sorted by name. */
 function byWorkflow(runs: RunRecord[]): UsageRow[] {
   const groups = new Map<string | null, RunRecord[]>();
-  for (const run of runs) groups.set(run.workflow, [...(groups.get(run.workflow) ?? []), run]);
+  for (const run of runs) {
+    const group = groups.get(run.workflow);
+    if (group) group.push(run);
+    else groups.set(run.workflow, [run]);
+  }
   return [...groups.entries()]
     .sort(([a], [b]) => String(a).localeCompare(String(b)))
     .map(([workflow, items]) => summarise(workflow, items));

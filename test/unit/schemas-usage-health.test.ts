@@ -153,7 +153,8 @@ describe('GET /v1/usage', () => {
         expect.objectContaining({
           ':pk': 'tenant-a',
           ':from': '2026-11-01T00:00:00.000Z',
-          ':to': '2026-11-30T00:00:00.000Z',
+          // The period is [from, to): the inclusive key condition stops a millisecond before `to`.
+          ':to': '2026-11-29T23:59:59.999Z',
         }),
       );
     }
@@ -215,7 +216,6 @@ describe('GET /v1/usage', () => {
     ).toEqual([
       ['2026-11-02T09:00:00.000Z', 0],
       ['2026-11-02T10:00:00.000Z', 1],
-      ['2026-11-02T11:00:00.000Z', 0],
     ]);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       IndexName: 'byTenantWorkflow',
@@ -234,11 +234,30 @@ describe('GET /v1/usage', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.interval).toBe('month');
     const series = answer.body.series as { start: string; end: string; totals: { runs: number } }[];
-    expect(series).toHaveLength(26 * 12 + 3);
+    // January 2000 up to, not including, March 2026.
+    expect(series).toHaveLength(26 * 12 + 2);
     expect(series[0]?.start).toBe('2000-01-01T00:00:00.000Z');
     // Calendar months: February 2026 has 28 days.
     const february = series.find((b) => b.start === '2026-02-01T00:00:00.000Z');
     expect(february).toMatchObject({ end: '2026-03-01T00:00:00.000Z', totals: { runs: 1 } });
+  });
+
+  test('a calendar month of hours is allowed (744 buckets); timestamps without milliseconds are read as instants', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', interval: 'hour' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.series).toHaveLength(744);
+    expect(answer.body.from).toBe('2026-01-01T00:00:00.000Z');
+    // Normalised to the stored form, so a run at 00:00:00.123 is not missed by the string comparison.
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
+      ExpressionAttributeValues: expect.objectContaining({
+        ':from': '2026-01-01T00:00:00.000Z',
+        ':to': '2026-01-31T23:59:59.999Z',
+      }),
+    });
   });
 
   test('a period with more buckets than allowed answers 400 without reading anything', async () => {
@@ -272,6 +291,7 @@ describe('GET /v1/usage', () => {
 
   test.each([
     ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
+    ['from equal to to, written differently', { from: '2026-11-01T00:00:00Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['a from that is not a timestamp', { from: 'yesterday' }, 'from'],
     ['an unknown parameter', { bogus: 'x' }, '(root)'],
     ['an unknown interval', { interval: 'week' }, 'interval'],
