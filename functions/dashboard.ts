@@ -9,7 +9,8 @@ import { apiHandler } from '../shared/http.js';
 export const handler = apiHandler('dashboard', {}, async (req) => {
   const asset = req.pathParameters.asset;
   // Deployed, the page lives under the stage (`/prod/`); its relative asset and API addresses need the trailing slash.
-  if (asset === undefined && req.publicPath !== undefined && !req.publicPath.endsWith('/')) {
+  // Only a bare stage name (`/prod`): the Location header is never built from anything else.
+  if (asset === undefined && req.publicPath !== undefined && /^\/[A-Za-z0-9._-]+$/.test(req.publicPath)) {
     return { statusCode: 301, headers: { location: `${req.publicPath}/`, ...DASHBOARD_HEADERS }, text: '' };
   }
   // index.html only at `/`: its relative addresses would not resolve from /dashboard/.

@@ -382,6 +382,9 @@ async function syncUsagePlan(
   dryRun: boolean,
 ): Promise<{ checked: number; unchanged: number; actions: SyncAction[]; failures: string[] }> {
   const api = clients.apiGateway();
+  // Only API keys older than the scan (by a margin) may be pruned: one created during a long sync may belong to a
+  // client key the scan did not see.
+  const cutoff = Date.now() - PRUNE_MIN_AGE_MS;
   const records = (await store.scanApiKeys()).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   const attached = await usagePlanKeyIds(api, usagePlanId);
   const actions: SyncAction[] = [];
@@ -445,7 +448,6 @@ async function syncUsagePlan(
     }
   }
 
-  const cutoff = Date.now() - PRUNE_MIN_AGE_MS;
   for (const apiKey of await ownApiKeys(api, usagePlanId)) {
     if (!apiKey.id || referenced.has(apiKey.id)) continue;
     if (apiKey.createdDate && apiKey.createdDate.getTime() > cutoff) continue;

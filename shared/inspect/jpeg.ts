@@ -92,13 +92,18 @@ async function readFrameHeader(src: ByteSource): Promise<{ dims: Dimensions; tra
 }
 
 async function checkEndMarker(src: ByteSource, trailerBytes: number): Promise<void> {
-  // A motion photo's JPEG ends where its video starts; a trailer longer than the file is a broken XMP: check the end.
-  const end = trailerBytes > 0 && trailerBytes < src.size ? src.size - trailerBytes : src.size;
+  // A motion photo's JPEG ends where its video starts. Either place will do: an editor may strip the video and keep
+  // the XMP (a trailer longer than the file is such a broken XMP too).
+  if (trailerBytes > 0 && trailerBytes < src.size && (await endsWithEoi(src, src.size - trailerBytes))) return;
+  if (await endsWithEoi(src, src.size)) return;
+  throw new CorruptFileError('truncated', 'JPEG does not end with an end-of-image marker (the upload is incomplete)');
+}
+
+/** Whether the bytes before `end` are EOI, allowing a little zero padding. */
+async function endsWithEoi(src: ByteSource, end: number): Promise<boolean> {
   const tailLength = Math.min(end, MAX_TRAILING_PADDING + 2);
   const tail = await src.read(end - tailLength, tailLength);
   let last = tail.length;
   while (last > 2 && tail[last - 1] === 0x00) last--;
-  if (last < 2 || tail[last - 2] !== 0xff || tail[last - 1] !== 0xd9) {
-    throw new CorruptFileError('truncated', 'JPEG does not end with an end-of-image marker (the upload is incomplete)');
-  }
+  return last >= 2 && tail[last - 2] === 0xff && tail[last - 1] === 0xd9;
 }

@@ -114,6 +114,12 @@ describe('the dashboard pages', () => {
     const answer = await page(undefined, '/prod');
     expect(answer.status).toBe(301);
     expect(answer.headers.location).toBe('/prod/');
+    // Nothing but a bare stage name is ever echoed into Location (no open redirect).
+    for (const path of ['//evil.example', '/prod/x', '/a b']) {
+      const other = await page(undefined, path);
+      expect(other.status).toBe(200);
+      expect(other.headers.location).toBeUndefined();
+    }
   });
 
   test('assets are served with their types; anything else is a 404 in the contract error body', async () => {

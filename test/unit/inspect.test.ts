@@ -364,6 +364,19 @@ describe('inspectUpload: images', () => {
       expect(facts).toMatchObject({ mime: 'image/jpeg', width: 834, height: 800 });
     });
 
+    it('a motion photo whose video was stripped (XMP kept) is accepted', async () => {
+      const buf = motionPhoto(`<x GCamera:MicroVideoOffset="${video.length}"/>`, Buffer.alloc(0));
+      const { facts } = await inspect(buf);
+      expect(facts).toMatchObject({ mime: 'image/jpeg', width: 834, height: 800 });
+    });
+
+    it('an XMP trailer at least as long as the file falls back to checking the end of the file', async () => {
+      const jpeg = motionPhoto('<x GCamera:MicroVideoOffset="99999999"/>', Buffer.alloc(0));
+      await expect(inspect(jpeg)).resolves.toMatchObject({ facts: { mime: 'image/jpeg' } });
+      const error = await inspectError(motionPhoto('<x GCamera:MicroVideoOffset="99999999"/>').subarray(0, -10));
+      expect(error.details).toEqual({ reason: 'truncated' });
+    });
+
     it('a motion photo cut inside its video is still caught as truncated', async () => {
       const buf = motionPhoto(`<x GCamera:MicroVideoOffset="${video.length}"/>`);
       const error = await inspectError(buf.subarray(0, buf.length - 1000));
