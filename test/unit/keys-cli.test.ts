@@ -532,6 +532,36 @@ describe('sync-usage-plan', () => {
     expect(ddb).not.toHaveReceivedCommand(UpdateCommand);
   });
 
+  test('a long sync never prunes an API key created after its scan began (a concurrent create)', async () => {
+    stacksFound();
+    const start = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(start);
+    try {
+      // The scan takes 20 minutes (thousands of keys at API Gateway's 5 requests per second).
+      ddb.on(ScanCommand).callsFake(() => {
+        clock.mockReturnValue(start + 20 * 60_000);
+        return { Items: [] };
+      });
+      apigw.on(GetUsagePlanKeysCommand).resolves({ items: [] });
+      apigw.on(GetApiKeysCommand).resolves({
+        items: [
+          {
+            id: 'ak-concurrent',
+            name: 'vision-key_concurrent',
+            createdDate: new Date(start + 5 * 60_000),
+            tags: { [TAGS.usagePlanId]: PLAN, [TAGS.keyId]: 'key_concurrent', [TAGS.tenantId]: 'acme' },
+          },
+        ],
+      });
+      const result = await keys('sync-usage-plan', '--stack', 'prod', '--json');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).actions).toEqual([]);
+      expect(apigw).not.toHaveReceivedCommand(DeleteApiKeyCommand);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   test('a key revoked while it is synced: the new API Gateway key is deleted again', async () => {
     stacksFound();
     ddb.on(ScanCommand).resolves({ Items: records.slice(0, 1) });
