@@ -15,18 +15,30 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /**
- * The page talks only to its own origin; previews load from the presigned storage address (another origin), so
- * images and frames may come from http(s) sources. No inline script or style anywhere.
+ * Where previews load from: the origin of the presigned read addresses. Locally (and on LocalStack) that is the S3
+ * endpoint the functions are given; in AWS a bucket's virtual-hosted address under amazonaws.com.
  */
-export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https: http:; " +
-    "frame-src https: http:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  // The page never sends its address (or anything in it) to the storage origin it previews from.
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-cache',
-};
+export function storageOrigin(env: NodeJS.ProcessEnv = process.env): string {
+  const endpoint = env.UPLOAD_PUBLIC_ENDPOINT || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
+  return endpoint ? new URL(endpoint).origin : 'https://*.amazonaws.com';
+}
+
+/**
+ * The page talks only to its own origin; previews (images, PDFs in a frame) load from the storage origin only. No
+ * inline script or style anywhere.
+ */
+export function dashboardHeaders(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const storage = storageOrigin(env);
+  return {
+    'content-security-policy':
+      `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: ${storage}; ` +
+      `frame-src ${storage}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    'x-content-type-options': 'nosniff',
+    // The page never sends its address (or anything in it) to the storage origin it previews from.
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-cache',
+  };
+}
 
 export interface DashboardAsset {
   contentType: string;

@@ -4,6 +4,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler as dashboard } from '../../functions/dashboard.js';
 import { handler as fileUrl } from '../../functions/file-url.js';
+import { storageOrigin } from '../../shared/dashboard/assets.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
 import { completedRunItem, tableName } from '../support/aws.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
@@ -106,6 +107,9 @@ describe('the dashboard pages', () => {
     expect(answer.body).toContain('dashboard/app.js');
     expect(answer.headers['content-security-policy']).toContain("script-src 'self'");
     expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    // Previews may load from the storage origin only (here the emulator endpoint of the test environment, if any).
+    expect(answer.headers['content-security-policy']).toContain(`img-src 'self' data: blob: ${storageOrigin()};`);
+    expect(answer.headers['content-security-policy']).not.toMatch(/img-src[^;]* https: /);
     expect(answer.headers['referrer-policy']).toBe('no-referrer');
     expect(answer.headers['x-content-type-options']).toBe('nosniff');
   });
@@ -134,5 +138,18 @@ describe('the dashboard pages', () => {
       expect(answer.status).toBe(404);
       expect(JSON.parse(answer.body).error.code).toBe('NOT_FOUND');
     }
+  });
+});
+
+describe('the storage origin previews may load from', () => {
+  test('the public upload endpoint, else the S3 endpoint, else any amazonaws.com host', () => {
+    expect(
+      storageOrigin({ UPLOAD_PUBLIC_ENDPOINT: 'http://192.168.1.5:4566/', AWS_ENDPOINT_URL_S3: 'http://x:1' }),
+    ).toBe('http://192.168.1.5:4566');
+    expect(storageOrigin({ AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9324' })).toBe('http://127.0.0.1:9324');
+    expect(storageOrigin({ AWS_ENDPOINT_URL: 'http://localhost.localstack.cloud:4566' })).toBe(
+      'http://localhost.localstack.cloud:4566',
+    );
+    expect(storageOrigin({})).toBe('https://*.amazonaws.com');
   });
 });
