@@ -1,6 +1,6 @@
 /**
  * The `vision` CLI (cli/vision.mjs → cli/vision.ts) as a user runs it: a child process, not a TTY (so no progress
- * and no prompt), against the shared local stack; plus a second stack whose only provider is unreachable, so every
+ * and no prompt) — and once on a pseudo-terminal for the confirmation question — against the shared local stack; plus a second stack whose only provider is unreachable, so every
  * run ends failed with PROVIDER_ERROR (SDK and CLI).
  */
 import { spawn } from 'node:child_process';
@@ -42,6 +42,34 @@ function vision(args: string[], env: Record<string, string | undefined> = {}): P
     });
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * Runs the CLI on a pseudo-terminal (util-linux `script`), as a person at a terminal would, and types `answer` once the
+ * confirmation question appears. stdout and stderr arrive merged, as on a screen.
+ */
+function visionOnTerminal(args: string[], answer: string): Promise<{ code: number | null; screen: string }> {
+  const quoted = [process.execPath, 'cli/vision.mjs', ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['--quiet', '--return', '--flush', '--command', quoted, '/dev/null'], {
+      cwd: repoRoot,
+      env: { ...process.env, NODE_NO_WARNINGS: '1', VISION_BASE_URL: stack().baseUrl, VISION_API_KEY: KEYS.a },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    let answered = false;
+    const onOutput = (chunk: Buffer) => {
+      screen += chunk.toString();
+      if (!answered && screen.includes('[y/N]')) {
+        answered = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    };
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, screen }));
   });
 }
 
@@ -100,6 +128,24 @@ describe('vision CLI against the local stack', () => {
     const confirmed = await vision(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize', '--yes']);
     expect(confirmed.code).toBe(0);
     expect(JSON.parse(confirmed.stdout).status).toBe('completed');
+  });
+
+  test('cost confirmation on a terminal: it shows the amount and asks; "n" runs nothing (exit 3), "y" completes', async () => {
+    const newest = async () => JSON.parse((await vision(['runs', 'list', '--limit', '1'])).stdout).items[0]?.jobId;
+    const before = await newest();
+    const declined = await visionOnTerminal(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize'], 'n');
+    expect(declined.screen).toMatch(
+      /Estimated cost [0-9.]+ USD exceeds the confirmation threshold [0-9.]+ USD\. Run it\? \[y\/N\]/,
+    );
+    expect(declined.screen).toContain('Not confirmed; nothing was run.');
+    expect(declined.code).toBe(3);
+    // Declining created no run: the newest run is the same as before.
+    expect(await newest()).toBe(before);
+
+    const accepted = await visionOnTerminal(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize'], 'y');
+    expect(accepted.screen).toContain('[y/N]');
+    expect(accepted.code).toBe(0);
+    expect(accepted.screen).toMatch(/"status": "completed"/);
   });
 
   test('verify --accept and --correct', async () => {
