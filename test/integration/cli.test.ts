@@ -146,6 +146,9 @@ describe('vision CLI against the local stack', () => {
     expect(accepted.screen).toContain('[y/N]');
     expect(accepted.code).toBe(0);
     expect(accepted.screen).toMatch(/"status": "completed"/);
+    // On a terminal the progress shows the upload and the queue, with the elapsed time.
+    expect(accepted.screen).toMatch(/uploading 100% \(\d+\/\d+ bytes\) \d+\.\ds/);
+    expect(accepted.screen).toMatch(/queued run_[0-9a-f]+ \d+\.\ds/);
   });
 
   test('verify --accept and --correct', async () => {
