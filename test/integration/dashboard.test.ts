@@ -5,7 +5,10 @@
  * (or an attacker) would notice: where the key goes, CSP violations, phone width, keyboard use.
  * Screenshots land in artifacts/dashboard/.
  */
+
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { createScopedKey, expireRunFile } from '../support/local-stack.js';
 import { call, fixture, KEYS, stack, upload, waitForFinal } from './client.js';
@@ -35,6 +38,9 @@ function usd(value: number): string {
 }
 
 const short = (jobId: string) => jobId.slice(0, 12);
+
+// axe-core's browser build, injected into the page for the accessibility check.
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 async function seedRun(file: string, body: Record<string, unknown>): Promise<string> {
   const uploadId = await upload(file, await fixture(file));
@@ -359,6 +365,34 @@ test('errors read clearly: rate limited, expired upload, and a key without runs:
   await page.getByRole('button', { name: 'Forget key' }).click();
   await connect(KEYS.a);
   await statusSays(/runs? on page 1/);
+});
+
+/** axe-core's WCAG 2 A/AA checks on the page as it is now; returns each violation as `rule: targets`. */
+async function accessibilityViolations(): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not apply to (the page itself runs no eval).
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (c: Document, o: unknown) => Promise<AxeResults> } }).axe;
+    const results = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] } });
+    return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
+interface AxeResults {
+  violations: { id: string; nodes: { target: string[] }[] }[];
+}
+
+test('no WCAG 2.1 A/AA violations (axe-core) on the runs list with a run open, and on the usage view', async () => {
+  await page.getByRole('button', { name: 'Runs', exact: true }).click();
+  await runsView().getByLabel('Workflow', { exact: true }).fill(WF_RECEIPTS);
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await runRow(accepted.jobId).click();
+  await detail(accepted.jobId).getByRole('img', { name: 'Preview of receipt.png' }).waitFor();
+  expect(await accessibilityViolations()).toEqual([]);
+  await page.getByRole('button', { name: 'Usage', exact: true }).click();
+  await page.getByRole('button', { name: 'Show usage' }).click();
+  await statusSays(/Usage for .* loaded/);
+  expect(await accessibilityViolations()).toEqual([]);
+  await page.getByRole('button', { name: 'Runs', exact: true }).click();
 });
 
 test('phone width (375×812): one column, nothing wider than the screen, detail and usage usable', async () => {
