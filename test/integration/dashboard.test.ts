@@ -395,7 +395,7 @@ test('no WCAG 2.1 A/AA violations (axe-core) on the runs list with a run open, a
   await page.getByRole('button', { name: 'Runs', exact: true }).click();
 });
 
-test('phone width (375×812): one column, nothing wider than the screen, detail and usage usable', async () => {
+test('phone width (375×812): one column, nothing wider than the screen, detail and usage usable and accessible', async () => {
   await page.setViewportSize({ width: 375, height: 812 });
   await runsView().getByLabel('Workflow', { exact: true }).fill('');
   await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -414,11 +414,13 @@ test('phone width (375×812): one column, nothing wider than the screen, detail 
   expect(box?.y ?? 0).toBeGreaterThan((list?.y ?? 0) + (list?.height ?? 0) - 1);
   expect(await overflowsHorizontally()).toBe(false);
   await shot('11-phone-detail');
+  expect(await accessibilityViolations()).toEqual([]);
 
   await page.getByRole('button', { name: 'Usage', exact: true }).click();
   await statusSays(/Usage for/);
   expect(await overflowsHorizontally()).toBe(false);
   await shot('12-phone-usage');
+  expect(await accessibilityViolations()).toEqual([]);
 });
 
 test('the key never left the tab: no URL carried it, every API call sent it as a header, storage saw none of it', async () => {
