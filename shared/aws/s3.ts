@@ -1,7 +1,7 @@
 /**
  * S3 clients, created once per process; endpoints come from `AWS_ENDPOINT_URL[_S3]`.
  */
-import { S3Client } from '@aws-sdk/client-s3';
+import { NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 
 // Emulators listen on 127.0.0.1, where virtual-hosted bucket names cannot resolve; real S3 uses virtual-hosted style.
 const forcePathStyle = process.env.S3_FORCE_PATH_STYLE === 'true';
@@ -18,3 +18,13 @@ export const s3Presigner = new S3Client({
   requestChecksumCalculation: 'WHEN_REQUIRED',
   ...(process.env.UPLOAD_PUBLIC_ENDPOINT ? { endpoint: process.env.UPLOAD_PUBLIC_ENDPOINT } : {}),
 });
+
+/**
+ * Whether an S3 error means "no such object": GetObject's NoSuchKey, or HeadObject's NotFound (a HEAD answer has no
+ * body, so the SDK names it from the status). Anything else (a missing bucket, access denied) is a real failure.
+ */
+export function isMissingObject(error: unknown): boolean {
+  return (
+    error instanceof NoSuchKey || (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))
+  );
+}

@@ -15,8 +15,9 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /**
- * Where previews load from: the origin of the presigned read addresses. Locally (and on LocalStack) that is the S3
- * endpoint the functions are given; in AWS a bucket's virtual-hosted address under amazonaws.com.
+ * Where previews load from: the origin of the presigned read addresses. Locally that is the S3 endpoint the functions
+ * are given (on LocalStack, presumably the AWS_ENDPOINT_URL it sets; unverified); in AWS a bucket's virtual-hosted
+ * address under amazonaws.com.
  */
 export function storageOrigin(env: NodeJS.ProcessEnv = process.env): string {
   const endpoint = env.UPLOAD_PUBLIC_ENDPOINT || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;

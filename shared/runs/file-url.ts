@@ -4,7 +4,7 @@
  */
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { s3, s3Presigner } from '../aws/s3.js';
+import { isMissingObject, s3, s3Presigner } from '../aws/s3.js';
 import { config, resourceName } from '../config.js';
 import type { FileUrlResponse } from '../contract.js';
 import { NotFoundError, RunFileExpiredError } from '../errors.js';
@@ -22,11 +22,6 @@ function contentDisposition(fileName: string | undefined): string {
   return safe ? `inline; filename="${safe}"` : 'inline';
 }
 
-function isMissing(error: unknown): boolean {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404;
-}
-
 export async function fileUrl(tenantId: string, jobId: string, now = new Date()): Promise<FileUrlResponse> {
   const run = await getRunForTenant(jobId, tenantId);
   if (!run) throw new NotFoundError('run', jobId);
@@ -35,7 +30,7 @@ export async function fileUrl(tenantId: string, jobId: string, now = new Date())
   try {
     await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: run.objectKey }));
   } catch (error) {
-    if (isMissing(error)) throw new RunFileExpiredError(jobId, config.uploadRetentionHours);
+    if (isMissingObject(error)) throw new RunFileExpiredError(jobId, config.uploadRetentionHours);
     throw error;
   }
 

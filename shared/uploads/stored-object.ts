@@ -3,8 +3,8 @@
  * (its Content-Range carries the object's total size), and its bytes serve every later read that falls inside them,
  * so a small file costs one S3 request in all.
  */
-import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/s3.js';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { isMissingObject, s3 } from '../aws/s3.js';
 import type { RangeReader } from '../inspect/index.js';
 
 /** Bytes fetched by the first read: one block of the inspection's block cache (shared/inspect/source.ts). */
@@ -13,12 +13,6 @@ export const FIRST_READ_BYTES = 64 * 1024;
 export interface StoredObject {
   sizeBytes: number;
   read: RangeReader;
-}
-
-function isMissing(error: unknown): boolean {
-  return (
-    error instanceof NoSuchKey || (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))
-  );
 }
 
 // S3 answers a ranged GET on an empty object with 416 InvalidRange: the object exists and has no bytes.
@@ -43,7 +37,7 @@ export async function openStoredObject(bucket: string, key: string): Promise<Sto
   try {
     first = await getRange(bucket, key, 0, FIRST_READ_BYTES - 1);
   } catch (error: unknown) {
-    if (isMissing(error)) return null;
+    if (isMissingObject(error)) return null;
     if (isEmptyObject(error)) return { sizeBytes: 0, read: async () => new Uint8Array() };
     throw error;
   }

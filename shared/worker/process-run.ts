@@ -4,8 +4,8 @@
  * transaction (store/ledger.ts). Unexpected infrastructure errors are rethrown so SQS redelivers — except on the last
  * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ.
  */
-import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/s3.js';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { isMissingObject, s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { uploadsBucket } from '../infra/resources.js';
@@ -73,7 +73,7 @@ async function readObject(key: string): Promise<Uint8Array | null> {
     const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     return out.Body ? await out.Body.transformToByteArray() : null;
   } catch (error: unknown) {
-    if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return null;
+    if (isMissingObject(error)) return null;
     throw error;
   }
 }
