@@ -52,7 +52,7 @@ export const TARGETS = {
 /** Workload sizes (the brief's minimums). */
 const WORKLOAD = {
   uploads: 16,
-  warmupRequests: 20,
+  warmupRequests: 600,
   sequentialRequests: 100,
   concurrentRequests: 320,
   concurrency: 16,
@@ -122,7 +122,7 @@ function latencyRows(r: CreateRunLatencyResult): Row[] {
   });
   rows.push({
     metric: 'runs the stack worker finished while create-run was measured',
-    value: `${r.workerProgress.final ?? 'n/a'} of ${r.workerProgress.created} (it OCRs each one: CPU taken from the API)`,
+    value: `${r.workerProgress.final ?? 'n/a'} of ${r.workerProgress.created} (worker paused: LOCAL_WORKER_CONCURRENCY=0)`,
     target: '—',
     result: 'info',
   });

@@ -3,8 +3,9 @@
  * uploaded first (presign + PUT of receipt.png, not timed), then only `POST /v1/runs` is timed over HTTP, from the
  * request being sent to the response body being read, at concurrency 1 and 16.
  *
- * The stack's worker cannot be paused: it consumes the queued runs (real local OCR) while the requests are measured,
- * on the same two cores. LOCAL_WORKER_CONCURRENCY=1 keeps it to one run at a time.
+ * The stack's worker is paused (LOCAL_WORKER_CONCURRENCY=0): in AWS it runs in its own Lambdas, while here its OCR
+ * would take the API's CPU on the same two cores. Warm-up runs at the measured concurrency, so that DynamoDB Local's
+ * JIT and the stack's connection pools are in their steady state when the samples are taken.
  */
 import { startStack } from '../test/integration/stack.js';
 import { alive, descendants } from './procs.js';
@@ -72,7 +73,8 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
     VISION_PROVIDERS: 'local',
     LOCAL_RATE_LIMIT_RPS: '100000',
     LOCAL_RATE_LIMIT_BURST: '100000',
-    LOCAL_WORKER_CONCURRENCY: '1',
+    // Runs stay queued: the worker's OCR would otherwise share the API's two cores (not so in AWS).
+    LOCAL_WORKER_CONCURRENCY: '0',
     // Info logs ("run processed") would be written for every run; warnings and errors are what we look for.
     LOG_LEVEL: 'warn',
   });
@@ -135,7 +137,7 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
       };
     };
 
-    await runPhase(1, options.warmup);
+    await runPhase(options.concurrency, options.warmup);
     const phases = [await runPhase(1, options.sequential)];
     options.log(`  concurrency 1: ${JSON.stringify(phases[0]?.latencyMs)}`);
     phases.push(await runPhase(options.concurrency, options.concurrentRequests));

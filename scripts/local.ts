@@ -24,7 +24,8 @@ const localEnv = z.object({
   VISION_LOCAL_TABLE_PREFIX: z.string().default('vision-local-'),
   /** Shorter than the deployed value so redelivery can be observed locally (tests use a few seconds). */
   LOCAL_VISIBILITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
-  LOCAL_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  /** Parallel worker pollers; 0 runs no worker (runs stay queued: the create-run benchmark measures the API alone). */
+  LOCAL_WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(2),
   LOCAL_RATE_LIMIT_RPS: z.coerce.number().positive().default(gatewaySettings.throttle.ratePerSecond),
   LOCAL_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(gatewaySettings.throttle.burst),
   /** Like the deployed authorizer cache (a revoked key keeps working up to this long). */

