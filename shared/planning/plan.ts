@@ -11,8 +11,14 @@ import type { ProviderId, Strategy, TaskSpec } from '../providers/types.js';
 
 export interface Plan {
   strategy: Strategy;
+  /** The providers of the plan's (last) step, in order: each runs the whole task, or analyzes the OCR step's text. */
   candidates: ProviderId[];
-  /** Client price upper bound over all candidates, in micros (what is held). */
+  /**
+   * Only in a chained OCR-then-analyze plan: the OCR engines of its first step, in order. The first that reads the
+   * document gives its text to the `analyze` step, whose candidates are `candidates` (language models, then `local`).
+   */
+  ocrCandidates?: ProviderId[];
+  /** Client price upper bound of the primary path, in micros (what is held). */
   estimateMicros: Micros;
 }
 
@@ -24,13 +30,53 @@ export function classify(facts: FileFacts, task: TaskSpec, providers: readonly P
   return visionCapable ? 'direct_multimodal' : 'ocr_then_analyze';
 }
 
+type Bound = (id: ProviderId) => Micros | undefined;
+
+/**
+ * Orders candidates: as given when `VISION_PROVIDERS` set the order; otherwise the providers that answer the task
+ * (`answers`: a language model, or an OCR engine with a native API for it) before those that would only return the
+ * document's text, each group cheapest worst case first, and `local` last (it needs no credentials and is always up:
+ * the last resort). Without `answers` (a chain step) the order is by cost alone.
+ */
+function order(
+  ids: readonly ProviderId[],
+  bound: Bound,
+  explicitOrder: boolean,
+  answers: (id: ProviderId) => boolean = () => true,
+): ProviderId[] {
+  if (explicitOrder) return [...ids];
+  const rank = (id: ProviderId) => (answers(id) ? 0 : 1);
+  const cost = (id: ProviderId) => bound(id) ?? Number.MAX_SAFE_INTEGER;
+  return [
+    ...ids.filter((id) => id !== 'local').sort((a, b) => rank(a) - rank(b) || cost(a) - cost(b)),
+    ...ids.filter((id) => id === 'local'),
+  ];
+}
+
+/**
+ * Worst-case cost of one step's primary path: the first candidate with a cost model, plus the last resort's reserve
+ * (`local` needs no credentials and is always up, so when it follows the primary its small per-page worst case is
+ * held too: a primary that fails after being billed — a timeout, an unreadable answer — can still fall back to it
+ * instead of the run failing over budget). Undefined when no candidate has a cost model.
+ */
+function primaryPathCost(candidates: readonly ProviderId[], bound: Bound): Micros | undefined {
+  const primaryIndex = candidates.findIndex((id) => bound(id) !== undefined);
+  if (primaryIndex < 0) return undefined;
+  const primary = bound(candidates[primaryIndex] as ProviderId) ?? 0;
+  const reserve = candidates.slice(primaryIndex + 1).includes('local') ? (bound('local') ?? 0) : 0;
+  return primary + reserve;
+}
+
 /**
  * Plans a run. Candidates are the available providers that can run the strategy, in the configured order when
  * `VISION_PROVIDERS` is set, otherwise cheapest first for this file (with `local` last). Providers without a profile
  * in this build stay in the list when explicitly configured: they fail at run time and the plan falls back.
  * The estimate is the worst-case price of the primary path (the first candidate with a cost model), plus the worst
- * case of `local` when it is a later fallback (the last resort's reserve, below). A fallback whose worst case would
- * push the price past that hold (or past maxCostUsd) is skipped at execution time.
+ * case of `local` when it is a later fallback (the last resort's reserve). A fallback whose worst case would push
+ * the price past that hold (or past maxCostUsd) is skipped at execution time.
+ *
+ * A PDF may instead get a chained plan (`chainedPlan`): an OCR engine reads the pages, a language model analyzes the
+ * text. It is chosen when its primary path is cheaper than the single-step one.
  */
 export function planRun(
   facts: FileFacts,
@@ -39,34 +85,59 @@ export function planRun(
   options: { explicitOrder?: boolean; marginPct?: number } = {},
 ): Plan {
   const strategy = classify(facts, task, providers);
-  const worstCost = (id: ProviderId): Micros | undefined => catalog[id]?.maxCostMicros(facts, task);
-  const worstCase = (id: ProviderId): Micros | undefined => {
-    const cost = worstCost(id);
-    return cost === undefined ? undefined : priceFor(cost, options.marginPct);
-  };
+  const bound: Bound = (id) => catalog[id]?.maxCostMicros(facts, task);
   const eligible = providers.filter((id) => {
     const profile = catalog[id];
     return (
       profile === undefined || profile.strategies.includes(strategy) || strategyFallback(profile.strategies, strategy)
     );
   });
-  const candidates = options.explicitOrder
-    ? eligible
-    : [
-        ...eligible
-          .filter((id) => id !== 'local')
-          .sort((a, b) => (worstCase(a) ?? Number.MAX_SAFE_INTEGER) - (worstCase(b) ?? Number.MAX_SAFE_INTEGER)),
-        ...eligible.filter((id) => id === 'local'),
-      ];
-  const primaryIndex = candidates.findIndex((id) => worstCost(id) !== undefined);
-  if (primaryIndex < 0) return { strategy, candidates, estimateMicros: 0 };
-  const primary = worstCost(candidates[primaryIndex] as ProviderId) ?? 0;
-  // The last resort's reserve: `local` needs no credentials and is always up, so when it follows the primary its
-  // (small, per-page) worst case is held too. A primary that fails after being billed (a timeout, an unreadable
-  // answer) can then still fall back to it instead of the run failing over budget. Priced once, as the worker
-  // prices what was spent plus a fallback's bound (shared/worker/execute.ts), so the two always agree.
-  const reserve = candidates.slice(primaryIndex + 1).includes('local') ? (worstCost('local') ?? 0) : 0;
-  return { strategy, candidates, estimateMicros: priceFor(primary + reserve, options.marginPct) };
+  const answers = (id: ProviderId) => catalog[id]?.answers(task) ?? true;
+  const candidates = order(eligible, bound, options.explicitOrder ?? false, answers);
+  const single = primaryPathCost(candidates, bound);
+  const chain = strategy === 'ocr_then_analyze' ? chainedPlan(facts, task, providers, options) : undefined;
+  if (chain && (single === undefined || chain.costMicros < single)) {
+    return {
+      strategy,
+      candidates: chain.analyze,
+      ocrCandidates: chain.ocr,
+      estimateMicros: priceFor(chain.costMicros, options.marginPct),
+    };
+  }
+  return { strategy, candidates, estimateMicros: single === undefined ? 0 : priceFor(single, options.marginPct) };
+}
+
+/**
+ * OCR then analyze as two steps: a cloud OCR engine (Textract) reads every page and a language model analyzes its
+ * text. For a scanned PDF this is usually far cheaper than a language model reading the pages as images, and an
+ * OCR engine's text is what the model would have had to read anyway. Only with a cloud OCR engine: `local`'s
+ * tesseract is kept as the OCR fallback, but a plan that could only OCR locally lets the language model read the
+ * pages itself (better reading beats a cheaper one). `local` also closes the analyze step (field extraction by
+ * labels and patterns from the OCR text). Each step's primary path (with its `local` reserve) is held.
+ */
+export function chainedPlan(
+  facts: FileFacts,
+  task: TaskSpec,
+  providers: readonly ProviderId[],
+  options: { explicitOrder?: boolean } = {},
+): { ocr: ProviderId[]; analyze: ProviderId[]; costMicros: Micros } | undefined {
+  const explicitOrder = options.explicitOrder ?? false;
+  const stepBound =
+    (step: 'ocr' | 'analyze'): Bound =>
+    (id) =>
+      catalog[id]?.stepCostMicros(facts, task, step);
+  const withRole = (role: 'ocr_engine' | 'language_model') =>
+    providers.filter((id) => catalog[id]?.role === role && id !== 'local');
+  const engines = withRole('ocr_engine');
+  const models = withRole('language_model');
+  if (engines.length === 0 || models.length === 0) return undefined;
+  const withLocal = (ids: ProviderId[]) => (providers.includes('local') ? [...ids, 'local' as const] : ids);
+  const ocr = order(withLocal(engines), stepBound('ocr'), explicitOrder);
+  const analyze = order(withLocal(models), stepBound('analyze'), explicitOrder);
+  const ocrCost = primaryPathCost(ocr, stepBound('ocr'));
+  const analyzeCost = primaryPathCost(analyze, stepBound('analyze'));
+  if (ocrCost === undefined || analyzeCost === undefined) return undefined;
+  return { ocr, analyze, costMicros: ocrCost + analyzeCost };
 }
 
 // A provider that cannot look at pixels can still serve a direct-multimodal plan through OCR.

@@ -11,7 +11,7 @@ import { bedrockProfile } from './bedrock/profile.js';
 import { geminiProfile } from './gemini/profile.js';
 import { openaiProfile } from './openai/profile.js';
 import { textractProfile } from './textract/profile.js';
-import type { ProviderId, Strategy, TaskSpec } from './types.js';
+import type { ProviderId, Step, Strategy, TaskSpec } from './types.js';
 
 export interface ProviderProfile {
   id: ProviderId;
@@ -21,8 +21,21 @@ export interface ProviderProfile {
   /** For `iam` providers: whether AWS credentials or a role are present. */
   available?: (env: NodeJS.ProcessEnv) => boolean;
   strategies: readonly Strategy[];
-  /** Upper bound of what one attempt can cost us, in micros, for this file and task. */
+  /**
+   * What the provider is to the planner. An `ocr_engine` reads the text off the pages (the first step of a chained
+   * OCR-then-analyze plan); a `language_model` can read the file itself or analyze text another step produced.
+   */
+  role: 'ocr_engine' | 'language_model';
+  /**
+   * Whether one attempt answers the task itself, rather than only returning the document's text: always for a
+   * language model; for an OCR engine only a transcription or a schema it extracts natively. The planner prefers
+   * providers that answer (see shared/planning/plan.ts).
+   */
+  answers(task: TaskSpec): boolean;
+  /** Upper bound of what one attempt can cost us, in micros, for this file and task (whatever step it runs). */
   maxCostMicros(facts: FileFacts, task: TaskSpec): Micros;
+  /** Upper bound of one attempt of one step, in micros: what a chained plan holds for each of its two steps. */
+  stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros;
 }
 
 export const localProfile: ProviderProfile = {
@@ -31,8 +44,12 @@ export const localProfile: ProviderProfile = {
   credentialEnv: [],
   // Local OCR can read text (OCR, then pattern extraction) but cannot look at a picture the way a vision model does.
   strategies: ['ocr_then_analyze', 'generic_vision_summary'],
-  // Upper bound: every page OCR'd (text-layer pages cost a tenth of that and are refunded).
+  role: 'ocr_engine',
+  // Field extraction by labels and patterns is what it does; an open question gets the text and key-value pairs.
+  answers: (task) => task.outputFormat === 'text' || task.fields !== null,
+  // Upper bound: every page OCR'd (text-layer pages cost a tenth of that and are refunded), whatever the step.
   maxCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
+  stepCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
 };
 
 /** Profiles by id (each provider's cost model and capabilities; no SDK is loaded here). */

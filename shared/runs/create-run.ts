@@ -153,6 +153,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     fileName: upload.fileName,
     strategy: plan.strategy,
     candidates: plan.candidates,
+    ...(plan.ocrCandidates ? { ocrCandidates: plan.ocrCandidates } : {}),
     estimateMicros,
     marginPct,
     maxCostMicros,

@@ -52,8 +52,10 @@ export interface RunRecord {
   /** The client's file name from presign (runs created before it was stored have none). */
   fileName?: string;
   strategy: Strategy;
-  /** Candidate providers in order of preference, fixed at creation. */
+  /** Candidate providers in order of preference, fixed at creation (a chained plan's `analyze` step). */
   candidates: ProviderId[];
+  /** A chained OCR-then-analyze plan's OCR engines, in order (absent for a single-step plan). */
+  ocrCandidates?: ProviderId[];
   estimateMicros: Micros;
   /** The margin the estimate was computed with; the worker prices with it (absent on older runs: the current one). */
   marginPct?: number;

@@ -23,6 +23,8 @@ export interface ExecuteInput {
   input: Omit<ProviderInput, 'step'>;
   /** Most the run may be priced at, in micros. */
   capMicros: Micros;
+  /** What earlier steps of the run already cost, in micros (counted against the cap; not in the outcome's cost). */
+  spentMicros?: Micros;
   /** Epoch ms by which all attempts must be done (leaves time to settle). */
   deadlineMs: number;
   now?: () => number;
@@ -40,7 +42,7 @@ export interface ExecuteOutcome {
   attempts: Attempt[];
   /** Number of provider invocations made (skipped candidates are not requests). */
   requests: number;
-  /** Cost of every attempt that reported usage, including failed ones. */
+  /** Cost of every attempt of this call that reported usage, including failed ones. */
   costMicros: Micros;
 }
 
@@ -106,7 +108,7 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   for (const [index, provider] of options.candidates.entries()) {
     const step = options.stepFor?.(provider) ?? 'vision';
     const bound = costBound(provider);
-    const worstCase = priceFor(costMicros + (bound ?? 0), options.marginPct);
+    const worstCase = priceFor((options.spentMicros ?? 0) + costMicros + (bound ?? 0), options.marginPct);
     if (worstCase > options.capMicros) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;

@@ -13,10 +13,11 @@ import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
 import { priceFor } from '../pricing/pricing.js';
-import type { ProviderAdapter, ProviderId } from '../providers/types.js';
+import { catalog } from '../providers/catalog.js';
+import type { ProviderAdapter, ProviderId, Step } from '../providers/types.js';
 import { type Settlement, settleRun } from '../store/ledger.js';
 import { getRun, markProcessing, type RunRecord } from '../store/runs.js';
-import { executePlan } from './execute.js';
+import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
 import { computeConfidence, shapeResult } from './result.js';
 
 const BUCKET = resourceName(uploadsBucket.envVar);
@@ -78,8 +79,6 @@ async function readObject(key: string): Promise<Uint8Array | null> {
   }
 }
 
-const LANGUAGE_MODELS: ReadonlySet<ProviderId> = new Set(['openai', 'anthropic', 'gemini', 'bedrock']);
-
 /** The PDF's text when every page has a real text layer; undefined for scans, mixed files or unreadable layers. */
 async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<string | undefined> {
   try {
@@ -92,6 +91,58 @@ async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<str
     log.warn('could not read the PDF text layer', { error });
     return undefined;
   }
+}
+
+type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound' | 'spentMicros'>;
+
+/**
+ * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
+ * candidates (a full text layer replaces the OCR step). Each step is held to its own bound (the catalog's
+ * stepCostMicros), and the analyze step's fallbacks count what the OCR step cost against the cap. The outcome reads
+ * as one: every attempt of both steps, every request and cost, the pages the OCR step processed, and the lower of
+ * the two native confidences (an answer is no surer than the reading it came from).
+ */
+async function executeChain(
+  run: RunRecord,
+  ocrCandidates: readonly ProviderId[],
+  options: StepOptions,
+  textLayer: string | undefined,
+): Promise<ExecuteOutcome> {
+  const bound = (step: Step) => (provider: ProviderId) => catalog[provider]?.stepCostMicros(run.file, run.task, step);
+  let ocr: ExecuteOutcome | undefined;
+  let text = textLayer;
+  if (text === undefined) {
+    ocr = await executePlan({ ...options, candidates: ocrCandidates, stepFor: () => 'ocr', costBound: bound('ocr') });
+    if (!ocr.output) return ocr;
+    const read = ocr.output.result.text;
+    text = ocr.output.documentText ?? (typeof read === 'string' ? read : '');
+  }
+  const analyze = await executePlan({
+    ...options,
+    candidates: run.candidates,
+    input: { ...options.input, documentText: text },
+    stepFor: () => 'analyze',
+    costBound: bound('analyze'),
+    spentMicros: ocr?.costMicros ?? 0,
+  });
+  const confidences = [ocr?.output?.nativeConfidence, analyze.output?.nativeConfidence].filter(
+    (c): c is number => c !== undefined,
+  );
+  return {
+    provider: analyze.provider,
+    attempts: [...(ocr?.attempts ?? []), ...analyze.attempts],
+    requests: (ocr?.requests ?? 0) + analyze.requests,
+    costMicros: (ocr?.costMicros ?? 0) + analyze.costMicros,
+    output: analyze.output && {
+      ...analyze.output,
+      documentText: text,
+      ...(confidences.length > 0 ? { nativeConfidence: Math.min(...confidences) } : {}),
+      usage: {
+        ...analyze.output.usage,
+        billableUnits: ocr?.output?.usage.billableUnits ?? analyze.output.usage.billableUnits,
+      },
+    },
+  };
 }
 
 /** Metrics for the dashboard and alarms: failed attempts and fallbacks per provider, failed runs, run latency. */
@@ -130,23 +181,25 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
   // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
-  // than the pages as images); OCR providers and `local` still run their own pass (local reads the layer itself).
+  // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
+  // the layer itself), and a chained plan skips its OCR step.
   const documentText = run.file.kind === 'pdf' ? await fullTextLayer(bytes, deadlineMs) : undefined;
-  const outcome = await executePlan({
-    candidates: run.candidates,
+  const step = {
     adapters: options.adapters,
-    input: {
-      bytes,
-      facts: run.file,
-      task: run.task,
-      source: { bucket: BUCKET, key: run.objectKey },
-      ...(documentText !== undefined ? { documentText } : {}),
-    },
-    stepFor: (provider) => (documentText !== undefined && LANGUAGE_MODELS.has(provider) ? 'analyze' : 'vision'),
+    input: { bytes, facts: run.file, task: run.task, source: { bucket: BUCKET, key: run.objectKey } },
     capMicros,
     deadlineMs,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
-  });
+  };
+  const outcome = run.ocrCandidates
+    ? await executeChain(run, run.ocrCandidates, step, documentText)
+    : await executePlan({
+        ...step,
+        candidates: run.candidates,
+        input: { ...step.input, ...(documentText !== undefined ? { documentText } : {}) },
+        stepFor: (provider) =>
+          documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision',
+      });
   const usage = {
     requests: outcome.requests,
     billableUnits: outcome.output?.usage.billableUnits ?? 0,

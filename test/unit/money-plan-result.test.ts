@@ -152,6 +152,59 @@ describe('planRun', () => {
   });
 });
 
+describe('planRun: chained OCR-then-analyze plans and providers that answer the task', () => {
+  const step = (id: 'textract' | 'local' | 'openai', facts: FileFacts, t: TaskSpec, s: 'ocr' | 'analyze') =>
+    catalog[id]?.stepCostMicros(facts, t, s) ?? Number.NaN;
+
+  test('an open question on a 20-page scan: Textract reads, a language model answers, each step held with its local reserve', () => {
+    const facts = pdf(20);
+    const question = task(null);
+    const plan = planRun(facts, question, ['openai', 'textract', 'local']);
+    expect(plan.strategy).toBe('ocr_then_analyze');
+    expect(plan.ocrCandidates).toEqual(['textract', 'local']);
+    expect(plan.candidates).toEqual(['openai', 'local']);
+    const held =
+      step('textract', facts, question, 'ocr') +
+      step('local', facts, question, 'ocr') +
+      step('openai', facts, question, 'analyze') +
+      step('local', facts, question, 'analyze');
+    expect(plan.estimateMicros).toBe(priceFor(held));
+    // Cheaper than the language model reading the 20 pages itself, which is what the plan would otherwise be.
+    expect(plan.estimateMicros).toBeLessThan(planRun(facts, question, ['openai', 'local']).estimateMicros);
+  });
+
+  test('the chain is chosen only when cheaper: a one-page transcription stays with Textract alone', () => {
+    const plan = planRun(pdf(1), task(null, 'text'), ['openai', 'textract', 'local']);
+    expect(plan.ocrCandidates).toBeUndefined();
+    expect(plan.candidates).toEqual(['textract', 'openai', 'local']);
+  });
+
+  test('no chain without a cloud OCR engine: local tesseract never stands between a model and the pages', () => {
+    const plan = planRun(pdf(20), task(null), ['openai', 'local']);
+    expect(plan.ocrCandidates).toBeUndefined();
+    expect(plan.candidates).toEqual(['openai', 'local']);
+  });
+
+  test('no chain for images: a vision model reads the picture directly', () => {
+    expect(planRun(image, task([f('total')]), ['openai', 'textract', 'local']).ocrCandidates).toBeUndefined();
+  });
+
+  test('a provider that would only return the text comes after those that answer, however cheap', () => {
+    // "Describe this photo": Textract is cheapest but would answer with the words it finds.
+    const plan = planRun(image, task(null), ['textract', 'openai', 'local']);
+    expect(plan.candidates).toEqual(['openai', 'textract', 'local']);
+    // A receipt: AnalyzeExpense answers natively, so Textract keeps its place by price.
+    const receipt = { ...task([f('merchant'), f('total', 'number')]), schemaId: 'receipt' };
+    expect(planRun(image, receipt, ['openai', 'textract', 'local']).candidates[0]).toBe('textract');
+  });
+
+  test('VISION_PROVIDERS order is kept as written', () => {
+    const plan = planRun(image, task(null), ['textract', 'openai', 'local'], { explicitOrder: true });
+    expect(plan.candidates).toEqual(['textract', 'openai', 'local']);
+    expect(plan.ocrCandidates).toBeUndefined();
+  });
+});
+
 function output(result: Record<string, unknown>, extra: Partial<ProviderOutput> = {}): ProviderOutput {
   return { result, usage: { billableUnits: 1, costMicros: 100 }, ...extra };
 }

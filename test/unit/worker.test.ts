@@ -436,3 +436,135 @@ describe('PDF text layers', () => {
     expect(local.calls[0]?.input.step).toBe('vision');
   });
 });
+
+describe('a chained OCR-then-analyze plan', () => {
+  /** A scanned or text PDF whose plan is Textract OCR (local as OCR fallback) → OpenAI analysis (local last). */
+  function arrangeChain(file: string, overrides: Partial<RunRecord> = {}): void {
+    const run = runItem({
+      ocrCandidates: ['textract', 'local'],
+      candidates: ['openai', 'local'],
+      estimateMicros: BIG_HOLD,
+      file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: fixture(file).length, pages: 1 },
+      ...overrides,
+    });
+    arrange(run);
+    s3.reset();
+    serveObject(s3, fixture(file), run.objectKey);
+  }
+  const read = (text: string, costMicros: number, nativeConfidence = 0.9) => ({
+    result: { text },
+    documentText: text,
+    nativeConfidence,
+    usage: { billableUnits: 1, costMicros },
+  });
+
+  test('the OCR engine reads the scan, the language model analyzes its text; one settlement prices both steps', async () => {
+    arrangeChain('scanned.pdf');
+    const textract = succeeding('textract', read('ACME Market\nTOTAL 42.50', 1500, 0.95));
+    const openai = succeeding('openai', {
+      result: { merchant: 'ACME Market', total: 42.5 },
+      nativeConfidence: 0.99,
+      usage: { billableUnits: 1, costMicros: 700 },
+    });
+    await deliver({ textract, openai, local: succeeding('local') });
+
+    expect(textract.calls[0]?.input.step).toBe('ocr');
+    expect(openai.calls[0]?.input.step).toBe('analyze');
+    expect(openai.calls[0]?.input.documentText).toBe('ACME Market\nTOTAL 42.50');
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('completed');
+    expect(values[':result']).toEqual({ merchant: 'ACME Market', total: 42.5 });
+    expect(values[':attempts']).toEqual([
+      { provider: 'textract', step: 'ocr', outcome: 'succeeded', latencyMs: expect.any(Number) },
+      { provider: 'openai', step: 'analyze', outcome: 'succeeded', latencyMs: expect.any(Number) },
+    ]);
+    expect(values[':usage']).toEqual(
+      expect.objectContaining({ requests: 2, billableUnits: 1, costMicros: 2200, priceMicros: priceMicros(2200) }),
+    );
+    expect(values[':charged']).toBe(priceMicros(2200));
+    expect(values[':refunded']).toBe(BIG_HOLD - priceMicros(2200));
+    // The answer is no surer than the reading: native 0.95 (not 0.99); both fields present and found in the text.
+    expect(values[':confidence']).toBe(0.975);
+  });
+
+  test('each step falls back on its own: local OCRs when Textract fails, then the model analyzes local text', async () => {
+    arrangeChain('scanned.pdf');
+    const local = succeeding('local', read('ACME\nTOTAL 9.99', 260, 0.7));
+    const openai = succeeding('openai', { result: { merchant: 'ACME', total: 9.99 } });
+    await deliver({ textract: failing('textract', 'server'), local, openai });
+    expect(local.calls[0]?.input.step).toBe('ocr');
+    expect(openai.calls[0]?.input.documentText).toBe('ACME\nTOTAL 9.99');
+    const { values } = theSettlement();
+    expect(values[':attempts'].map((a: { provider: string; step: string; outcome: string }) => a)).toEqual([
+      expect.objectContaining({ provider: 'textract', step: 'ocr', outcome: 'failed' }),
+      expect.objectContaining({ provider: 'local', step: 'ocr', outcome: 'succeeded' }),
+      expect.objectContaining({ provider: 'openai', step: 'analyze', outcome: 'succeeded' }),
+    ]);
+    expect(values[':usage'].costMicros).toBe(260 + 80);
+  });
+
+  test('a PDF with a full text layer skips the OCR step: the layer is the text, and the OCR hold is refunded', async () => {
+    arrangeChain('text.pdf', { file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: 0, pages: 2 } });
+    const textract = succeeding('textract', read('never', 1500));
+    const openai = succeeding('openai', { result: { merchant: 'X', total: 1 } });
+    await deliver({ textract, openai, local: succeeding('local') });
+    expect(textract.calls).toHaveLength(0);
+    expect(openai.calls[0]?.input.step).toBe('analyze');
+    expect(openai.calls[0]?.input.documentText).toContain('INV-2001');
+    const { values } = theSettlement();
+    expect(values[':attempts']).toEqual([
+      { provider: 'openai', step: 'analyze', outcome: 'succeeded', latencyMs: expect.any(Number) },
+    ]);
+    expect(values[':charged']).toBe(priceMicros(80));
+  });
+
+  test('the analyze step counts what the OCR step cost against the cap: a fallback that no longer fits is skipped', async () => {
+    // Cap 3000 µ$: Textract spent 1500, OpenAI's worst case cannot fit what is left; local's does.
+    arrangeChain('scanned.pdf', { maxCostMicros: 3000 });
+    const openai = succeeding('openai');
+    const local = succeeding('local', { result: { merchant: 'ACME', total: 1 }, usage: { billableUnits: 1, costMicros: 26 } });
+    await deliver({ textract: succeeding('textract', read('ACME TOTAL 1', 1500)), openai, local });
+    expect(openai.calls).toHaveLength(0);
+    expect(local.calls[0]?.input).toEqual(expect.objectContaining({ step: 'analyze', documentText: 'ACME TOTAL 1' }));
+    const { values } = theSettlement();
+    expect(values[':attempts'][1]).toEqual(
+      expect.objectContaining({ provider: 'openai', step: 'analyze', outcome: 'skipped', failure: 'over_budget' }),
+    );
+    expect(values[':charged']).toBe(priceMicros(1526));
+  });
+
+  test('every OCR engine failing fails the run (PROVIDER_ERROR) without calling the analyzers; nothing is charged', async () => {
+    arrangeChain('scanned.pdf');
+    const openai = succeeding('openai');
+    await deliver({
+      textract: failing('textract', 'timeout', { billableUnits: 1, costMicros: 1500 }),
+      local: failing('local', 'server'),
+      openai,
+    });
+    expect(openai.calls).toHaveLength(0);
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error'].code).toBe('PROVIDER_ERROR');
+    expect(values[':usage'].costMicros).toBe(1500);
+    expect(values[':charged']).toBe(0);
+    expect(values[':refunded']).toBe(BIG_HOLD);
+  });
+
+  test('every analyzer failing after a successful OCR also fails the run, and charges nothing for the reading', async () => {
+    arrangeChain('scanned.pdf');
+    await deliver({
+      textract: succeeding('textract', read('ACME', 1500)),
+      openai: failing('openai', 'invalid_output', { billableUnits: 1, costMicros: 400 }),
+      local: failing('local', 'server'),
+    });
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':attempts'].map((a: { step: string; outcome: string }) => `${a.step}:${a.outcome}`)).toEqual([
+      'ocr:succeeded',
+      'analyze:failed',
+      'analyze:failed',
+    ]);
+    expect(values[':usage'].costMicros).toBe(1900);
+    expect(values[':charged']).toBe(0);
+  });
+});

@@ -299,13 +299,19 @@ const STEPS: readonly Step[] = ['vision', 'ocr', 'analyze'];
  * bounded by the most expensive known one (the adapter refuses to call it, so the attempt costs nothing).
  */
 export function anthropicMaxCostMicros(facts: FileFacts, task: TaskSpec, env: NodeJS.ProcessEnv = process.env): Micros {
+  return Math.max(...STEPS.map((step) => anthropicStepCostMicros(facts, task, step, env)));
+}
+
+/** Upper bound of one attempt of `step` (the most expensive known model's when the configured one has no prices). */
+export function anthropicStepCostMicros(
+  facts: FileFacts,
+  task: TaskSpec,
+  step: Step,
+  env: NodeJS.ProcessEnv = process.env,
+): Micros {
   const known = anthropicModelPrices(anthropicModelId(env));
   const candidates = known ? [known] : Object.values(anthropicPricing.models);
-  let bound = 0;
-  for (const prices of candidates) {
-    for (const step of STEPS) bound = Math.max(bound, attemptCostBound(facts, task, step, prices));
-  }
-  return bound;
+  return Math.max(...candidates.map((prices) => attemptCostBound(facts, task, step, prices)));
 }
 
 /** The catalog entry: API-key auth, every strategy, the attempt cost bound above. */
@@ -316,5 +322,8 @@ export const anthropicProfile: ProviderProfile = {
   // Claude reads pixels and text layers itself (direct_multimodal), can transcribe for another analyzer or analyze
   // another provider's OCR text (ocr_then_analyze), and can describe any picture (generic_vision_summary).
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
+  role: 'language_model',
+  answers: () => true,
   maxCostMicros: (facts, task) => anthropicMaxCostMicros(facts, task),
+  stepCostMicros: (facts, task, step) => anthropicStepCostMicros(facts, task, step),
 };

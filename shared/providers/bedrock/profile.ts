@@ -290,7 +290,18 @@ export const bedrockProfile: BedrockProfile = {
   credentialEnv: [],
   // A vision model: reads pixels and PDFs directly, and can serve both steps of OCR-then-analyze.
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
-  // The planner runs one `vision` pass from the file. An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses
+  role: 'language_model',
+  answers: () => true,
+  stepCostMicros: (facts, task, step) =>
+    bedrockAttemptCostBound(
+      facts,
+      task,
+      step,
+      resolveBedrockModel(process.env) ?? costliestModel(),
+      // An analyze step's text is cut to this many characters per page (analyzeText).
+      step === 'analyze' ? ANALYZE_TEXT_CHARS_PER_PAGE * Math.max(1, facts.pages) : undefined,
+    ),
+  // A single-step plan runs one `vision` pass from the file. An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses
   // it before any request); were it configured explicitly, the costliest priced model bounds it.
   // A PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
   maxCostMicros: (facts, task) => {

@@ -190,8 +190,10 @@ export const geminiProfile: ProviderProfile = {
   credentialEnv: ['GEMINI_API_KEY'],
   // A vision model: it reads pixels and PDFs directly, and can also transcribe (ocr) and analyze given text.
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
-  // The worker runs every candidate as one `vision` pass today; separate ocr/analyze steps use maxCostMicrosForStep.
-  // A PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
+  role: 'language_model',
+  answers: () => true,
+  stepCostMicros: (facts, task, step) => maxCostMicrosForStep(facts, task, step),
+  // A single-step plan runs one `vision` pass from the file, except that a PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
   maxCostMicros: (facts, task) =>
     facts.kind === 'pdf'
       ? Math.max(maxCostMicrosForStep(facts, task, 'vision'), maxCostMicrosForStep(facts, task, 'analyze'))

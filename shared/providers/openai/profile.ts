@@ -289,6 +289,9 @@ export const openaiProfile: ProviderProfile = {
   credentialEnv: ['OPENAI_API_KEY'],
   // A vision model reads pixels and text alike: it can run every strategy in one pass.
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
+  role: 'language_model',
+  answers: () => true,
+  stepCostMicros: (facts, task, step) => openaiMaxCostMicros(facts, task, step),
   maxCostMicros: (facts, task) =>
     Math.max(openaiMaxCostMicros(facts, task, 'vision'), openaiMaxCostMicros(facts, task, 'analyze')),
 };

@@ -131,5 +131,14 @@ export const textractProfile: ProviderProfile = {
   credentialEnv: [],
   // Textract reads text and fills fields from the page's words; it does not look at a picture like a vision model.
   strategies: ['ocr_then_analyze', 'generic_vision_summary'],
+  role: 'ocr_engine',
+  // A transcription, or fields one of its analysis APIs extracts (expense, identity, queries); an open question or a
+  // large schema gets text detection and rule-based extraction only.
+  answers: (task) => task.outputFormat === 'text' || (task.fields !== null && textractApiFor(task) !== 'detect_text'),
   maxCostMicros: textractMaxCostMicros,
+  // An OCR step is text detection of every page; any other step is bounded as the task's own API.
+  stepCostMicros: (facts, task, step) =>
+    step === 'ocr'
+      ? billedPages(facts, 'detect_text') * textractPageMicros.detect_text
+      : textractMaxCostMicros(facts, task),
 };
