@@ -522,7 +522,10 @@ describe('a chained OCR-then-analyze plan', () => {
     // Cap 3000 µ$: Textract spent 1500, OpenAI's worst case cannot fit what is left; local's does.
     arrangeChain('scanned.pdf', { maxCostMicros: 3000 });
     const openai = succeeding('openai');
-    const local = succeeding('local', { result: { merchant: 'ACME', total: 1 }, usage: { billableUnits: 1, costMicros: 26 } });
+    const local = succeeding('local', {
+      result: { merchant: 'ACME', total: 1 },
+      usage: { billableUnits: 1, costMicros: 26 },
+    });
     await deliver({ textract: succeeding('textract', read('ACME TOTAL 1', 1500)), openai, local });
     expect(openai.calls).toHaveLength(0);
     expect(local.calls[0]?.input).toEqual(expect.objectContaining({ step: 'analyze', documentText: 'ACME TOTAL 1' }));
