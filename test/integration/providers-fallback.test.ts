@@ -145,4 +145,92 @@ describe('provider fallback on the local stack', () => {
       await localstackTextract.close();
     }
   });
+
+  test('a scanned PDF and an open question: Textract reads the page, OpenAI answers from its text (two steps, one charge)', async () => {
+    // One fake speaks both APIs: Textract (JSON 1.1, X-Amz-Target) and OpenAI's Responses API (POST /v1/responses).
+    const lines = ['ACME HARDWARE', 'Date: 2026-11-02', 'Total: 42.50'];
+    const answer = {
+      summary: 'A receipt from ACME HARDWARE for 42.50',
+      text: lines.join('\n'),
+      keyValues: [{ key: 'Total', value: '42.50' }],
+    };
+    const providers = await startFakeServer((request) => {
+      if (request.headers['x-amz-target'] === 'Textract.DetectDocumentText') {
+        return {
+          status: 200,
+          headers: { 'content-type': 'application/x-amz-json-1.1' },
+          json: {
+            DocumentMetadata: { Pages: 1 },
+            Blocks: [
+              { BlockType: 'PAGE', Id: 'p1', Page: 1, Confidence: 99.5 },
+              ...lines.map((Text, i) => ({ BlockType: 'LINE', Id: `l${i}`, Page: 1, Text, Confidence: 98 })),
+            ],
+          },
+        };
+      }
+      if (request.path === '/v1/responses') {
+        const text = JSON.stringify(answer);
+        return {
+          status: 200,
+          json: {
+            id: 'resp_chain',
+            object: 'response',
+            created_at: 1_795_000_000,
+            status: 'completed',
+            error: null,
+            incomplete_details: null,
+            model: 'gpt-5.4-mini-2026-03-17',
+            output: [
+              {
+                id: 'msg_chain',
+                type: 'message',
+                status: 'completed',
+                role: 'assistant',
+                content: [{ type: 'output_text', annotations: [], logprobs: [], text }],
+              },
+            ],
+            usage: {
+              input_tokens: 900,
+              input_tokens_details: { cached_tokens: 0 },
+              output_tokens: 80,
+              output_tokens_details: { reasoning_tokens: 0 },
+              total_tokens: 980,
+            },
+          },
+        };
+      }
+      return { status: 404, json: { message: `unexpected ${request.method} ${request.path}` } };
+    });
+    const stack = await startStack({
+      ...stackEnv(providers, 'openai,textract,local'),
+      AWS_ACCESS_KEY_ID: 'AKIDCHAINTEST',
+      AWS_SECRET_ACCESS_KEY: 'chain-test-secret',
+      VISION_DISABLE_IAM_PROVIDERS: 'false',
+      AWS_ENDPOINT_URL_TEXTRACT: providers.url,
+    });
+    try {
+      const run = await analyse(stack, 'scanned.pdf', { prompt: 'Who sold this and for how much?' });
+      expect(run.status).toBe('completed');
+      expect(run.strategy).toBe('ocr_then_analyze');
+      const attempts = run.attempts as { provider: string; step: string; outcome: string }[];
+      expect(attempts.map((a) => [a.provider, a.step, a.outcome])).toEqual([
+        ['textract', 'ocr', 'succeeded'],
+        ['openai', 'analyze', 'succeeded'],
+      ]);
+      // The open-analysis result, key-value pairs as an object (as from any provider).
+      expect(run.result).toEqual({ summary: answer.summary, text: answer.text, keyValues: { Total: '42.50' } });
+      // OpenAI was sent Textract's text, not the PDF.
+      const sent = JSON.stringify(providers.requests.find((r) => r.path === '/v1/responses')?.body);
+      expect(sent).toContain('ACME HARDWARE');
+      expect(sent).not.toContain('application/pdf');
+      const usage = run.usage as { requests: number; priceUsd: number; billableUnits: number };
+      expect(usage).toMatchObject({ requests: 2, billableUnits: 1 });
+      expect(run.chargedUsd).toBe(usage.priceUsd);
+      expect(run.chargedUsd as number).toBeLessThanOrEqual(run.estimatedCostUsd as number);
+      expect((run.refundedUsd as number) + (run.chargedUsd as number)).toBeCloseTo(run.estimatedCostUsd as number, 6);
+    } finally {
+      await stack.stop();
+      await providers.close();
+    }
+  });
 });
