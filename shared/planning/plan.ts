@@ -59,7 +59,7 @@ function order(
  * held too: a primary that fails after being billed — a timeout, an unreadable answer — can still fall back to it
  * instead of the run failing over budget). Undefined when no candidate has a cost model.
  */
-function primaryPathCost(candidates: readonly ProviderId[], bound: Bound): Micros | undefined {
+export function primaryPathCost(candidates: readonly ProviderId[], bound: Bound): Micros | undefined {
   const primaryIndex = candidates.findIndex((id) => bound(id) !== undefined);
   if (primaryIndex < 0) return undefined;
   const primary = bound(candidates[primaryIndex] as ProviderId) ?? 0;

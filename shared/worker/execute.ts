@@ -25,6 +25,8 @@ export interface ExecuteInput {
   capMicros: Micros;
   /** What earlier steps of the run already cost, in micros (counted against the cap; not in the outcome's cost). */
   spentMicros?: Micros;
+  /** Cost kept back for later steps of the run, in micros: no candidate whose worst case would eat into it runs. */
+  reservedMicros?: Micros;
   /** Epoch ms by which all attempts must be done (leaves time to settle). */
   deadlineMs: number;
   now?: () => number;
@@ -108,7 +110,10 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   for (const [index, provider] of options.candidates.entries()) {
     const step = options.stepFor?.(provider) ?? 'vision';
     const bound = costBound(provider);
-    const worstCase = priceFor((options.spentMicros ?? 0) + costMicros + (bound ?? 0), options.marginPct);
+    const worstCase = priceFor(
+      (options.spentMicros ?? 0) + costMicros + (bound ?? 0) + (options.reservedMicros ?? 0),
+      options.marginPct,
+    );
     if (worstCase > options.capMicros) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;

@@ -12,6 +12,7 @@ import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
+import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderId, Step } from '../providers/types.js';
@@ -112,7 +113,14 @@ async function executeChain(
   let ocr: ExecuteOutcome | undefined;
   let text = textLayer;
   if (text === undefined) {
-    ocr = await executePlan({ ...options, candidates: ocrCandidates, stepFor: () => 'ocr', costBound: bound('ocr') });
+    ocr = await executePlan({
+      ...options,
+      candidates: ocrCandidates,
+      stepFor: () => 'ocr',
+      costBound: bound('ocr'),
+      // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
+      reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
+    });
     if (!ocr.output) return ocr;
     const read = ocr.output.result.text;
     text = ocr.output.documentText ?? (typeof read === 'string' ? read : '');

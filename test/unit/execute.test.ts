@@ -165,6 +165,35 @@ describe('fallback and accounting', () => {
   });
 });
 
+describe('earlier and later steps of a chained plan', () => {
+  test("what an earlier step spent counts against the cap, and is not part of this step's cost", async () => {
+    const local = succeeding('local', { usage: { billableUnits: 1, costMicros: 50 } });
+    const cap = priceMicros(100 + OCR_PAGE_COST_MICROS);
+    const fits = await executePlan(
+      plan({ candidates: ['local'], adapters: { local }, capMicros: cap, spentMicros: 100 }),
+    );
+    expect(fits.costMicros).toBe(50);
+    const over = await executePlan(
+      plan({ candidates: ['local'], adapters: { local }, capMicros: cap, spentMicros: 101 }),
+    );
+    expect(over.attempts[0]).toEqual(expect.objectContaining({ outcome: 'skipped', failure: 'over_budget' }));
+  });
+
+  test('a candidate whose worst case would eat into what a later step keeps back is skipped', async () => {
+    const local = succeeding('local');
+    const cap = priceMicros(OCR_PAGE_COST_MICROS + 500);
+    const fits = await executePlan(
+      plan({ candidates: ['local'], adapters: { local }, capMicros: cap, reservedMicros: 500 }),
+    );
+    expect(fits.provider).toBe('local');
+    const over = await executePlan(
+      plan({ candidates: ['local'], adapters: { local }, capMicros: cap, reservedMicros: 501 }),
+    );
+    expect(over.output).toBeNull();
+    expect(local.calls).toHaveLength(1);
+  });
+});
+
 describe('cost bounds', () => {
   test('by default each candidate is bounded by its own cost model from the catalog', async () => {
     // A receipt image through OpenAI can cost far more than one local OCR page: with a local-sized cap it is skipped.

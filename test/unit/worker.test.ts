@@ -13,6 +13,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
+import { chainedPlan } from '../../shared/planning/plan.js';
+import { priceFor } from '../../shared/pricing/pricing.js';
+import { catalog } from '../../shared/providers/catalog.js';
 import type { ProviderAdapter, ProviderId } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { failing, hanging, succeeding, throwing } from '../support/adapters.js';
@@ -518,22 +521,31 @@ describe('a chained OCR-then-analyze plan', () => {
     expect(values[':charged']).toBe(priceMicros(80));
   });
 
-  test('the analyze step counts what the OCR step cost against the cap: a fallback that no longer fits is skipped', async () => {
-    // Cap 3000 µ$: Textract spent 1500, OpenAI's worst case cannot fit what is left; local's does.
-    arrangeChain('scanned.pdf', { maxCostMicros: 3000 });
-    const openai = succeeding('openai');
-    const local = succeeding('local', {
-      result: { merchant: 'ACME', total: 1 },
-      usage: { billableUnits: 1, costMicros: 26 },
-    });
-    await deliver({ textract: succeeding('textract', read('ACME TOTAL 1', 1500)), openai, local });
-    expect(openai.calls).toHaveLength(0);
-    expect(local.calls[0]?.input).toEqual(expect.objectContaining({ step: 'analyze', documentText: 'ACME TOTAL 1' }));
+  test("held at exactly the plan's estimate, every step can spend its whole bound and the next still runs", async () => {
+    const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 0, pages: 1 };
+    const task = runItem().task;
+    const step = (id: ProviderId, s: 'ocr' | 'analyze') => catalog[id]?.stepCostMicros(file, task, s) ?? Number.NaN;
+    const plan = chainedPlan(file, task, ['openai', 'textract', 'local']);
+    expect(plan).toEqual(expect.objectContaining({ ocr: ['textract', 'local'], analyze: ['openai', 'local'] }));
+    const hold = priceFor(plan?.costMicros ?? 0);
+    arrangeChain('scanned.pdf', { file, estimateMicros: hold });
+    // Textract fails after being billed its whole bound; local OCRs at its bound; OpenAI fails at its whole bound;
+    // local still analyzes: the hold covers every worst case of the primary path and both reserves.
+    const textract = failing('textract', 'invalid_output', { billableUnits: 1, costMicros: step('textract', 'ocr') });
+    const local = succeeding('local', read('ACME TOTAL 1', step('local', 'ocr')));
+    const openai = failing('openai', 'invalid_output', { billableUnits: 1, costMicros: step('openai', 'analyze') });
+    await deliver({ textract, local, openai });
     const { values } = theSettlement();
-    expect(values[':attempts'][1]).toEqual(
-      expect.objectContaining({ provider: 'openai', step: 'analyze', outcome: 'skipped', failure: 'over_budget' }),
-    );
-    expect(values[':charged']).toBe(priceMicros(1526));
+    expect(values[':attempts'].map((a: { provider: string; step: string; outcome: string }) => a.outcome)).toEqual([
+      'failed',
+      'succeeded',
+      'failed',
+      'succeeded',
+    ]);
+    expect(local.calls.map((c) => c.input.step)).toEqual(['ocr', 'analyze']);
+    expect(values[':status']).toBe('completed');
+    expect(values[':charged']).toBeLessThanOrEqual(hold);
+    expect(values[':charged'] + values[':refunded']).toBe(hold);
   });
 
   test('every OCR engine failing fails the run (PROVIDER_ERROR) without calling the analyzers; nothing is charged', async () => {
