@@ -59,6 +59,7 @@ import {
   type AnthropicModelPrices,
   anthropicModelId,
   anthropicModelPrices,
+  anthropicPricing,
   ceilMicros,
   instructionFor,
   MAX_REPAIR_ERROR_CHARS,
@@ -70,6 +71,7 @@ import {
   requestCostMicros,
   resultTool,
   taskForStep,
+  textTokenBound,
 } from './profile.js';
 
 const LABEL = 'anthropic provider';
@@ -341,7 +343,19 @@ async function firstTurn(
   const instruction: ContentBlockParam = { type: 'text', text: instructionFor(task) };
   if (input.step === 'analyze' && input.documentText !== undefined) {
     const text = input.documentText.trim() === '' ? '(the document has no legible text)' : input.documentText;
-    return { role: 'user', content: [{ type: 'text', text: `<document>\n${text}\n</document>` }, instruction] };
+    const block = `<document>\n${text}\n</document>`;
+    // The estimate allows pdfPageTextTokens of text per page (promptTokenBound): a denser text is refused here,
+    // before any request, rather than billed past the run's hold.
+    const pages = Math.max(1, input.facts.pages);
+    const allowance = pages * anthropicPricing.tokenModel.pdfPageTextTokens;
+    if (textTokenBound(block) > allowance) {
+      throw attempt.fail(
+        'client',
+        `anthropic: the document's text (${textTokenBound(block)} bytes) exceeds the ${allowance} tokens the ` +
+          `estimate allows for ${pages} page(s)`,
+      );
+    }
+    return { role: 'user', content: [{ type: 'text', text: block }, instruction] };
   }
   return { role: 'user', content: [await fileBlock(input, attempt, options), instruction] };
 }

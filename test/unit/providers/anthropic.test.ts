@@ -420,6 +420,21 @@ describe('anthropic adapter: success', () => {
   });
 });
 
+test('an analyze step refuses, before any request, a text larger than the estimate allows per page', async () => {
+  // 3,000 tokens of text per page are held; UTF-8 bytes bound the tokens, so 3,001 bytes on one page are too many.
+  const before = server.requests.length;
+  const documentText = 'x'.repeat(3_001);
+  const failure = await provider
+    .invoke({ ...input(png, pngFacts, receiptTask, 'analyze'), documentText }, options())
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  expect(failure).toBeInstanceOf(ProviderFailure);
+  expect(failure).toMatchObject({ kind: 'client', usage: undefined });
+  expect(server.requests.length).toBe(before);
+});
+
 describe('anthropic adapter: repair', () => {
   test('schema-invalid output, then a valid repair: two requests, usage of both', async () => {
     inOrder(
