@@ -3,28 +3,31 @@
  * message that names the variable. Resource names (tables, bucket, queue) are read with `resourceName`, which throws
  * when the variable is missing, so a function deployed without its grant-and-env binding fails at init, not mid-request.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import { PROVIDER_IDS, type ProviderId } from './providers/types.js';
+// zod/mini like the contract (see contract.ts): every API handler loads this module.
+import * as z from './zod.js';
 
 const MiB = 1024 * 1024;
 
-const number = (fallback: number) => z.coerce.number().finite().nonnegative().default(fallback);
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+// zod 4 numbers are always finite (classic's `.finite()` is a no-op), so Infinity is refused here too.
+const number = (fallback: number) => z._default(z.coerce.number().check(z.nonnegative()), fallback);
+const positiveInt = (fallback: number) => z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
 
 const envSchema = z.object({
   SERVICE_COST_CONFIRMATION_THRESHOLD_USD: number(1),
   /** The client's margin over provider cost, in percent; unset: the pricing table's `marginPct`. */
-  PRICING_MARGIN_PCT: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z.coerce.number().finite().min(0).max(1000).optional(),
+  PRICING_MARGIN_PCT: z.pipe(
+    z.transform((v: unknown) => (v === '' ? undefined : v)),
+    z.optional(z.coerce.number().check(z.minimum(0), z.maximum(1000))),
   ),
   /** Comma-separated provider ids: exactly these are candidates, in this order. Unset: all with credentials, then local. */
-  VISION_PROVIDERS: z
-    .string()
-    .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.split(',').map((s) => s.trim())))
-    .pipe(z.array(z.enum(PROVIDER_IDS)).min(1).optional()),
+  VISION_PROVIDERS: z.pipe(
+    z.pipe(
+      z.optional(z.string()),
+      z.transform((v) => (v === undefined || v.trim() === '' ? undefined : v.split(',').map((s) => s.trim()))),
+    ),
+    z.optional(z.array(z.enum(PROVIDER_IDS)).check(z.minLength(1))),
+  ),
   LIMIT_IMAGE_MAX_BYTES: positiveInt(20 * MiB),
   LIMIT_IMAGE_MAX_MEGAPIXELS: number(100),
   LIMIT_PDF_MAX_BYTES: positiveInt(50 * MiB),
@@ -39,8 +42,8 @@ const envSchema = z.object({
   RUN_RETENTION_DAYS: positiveInt(90),
   IDEMPOTENCY_TTL_HOURS: positiveInt(24),
   /** Public base URL of presigned upload addresses, when it differs from the S3 endpoint the functions use. */
-  UPLOAD_PUBLIC_ENDPOINT: z.url().optional(),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  UPLOAD_PUBLIC_ENDPOINT: z.optional(z.url()),
+  LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
 });
 
 function parseEnv(): z.infer<typeof envSchema> {

@@ -6,7 +6,6 @@
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { ZodError, type z } from 'zod';
 import { config } from './config.js';
 import {
   ApiError,
@@ -19,6 +18,7 @@ import {
 } from './errors.js';
 import { type HandlerName, routes, type Scope } from './infra/routes.js';
 import { log } from './log.js';
+import * as z from './zod.js';
 
 /** Who is calling: set by the API-key authorizer. */
 export interface AuthContext {
@@ -56,7 +56,7 @@ type ApiEvent = APIGatewayProxyEvent & { parsed?: ApiRequest<unknown, unknown> }
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
 /** Converts zod issues to the contract's `details.issues[]`. */
-export function toIssues(error: ZodError): ValidationIssue[] {
+export function toIssues(error: z.core.$ZodError): ValidationIssue[] {
   return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
 }
 
@@ -116,9 +116,10 @@ function readAuth(event: APIGatewayProxyEvent): AuthContext | null {
   return { tenantId: ctx.tenantId, keyId: ctx.keyId, scopes };
 }
 
+// Core schema types: the contract's zod/mini schemas, or classic ones (both are core schemas).
 interface RequestSpec<TBody, TQuery> {
-  body?: z.ZodType<TBody, unknown>;
-  query?: z.ZodType<TQuery, unknown>;
+  body?: z.core.$ZodType<TBody, unknown>;
+  query?: z.core.$ZodType<TQuery, unknown>;
 }
 
 /** Middleware: auth context + scope, content-type, body size, JSON parse, zod validation — in the contract's order. */
@@ -184,13 +185,10 @@ function parseRequest<TBody, TQuery>(
   };
 }
 
-function validate<T>(schema: z.ZodType<T, unknown>, value: unknown, what: string): T {
-  try {
-    return schema.parse(value);
-  } catch (error: unknown) {
-    if (error instanceof ZodError) throw new InvalidRequestError(`${what} failed validation`, toIssues(error));
-    throw error;
-  }
+function validate<T>(schema: z.core.$ZodType<T, unknown>, value: unknown, what: string): T {
+  const result = z.safeParse(schema, value);
+  if (!result.success) throw new InvalidRequestError(`${what} failed validation`, toIssues(result.error));
+  return result.data;
 }
 
 /**

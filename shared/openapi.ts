@@ -2,17 +2,17 @@
  * The OpenAPI 3.1 document, generated from the route table and the zod contract (never written by hand).
  * `npm run openapi` writes docs/openapi.json; a unit test fails when the committed file drifts from this.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import * as contract from './contract.js';
 import { ERROR_CODES } from './errors.js';
 import { type HandlerName, routes } from './infra/routes.js';
+// The contract's zod/mini (see contract.ts); toJSONSchema is core's, the same as classic's.
+import * as z from './zod.js';
 
 interface Operation {
   summary: string;
-  request?: z.ZodType;
-  query?: z.ZodType;
-  success: { status: number; schema: z.ZodType; description: string };
+  request?: z.core.$ZodType;
+  query?: z.core.$ZodType;
+  success: { status: number; schema: z.core.$ZodType; description: string };
   errors: (keyof typeof ERROR_CODES)[];
 }
 
@@ -87,7 +87,7 @@ const operations: Record<Exclude<HandlerName, 'authorizer' | 'worker' | 'dashboa
   },
 };
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io,
@@ -96,7 +96,7 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return rest;
 }
 
-function queryParameters(schema: z.ZodType): Record<string, unknown>[] {
+function queryParameters(schema: z.core.$ZodType): Record<string, unknown>[] {
   const json = jsonSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, s]) => ({
     name,

@@ -3,20 +3,24 @@
  * deployment sets PRICING_MARGIN_PCT (CDK context `marginPct`): the API (estimates) and the worker (prices) read the
  * same variable, so an estimate and the price settled against it always use one margin.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import { config } from '../config.js';
 import { type Micros, usdToMicrosCeil } from '../money.js';
+// zod/mini like the contract (see contract.ts): the API handlers that estimate load this module.
+import * as z from '../zod.js';
 import raw from './pricing.json' with { type: 'json' };
 
-const priceSource = { source: z.string().min(1), date: z.iso.date() };
+const priceSource = { source: z.string().check(z.minLength(1)), date: z.iso.date() };
 
 const pricingTable = z.object({
-  $comment: z.string().optional(),
+  $comment: z.optional(z.string()),
   currency: z.literal('USD'),
-  marginPct: z.number().min(0),
+  marginPct: z.number().check(z.minimum(0)),
   providers: z.object({
-    local: z.object({ ocrPageUsd: z.number().positive(), textLayerPageUsd: z.number().positive(), ...priceSource }),
+    local: z.object({
+      ocrPageUsd: z.number().check(z.positive()),
+      textLayerPageUsd: z.number().check(z.positive()),
+      ...priceSource,
+    }),
   }),
 });
 

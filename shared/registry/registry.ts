@@ -2,17 +2,17 @@
  * The built-in schema registry: one JSON file per schema beside this module (data, not code). Each is validated at
  * import with the same zod schema as an inline `schema`, so a broken registry file fails the build's tests.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import { inlineSchema, type SchemasResponse } from '../contract.js';
 import type { FieldSpec, TaskSpec } from '../providers/types.js';
+// zod/mini like the contract (see contract.ts): the create-run and schemas handlers load this module.
+import * as z from '../zod.js';
 import bankStatement from './bank_statement.json' with { type: 'json' };
 import businessCard from './business_card.json' with { type: 'json' };
 import idDocument from './id_document.json' with { type: 'json' };
 import invoice from './invoice.json' with { type: 'json' };
 import receipt from './receipt.json' with { type: 'json' };
 
-const registryEntry = inlineSchema.extend({ id: z.string().regex(/^[a-z][a-z0-9_]*$/) });
+const registryEntry = z.extend(inlineSchema, { id: z.string().check(z.regex(/^[a-z][a-z0-9_]*$/)) });
 export type RegistrySchema = z.infer<typeof registryEntry>;
 
 /** Registry schemas by id. */

@@ -11,21 +11,21 @@
  * send, twice that for the tool definition, image tokens of the image as sent, a generous per-page figure for PDFs) and
  * the full output cap, priced at the tier that prompt bound falls in.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import type { Micros } from '../../money.js';
+// zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
+import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { Step, TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
-const perMTok = z.number().nonnegative();
+const perMTok = z.number().check(z.nonnegative());
 
 const tier = z.object({
   /** Largest prompt (input + cache reads + cache writes) this tier bills; null for "any larger". */
-  maxPromptTokens: z.number().int().positive().nullable(),
+  maxPromptTokens: z.nullable(z.number().check(z.int(), z.positive())),
   inputPerMTokUsd: perMTok,
   outputPerMTokUsd: perMTok,
   cacheWrite5mPerMTokUsd: perMTok,
@@ -35,32 +35,37 @@ const tier = z.object({
 
 const modelPrices = z
   .object({
-    contextWindowTokens: z.number().int().positive(),
-    maxOutputTokens: z.number().int().positive(),
-    tiers: z.array(tier).min(1),
-    source: z.string().min(1),
+    contextWindowTokens: z.number().check(z.int(), z.positive()),
+    maxOutputTokens: z.number().check(z.int(), z.positive()),
+    tiers: z.array(tier).check(z.minLength(1)),
+    source: z.string().check(z.minLength(1)),
     date: z.iso.date(),
   })
-  .refine((m) => m.tiers.at(-1)?.maxPromptTokens === null, 'the last tier must be open-ended (maxPromptTokens null)');
+  .check(
+    z.refine(
+      (m) => m.tiers.at(-1)?.maxPromptTokens === null,
+      'the last tier must be open-ended (maxPromptTokens null)',
+    ),
+  );
 
 const pricingFile = z
   .object({
-    $comment: z.string().optional(),
+    $comment: z.optional(z.string()),
     currency: z.literal('USD'),
-    defaultModel: z.string().min(1),
-    models: z.record(z.string().min(1), modelPrices),
+    defaultModel: z.string().check(z.minLength(1)),
+    models: z.record(z.string().check(z.minLength(1)), modelPrices),
     tokenModel: z.object({
-      imageTokensDivisor: z.number().positive(),
-      imagePatchPx: z.number().int().positive(),
-      imageOverheadTokens: z.number().int().nonnegative(),
-      pdfPageTextTokens: z.number().int().positive(),
-      pdfPageImageTokens: z.number().int().positive(),
-      toolUseOverheadTokens: z.number().int().nonnegative(),
-      source: z.string().min(1),
+      imageTokensDivisor: z.number().check(z.positive()),
+      imagePatchPx: z.number().check(z.int(), z.positive()),
+      imageOverheadTokens: z.number().check(z.int(), z.nonnegative()),
+      pdfPageTextTokens: z.number().check(z.int(), z.positive()),
+      pdfPageImageTokens: z.number().check(z.int(), z.positive()),
+      toolUseOverheadTokens: z.number().check(z.int(), z.nonnegative()),
+      source: z.string().check(z.minLength(1)),
       date: z.iso.date(),
     }),
   })
-  .refine((p) => p.defaultModel in p.models, 'defaultModel must have prices');
+  .check(z.refine((p) => p.defaultModel in p.models, 'defaultModel must have prices'));
 
 /** The validated price list; a malformed pricing.json fails at import, not mid-run. */
 export const anthropicPricing = pricingFile.parse(raw);

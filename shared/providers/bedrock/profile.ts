@@ -20,10 +20,11 @@
  * - for JSON results, one repair request (the same input again, plus the first answer and the validation errors)
  *   with a second full output.
  */
-import * as z from 'zod';
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
+// zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
+import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
@@ -35,24 +36,24 @@ import raw from './pricing.json' with { type: 'json' };
 // ---------------------------------------------------------------------------------------------------------------
 
 const modelPriceSchema = z.object({
-  name: z.string().min(1),
+  name: z.string().check(z.minLength(1)),
   // Only model families whose image/PDF token accounting the bound models are accepted (see the file comment).
   family: z.literal('nova'),
-  inputUsdPer1kTokens: z.number().positive(),
-  outputUsdPer1kTokens: z.number().positive(),
-  maxOutputTokens: z.number().int().positive(),
-  source: z.string().min(1),
+  inputUsdPer1kTokens: z.number().check(z.positive()),
+  outputUsdPer1kTokens: z.number().check(z.positive()),
+  maxOutputTokens: z.number().check(z.int(), z.positive()),
+  source: z.string().check(z.minLength(1)),
   date: z.iso.date(),
 });
 
 const pricingSchema = z
   .object({
-    $comment: z.string().optional(),
+    $comment: z.optional(z.string()),
     currency: z.literal('USD'),
-    defaultModel: z.string().min(1),
+    defaultModel: z.string().check(z.minLength(1)),
     models: z.record(z.string(), modelPriceSchema),
   })
-  .refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' });
+  .check(z.refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' }));
 
 export type BedrockModelPrice = z.infer<typeof modelPriceSchema>;
 

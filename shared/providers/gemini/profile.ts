@@ -12,42 +12,43 @@
  *   answer and the validation error;
  * - at the list price (never a promotion, which may end between estimate and execution).
  */
-import * as z from 'zod';
 import type { FileFacts } from '../../file-facts.js';
 import type { Micros } from '../../money.js';
+// zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
+import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { Step, TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
-const perMTok = z.number().nonnegative();
+const perMTok = z.number().check(z.nonnegative());
 
 const modelEntry = z.object({
   inputPerMTokUsd: perMTok,
   outputPerMTokUsd: perMTok,
-  promotion: z.object({ inputPerMTokUsd: perMTok, outputPerMTokUsd: perMTok, endsBefore: z.iso.date() }).optional(),
-  contextWindowTokens: z.number().int().positive(),
-  maxOutputTokens: z.number().int().positive(),
-  imageTokens: z.number().int().positive(),
-  pdfPageTokens: z.number().int().positive(),
-  source: z.string().min(1),
+  promotion: z.optional(z.object({ inputPerMTokUsd: perMTok, outputPerMTokUsd: perMTok, endsBefore: z.iso.date() })),
+  contextWindowTokens: z.number().check(z.int(), z.positive()),
+  maxOutputTokens: z.number().check(z.int(), z.positive()),
+  imageTokens: z.number().check(z.int(), z.positive()),
+  pdfPageTokens: z.number().check(z.int(), z.positive()),
+  source: z.string().check(z.minLength(1)),
   date: z.iso.date(),
 });
 
 const pricingTable = z
   .object({
-    $comment: z.string().optional(),
+    $comment: z.optional(z.string()),
     currency: z.literal('USD'),
-    defaultModel: z.string().min(1),
+    defaultModel: z.string().check(z.minLength(1)),
     models: z.record(z.string(), modelEntry),
     tokenModel: z.object({
-      pdfPageTextTokens: z.number().int().nonnegative(),
-      framingTokens: z.number().int().nonnegative(),
-      source: z.string().min(1),
+      pdfPageTextTokens: z.number().check(z.int(), z.nonnegative()),
+      framingTokens: z.number().check(z.int(), z.nonnegative()),
+      source: z.string().check(z.minLength(1)),
       date: z.iso.date(),
     }),
   })
-  .refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' });
+  .check(z.refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' }));
 
 export type GeminiModelPricing = z.infer<typeof modelEntry>;
 export type GeminiPricingTable = z.infer<typeof pricingTable>;

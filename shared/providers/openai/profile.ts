@@ -13,47 +13,47 @@
  * plus the whole output cap at the output price. `max_output_tokens` counts reasoning tokens too, so the cap bounds
  * output whatever the model does.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
+// zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
+import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { FieldSpec, Step, TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
-const perMTok = z.number().nonnegative();
-const source = { source: z.string().min(1), date: z.iso.date() };
+const perMTok = z.number().check(z.nonnegative());
+const source = { source: z.string().check(z.minLength(1)), date: z.iso.date() };
 
 const modelEntry = z.object({
   inputPerMTokUsd: perMTok,
   cachedInputPerMTokUsd: perMTok,
   outputPerMTokUsd: perMTok,
-  maxOutputTokens: z.number().int().positive(),
+  maxOutputTokens: z.number().check(z.int(), z.positive()),
   /** Sent as `reasoning.effort`; null for models without reasoning controls. */
-  reasoningEffort: z.enum(['none', 'minimal', 'low', 'medium', 'high']).nullable(),
-  imagePatchMultiplier: z.number().positive(),
-  imageMaxPatches: z.number().int().positive(),
+  reasoningEffort: z.nullable(z.enum(['none', 'minimal', 'low', 'medium', 'high'])),
+  imagePatchMultiplier: z.number().check(z.positive()),
+  imageMaxPatches: z.number().check(z.int(), z.positive()),
   ...source,
 });
 
 const pricingFile = z
   .object({
-    $comment: z.string().optional(),
+    $comment: z.optional(z.string()),
     currency: z.literal('USD'),
-    defaultModel: z.string().min(1),
-    models: z.record(z.string().min(1), modelEntry),
+    defaultModel: z.string().check(z.minLength(1)),
+    models: z.record(z.string().check(z.minLength(1)), modelEntry),
     tokenModel: z.object({
-      imagePatchPx: z.number().int().positive(),
-      imageOverheadTokens: z.number().int().nonnegative(),
-      pdfPageTextTokens: z.number().int().positive(),
-      pdfPageOverheadTokens: z.number().int().nonnegative(),
-      requestOverheadTokens: z.number().int().nonnegative(),
+      imagePatchPx: z.number().check(z.int(), z.positive()),
+      imageOverheadTokens: z.number().check(z.int(), z.nonnegative()),
+      pdfPageTextTokens: z.number().check(z.int(), z.positive()),
+      pdfPageOverheadTokens: z.number().check(z.int(), z.nonnegative()),
+      requestOverheadTokens: z.number().check(z.int(), z.nonnegative()),
       ...source,
     }),
   })
-  .refine((p) => p.defaultModel in p.models, 'defaultModel must have prices in models');
+  .check(z.refine((p) => p.defaultModel in p.models, 'defaultModel must have prices in models'));
 
 export type OpenAIModelPrices = z.infer<typeof modelEntry>;
 export type OpenAIPricing = z.infer<typeof pricingFile>;

@@ -7,28 +7,28 @@
  * no output cap. An attempt's cost is therefore known before the call, up to the page count Textract reports, which
  * for our files is the page count the inspection found.
  */
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import type { FileFacts } from '../../file-facts.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
+// zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
+import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { nameWords } from '../local/extract-fields.js';
 import type { FieldSpec, Step, TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const pricingFile = z.object({
-  $comment: z.string().optional(),
+  $comment: z.optional(z.string()),
   currency: z.literal('USD'),
-  region: z.string().min(1),
-  model: z.string().min(1),
+  region: z.string().check(z.minLength(1)),
+  model: z.string().check(z.minLength(1)),
   pageUsd: z.object({
-    detectText: z.number().positive(),
-    expense: z.number().positive(),
-    identity: z.number().positive(),
-    queries: z.number().positive(),
+    detectText: z.number().check(z.positive()),
+    expense: z.number().check(z.positive()),
+    identity: z.number().check(z.positive()),
+    queries: z.number().check(z.positive()),
   }),
-  tiers: z.string().min(1),
-  source: z.string().min(1),
+  tiers: z.string().check(z.minLength(1)),
+  source: z.string().check(z.minLength(1)),
   date: z.iso.date(),
 });
 
