@@ -75,8 +75,8 @@ export function primaryPathCost(candidates: readonly ProviderId[], bound: Bound)
  * case of `local` when it is a later fallback (the last resort's reserve). A fallback whose worst case would push
  * the price past that hold (or past maxCostUsd) is skipped at execution time.
  *
- * A PDF may instead get a chained plan (`chainedPlan`): an OCR engine reads the pages, a language model analyzes the
- * text. It is chosen when its primary path is cheaper than the single-step one.
+ * Without `VISION_PROVIDERS`, a PDF may instead get a chained plan (`chainedPlan`): an OCR engine reads the pages, a
+ * language model analyzes the text. It is chosen when its primary path is cheaper than the single-step one.
  */
 export function planRun(
   facts: FileFacts,
@@ -95,7 +95,9 @@ export function planRun(
   const answers = (id: ProviderId) => catalog[id]?.answers(task) ?? true;
   const candidates = order(eligible, bound, options.explicitOrder ?? false, answers);
   const single = primaryPathCost(candidates, bound);
-  const chain = strategy === 'ocr_then_analyze' ? chainedPlan(facts, task, providers, options) : undefined;
+  // VISION_PROVIDERS is an exact order of preference for one pass: a chain would put an OCR engine before it.
+  const chain =
+    strategy === 'ocr_then_analyze' && !options.explicitOrder ? chainedPlan(facts, task, providers) : undefined;
   if (chain && (single === undefined || chain.costMicros < single)) {
     return {
       strategy,
@@ -119,9 +121,7 @@ export function chainedPlan(
   facts: FileFacts,
   task: TaskSpec,
   providers: readonly ProviderId[],
-  options: { explicitOrder?: boolean } = {},
 ): { ocr: ProviderId[]; analyze: ProviderId[]; costMicros: Micros } | undefined {
-  const explicitOrder = options.explicitOrder ?? false;
   const stepBound =
     (step: 'ocr' | 'analyze'): Bound =>
     (id) =>
@@ -132,8 +132,8 @@ export function chainedPlan(
   const models = withRole('language_model');
   if (engines.length === 0 || models.length === 0) return undefined;
   const withLocal = (ids: ProviderId[]) => (providers.includes('local') ? [...ids, 'local' as const] : ids);
-  const ocr = order(withLocal(engines), stepBound('ocr'), explicitOrder);
-  const analyze = order(withLocal(models), stepBound('analyze'), explicitOrder);
+  const ocr = order(withLocal(engines), stepBound('ocr'), false);
+  const analyze = order(withLocal(models), stepBound('analyze'), false);
   const ocrCost = primaryPathCost(ocr, stepBound('ocr'));
   const analyzeCost = primaryPathCost(analyze, stepBound('analyze'));
   if (ocrCost === undefined || analyzeCost === undefined) return undefined;

@@ -47,9 +47,11 @@ export const localProfile: ProviderProfile = {
   role: 'ocr_engine',
   // Field extraction by labels and patterns is what it does; an open question gets the text and key-value pairs.
   answers: (task) => task.outputFormat === 'text' || task.fields !== null,
-  // Upper bound: every page OCR'd (text-layer pages cost a tenth of that and are refunded), whatever the step.
+  // Upper bound: every page OCR'd (text-layer pages cost a tenth of that and are refunded).
   maxCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
-  stepCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
+  // An analyze step only extracts from text it is given: the text-layer page price (local-provider.ts).
+  stepCostMicros: (facts, _task, step) =>
+    Math.max(1, facts.pages) * (step === 'analyze' ? localCost.textLayerPageMicros : localCost.ocrPageMicros),
 };
 
 /** Profiles by id (each provider's cost model and capabilities; no SDK is loaded here). */

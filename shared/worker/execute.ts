@@ -34,6 +34,11 @@ export interface ExecuteInput {
   stepFor?: (provider: ProviderId) => Step;
   /** Worst-case cost of one attempt by a provider, in micros; defaults to the catalog's cost models. */
   costBound?: (provider: ProviderId) => Micros | undefined;
+  /**
+   * Checks a successful answer; a message makes it a failed attempt (`invalid_output`, its usage counted) and the
+   * plan moves on. A chained plan's OCR step uses it to refuse a reading with no text.
+   */
+  reject?: (output: ProviderOutput) => string | undefined;
   /** The margin prices are computed with (the run's, fixed at creation); defaults to the configured one. */
   marginPct?: number;
 }
@@ -110,11 +115,14 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   for (const [index, provider] of options.candidates.entries()) {
     const step = options.stepFor?.(provider) ?? 'vision';
     const bound = costBound(provider);
-    const worstCase = priceFor(
-      (options.spentMicros ?? 0) + costMicros + (bound ?? 0) + (options.reservedMicros ?? 0),
-      options.marginPct,
-    );
-    if (worstCase > options.capMicros) {
+    // Whether one more attempt of this provider, at its worst case, keeps the run within its cap (checked again
+    // before a retry after 429: the first try may already have been billed).
+    const fits = () =>
+      priceFor(
+        (options.spentMicros ?? 0) + costMicros + (bound ?? 0) + (options.reservedMicros ?? 0),
+        options.marginPct,
+      ) <= options.capMicros;
+    if (!fits()) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;
     }
@@ -138,15 +146,21 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
       if (adapter) requests += 1;
       if ('output' in outcome) {
         costMicros += outcome.output.usage.costMicros;
-        attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
-        return { output: outcome.output, provider, attempts, requests, costMicros };
+        const problem = options.reject?.(outcome.output);
+        if (problem === undefined) {
+          attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
+          return { output: outcome.output, provider, attempts, requests, costMicros };
+        }
+        log.warn('provider answer rejected', { provider, step, message: problem });
+        attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: 'invalid_output' });
+        break;
       }
       const { failure } = outcome;
       if (failure.usage) costMicros += failure.usage.costMicros;
       log.warn('provider attempt failed', { provider, step, kind: failure.kind, message: failure.message });
       attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: failure.kind });
       const wait = failure.kind === 'rate_limited' ? failure.retryAfterMs : undefined;
-      if (tries > 0 || wait === undefined || now() + wait + MIN_ATTEMPT_MS > deadlineMs) break;
+      if (tries > 0 || wait === undefined || now() + wait + MIN_ATTEMPT_MS > deadlineMs || !fits()) break;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }

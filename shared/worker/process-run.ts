@@ -15,11 +15,11 @@ import { emitMetrics } from '../metrics.js';
 import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import type { ProviderAdapter, ProviderId, Step } from '../providers/types.js';
+import type { ProviderAdapter, ProviderId, ProviderOutput, Step } from '../providers/types.js';
 import { type Settlement, settleRun } from '../store/ledger.js';
 import { getRun, markProcessing, type RunRecord } from '../store/runs.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
-import { computeConfidence, shapeResult } from './result.js';
+import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
 
 const BUCKET = resourceName(uploadsBucket.envVar);
 
@@ -94,14 +94,23 @@ async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<str
   }
 }
 
+/** The text an OCR step read. */
+function readText(output: ProviderOutput): string {
+  const text = output.result.text;
+  return output.documentText ?? (typeof text === 'string' ? text : '');
+}
+
 type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound' | 'spentMicros'>;
 
 /**
  * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
  * candidates (a full text layer replaces the OCR step). Each step is held to its own bound (the catalog's
- * stepCostMicros), and the analyze step's fallbacks count what the OCR step cost against the cap. The outcome reads
- * as one: every attempt of both steps, every request and cost, the pages the OCR step processed, and the lower of
- * the two native confidences (an answer is no surer than the reading it came from).
+ * stepCostMicros), the OCR step keeps the analyze step's primary path in reserve and at least 40 % of the time left,
+ * and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
+ * OCR attempt (there is nothing to analyze): the next engine tries, and if none reads anything the run fails with
+ * nothing charged. The outcome reads as one: every attempt of both steps, every request and cost, the pages the OCR
+ * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
+ * answer is no surer than the reading it came from).
  */
 async function executeChain(
   run: RunRecord,
@@ -115,15 +124,16 @@ async function executeChain(
   if (text === undefined) {
     ocr = await executePlan({
       ...options,
+      deadlineMs: Date.now() + 0.6 * Math.max(0, options.deadlineMs - Date.now()),
       candidates: ocrCandidates,
       stepFor: () => 'ocr',
       costBound: bound('ocr'),
       // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
       reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
+      reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
     });
     if (!ocr.output) return ocr;
-    const read = ocr.output.result.text;
-    text = ocr.output.documentText ?? (typeof read === 'string' ? read : '');
+    text = readText(ocr.output);
   }
   const analyze = await executePlan({
     ...options,
@@ -133,9 +143,9 @@ async function executeChain(
     costBound: bound('analyze'),
     spentMicros: ocr?.costMicros ?? 0,
   });
-  const confidences = [ocr?.output?.nativeConfidence, analyze.output?.nativeConfidence].filter(
-    (c): c is number => c !== undefined,
-  );
+  const confidences = ocr?.output
+    ? [ocr.output.nativeConfidence ?? DEFAULT_NATIVE, analyze.output?.nativeConfidence ?? DEFAULT_NATIVE]
+    : [analyze.output?.nativeConfidence].filter((c): c is number => c !== undefined);
   return {
     provider: analyze.provider,
     attempts: [...(ocr?.attempts ?? []), ...analyze.attempts],
@@ -224,7 +234,12 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
         status: 502,
         retryable: true,
         details: {
-          attempts: outcome.attempts.map((a) => ({ provider: a.provider, outcome: a.outcome, failure: a.failure })),
+          attempts: outcome.attempts.map((a) => ({
+            provider: a.provider,
+            step: a.step,
+            outcome: a.outcome,
+            failure: a.failure,
+          })),
         },
       },
       usage,

@@ -9,7 +9,8 @@
  */
 import type { FieldSpec, FieldType, ProviderOutput, TaskSpec } from '../providers/types.js';
 
-const DEFAULT_NATIVE = 0.5;
+/** The native confidence of a provider that reports none of its own. */
+export const DEFAULT_NATIVE = 0.5;
 
 /** Coerces a value to a field type; returns null when it cannot be (never invents). */
 export function coerce(value: unknown, type: FieldType): unknown {

@@ -201,8 +201,14 @@ describe('provider fallback on the local stack', () => {
       }
       return { status: 404, json: { message: `unexpected ${request.method} ${request.path}` } };
     });
+    // No VISION_PROVIDERS (an explicit order is one pass): the plan is the service's choice among the providers with
+    // credentials — OpenAI (key), Textract (AWS credentials) and local; Bedrock is left out with an unpriced model.
     const stack = await startStack({
-      ...stackEnv(providers, 'openai,textract,local'),
+      VISION_DEV_API_KEYS: `fallback:${KEY}`,
+      OPENAI_API_KEY: OPENAI_SECRET,
+      OPENAI_BASE_URL: `${providers.url}/v1`,
+      BEDROCK_MODEL_ID: 'unpriced.model-v1:0',
+      LOG_LEVEL: 'info',
       AWS_ACCESS_KEY_ID: 'AKIDCHAINTEST',
       AWS_SECRET_ACCESS_KEY: 'chain-test-secret',
       VISION_DISABLE_IAM_PROVIDERS: 'false',
@@ -228,6 +234,7 @@ describe('provider fallback on the local stack', () => {
       expect(run.chargedUsd).toBe(usage.priceUsd);
       expect(run.chargedUsd as number).toBeLessThanOrEqual(run.estimatedCostUsd as number);
       expect((run.refundedUsd as number) + (run.chargedUsd as number)).toBeCloseTo(run.estimatedCostUsd as number, 6);
+      expect(JSON.stringify(run) + stack.output.join('\n')).not.toContain(OPENAI_SECRET);
     } finally {
       await stack.stop();
       await providers.close();

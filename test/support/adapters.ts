@@ -65,12 +65,25 @@ export function abortable(id: ProviderId): ScriptedAdapter {
   );
 }
 
-/** Answers 429 with `retryAfterMs` the first `times` calls, then succeeds. */
-export function rateLimitedThenSucceeding(id: ProviderId, retryAfterMs: number, times = 1): ScriptedAdapter {
+/**
+ * Answers 429 with `retryAfterMs` the first `times` calls, then succeeds. `billed`: the usage each 429 reports (a
+ * repair request rate-limited after the first request was billed).
+ */
+export function rateLimitedThenSucceeding(
+  id: ProviderId,
+  retryAfterMs: number,
+  times = 1,
+  billed?: ProviderUsage,
+): ScriptedAdapter {
   let calls = 0;
   return scripted(id, async () => {
     calls += 1;
-    if (calls <= times) throw new ProviderFailure('rate_limited', `${id} scripted 429`, { retryAfterMs });
+    if (calls <= times) {
+      throw new ProviderFailure('rate_limited', `${id} scripted 429`, {
+        retryAfterMs,
+        ...(billed ? { usage: billed } : {}),
+      });
+    }
     return { result: { ok: true }, usage: { billableUnits: 1, costMicros: 80 } };
   });
 }

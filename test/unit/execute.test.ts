@@ -165,6 +165,26 @@ describe('fallback and accounting', () => {
   });
 });
 
+describe('rejected answers', () => {
+  test('an answer the step rejects is a failed attempt (invalid_output, its cost counted) and the plan moves on', async () => {
+    const textract = succeeding('textract', { result: { text: '' }, usage: { billableUnits: 1, costMicros: 70 } });
+    const local = succeeding('local', { result: { text: 'words' } });
+    const outcome = await executePlan(
+      plan({
+        candidates: ['textract', 'local'],
+        adapters: { textract, local },
+        reject: (output) => (output.result.text === '' ? 'no text' : undefined),
+      }),
+    );
+    expect(outcome.provider).toBe('local');
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['textract', 'failed', 'invalid_output'],
+      ['local', 'succeeded', undefined],
+    ]);
+    expect(outcome.costMicros).toBe(70 + 80);
+  });
+});
+
 describe('earlier and later steps of a chained plan', () => {
   test("what an earlier step spent counts against the cap, and is not part of this step's cost", async () => {
     const local = succeeding('local', { usage: { billableUnits: 1, costMicros: 50 } });
@@ -245,6 +265,24 @@ describe('Retry-After', () => {
     );
     expect(outcome.provider).toBe('local');
     expect(openai.calls).toHaveLength(1);
+  });
+
+  test('no retry after a 429 when what the first try was billed leaves no room for another worst case', async () => {
+    // The cap holds one worst case (one OCR page): a 429 that still billed 1 micro cannot be retried within it.
+    const openai = rateLimitedThenSucceeding('openai', 10, 1, { billableUnits: 1, costMicros: 1 });
+    const local = succeeding('local');
+    const outcome = await executePlan(
+      plan({ candidates: ['openai'], adapters: { openai, local }, capMicros: priceMicros(OCR_PAGE_COST_MICROS) }),
+    );
+    expect(openai.calls).toHaveLength(1);
+    expect(outcome.output).toBeNull();
+    // With room for both tries it is retried.
+    const again = rateLimitedThenSucceeding('openai', 10, 1, { billableUnits: 1, costMicros: 1 });
+    const retried = await executePlan(
+      plan({ candidates: ['openai'], adapters: { openai: again }, capMicros: priceMicros(OCR_PAGE_COST_MICROS + 1) }),
+    );
+    expect(again.calls).toHaveLength(2);
+    expect(retried.costMicros).toBe(81);
   });
 
   test('a provider is retried at most once, even if it keeps answering 429', async () => {

@@ -198,10 +198,20 @@ describe('planRun: chained OCR-then-analyze plans and providers that answer the 
     expect(planRun(image, receipt, ['openai', 'textract', 'local']).candidates[0]).toBe('textract');
   });
 
-  test('VISION_PROVIDERS order is kept as written', () => {
+  test('VISION_PROVIDERS order is kept as written: no reordering, and no chain putting an OCR engine first', () => {
     const plan = planRun(image, task(null), ['textract', 'openai', 'local'], { explicitOrder: true });
     expect(plan.candidates).toEqual(['textract', 'openai', 'local']);
-    expect(plan.ocrCandidates).toBeUndefined();
+    // The 20-page open question that gets a chain without VISION_PROVIDERS (above) stays one pass, in order.
+    const scan = planRun(pdf(20), task(null), ['openai', 'textract', 'local'], { explicitOrder: true });
+    expect(scan.ocrCandidates).toBeUndefined();
+    expect(scan.candidates).toEqual(['openai', 'textract', 'local']);
+  });
+
+  test("in a chain, local's analysis is held at its text-layer price (it is given the text)", () => {
+    expect(catalog.local?.stepCostMicros(pdf(3), task(null), 'analyze')).toBe(
+      3 * Math.round(rawPricing.providers.local.textLayerPageUsd * 1_000_000),
+    );
+    expect(catalog.local?.stepCostMicros(pdf(3), task(null), 'ocr')).toBe(3 * OCR_PAGE_COST_MICROS);
   });
 });
 

@@ -548,6 +548,66 @@ describe('a chained OCR-then-analyze plan', () => {
     expect(values[':charged'] + values[':refunded']).toBe(hold);
   });
 
+  test('a reading with no text is a failed OCR attempt: the next engine reads, and its text is analyzed', async () => {
+    arrangeChain('scanned.pdf');
+    const local = succeeding('local', read('ACME TOTAL 1', 260, 0.7));
+    const openai = succeeding('openai', { result: { merchant: 'ACME', total: 1 } });
+    await deliver({ textract: succeeding('textract', read('  \n ', 1500)), local, openai });
+    expect(openai.calls[0]?.input.documentText).toBe('ACME TOTAL 1');
+    const { values } = theSettlement();
+    expect(values[':attempts'][0]).toEqual(
+      expect.objectContaining({ provider: 'textract', step: 'ocr', outcome: 'failed', failure: 'invalid_output' }),
+    );
+    // The blank reading was billed: it counts in the run's cost.
+    expect(values[':usage'].costMicros).toBe(1500 + 260 + 80);
+  });
+
+  test('when no engine reads any text the run fails with nothing to analyze, nothing charged', async () => {
+    arrangeChain('scanned.pdf');
+    const openai = succeeding('openai');
+    await deliver({
+      textract: succeeding('textract', read('', 1500)),
+      local: succeeding('local', read('', 260)),
+      openai,
+    });
+    expect(openai.calls).toHaveLength(0);
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error'].details.attempts).toEqual([
+      { provider: 'textract', step: 'ocr', outcome: 'failed', failure: 'invalid_output' },
+      { provider: 'local', step: 'ocr', outcome: 'failed', failure: 'invalid_output' },
+    ]);
+    expect(values[':charged']).toBe(0);
+  });
+
+  test('the analyze step counts what the OCR step spent against the cap', async () => {
+    // The cap leaves OpenAI's analysis room on its own but not after Textract's reading: it must be skipped.
+    const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 0, pages: 1 };
+    const task = runItem().task;
+    const step = (id: ProviderId, s: 'ocr' | 'analyze') => catalog[id]?.stepCostMicros(file, task, s) ?? Number.NaN;
+    const textractCost = step('textract', 'ocr');
+    expect(step('anthropic', 'analyze') + step('local', 'analyze')).toBeLessThan(step('openai', 'analyze') - 1);
+    arrangeChain('scanned.pdf', {
+      file,
+      estimateMicros: priceFor(textractCost + step('openai', 'analyze') - 1),
+      ocrCandidates: ['textract'],
+      candidates: ['anthropic', 'openai', 'local'],
+    });
+    const openai = succeeding('openai');
+    const local = succeeding('local', { result: { merchant: 'ACME', total: 1 } });
+    await deliver({
+      textract: succeeding('textract', read('ACME TOTAL 1', textractCost)),
+      anthropic: failing('anthropic', 'server'),
+      openai,
+      local,
+    });
+    expect(openai.calls).toHaveLength(0);
+    const { values } = theSettlement();
+    expect(values[':attempts'].map((a: { provider: string; outcome: string }) => `${a.provider}:${a.outcome}`)).toEqual(
+      ['textract:succeeded', 'anthropic:failed', 'openai:skipped', 'local:succeeded'],
+    );
+  });
+
   test('every OCR engine failing fails the run (PROVIDER_ERROR) without calling the analyzers; nothing is charged', async () => {
     arrangeChain('scanned.pdf');
     const openai = succeeding('openai');
