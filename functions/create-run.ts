@@ -8,6 +8,7 @@ export const handler = apiHandler('create-run', { body: createRunRequest }, asyn
     tenantId: req.auth.tenantId,
     body: req.body,
     idempotencyKey: req.headers['idempotency-key'],
+    requestId: req.requestId,
   });
   return {
     statusCode: 202,

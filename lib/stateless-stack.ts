@@ -113,6 +113,8 @@ const gatewayErrors: {
   type: apigw.ResponseType;
   code: ErrorCode;
   message: string | null;
+  /** The error's `details` (literal JSON). */
+  details?: Record<string, unknown>;
   /** Extra response headers, as API Gateway mapping values (a literal in single quotes). */
   headers?: Record<string, string>;
 }[] = [
@@ -137,20 +139,27 @@ const gatewayErrors: {
   { type: apigw.ResponseType.QUOTA_EXCEEDED, code: 'RATE_LIMITED', message: 'Request quota exceeded' },
   // API Gateway answers an unknown path or method with 403 "Missing Authentication Token"; it is a 404.
   { type: apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN, code: 'NOT_FOUND', message: 'No such route' },
+  // Answered like the handlers' body limit (decisions.md): 413 FILE_TOO_LARGE is for uploads, not request bodies.
   {
     type: apigw.ResponseType.REQUEST_TOO_LARGE,
-    code: 'FILE_TOO_LARGE',
-    message: 'Request body exceeds the API limit; upload files with /v1/uploads/presign',
+    code: 'INVALID_REQUEST',
+    message: 'Request body exceeds 10 MB, the API limit; upload files with /v1/uploads/presign',
+    details: { limitBytes: gatewaySettings.maxBodyBytes },
   },
   { type: apigw.ResponseType.DEFAULT_4XX, code: 'INVALID_REQUEST', message: null },
   { type: apigw.ResponseType.DEFAULT_5XX, code: 'INTERNAL_ERROR', message: null },
 ];
 
 /** The contract's error body as an API Gateway (VTL) template. */
-export function gatewayErrorTemplate(code: ErrorCode, message: string | null): string {
+export function gatewayErrorTemplate(
+  code: ErrorCode,
+  message: string | null,
+  details?: Record<string, unknown>,
+): string {
   const { status, retryable } = ERROR_CODES[code];
   const text = message === null ? '$context.error.messageString' : JSON.stringify(message);
-  return `{"error":{"code":"${code}","message":${text},"status":${status},"retryable":${retryable},"requestId":"$context.requestId"}}`;
+  const extra = details ? `,"details":${JSON.stringify(details)}` : '';
+  return `{"error":{"code":"${code}","message":${text},"status":${status},"retryable":${retryable}${extra},"requestId":"$context.requestId"}}`;
 }
 
 /** cdk-nag findings every function has by design, each acknowledged with its reason. */
@@ -282,7 +291,7 @@ export class StatelessStack extends Stack {
       });
     }
 
-    for (const { type, code, message, headers } of gatewayErrors) {
+    for (const { type, code, message, details, headers } of gatewayErrors) {
       this.api.addGatewayResponse(`${pascal(type.responseType)}Response`, {
         type,
         statusCode: String(ERROR_CODES[code].status),
@@ -291,7 +300,7 @@ export class StatelessStack extends Stack {
           'x-request-id': 'context.requestId',
           ...headers,
         },
-        templates: { 'application/json': gatewayErrorTemplate(code, message) },
+        templates: { 'application/json': gatewayErrorTemplate(code, message, details) },
       });
     }
 

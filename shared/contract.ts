@@ -11,6 +11,7 @@
  * adapters) mix with these freely. Every module an API handler loads uses mini: one classic schema brings it all back.
  */
 import { config } from './config.js';
+import { jsonProblem, STORED_MAX_DEPTH } from './json-limits.js';
 import { FIELD_TYPES } from './providers/types.js';
 import * as z from './zod.js';
 
@@ -34,7 +35,15 @@ export const strategy = z.enum(['direct_multimodal', 'ocr_then_analyze', 'generi
 
 // Any JSON value: the interface promises arbitrary key-value pairs; the size limits below keep them small.
 const metadataValue = z.json();
+
+/** Refuses what DynamoDB cannot store as sent: nesting past STORED_MAX_DEPTH, numbers out of its range. */
+const storable = z.superRefine((value: Record<string, unknown>, ctx) => {
+  const problem = jsonProblem(value, { maxDepth: STORED_MAX_DEPTH, numbers: true });
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path, input: value });
+});
+
 export const metadata = z.record(text(1, 128), metadataValue).check(
+  storable,
   z.refine((m) => Object.keys(m).length <= limits.metadataMaxKeys, {
     message: `metadata may have at most ${limits.metadataMaxKeys} keys`,
   }),
@@ -61,7 +70,23 @@ export const expectedField = z.union([
 
 export const inlineSchema = z.strictObject({
   label: text(1, 200),
-  expectedFields: z.array(expectedField).check(z.minLength(1), z.maxLength(100)),
+  expectedFields: z.array(expectedField).check(
+    z.minLength(1),
+    z.maxLength(100),
+    // Field names become the result's keys: two fields of one name would be one key.
+    z.superRefine((fields, ctx) => {
+      const names = fields.map((f) => (typeof f === 'string' ? f : f.name));
+      const index = names.findIndex((name, i) => names.indexOf(name) !== i);
+      if (index >= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `duplicate field name "${names[index]}"`,
+          path: [index],
+          input: fields,
+        });
+      }
+    }),
+  ),
   promptScaffold: z
     .optional(z.string().check(z.maxLength(limits.promptMaxChars)))
     .check(z.meta({ description: 'Prompt template; {prompt} and {fields} are replaced' })),
@@ -222,7 +247,7 @@ export const listRunsResponse = z.object({ items: z.array(runResponse), nextCurs
 
 export const verifyRequest = z.strictObject({
   accepted: z.boolean(),
-  corrections: z.optional(z.record(text(1, 128), z.unknown())),
+  corrections: z.optional(z.record(text(1, 128), z.unknown()).check(storable)),
   note: z.optional(z.string().check(z.maxLength(2000))),
 });
 export const verifyResponse = z.object({ jobId: z.string(), status: runStatus, verification });

@@ -17,6 +17,7 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import { type HandlerName, routes, type Scope } from './infra/routes.js';
+import { BODY_MAX_DEPTH, jsonProblem } from './json-limits.js';
 import { log } from './log.js';
 import * as z from './zod.js';
 
@@ -163,6 +164,13 @@ function parseRequest<TBody, TQuery>(
         } catch {
           throw new InvalidRequestError('Request body is not valid JSON', [
             { path: '(root)', message: 'malformed JSON' },
+          ]);
+        }
+        // Before zod (whose schemas recurse): a pathologically deep body is a 400, not a stack overflow.
+        const problem = jsonProblem(json, { maxDepth: BODY_MAX_DEPTH });
+        if (problem) {
+          throw new InvalidRequestError('Request body failed validation', [
+            { path: problem.path.map(String).join('.') || '(root)', message: problem.message },
           ]);
         }
         body = validate(spec.body, json, 'Request body');

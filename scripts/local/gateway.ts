@@ -13,7 +13,13 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { type HandlerName, matchPath, type RouteDefinition, routes } from '../../shared/infra/routes.js';
+import {
+  gatewaySettings,
+  type HandlerName,
+  matchPath,
+  type RouteDefinition,
+  routes,
+} from '../../shared/infra/routes.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -29,8 +35,6 @@ export interface GatewayOptions {
   authorizerCacheSeconds: number;
 }
 
-const API_GATEWAY_MAX_BODY = 10 * 1024 * 1024;
-
 function gatewayError(
   res: ServerResponse,
   requestId: string,
@@ -38,9 +42,11 @@ function gatewayError(
   code: string,
   message: string,
   headers: Record<string, string> = {},
+  details?: Record<string, unknown>,
 ) {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers });
-  res.end(JSON.stringify({ error: { code, message, status, retryable: status === 429 || status >= 500, requestId } }));
+  const retryable = status === 429 || status >= 500;
+  res.end(JSON.stringify({ error: { code, message, status, retryable, ...(details ? { details } : {}), requestId } }));
 }
 
 /** A token bucket per API key, as API Gateway usage plans throttle per key. */
@@ -117,7 +123,7 @@ export function createGateway(options: GatewayOptions): Server {
     }
     return context;
   }
-  const maxBody = options.maxBodyBytes ?? API_GATEWAY_MAX_BODY;
+  const maxBody = options.maxBodyBytes ?? gatewaySettings.maxBodyBytes;
 
   return createServer((req, res) => {
     void (async () => {
@@ -164,7 +170,19 @@ export function createGateway(options: GatewayOptions): Server {
         }
 
         const body = await readBody(req, maxBody);
-        if (body === null) return gatewayError(res, requestId, 400, 'INVALID_REQUEST', 'Request body exceeds 10 MB');
+        if (body === null) {
+          return gatewayError(
+            res,
+            requestId,
+            400,
+            'INVALID_REQUEST',
+            'Request body exceeds 10 MB, the API limit',
+            {},
+            {
+              limitBytes: maxBody,
+            },
+          );
+        }
 
         const event: APIGatewayProxyEvent = {
           resource: match.route.path,

@@ -124,4 +124,6 @@ export const gatewaySettings = {
   authorizerCacheSeconds: 60,
   /** Requests per second and burst (the contract's default per-key rate). */
   throttle: { ratePerSecond: 20, burst: 40 },
+  /** API Gateway's payload cap (fixed by AWS); answered 400 INVALID_REQUEST with this as `details.limitBytes`. */
+  maxBodyBytes: 10 * 1024 * 1024,
 } as const;

@@ -49,6 +49,8 @@ export interface CreateRunInput {
   body: CreateRunRequest;
   /** Raw `Idempotency-Key` header, if sent. */
   idempotencyKey?: string | undefined;
+  /** The creating request's id (x-request-id), recorded on the run. */
+  requestId?: string;
 }
 
 export interface CreateRunOutcome {
@@ -159,6 +161,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     maxCostMicros,
     holdFromCredit: false,
     createdAt,
+    ...(input.requestId ? { requestId: input.requestId } : {}),
     expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
   };
   const creation = toRunResponse(run) as CreateRunResponse;

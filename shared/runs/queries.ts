@@ -11,7 +11,7 @@ import {
 } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
-import { getRunForTenant, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
+import { getRunForTenant, JOB_ID, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
   const run = await getRunForTenant(jobId, tenantId);
@@ -35,13 +35,37 @@ function decodeCursor(tenantId: string, workflow: string | undefined, cursor: st
       w?: unknown;
       k?: unknown;
     };
-    if (parsed.t === tenantId && parsed.w === (workflow ?? null) && parsed.k && typeof parsed.k === 'object') {
-      return parsed.k as Record<string, unknown>;
+    if (parsed.t === tenantId && parsed.w === (workflow ?? null) && isIndexKey(parsed.k, tenantId, workflow)) {
+      return parsed.k;
     }
   } catch {
     // fall through to the validation error
   }
   throw new InvalidRequestError('cursor is not valid', [{ path: 'cursor', message: 'unknown or malformed cursor' }]);
+}
+
+/**
+ * Whether `key` is a position in this tenant's own index partition, as DynamoDB returns it: the table key (jobId),
+ * the index key (tenant, or tenant#workflow, and createdAt), all strings, and nothing else but the tenant itself. A
+ * cursor edited to point elsewhere would otherwise reach DynamoDB, which refuses a start key outside the query's
+ * partition with an error (a 500).
+ */
+function isIndexKey(key: unknown, tenantId: string, workflow: string | undefined): key is Record<string, string> {
+  if (!key || typeof key !== 'object' || Array.isArray(key)) return false;
+  const entries = key as Record<string, unknown>;
+  const own: Record<string, string> = { tenantId };
+  if (workflow !== undefined) own.tenantWorkflow = `${tenantId}#${workflow}`;
+  const partition = workflow === undefined ? 'tenantId' : 'tenantWorkflow';
+  return (
+    entries[partition] === own[partition] &&
+    Object.entries(entries).every(([name, value]) =>
+      name === 'jobId' || name === 'createdAt' ? true : Object.hasOwn(own, name) && value === own[name],
+    ) &&
+    typeof entries.jobId === 'string' &&
+    JOB_ID.test(entries.jobId) &&
+    typeof entries.createdAt === 'string' &&
+    entries.createdAt.length <= 64
+  );
 }
 
 export async function listRunViews(tenantId: string, query: ListRunsQuery): Promise<ListRunsResponse> {

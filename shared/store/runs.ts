@@ -63,6 +63,8 @@ export interface RunRecord {
   /** True when the hold was taken from a limited tenant's available credit (so settle must give the refund back). */
   holdFromCredit: boolean;
   createdAt: string;
+  /** The id of the request that created the run: a failed run's `error.requestId` (absent on older runs). */
+  requestId?: string;
   expiresAtEpoch: number;
   /** Worker deliveries seen (a crash or redelivery increments it). */
   deliveries?: number;
@@ -80,9 +82,15 @@ export interface RunRecord {
 
 /** Reads a run; returns null when absent or owned by another tenant (callers answer 404 either way). */
 export async function getRunForTenant(jobId: string, tenantId: string): Promise<RunRecord | null> {
+  // An id that cannot be one of ours is not found, without a read: a path segment of any length reaches here, and
+  // DynamoDB refuses a key over 2 KB with an error (which would be a 500 for an unknown id).
+  if (!JOB_ID.test(jobId)) return null;
   const run = await getRun(jobId);
   return run && run.tenantId === tenantId ? run : null;
 }
+
+/** What a jobId can look like (create-run issues `run_` + 32 hex digits); anything else is an unknown id. */
+export const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Reads a run regardless of tenant (worker use). */
 export async function getRun(jobId: string): Promise<RunRecord | null> {
@@ -217,7 +225,8 @@ export function toRunResponse(run: RunRecord): RunResponse {
     return {
       ...base,
       status: 'failed',
-      error: run.error,
+      // The contract's error object names a request: for a run that failed in the worker, the one that created it.
+      error: run.requestId ? { ...run.error, requestId: run.requestId } : run.error,
       chargedUsd: microsToUsd(run.chargedMicros ?? 0),
       refundedUsd: microsToUsd(run.refundedMicros ?? 0),
       attempts: run.attempts ?? [],

@@ -446,6 +446,8 @@ describe('stateless stack: API', () => {
     ['QUOTA_EXCEEDED', 'RATE_LIMITED'],
     ['DEFAULT_4XX', 'INVALID_REQUEST'],
     ['DEFAULT_5XX', 'INTERNAL_ERROR'],
+    // Over API Gateway's 10 MB: answered like the handlers' body limit, with the limit in details.
+    ['REQUEST_TOO_LARGE', 'INVALID_REQUEST'],
   ] as const)('gateway response %s renders the contract error %s', (type, code) => {
     const found = Object.values(
       statelessTemplate.findResources('AWS::ApiGateway::GatewayResponse', { Properties: { ResponseType: type } }),
@@ -465,7 +467,14 @@ describe('stateless stack: API', () => {
       .replaceAll('$context.requestId', 'req-123')
       .replaceAll('$context.error.messageString', '"gateway message"');
     expect(JSON.parse(rendered)).toEqual({
-      error: { code, message: expect.any(String), status, retryable, requestId: 'req-123' },
+      error: {
+        code,
+        message: expect.any(String),
+        status,
+        retryable,
+        ...(type === 'REQUEST_TOO_LARGE' ? { details: { limitBytes: 10 * 1024 * 1024 } } : {}),
+        requestId: 'req-123',
+      },
     });
   });
 

@@ -29,7 +29,9 @@ function expectError(
   expect(reply.body).toMatchObject({
     error: { code, status, retryable: expect.any(Boolean), message: expect.any(String) },
   });
-  expect((reply.body.error as { requestId: string }).requestId).toBe(reply.headers.get('x-request-id'));
+  const error = reply.body.error as { requestId: string; details?: Record<string, unknown> };
+  expect(error.requestId).toBe(reply.headers.get('x-request-id'));
+  return error;
 }
 
 async function rejectedCreate(
@@ -77,14 +79,29 @@ describe('authentication and request validation', () => {
     expect(JSON.stringify(typo.body)).toContain('outputFormats');
   });
 
-  test('an oversized body → 400 and the service keeps serving', async () => {
+  test('an oversized body → 400 with the limit, whichever limit it passes, and the service keeps serving', async () => {
     const reply = await call('POST', '/v1/runs', { body: { uploadId: 'u', prompt: 'x'.repeat(300_000) } });
-    expectError(reply, 'INVALID_REQUEST', 400);
+    expect(expectError(reply, 'INVALID_REQUEST', 400).details?.limitBytes).toBe(256 * 1024);
+    // Over API Gateway's own 10 MB cap (the gateway answers; no handler runs).
+    const huge = await call('POST', '/v1/runs', { body: { uploadId: 'u', prompt: 'x'.repeat(10 * 1024 * 1024) } });
+    expect(expectError(huge, 'INVALID_REQUEST', 400).details?.limitBytes).toBe(10 * 1024 * 1024);
     expect((await call('GET', '/health', { key: null })).status).toBe(200);
+  });
+
+  test('a body nested thousands of levels deep, or a huge value in metadata → 400, never a 500', async () => {
+    const deep = await call('POST', '/v1/runs', {
+      rawBody: `{"uploadId":"u","prompt":"p","metadata":{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(deep, 'INVALID_REQUEST', 400);
+    const huge = await call('POST', '/v1/runs', { body: { uploadId: 'u', prompt: 'p', metadata: { n: 1e300 } } });
+    expectError(huge, 'INVALID_REQUEST', 400);
   });
 
   test('unknown jobs and unknown routes → 404', async () => {
     expectError(await call('GET', '/v1/runs/run_doesnotexist'), 'NOT_FOUND', 404);
+    // A path segment longer than DynamoDB's 2 KB key limit is still just an unknown job.
+    expectError(await call('GET', `/v1/runs/${'x'.repeat(3000)}`), 'NOT_FOUND', 404);
     expectError(await call('GET', '/v1/nothing-here'), 'NOT_FOUND', 404);
   });
 });

@@ -94,6 +94,8 @@ describe('a run is accepted', () => {
         estimateMicros: estimateMicros(1),
         maxCostMicros: null,
         candidates: ['local'],
+        // Quoted in error.requestId should the run fail in the worker.
+        requestId: answer.requestId,
         // The facts come from the bytes (receipt.png is 800 x 834), not from the client.
         file: expect.objectContaining({ mime: 'image/png', kind: 'image', width: 800, height: 834, pages: 1 }),
       }),

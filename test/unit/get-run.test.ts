@@ -162,4 +162,20 @@ describe('a failed run', () => {
     });
     expect(answer.body).not.toHaveProperty('result');
   });
+
+  test("its error carries the contract's requestId: the id of the request that created the run", async () => {
+    ddb.on(GetCommand).resolves({ Item: { ...failedRunItem(), requestId: 'req-create-1' } });
+    const answer = await getRun('run_1');
+    expect(answer.body.error).toEqual(expect.objectContaining({ code: 'PROVIDER_ERROR', requestId: 'req-create-1' }));
+  });
+});
+
+describe('ids that cannot be ours', () => {
+  test('a jobId longer than any we issue (or with other characters) is 404 without a read, not a DynamoDB error', async () => {
+    ddb.on(GetCommand).rejects(new Error('Hash primary key values must be under 2048 bytes'));
+    for (const jobId of ['x'.repeat(3000), 'run 1', 'run_1/../x']) {
+      expectError(await getRun(jobId), 'NOT_FOUND');
+    }
+    expect(ddb).toHaveReceivedCommandTimes(GetCommand, 0);
+  });
 });

@@ -104,9 +104,31 @@ test('a cursor from another tenant answers 400 INVALID_REQUEST and is never used
   expect(ddb).not.toHaveReceivedCommand(QueryCommand);
 });
 
+function cursorOf(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+test('a well-formed cursor of its own partition is used as is', async () => {
+  ddb.on(QueryCommand).resolves({ Items: [] });
+  const answer = await list({ cursor: cursorOf({ t: 'tenant-a', w: null, k: lastKey }) });
+  expect(answer.status).toBe(200);
+  expect(queries()[0]?.ExclusiveStartKey).toEqual(lastKey);
+});
+
 test.each([
   ['garbage', 'not-a-cursor'],
   ['a forged cursor without tenant', Buffer.from(JSON.stringify({ k: { jobId: 'x' } })).toString('base64url')],
+  // The caller's tenant on the outside, another tenant's partition inside: DynamoDB would refuse it with an error.
+  [
+    "a cursor whose key points into another tenant's partition",
+    cursorOf({ t: 'tenant-a', w: null, k: { ...lastKey, tenantId: 'tenant-b' } }),
+  ],
+  ['a cursor key with an extra attribute', cursorOf({ t: 'tenant-a', w: null, k: { ...lastKey, extra: 'x' } })],
+  ['a cursor key with a non-string jobId', cursorOf({ t: 'tenant-a', w: null, k: { ...lastKey, jobId: 7 } })],
+  [
+    'a workflow cursor key on the unfiltered listing',
+    cursorOf({ t: 'tenant-a', w: null, k: { jobId: 'run_1', tenantWorkflow: 'tenant-a#w', createdAt: 'x' } }),
+  ],
 ])('%s answers 400', async (_what, cursor) => {
   const answer = await list({ cursor });
   expectError(answer, 'INVALID_REQUEST');
