@@ -175,9 +175,15 @@ function parseRequest<TBody, TQuery>(
         }
         body = validate(spec.body, json, 'Request body');
       }
-      const query = spec.query
-        ? validate(spec.query, { ...(event.queryStringParameters ?? {}) }, 'Query string')
-        : undefined;
+      const params = { ...(event.queryStringParameters ?? {}) };
+      // A /v1 route without query parameters refuses any, as bodies refuse unknown fields (contract: typos surface).
+      if (!spec.query && scope !== null && Object.keys(params).length > 0) {
+        throw new InvalidRequestError(
+          'Query string failed validation',
+          Object.keys(params).map((name) => ({ path: name, message: 'unknown query parameter' })),
+        );
+      }
+      const query = spec.query ? validate(spec.query, params, 'Query string') : undefined;
 
       event.parsed = {
         requestId: requestIdOf(event, request.context),

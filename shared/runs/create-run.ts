@@ -128,7 +128,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const estimateMicros = plan.estimateMicros;
   const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicros(body.maxCostUsd) : null;
   if (maxCostMicros !== null && estimateMicros > maxCostMicros) {
-    throw new BudgetExceededError(microsToUsd(estimateMicros), body.maxCostUsd ?? 0);
+    // The budget as applied (whole micro-dollars), so the amounts in details are money to 6 decimals.
+    throw new BudgetExceededError(microsToUsd(estimateMicros), microsToUsd(maxCostMicros));
   }
   const thresholdMicros = usdToMicros(config.confirmationThresholdUsd);
   if (estimateMicros > thresholdMicros && body.confirmCost !== true && maxCostMicros === null) {

@@ -97,6 +97,13 @@ test('the budget is checked before the threshold: a budget below the estimate an
   expectNothingHeldOrQueued(mocks);
 });
 
+test('BUDGET_EXCEEDED states the budget as applied, in whole micro-dollars (money to 6 decimals)', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const error = expectError(await create({ maxCostUsd: 0.0000004 }), 'BUDGET_EXCEEDED');
+  expect(error.details).toEqual({ estimatedCostUsd: estimateUsd(2), maxCostUsd: 0 });
+  expectNothingHeldOrQueued(mocks);
+});
+
 test('the threshold is checked before the credit hold: an unconfirmed run never reaches the tenant', async () => {
   arrangeCreateRun(mocks, { file: 'text.pdf', tenant: { availableMicros: 0 } });
   const answer = await create({});

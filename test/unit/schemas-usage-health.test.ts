@@ -54,6 +54,19 @@ describe('GET /v1/schemas', () => {
     const answer = await call(schemas, { path: '/v1/schemas', auth: null });
     expectError(answer, 'UNAUTHORIZED');
   });
+
+  test('refuses query parameters it does not take, as every /v1 route does (400 naming them)', async () => {
+    const answer = await call(schemas, { path: '/v1/schemas', query: { foo: '1' } });
+    const error = expectError(answer, 'INVALID_REQUEST');
+    expect(error.details.issues).toEqual([{ path: 'foo', message: 'unknown query parameter' }]);
+  });
+});
+
+describe('GET /health', () => {
+  test('is public and ignores query parameters (monitors add their own)', async () => {
+    const answer = await call(health, { path: '/health', query: { probe: '1' }, auth: null });
+    expect(answer.status).toBe(200);
+  });
 });
 
 describe('GET /v1/usage', () => {
