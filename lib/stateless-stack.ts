@@ -144,7 +144,7 @@ const gatewayErrors: {
     type: apigw.ResponseType.REQUEST_TOO_LARGE,
     code: 'INVALID_REQUEST',
     message: 'Request body exceeds 10 MB, the API limit; upload files with /v1/uploads/presign',
-    details: { limitBytes: gatewaySettings.maxBodyBytes },
+    details: { limitBytes: gatewaySettings.maxBodyBytes, issues: [{ path: '(root)', message: 'body too large' }] },
   },
   { type: apigw.ResponseType.DEFAULT_4XX, code: 'INVALID_REQUEST', message: null },
   { type: apigw.ResponseType.DEFAULT_5XX, code: 'INTERNAL_ERROR', message: null },

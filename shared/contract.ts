@@ -16,6 +16,8 @@ import { FIELD_TYPES } from './providers/types.js';
 import * as z from './zod.js';
 
 const limits = config.limits;
+/** Largest verify `corrections`, serialized. */
+const CORRECTIONS_MAX_BYTES = 64 * 1024;
 
 /** A string of `min`..`max` characters (classic's `z.string().min(min).max(max)`). */
 const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
@@ -82,6 +84,16 @@ export const inlineSchema = z.strictObject({
           code: 'custom',
           message: `duplicate field name "${names[index]}"`,
           path: [index],
+          input: fields,
+        });
+      }
+      // A result key "__proto__" would be swallowed as the result object's prototype.
+      const reserved = names.indexOf('__proto__');
+      if (reserved >= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'the field name "__proto__" is not allowed',
+          path: [reserved],
           input: fields,
         });
       }
@@ -247,7 +259,15 @@ export const listRunsResponse = z.object({ items: z.array(runResponse), nextCurs
 
 export const verifyRequest = z.strictObject({
   accepted: z.boolean(),
-  corrections: z.optional(z.record(text(1, 128), z.unknown()).check(storable)),
+  corrections: z.optional(
+    z.record(text(1, 128), z.unknown()).check(
+      storable,
+      // Stored on the run item next to the result and the history; DynamoDB items are at most 400 KB.
+      z.refine((c) => Buffer.byteLength(JSON.stringify(c)) <= CORRECTIONS_MAX_BYTES, {
+        message: `corrections may be at most ${CORRECTIONS_MAX_BYTES} bytes serialized`,
+      }),
+    ),
+  ),
   note: z.optional(z.string().check(z.maxLength(2000))),
 });
 export const verifyResponse = z.object({ jobId: z.string(), status: runStatus, verification });

@@ -19,6 +19,12 @@ export function usdToMicros(usd: number): Micros {
   return Math.max(0, Math.round(usd * MICROS_PER_USD));
 }
 
+/** Converts a dollar amount to micros, rounding down (a client's budget: never more than it allows). */
+export function usdToMicrosFloor(usd: number): Micros {
+  // The epsilon absorbs binary noise such as 0.000003 * 1e6 = 2.9999999999999996 before rounding down.
+  return Math.max(0, Math.floor(usd * MICROS_PER_USD + 1e-6));
+}
+
 /** Converts micros to the contract's dollar number (6 decimals, never negative). */
 export function microsToUsd(micros: Micros): number {
   return Math.max(0, micros) / MICROS_PER_USD;

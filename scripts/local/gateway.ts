@@ -178,9 +178,7 @@ export function createGateway(options: GatewayOptions): Server {
             'INVALID_REQUEST',
             'Request body exceeds 10 MB, the API limit',
             {},
-            {
-              limitBytes: maxBody,
-            },
+            { limitBytes: maxBody, issues: [{ path: '(root)', message: 'body too large' }] },
           );
         }
 

@@ -92,3 +92,14 @@ export function normaliseOpenResult(value: Record<string, unknown>): Record<stri
   }
   return { ...value, keyValues };
 }
+
+/**
+ * Cuts text to at most `maxBytes` UTF-8 bytes, on a character boundary. Language models get another step's text cut
+ * to the per-page allowance their estimate holds (a byte-level tokenizer never makes more tokens than bytes), so a
+ * dense page costs at most what was held instead of failing the attempt.
+ */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= maxBytes) return text;
+  return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, '');
+}

@@ -24,7 +24,7 @@ import {
 import { runQueue, uploadsBucket } from '../infra/resources.js';
 import { inspectUpload } from '../inspect/index.js';
 import { log } from '../log.js';
-import { microsToUsd, usdToMicros } from '../money.js';
+import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
@@ -126,7 +126,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     marginPct,
   });
   const estimateMicros = plan.estimateMicros;
-  const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicros(body.maxCostUsd) : null;
+  // Rounded down: a budget of $0.0000015 allows 1 micro-dollar, never 2.
+  const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicrosFloor(body.maxCostUsd) : null;
   if (maxCostMicros !== null && estimateMicros > maxCostMicros) {
     // The budget as applied (whole micro-dollars), so the amounts in details are money to 6 decimals.
     throw new BudgetExceededError(microsToUsd(estimateMicros), microsToUsd(maxCostMicros));

@@ -472,7 +472,9 @@ describe('stateless stack: API', () => {
         message: expect.any(String),
         status,
         retryable,
-        ...(type === 'REQUEST_TOO_LARGE' ? { details: { limitBytes: 10 * 1024 * 1024 } } : {}),
+        ...(type === 'REQUEST_TOO_LARGE'
+          ? { details: { limitBytes: 10 * 1024 * 1024, issues: [{ path: '(root)', message: 'body too large' }] } }
+          : {}),
         requestId: 'req-123',
       },
     });

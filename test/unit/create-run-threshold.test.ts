@@ -104,6 +104,17 @@ test('BUDGET_EXCEEDED states the budget as applied, in whole micro-dollars (mone
   expectNothingHeldOrQueued(mocks);
 });
 
+test('a budget is rounded down to the micro-dollar: it never allows more than the client wrote', async () => {
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  // The estimate plus half a micro-dollar rounds down to the estimate itself: accepted, held at the estimate.
+  const accepted = await create({ maxCostUsd: (estimateMicros(2) + 0.5) / 1_000_000 });
+  expect(accepted.status).toBe(202);
+  // Just under the estimate + 1 micro, minus half a micro: rounds down below the estimate.
+  arrangeCreateRun(mocks, { file: 'text.pdf' });
+  const refused = await create({ maxCostUsd: (estimateMicros(2) - 0.5) / 1_000_000 });
+  expect(expectError(refused, 'BUDGET_EXCEEDED').details.maxCostUsd).toBe((estimateMicros(2) - 1) / 1_000_000);
+});
+
 test('the threshold is checked before the credit hold: an unconfirmed run never reaches the tenant', async () => {
   arrangeCreateRun(mocks, { file: 'text.pdf', tenant: { availableMicros: 0 } });
   const answer = await create({});

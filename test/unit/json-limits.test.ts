@@ -86,6 +86,25 @@ describe('run metadata that DynamoDB could not store', () => {
   });
 });
 
+test('an expected field named "__proto__" is refused (it would vanish from the result)', async () => {
+  const error = expectError(
+    await create({ schema: { label: 'L', expectedFields: ['total', '__proto__'] } }),
+    'INVALID_REQUEST',
+  );
+  expect(error.details.issues).toEqual([
+    expect.objectContaining({ path: 'schema.expectedFields.1', message: 'the field name "__proto__" is not allowed' }),
+  ]);
+});
+
+test('verify corrections over 64 KiB serialized are refused before the run item could outgrow DynamoDB', async () => {
+  const error = expectError(
+    await verify({ accepted: false, corrections: { text: 'x'.repeat(70_000) } }),
+    'INVALID_REQUEST',
+  );
+  expect(error.details.issues).toEqual([expect.objectContaining({ path: 'corrections' })]);
+  expect(ddb.calls()).toHaveLength(0);
+});
+
 describe('any request body', () => {
   test('a body nested 100,000 levels deep is a 400, not a stack overflow', async () => {
     const rawBody = `{"uploadId":"upl_1","prompt":"p","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;

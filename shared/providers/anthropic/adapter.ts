@@ -43,7 +43,7 @@ import { prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { normaliseOpenResult } from '../task-prompt.js';
+import { normaliseOpenResult, truncateUtf8 } from '../task-prompt.js';
 import type {
   InvokeOptions,
   ProviderAdapter,
@@ -55,11 +55,11 @@ import type {
 } from '../types.js';
 import { type FailureKind, ProviderFailure } from '../types.js';
 import {
+  ANALYZE_TEXT_BYTES_PER_PAGE,
   ANTHROPIC_IMAGE_TARGET,
   type AnthropicModelPrices,
   anthropicModelId,
   anthropicModelPrices,
-  anthropicPricing,
   ceilMicros,
   instructionFor,
   MAX_REPAIR_ERROR_CHARS,
@@ -71,7 +71,6 @@ import {
   requestCostMicros,
   resultTool,
   taskForStep,
-  textTokenBound,
 } from './profile.js';
 
 const LABEL = 'anthropic provider';
@@ -342,20 +341,10 @@ async function firstTurn(
 ): Promise<MessageParam> {
   const instruction: ContentBlockParam = { type: 'text', text: instructionFor(task) };
   if (input.step === 'analyze' && input.documentText !== undefined) {
-    const text = input.documentText.trim() === '' ? '(the document has no legible text)' : input.documentText;
-    const block = `<document>\n${text}\n</document>`;
-    // The estimate allows pdfPageTextTokens of text per page (promptTokenBound): a denser text is refused here,
-    // before any request, rather than billed past the run's hold.
-    const pages = Math.max(1, input.facts.pages);
-    const allowance = pages * anthropicPricing.tokenModel.pdfPageTextTokens;
-    if (textTokenBound(block) > allowance) {
-      throw attempt.fail(
-        'client',
-        `anthropic: the document's text (${textTokenBound(block)} bytes) exceeds the ${allowance} tokens the ` +
-          `estimate allows for ${pages} page(s)`,
-      );
-    }
-    return { role: 'user', content: [{ type: 'text', text: block }, instruction] };
+    // Cut to what the estimate holds per page (promptTokenBound), so a dense text never bills past the run's hold.
+    const allowed = truncateUtf8(input.documentText, Math.max(1, input.facts.pages) * ANALYZE_TEXT_BYTES_PER_PAGE);
+    const text = allowed.trim() === '' ? '(the document has no legible text)' : allowed;
+    return { role: 'user', content: [{ type: 'text', text: `<document>\n${text}\n</document>` }, instruction] };
   }
   return { role: 'user', content: [await fileBlock(input, attempt, options), instruction] };
 }

@@ -187,6 +187,12 @@ export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, pri
 
 const tokens = anthropicPricing.tokenModel;
 
+/**
+ * UTF-8 bytes of another step's text an `analyze` step sends per page (the adapter cuts the rest): a dense page of
+ * prose is ~4 KB, and the other language models allow the same 6,000.
+ */
+export const ANALYZE_TEXT_BYTES_PER_PAGE = 6_000;
+
 /** Upper bound of the tokens of a text: a byte-level tokenizer never makes more tokens than UTF-8 bytes. */
 export function textTokenBound(text: string): number {
   return Buffer.byteLength(text, 'utf8');
@@ -222,7 +228,7 @@ export function fileTokenBound(facts: FileFacts): number {
 /**
  * Upper bound of the prompt of a step's first request: instruction, result tool (its JSON twice, as the API may render
  * it more verbosely), the tool-use system prompt and framing, and the file, or for an `analyze` step the document text
- * (bounded like a PDF page's text per page).
+ * (ANALYZE_TEXT_BYTES_PER_PAGE per page, as the adapter cuts it, plus its <document> wrapper).
  */
 export function promptTokenBound(facts: FileFacts, task: TaskSpec, step: Step): number {
   const t = taskForStep(task, step);
@@ -230,7 +236,10 @@ export function promptTokenBound(facts: FileFacts, task: TaskSpec, step: Step): 
     textTokenBound(instructionFor(t)) +
     2 * textTokenBound(JSON.stringify(resultTool(t))) +
     tokens.toolUseOverheadTokens;
-  const content = step === 'analyze' ? Math.max(1, facts.pages) * tokens.pdfPageTextTokens : fileTokenBound(facts);
+  const content =
+    step === 'analyze'
+      ? Math.max(1, facts.pages) * ANALYZE_TEXT_BYTES_PER_PAGE + textTokenBound('<document>\n\n</document>')
+      : fileTokenBound(facts);
   return fixed + content;
 }
 

@@ -27,7 +27,7 @@ import { type Micros, usdToMicrosCeil } from '../../money.js';
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
 import type { ProviderProfile } from '../catalog.js';
-import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
+import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
 import type { Step, TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
@@ -158,12 +158,20 @@ export function bedrockInstruction(task: TaskSpec, step: Step): string {
 }
 
 /** The text that introduces an OCR'd document in an `analyze` step. */
-/** Characters of a PDF's text layer sent per page in an `analyze` step (more is cut), so the bound holds. */
-export const ANALYZE_TEXT_CHARS_PER_PAGE = 6_000;
+/**
+ * UTF-8 bytes of another step's text sent per page in an `analyze` step (more is cut), so the bound holds: a
+ * byte-level tokenizer never makes more tokens than bytes, whereas one character can be several tokens (CJK, emoji).
+ */
+export const ANALYZE_TEXT_BYTES_PER_PAGE = 6_000;
 
-/** The text layer as sent: cut to ANALYZE_TEXT_CHARS_PER_PAGE per page of the document. */
+/** The text as sent: cut to ANALYZE_TEXT_BYTES_PER_PAGE bytes per page of the document, on a character boundary. */
 export function analyzeText(documentText: string, pages: number): string {
-  return documentText.slice(0, ANALYZE_TEXT_CHARS_PER_PAGE * Math.max(1, pages));
+  return truncateUtf8(documentText, ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, pages));
+}
+
+/** UTF-8 length: an upper bound of the tokens a text becomes. */
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
 }
 
 export function documentTextBlock(documentText: string): string {
@@ -197,8 +205,11 @@ const OUTPUT_TOKENS_PER_SCALAR_FIELD = 128;
 const OUTPUT_TOKENS_PER_LIST_FIELD_PAGE = 1500;
 /** What Bedrock and the model wrap around a request (role markers, the tool-use system prompt), generously. */
 const REQUEST_OVERHEAD_TOKENS = 1000;
-/** The repair turn's own text: the quoted validation errors and the instruction to call the tool again. */
-const REPAIR_TOKENS = REPAIR_ERRORS_MAX_CHARS + 500;
+/**
+ * The repair turn's own text: the quoted validation errors (cut to REPAIR_ERRORS_MAX_CHARS characters, each at most
+ * 4 UTF-8 bytes: they quote the client's field names) and the instruction to call the tool again.
+ */
+const REPAIR_TOKENS = 4 * REPAIR_ERRORS_MAX_CHARS + 500;
 /** Nova scales small images up until a side reaches ~896 px; the bound assumes 1,000. */
 const NOVA_MIN_LONG_SIDE = 1000;
 /** Nova's published examples bill 506-700 pixels per token; the bound counts 350. */
@@ -234,19 +245,20 @@ export function imageTokenBound(width: number | undefined, height: number | unde
 }
 
 /**
- * Upper bound of one request's input tokens. The media is the file itself, or, for an `analyze` step given
- * `documentTextChars` characters of OCR text, that text (one token per character).
+ * Upper bound of one request's input tokens: every text at one token per UTF-8 byte (the client's prompt may be in
+ * any script). The media is the file itself, or, for an `analyze` step given `documentTextBytes` bytes of another
+ * step's text, that text.
  */
 export function bedrockInputTokenBound(
   facts: FileFacts,
   task: TaskSpec,
   step: Step,
-  documentTextChars?: number,
+  documentTextBytes?: number,
 ): number {
-  const tool = usesResultTool(task, step) ? JSON.stringify(resultToolSpec(task)).length : 0;
-  const text = SYSTEM_PROMPT.length + bedrockInstruction(task, step).length + tool + REQUEST_OVERHEAD_TOKENS;
-  if (step === 'analyze' && documentTextChars !== undefined) {
-    return text + documentTextBlock('').length + documentTextChars;
+  const tool = usesResultTool(task, step) ? utf8Bytes(JSON.stringify(resultToolSpec(task))) : 0;
+  const text = utf8Bytes(SYSTEM_PROMPT) + utf8Bytes(bedrockInstruction(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
+  if (step === 'analyze' && documentTextBytes !== undefined) {
+    return text + utf8Bytes(documentTextBlock('')) + documentTextBytes;
   }
   const media =
     facts.kind === 'pdf' ? PDF_PAGE_TOKENS * Math.max(1, facts.pages) : imageTokenBound(facts.width, facts.height);
@@ -259,9 +271,9 @@ export function bedrockAttemptCostBound(
   task: TaskSpec,
   step: Step,
   model: BedrockModel,
-  documentTextChars?: number,
+  documentTextBytes?: number,
 ): Micros {
-  const input = bedrockInputTokenBound(facts, task, step, documentTextChars);
+  const input = bedrockInputTokenBound(facts, task, step, documentTextBytes);
   const output = bedrockOutputTokenCap(facts, task, step, model.price);
   const repairs = usesResultTool(task, step) ? 1 : 0;
   // The repair request re-sends the whole conversation: the same input, the first answer, and the errors.
@@ -299,8 +311,8 @@ export const bedrockProfile: BedrockProfile = {
       task,
       step,
       resolveBedrockModel(process.env) ?? costliestModel(),
-      // An analyze step's text is cut to this many characters per page (analyzeText).
-      step === 'analyze' ? ANALYZE_TEXT_CHARS_PER_PAGE * Math.max(1, facts.pages) : undefined,
+      // An analyze step's text is cut to this many bytes per page (analyzeText).
+      step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined,
     ),
   // A single-step plan runs one `vision` pass from the file. An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses
   // it before any request); were it configured explicitly, the costliest priced model bounds it.
@@ -309,8 +321,8 @@ export const bedrockProfile: BedrockProfile = {
     const model = resolveBedrockModel(process.env) ?? costliestModel();
     const vision = bedrockAttemptCostBound(facts, task, 'vision', model);
     if (facts.kind !== 'pdf') return vision;
-    const textChars = ANALYZE_TEXT_CHARS_PER_PAGE * Math.max(1, facts.pages);
-    return Math.max(vision, bedrockAttemptCostBound(facts, task, 'analyze', model, textChars));
+    const textBytes = ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages);
+    return Math.max(vision, bedrockAttemptCostBound(facts, task, 'analyze', model, textBytes));
   },
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

@@ -28,7 +28,7 @@ import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
+import { buildInstruction, normaliseOpenResult, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
 import type {
   InvokeOptions,
   ProviderAdapter,
@@ -316,13 +316,6 @@ function repairMessage(error: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Input
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Cuts text to at most `maxBytes` UTF-8 bytes, on a character boundary. */
-function truncateUtf8(text: string, maxBytes: number): string {
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= maxBytes) return text;
-  return new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD+$/, '');
-}
 
 function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');

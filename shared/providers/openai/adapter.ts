@@ -20,7 +20,8 @@
  *   sent non-strict and the answer is checked here. An answer that fails the check gets ONE repair request (the task,
  *   the invalid answer, the error — not the file again, see profile.ts) and then fails as `invalid_output`.
  * - **Bounded cost.** Every request is built with the functions the profile's upper bound uses; a PDF whose text
- *   layer is larger than the bound allows is refused before any request (`client`), so a hold is never exceeded.
+ *   layer is larger than the bound allows is refused before any request (`client`), and another step's text is cut
+ *   to the allowance, so a hold is never exceeded.
  * - **Retries belong to the plan.** The SDK runs with `maxRetries: 0` and the attempt's deadline as its timeout.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
@@ -35,7 +36,7 @@ import { usdToMicrosCeil } from '../../money.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { buildInstruction, normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
+import { buildInstruction, normaliseOpenResult, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
 import type {
   FailureKind,
   InvokeOptions,
@@ -313,13 +314,9 @@ interface Document {
 /** Builds the document parts of a step, refusing (before any request) input larger than the estimate allows. */
 async function documentFor(input: ProviderInput, step: Step, media: InvokeOptions): Promise<Document> {
   if (step === 'analyze' && input.documentText !== undefined) {
-    if (utf8Bytes(input.documentText) > documentTextAllowance(input.facts.pages)) {
-      throw new ProviderFailure('client', 'openai: the document text is larger than the cost estimate allows');
-    }
-    return {
-      parts: [{ type: 'input_text', text: documentTextBlock(input.documentText) }],
-      readText: input.documentText,
-    };
+    // Cut to the text allowance the estimate holds, so a dense text never bills past the run's hold.
+    const text = truncateUtf8(input.documentText, documentTextAllowance(input.facts.pages));
+    return { parts: [{ type: 'input_text', text: documentTextBlock(text) }], readText: input.documentText };
   }
   if (input.facts.mime === 'application/pdf') {
     // OpenAI puts each page's text layer into the context next to the page image; the estimate allows a fixed amount

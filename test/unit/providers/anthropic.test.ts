@@ -20,6 +20,7 @@ import {
   anthropicProfile,
   instructionFor,
   outputTokenCap,
+  promptTokenBound,
 } from '../../../shared/providers/anthropic/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
@@ -420,19 +421,15 @@ describe('anthropic adapter: success', () => {
   });
 });
 
-test('an analyze step refuses, before any request, a text larger than the estimate allows per page', async () => {
-  // 3,000 tokens of text per page are held; UTF-8 bytes bound the tokens, so 3,001 bytes on one page are too many.
+test('an analyze step cuts a text larger than the estimate allows per page, and the request stays within the bound', async () => {
+  inOrder(server, toolResponse(RECEIPT_RESULT, { input: 400, output: 40 }));
+  // 6,000 bytes of text per page are held; a 10,000-byte page is cut on a character boundary (é is 2 bytes).
+  const documentText = `${'é'.repeat(2_999)}x${'y'.repeat(4_000)}`;
   const before = server.requests.length;
-  const documentText = 'x'.repeat(3_001);
-  const failure = await provider
-    .invoke({ ...input(png, pngFacts, receiptTask, 'analyze'), documentText }, options())
-    .then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-  expect(failure).toBeInstanceOf(ProviderFailure);
-  expect(failure).toMatchObject({ kind: 'client', usage: undefined });
-  expect(server.requests.length).toBe(before);
+  await run({ ...input(png, pngFacts, receiptTask, 'analyze'), documentText });
+  const sent = String(bodyOf(server.requests[before]).messages[0]?.content[0]?.text);
+  expect(sent).toBe(`<document>\n${'é'.repeat(2_999)}xy\n</document>`);
+  expect(promptTokenBound(pngFacts, receiptTask, 'analyze')).toBeGreaterThanOrEqual(Buffer.byteLength(sent));
 });
 
 describe('anthropic adapter: repair', () => {

@@ -431,6 +431,16 @@ describe('openai adapter: request and result', () => {
     expect(output.documentText).toBe('ACME HARDWARE\nTotal: 42.50');
   });
 
+  it("cuts an analyze step's text to the allowance the estimate holds, on a character boundary", async () => {
+    server.respond(() => answer(RECEIPT_ANSWER, { input: 700, output: 60 }));
+    const documentText = 'é'.repeat(10_000); // 20,000 bytes; one page allows 6,064
+    const input = { ...(await inputFor('receipt.png', receiptTask, 'analyze')), documentText };
+    await createOpenAIProvider({ env }).invoke(input, options());
+    const sent = String(partsOf(server.requests[0])[0]?.text);
+    expect(sent).toContain(`<document>\n${'é'.repeat(3_032)}\n</document>`);
+    expect(sent).not.toContain('é'.repeat(3_033));
+  });
+
   it('transcribes for an ocr step, whatever the task', async () => {
     server.respond(() => answer({ text: 'ACME HARDWARE\nTotal: 42.50' }));
     const output = await createOpenAIProvider({ env }).invoke(
