@@ -74,6 +74,16 @@ export const tables = {
       },
     ],
   },
+  // A completed run's result too large for the run item (DynamoDB items are at most 400 KB), in ordered parts written
+  // in the settlement transaction (store/ledger.ts) and read back by get-run and list-runs (store/runs.ts).
+  runResults: {
+    id: 'RunResults',
+    envVar: 'RUN_RESULTS_TABLE',
+    partitionKey: { name: 'jobId', type: 'S' },
+    sortKey: { name: 'part', type: 'N' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
   verifications: {
     id: 'Verifications',
     envVar: 'VERIFICATIONS_TABLE',

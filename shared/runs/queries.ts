@@ -11,12 +11,13 @@ import {
 } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
+import { withResult } from '../store/run-results.js';
 import { getRunForTenant, JOB_ID, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
   const run = await getRunForTenant(jobId, tenantId);
   if (!run) throw new NotFoundError('run', jobId);
-  return toRunResponse(run);
+  return toRunResponse(await withResult(run));
 }
 
 /**
@@ -77,7 +78,7 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
     ...(query.cursor !== undefined ? { startKey: decodeCursor(tenantId, query.workflow, query.cursor) } : {}),
   });
   return {
-    items: page.items.map(toRunResponse),
+    items: (await Promise.all(page.items.map(withResult))).map(toRunResponse),
     nextCursor: page.lastKey ? encodeCursor(tenantId, query.workflow, page.lastKey) : null,
   };
 }

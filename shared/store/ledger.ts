@@ -11,6 +11,7 @@ import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';
 import { tables } from '../infra/resources.js';
 import type { Micros } from '../money.js';
+import { resultPartPuts, splitResult } from './run-results.js';
 import { RUNS_TABLE, type RunError, type RunRecord, type RunUsage } from './runs.js';
 import { transactWrite } from './transact.js';
 
@@ -52,13 +53,21 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
   };
   let update =
     'SET #status = :status, #stage = :done, completedAt = :completedAt, chargedMicros = :charged, refundedMicros = :refunded, attempts = :attempts';
+  // A result too large for the run item goes, in parts, into RunResults in this same transaction.
+  const parts = outcome.status === 'completed' ? splitResult(outcome.result) : null;
   if (outcome.status === 'completed') {
-    update += ', #result = :result, #usage = :usage, confidence = :confidence';
-    names['#result'] = 'result';
+    update += ', #usage = :usage, confidence = :confidence';
     names['#usage'] = 'usage';
-    values[':result'] = outcome.result;
     values[':usage'] = outcome.usage;
     values[':confidence'] = outcome.confidence;
+    if (parts) {
+      update += ', resultParts = :parts';
+      values[':parts'] = parts.length;
+    } else {
+      update += ', #result = :result';
+      names['#result'] = 'result';
+      values[':result'] = outcome.result;
+    }
   } else {
     update += ', #error = :error';
     names['#error'] = 'error';
@@ -112,6 +121,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
             ConditionExpression: 'attribute_not_exists(entryId)',
           },
         },
+        ...(parts ? resultPartPuts(run, parts) : []),
       ],
     });
     return true;

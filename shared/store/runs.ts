@@ -71,6 +71,8 @@ export interface RunRecord {
   // Final fields, written once together with the status and the money.
   completedAt?: string;
   result?: Record<string, unknown>;
+  /** Set instead of `result` when the result was too large for this item: it is in RunResults (run-results.ts). */
+  resultParts?: number;
   usage?: RunUsage;
   chargedMicros?: Micros;
   refundedMicros?: Micros;

@@ -240,4 +240,51 @@ describe('provider fallback on the local stack', () => {
       await providers.close();
     }
   });
+
+  test('a transcription larger than a DynamoDB item (≈700 KB) completes and reads back whole', async () => {
+    const text = `${'Line of a long transcribed document, with numbers 12345 and words. '.repeat(10_500)}end`;
+    const openai = await startFakeServer(() => ({
+      status: 200,
+      json: {
+        id: 'resp_big',
+        object: 'response',
+        created_at: 1_795_000_000,
+        status: 'completed',
+        error: null,
+        incomplete_details: null,
+        model: 'gpt-5.4-mini-2026-03-17',
+        output: [
+          {
+            id: 'msg_big',
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', annotations: [], logprobs: [], text: JSON.stringify({ text }) }],
+          },
+        ],
+        usage: {
+          input_tokens: 30_000,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 40_000,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 70_000,
+        },
+      },
+    }));
+    const stack = await startStack(stackEnv(openai, 'openai'));
+    try {
+      const run = await analyse(stack, 'twenty-pages.pdf', {
+        prompt: 'Transcribe the document',
+        outputFormat: 'text',
+        confirmCost: true,
+      });
+      expect(run.status).toBe('completed');
+      expect(Buffer.byteLength(JSON.stringify(run.result))).toBeGreaterThan(600 * 1024);
+      expect(run.result).toEqual({ text });
+      expect((run.chargedUsd as number) + (run.refundedUsd as number)).toBeCloseTo(run.estimatedCostUsd as number, 6);
+    } finally {
+      await stack.stop();
+      await openai.close();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 /** GET /v1/runs/{jobId}: 200 in every state, tenant-scoped, money in dollars, 404 that never reveals existence. */
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/get-run.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
@@ -177,5 +177,34 @@ describe('ids that cannot be ours', () => {
       expectError(await getRun(jobId), 'NOT_FOUND');
     }
     expect(ddb).toHaveReceivedCommandTimes(GetCommand, 0);
+  });
+});
+
+describe('a result stored in parts (too large for the run item)', () => {
+  test('is read back whole, in part order, across query pages', async () => {
+    const text = 'é'.repeat(150_000);
+    const json = JSON.stringify({ text });
+    const { result: _inline, ...stored } = completedRunItem();
+    ddb.on(GetCommand).resolves({ Item: { ...stored, resultParts: 3 } });
+    const part = (n: number, data: string) => ({ jobId: 'run_1', part: n, data });
+    // Pages as DynamoDB may return them; the parts are put back in order whatever the order read.
+    ddb
+      .on(QueryCommand)
+      .resolvesOnce({ Items: [part(2, json.slice(200_000))], LastEvaluatedKey: { jobId: 'run_1', part: 2 } })
+      .resolvesOnce({ Items: [part(0, json.slice(0, 100_000)), part(1, json.slice(100_000, 200_000))] });
+    const answer = await getRun('run_1');
+    expect(answer.status).toBe(200);
+    expect(answer.body.result).toEqual({ text });
+    expect(answer.body).not.toHaveProperty('resultParts');
+    const queries = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(queries[0]).toEqual(expect.objectContaining({ TableName: tableName('runResults'), ConsistentRead: true }));
+    expect(queries[1]?.ExclusiveStartKey).toEqual({ jobId: 'run_1', part: 2 });
+  });
+
+  test('a missing part is an error, never a truncated result', async () => {
+    const { result: _inline, ...stored } = completedRunItem();
+    ddb.on(GetCommand).resolves({ Item: { ...stored, resultParts: 2 } });
+    ddb.on(QueryCommand).resolves({ Items: [{ jobId: 'run_1', part: 0, data: '{"text":"' }] });
+    expectError(await getRun('run_1'), 'INTERNAL_ERROR');
   });
 });

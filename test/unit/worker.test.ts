@@ -643,3 +643,45 @@ describe('a chained OCR-then-analyze plan', () => {
     expect(values[':charged']).toBe(0);
   });
 });
+
+describe('a result too large for the run item', () => {
+  test('is written in parts in the settlement transaction; the run item records how many', async () => {
+    arrange(runItem({ task: { ...runItem().task, outputFormat: 'text', fields: null } }));
+    const text = `${'Lorem ipsum dolor sit amet. '.repeat(15_000)}😀`; // ~420 KB of text
+    await deliver({ local: succeeding('local', { result: { text } }) });
+    const [tx] = settlements();
+    const items = tx?.TransactItems ?? [];
+    const run = items[0]?.Update;
+    expect(run?.ExpressionAttributeValues?.[':result']).toBeUndefined();
+    expect(run?.UpdateExpression).toContain('resultParts = :parts');
+    const puts = items.slice(3).map((i) => i.Put);
+    expect(run?.ExpressionAttributeValues?.[':parts']).toBe(puts.length);
+    expect(puts.length).toBeGreaterThanOrEqual(5);
+    for (const [part, put] of puts.entries()) {
+      expect(put?.TableName).toBe(tableName('runResults'));
+      expect(put?.Item).toEqual(
+        expect.objectContaining({ jobId: 'run_1', part, expiresAtEpoch: runItem().expiresAtEpoch }),
+      );
+      expect(Buffer.byteLength(String(put?.Item?.data))).toBeLessThan(300 * 1024);
+    }
+    expect(JSON.parse(puts.map((p) => p?.Item?.data).join(''))).toEqual({ text });
+  });
+
+  test('a small result stays on the run item, with no parts', async () => {
+    arrange(runItem());
+    await deliver({ local: succeeding('local', { result: { merchant: 'ACME', total: 1 } }) });
+    const { values } = theSettlement();
+    expect(values[':result']).toEqual({ merchant: 'ACME', total: 1 });
+    expect(values[':parts']).toBeUndefined();
+  });
+
+  test('over ~3 MB it fails the run cleanly (nothing charged, no redelivery) instead of a write DynamoDB refuses', async () => {
+    arrange(runItem({ task: { ...runItem().task, outputFormat: 'text', fields: null } }));
+    const response = await deliver({ local: succeeding('local', { result: { text: 'x'.repeat(3_200_000) } }) });
+    expect(response.batchItemFailures).toEqual([]);
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error']).toEqual(expect.objectContaining({ code: 'INTERNAL_ERROR' }));
+    expect(values[':charged']).toBe(0);
+  });
+});
