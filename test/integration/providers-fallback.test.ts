@@ -57,6 +57,38 @@ function stackEnv(fake: FakeServer, providers: string): Record<string, string> {
   };
 }
 
+/** A completed OpenAI Responses API answer whose output text is `answer` as JSON, with the usage given. */
+function openaiAnswer(answer: unknown, usage: { input: number; output: number }) {
+  return {
+    status: 200,
+    json: {
+      id: 'resp_fake',
+      object: 'response',
+      created_at: 1_795_000_000,
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
+      model: 'gpt-5.4-mini-2026-03-17',
+      output: [
+        {
+          id: 'msg_fake',
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', annotations: [], logprobs: [], text: JSON.stringify(answer) }],
+        },
+      ],
+      usage: {
+        input_tokens: usage.input,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: usage.output,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: usage.input + usage.output,
+      },
+    },
+  };
+}
+
 describe('provider fallback on the local stack', () => {
   let fake: FakeServer;
 
@@ -168,37 +200,7 @@ describe('provider fallback on the local stack', () => {
           },
         };
       }
-      if (request.path === '/v1/responses') {
-        const text = JSON.stringify(answer);
-        return {
-          status: 200,
-          json: {
-            id: 'resp_chain',
-            object: 'response',
-            created_at: 1_795_000_000,
-            status: 'completed',
-            error: null,
-            incomplete_details: null,
-            model: 'gpt-5.4-mini-2026-03-17',
-            output: [
-              {
-                id: 'msg_chain',
-                type: 'message',
-                status: 'completed',
-                role: 'assistant',
-                content: [{ type: 'output_text', annotations: [], logprobs: [], text }],
-              },
-            ],
-            usage: {
-              input_tokens: 900,
-              input_tokens_details: { cached_tokens: 0 },
-              output_tokens: 80,
-              output_tokens_details: { reasoning_tokens: 0 },
-              total_tokens: 980,
-            },
-          },
-        };
-      }
+      if (request.path === '/v1/responses') return openaiAnswer(answer, { input: 900, output: 80 });
       return { status: 404, json: { message: `unexpected ${request.method} ${request.path}` } };
     });
     // No VISION_PROVIDERS (an explicit order is one pass): the plan is the service's choice among the providers with
@@ -243,34 +245,7 @@ describe('provider fallback on the local stack', () => {
 
   test('a transcription larger than a DynamoDB item (≈700 KB) completes and reads back whole', async () => {
     const text = `${'Line of a long transcribed document, with numbers 12345 and words. '.repeat(10_500)}end`;
-    const openai = await startFakeServer(() => ({
-      status: 200,
-      json: {
-        id: 'resp_big',
-        object: 'response',
-        created_at: 1_795_000_000,
-        status: 'completed',
-        error: null,
-        incomplete_details: null,
-        model: 'gpt-5.4-mini-2026-03-17',
-        output: [
-          {
-            id: 'msg_big',
-            type: 'message',
-            status: 'completed',
-            role: 'assistant',
-            content: [{ type: 'output_text', annotations: [], logprobs: [], text: JSON.stringify({ text }) }],
-          },
-        ],
-        usage: {
-          input_tokens: 30_000,
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: 40_000,
-          output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: 70_000,
-        },
-      },
-    }));
+    const openai = await startFakeServer(() => openaiAnswer({ text }, { input: 30_000, output: 40_000 }));
     const stack = await startStack(stackEnv(openai, 'openai'));
     try {
       const run = await analyse(stack, 'twenty-pages.pdf', {
