@@ -306,14 +306,16 @@ export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, p
   );
 }
 
-const STEPS: readonly Step[] = ['vision', 'ocr', 'analyze'];
-
 /**
- * Upper bound of one attempt's cost for this file and task, whatever step the plan runs. A model without prices is
- * bounded by the most expensive known one (the adapter refuses to call it, so the attempt costs nothing).
+ * Upper bound of one attempt's cost for this file and task in a single-step plan: one `vision` pass from the file,
+ * or for a PDF with a full text layer an `analyze` pass over its text (shared/worker/process-run.ts). An image never
+ * runs `analyze` and only a chained plan runs `ocr`, which holds each of its steps with `anthropicStepCostMicros`.
+ * A model without prices is bounded by the most expensive known one (the adapter refuses to call it, so the attempt
+ * costs nothing).
  */
 export function anthropicMaxCostMicros(facts: FileFacts, task: TaskSpec, env: NodeJS.ProcessEnv = process.env): Micros {
-  return Math.max(...STEPS.map((step) => anthropicStepCostMicros(facts, task, step, env)));
+  const steps: readonly Step[] = facts.kind === 'pdf' ? ['vision', 'analyze'] : ['vision'];
+  return Math.max(...steps.map((step) => anthropicStepCostMicros(facts, task, step, env)));
 }
 
 /** Upper bound of one attempt of `step` (the most expensive known model's when the configured one has no prices). */

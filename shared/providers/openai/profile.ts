@@ -279,9 +279,10 @@ export function openaiMaxCostMicros(
 }
 
 /**
- * The catalog profile. Its bound covers the steps a plan runs OpenAI for today — `vision` (the file, one pass) and
- * `analyze` (another step's text) — whichever is larger; an `ocr` step (a full transcription, whose output grows with
- * the pages) has its own, larger bound: `openaiMaxCostMicros(facts, task, 'ocr')`.
+ * The catalog profile. Its bound covers the steps a single-step plan runs OpenAI for: `vision` (the file, one pass),
+ * and for a PDF also `analyze` (its text layer, when every page has one), whichever is larger. An image never runs
+ * `analyze`. A chained plan holds each of its steps with `stepCostMicros` (an `ocr` step, a full transcription whose
+ * output grows with the pages, has its own, larger bound).
  */
 export const openaiProfile: ProviderProfile = {
   id: 'openai',
@@ -293,5 +294,7 @@ export const openaiProfile: ProviderProfile = {
   answers: () => true,
   stepCostMicros: (facts, task, step) => openaiMaxCostMicros(facts, task, step),
   maxCostMicros: (facts, task) =>
-    Math.max(openaiMaxCostMicros(facts, task, 'vision'), openaiMaxCostMicros(facts, task, 'analyze')),
+    facts.kind === 'pdf'
+      ? Math.max(openaiMaxCostMicros(facts, task, 'vision'), openaiMaxCostMicros(facts, task, 'analyze'))
+      : openaiMaxCostMicros(facts, task, 'vision'),
 };

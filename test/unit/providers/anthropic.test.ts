@@ -18,6 +18,7 @@ import {
   anthropicMaxCostMicros,
   anthropicModelPrices,
   anthropicProfile,
+  anthropicStepCostMicros,
   instructionFor,
   outputTokenCap,
   promptTokenBound,
@@ -733,6 +734,20 @@ describe('anthropic profile: the estimate bounds the actual cost', () => {
     expect(small).toBeLessThan(5_000);
     expect(anthropicMaxCostMicros(pngFacts, receiptTask, { ANTHROPIC_MODEL: 'claude-haiku-4-5' })).toBeGreaterThan(
       small,
+    );
+  });
+
+  test('an image is held for its vision pass; a PDF for the larger of vision and analyze (ocr only in a chain)', () => {
+    const image = anthropicMaxCostMicros(pngFacts, receiptTask, {});
+    expect(image).toBe(anthropicStepCostMicros(pngFacts, receiptTask, 'vision', {}));
+    // The analyze allowance of a page is larger than the receipt image: it is not held for a step images never run.
+    expect(anthropicStepCostMicros(pngFacts, receiptTask, 'analyze', {})).toBeGreaterThan(image);
+    const pdf = anthropicMaxCostMicros(twentyFacts, receiptTask, {});
+    expect(pdf).toBe(
+      Math.max(
+        anthropicStepCostMicros(twentyFacts, receiptTask, 'vision', {}),
+        anthropicStepCostMicros(twentyFacts, receiptTask, 'analyze', {}),
+      ),
     );
   });
 

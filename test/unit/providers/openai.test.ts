@@ -931,7 +931,7 @@ describe('openai profile: the estimate bounds the actual cost', () => {
     expect(openaiProfile.strategies).toEqual(['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary']);
   });
 
-  it('grows with pages, covers analyze, gives ocr its own larger bound, and prices an unknown model as the default', async () => {
+  it('grows with pages, covers analyze for PDFs (an image runs vision only), gives ocr its own larger bound, and prices an unknown model as the default', async () => {
     const one = await factsOf(fixture('scanned.pdf'));
     const twenty = await factsOf(fixture('twenty-pages.pdf'));
     const receipt = await factsOf(fixture('receipt.png'));
@@ -940,12 +940,19 @@ describe('openai profile: the estimate bounds the actual cost', () => {
     expect(
       openaiProfile.maxCostMicros(twenty, receiptTask) - openaiProfile.maxCostMicros(one, receiptTask),
     ).toBeGreaterThanOrEqual(19 * 10_146 * mini.inputPerMTokUsd);
-    for (const facts of [one, twenty, receipt]) {
+    for (const facts of [one, twenty]) {
       const bound = openaiProfile.maxCostMicros(facts, receiptTask);
       expect(bound).toBeGreaterThanOrEqual(openaiMaxCostMicros(facts, receiptTask, 'vision', {}));
       expect(bound).toBeGreaterThanOrEqual(openaiMaxCostMicros(facts, receiptTask, 'analyze', {}));
       expect(openaiMaxCostMicros(facts, receiptTask, 'ocr', {})).toBeGreaterThan(bound);
     }
+    // A single-step plan sends an image as an image: its hold is the vision pass, not the larger text allowance.
+    expect(openaiProfile.maxCostMicros(receipt, receiptTask)).toBe(
+      openaiMaxCostMicros(receipt, receiptTask, 'vision', {}),
+    );
+    expect(openaiMaxCostMicros(receipt, receiptTask, 'analyze', {})).toBeGreaterThan(
+      openaiProfile.maxCostMicros(receipt, receiptTask),
+    );
     expect(openaiMaxCostMicros(receipt, receiptTask, 'vision', { OPENAI_MODEL: 'gpt-imaginary' })).toBe(
       openaiMaxCostMicros(receipt, receiptTask, 'vision', {}),
     );
