@@ -35,6 +35,7 @@ import {
 } from '../shared/providers/anthropic/profile.js';
 import { createBedrockProvider } from '../shared/providers/bedrock/adapter.js';
 import {
+  ANALYZE_TEXT_BYTES_PER_PAGE,
   bedrockAttemptCostBound,
   bedrockInputTokenBound,
   bedrockOutputTokenCap,
@@ -64,7 +65,14 @@ import {
 } from '../shared/providers/openai/profile.js';
 import { createTextractProvider } from '../shared/providers/textract/adapter.js';
 import { billedPages, textractApiFor, textractPageMicros } from '../shared/providers/textract/profile.js';
-import type { ProviderAdapter, ProviderId, ProviderInput, Step, TaskSpec } from '../shared/providers/types.js';
+import {
+  type ProviderAdapter,
+  type ProviderId,
+  type ProviderInput,
+  type Step,
+  singlePassSteps,
+  type TaskSpec,
+} from '../shared/providers/types.js';
 import { buildTask, registry } from '../shared/registry/registry.js';
 import { type ExpenseField, type FakeCase, startProviderFakes, TOKEN_MODEL } from './provider-fakes.js';
 import { round } from './stats.js';
@@ -221,15 +229,18 @@ export interface EstimatesResult {
 // The parts of each bound
 // ---------------------------------------------------------------------------------------------------------------
 
+/** The step whose bound is the catalog's (the largest of the steps a single-step plan may run on this file). */
+function boundingStep(provider: ProviderId, facts: FileFacts, task: TaskSpec): Step {
+  const bound = (step: Step) => catalog[provider]?.stepCostMicros(facts, task, step) ?? 0;
+  return singlePassSteps(facts).reduce((a, b) => (bound(b) > bound(a) ? b : a));
+}
+
 function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, total: number): BoundParts | undefined {
   switch (provider) {
     case 'openai': {
       const prices =
         pricesFor(openaiModel()) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
-      const steps: Step[] = ['vision', 'analyze'];
-      const step = steps.reduce((a, b) =>
-        openaiMaxCostMicros(facts, task, b) > openaiMaxCostMicros(facts, task, a) ? b : a,
-      );
+      const step = boundingStep('openai', facts, task);
       const { call } = attemptTokenBounds(facts, task, step, prices);
       const firstInput = call.input * prices.inputPerMTokUsd;
       const firstOutputCap = call.output * prices.outputPerMTokUsd;
@@ -244,10 +255,7 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
     case 'anthropic': {
       const prices = anthropicModelPrices(anthropicModelId());
       if (!prices) return undefined;
-      const steps: Step[] = ['vision', 'ocr', 'analyze'];
-      const step = steps.reduce((a, b) =>
-        attemptCostBound(facts, task, b, prices) > attemptCostBound(facts, task, a, prices) ? b : a,
-      );
+      const step = boundingStep('anthropic', facts, task);
       const cap = anthropicOutputCap(facts, task, step, prices);
       const first = Math.min(anthropicPromptBound(facts, task, step), prices.contextWindowTokens);
       const firstInput = requestCostMicros(prices, { inputTokens: first, outputTokens: 0 });
@@ -263,12 +271,13 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
     case 'gemini': {
       const pricing = modelPricing(geminiModel());
       if (!pricing) return undefined;
-      const cap = geminiOutputCap(task, 'vision', facts.pages, pricing);
-      const input = geminiPromptBound(task, 'vision') + mediaTokenBound(facts, 'vision', pricing);
+      const step = boundingStep('gemini', facts, task);
+      const cap = geminiOutputCap(task, step, facts.pages, pricing);
+      const input = geminiPromptBound(task, step) + mediaTokenBound(facts, step, pricing);
       const firstInput = input * pricing.inputPerMTokUsd;
       const firstOutputCap = cap * pricing.outputPerMTokUsd;
       return {
-        step: 'vision',
+        step,
         firstInput,
         firstOutputCap,
         repair: total - firstInput - firstOutputCap,
@@ -279,12 +288,14 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
     case 'bedrock': {
       const model = resolveBedrockModel(process.env);
       if (!model) return undefined;
-      const input = bedrockInputTokenBound(facts, task, 'vision');
-      const cap = bedrockOutputTokenCap(facts, task, 'vision', model.price);
+      const step = boundingStep('bedrock', facts, task);
+      const textBytes = step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined;
+      const input = bedrockInputTokenBound(facts, task, step, textBytes);
+      const cap = bedrockOutputTokenCap(facts, task, step, model.price);
       const firstInput = input * model.price.inputUsdPer1kTokens * 1000;
       const firstOutputCap = cap * model.price.outputUsdPer1kTokens * 1000;
       return {
-        step: 'vision',
+        step,
         firstInput,
         firstOutputCap,
         repair: total - firstInput - firstOutputCap,

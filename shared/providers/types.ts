@@ -14,6 +14,16 @@ export type Strategy = 'direct_multimodal' | 'ocr_then_analyze' | 'generic_visio
 /** A step of a plan. `ocr` extracts text; `analyze` turns text (or pixels) into the result; `vision` does both from pixels. */
 export type Step = 'ocr' | 'analyze' | 'vision';
 
+/**
+ * The steps a single-step plan may run a language model for on this file, so the ones its hold must cover: one
+ * `vision` pass from the file, or, for a PDF whose every page has a text layer, an `analyze` pass over that text
+ * (decided by the worker, shared/worker/process-run.ts). An image is never sent as text, and `ocr` runs only in a
+ * chained plan, which holds each of its steps on its own (`stepCostMicros`).
+ */
+export function singlePassSteps(facts: FileFacts): readonly Step[] {
+  return facts.kind === 'pdf' ? ['vision', 'analyze'] : ['vision'];
+}
+
 export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'array', 'object'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 

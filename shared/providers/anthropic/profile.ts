@@ -18,7 +18,7 @@ import type { Micros } from '../../money.js';
 import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { Step, TaskSpec } from '../types.js';
+import { type Step, singlePassSteps, type TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -307,15 +307,12 @@ export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, p
 }
 
 /**
- * Upper bound of one attempt's cost for this file and task in a single-step plan: one `vision` pass from the file,
- * or for a PDF with a full text layer an `analyze` pass over its text (shared/worker/process-run.ts). An image never
- * runs `analyze` and only a chained plan runs `ocr`, which holds each of its steps with `anthropicStepCostMicros`.
+ * Upper bound of one attempt's cost for this file and task in a single-step plan (the steps of `singlePassSteps`).
  * A model without prices is bounded by the most expensive known one (the adapter refuses to call it, so the attempt
  * costs nothing).
  */
 export function anthropicMaxCostMicros(facts: FileFacts, task: TaskSpec, env: NodeJS.ProcessEnv = process.env): Micros {
-  const steps: readonly Step[] = facts.kind === 'pdf' ? ['vision', 'analyze'] : ['vision'];
-  return Math.max(...steps.map((step) => anthropicStepCostMicros(facts, task, step, env)));
+  return Math.max(...singlePassSteps(facts).map((step) => anthropicStepCostMicros(facts, task, step, env)));
 }
 
 /** Upper bound of one attempt of `step` (the most expensive known model's when the configured one has no prices). */

@@ -28,7 +28,7 @@ import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
-import type { Step, TaskSpec } from '../types.js';
+import { type Step, singlePassSteps, type TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -296,6 +296,17 @@ function hasBedrockCredentials(env: NodeJS.ProcessEnv): boolean {
 /** The bedrock profile, with the availability check IAM providers need (no API-key variable to look for). */
 export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessEnv): boolean };
 
+/** Upper bound of one attempt of `step` with the configured model (an analyze step's text is cut, see analyzeText). */
+function bedrockStepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros {
+  return bedrockAttemptCostBound(
+    facts,
+    task,
+    step,
+    resolveBedrockModel(process.env) ?? costliestModel(),
+    step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined,
+  );
+}
+
 export const bedrockProfile: BedrockProfile = {
   id: 'bedrock',
   auth: 'iam',
@@ -305,24 +316,10 @@ export const bedrockProfile: BedrockProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  stepCostMicros: (facts, task, step) =>
-    bedrockAttemptCostBound(
-      facts,
-      task,
-      step,
-      resolveBedrockModel(process.env) ?? costliestModel(),
-      // An analyze step's text is cut to this many bytes per page (analyzeText).
-      step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined,
-    ),
-  // A single-step plan runs one `vision` pass from the file. An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses
-  // it before any request); were it configured explicitly, the costliest priced model bounds it.
-  // A PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
-  maxCostMicros: (facts, task) => {
-    const model = resolveBedrockModel(process.env) ?? costliestModel();
-    const vision = bedrockAttemptCostBound(facts, task, 'vision', model);
-    if (facts.kind !== 'pdf') return vision;
-    const textBytes = ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages);
-    return Math.max(vision, bedrockAttemptCostBound(facts, task, 'analyze', model, textBytes));
-  },
+  // An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses it before any request); were it configured
+  // explicitly, the costliest priced model bounds it.
+  stepCostMicros: bedrockStepCostMicros,
+  maxCostMicros: (facts, task) =>
+    Math.max(...singlePassSteps(facts).map((step) => bedrockStepCostMicros(facts, task, step))),
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

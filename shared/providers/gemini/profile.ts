@@ -18,7 +18,7 @@ import type { Micros } from '../../money.js';
 import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { Step, TaskSpec } from '../types.js';
+import { type Step, singlePassSteps, type TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -194,9 +194,6 @@ export const geminiProfile: ProviderProfile = {
   role: 'language_model',
   answers: () => true,
   stepCostMicros: (facts, task, step) => maxCostMicrosForStep(facts, task, step),
-  // A single-step plan runs one `vision` pass from the file, except that a PDF with a full text layer is sent as text (`analyze`, see shared/worker/process-run.ts): bound both steps.
   maxCostMicros: (facts, task) =>
-    facts.kind === 'pdf'
-      ? Math.max(maxCostMicrosForStep(facts, task, 'vision'), maxCostMicrosForStep(facts, task, 'analyze'))
-      : maxCostMicrosForStep(facts, task, 'vision'),
+    Math.max(...singlePassSteps(facts).map((step) => maxCostMicrosForStep(facts, task, step))),
 };

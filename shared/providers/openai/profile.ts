@@ -20,7 +20,7 @@ import { type Micros, usdToMicrosCeil } from '../../money.js';
 import * as z from '../../zod.js';
 import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { FieldSpec, Step, TaskSpec } from '../types.js';
+import { type FieldSpec, type Step, singlePassSteps, type TaskSpec } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -294,7 +294,5 @@ export const openaiProfile: ProviderProfile = {
   answers: () => true,
   stepCostMicros: (facts, task, step) => openaiMaxCostMicros(facts, task, step),
   maxCostMicros: (facts, task) =>
-    facts.kind === 'pdf'
-      ? Math.max(openaiMaxCostMicros(facts, task, 'vision'), openaiMaxCostMicros(facts, task, 'analyze'))
-      : openaiMaxCostMicros(facts, task, 'vision'),
+    Math.max(...singlePassSteps(facts).map((step) => openaiMaxCostMicros(facts, task, step))),
 };
