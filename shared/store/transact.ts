@@ -16,9 +16,43 @@ export function isConflictOnly(error: unknown): boolean {
   return codes.length > 0 && codes.every((c) => c === 'TransactionConflict');
 }
 
+/**
+ * A value with every plain object turned into a Map, at every depth. The document client's marshaller picks a DynamoDB
+ * type by `value.constructor.name`, so JSON a client controls — metadata, a correction, a result's field names — with
+ * its own key "constructor" was refused (`{"constructor": 1}`: "Unsupported type", a 500, and for a result a
+ * settlement that failed on every delivery) or mistaken for another type (`{"constructor": {"name": "Set"}}`). A Map
+ * is always marshalled as a map, whatever its keys, and reads back as a plain object.
+ */
+export function plainObjectsAsMaps(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plainObjectsAsMaps);
+  if (value === null || typeof value !== 'object') return value;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  return new Map(Object.entries(value).map(([key, item]) => [key, plainObjectsAsMaps(item)]));
+}
+
+/** An item's attributes (or an expression's values) with their values made safe to marshal; the top level stays. */
+function attributes<T extends Record<string, unknown> | undefined>(values: T): T {
+  if (!values) return values;
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, plainObjectsAsMaps(value)])) as T;
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+function marshallable(item: TransactItem): TransactItem {
+  return {
+    ...item,
+    ...(item.Put ? { Put: { ...item.Put, Item: attributes(item.Put.Item) } } : {}),
+    ...(item.Update
+      ? { Update: { ...item.Update, ExpressionAttributeValues: attributes(item.Update.ExpressionAttributeValues) } }
+      : {}),
+  } as TransactItem;
+}
+
 /** Sends the transaction, retrying conflict-only cancellations with jittered backoff (6 tries within ~1.5 s). */
 export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
-  await pRetry(() => ddb.send(new TransactWriteCommand(input)), {
+  const command = { ...input, TransactItems: input.TransactItems?.map(marshallable) };
+  await pRetry(() => ddb.send(new TransactWriteCommand(command)), {
     retries: 5,
     minTimeout: 20,
     maxTimeout: 400,

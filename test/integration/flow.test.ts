@@ -138,6 +138,28 @@ describe('verify, list and usage', () => {
     });
   });
 
+  test('names that are JavaScript built-ins ("constructor") in metadata, result fields and corrections are stored as sent', async () => {
+    // DynamoDB's marshaller reads `value.constructor.name` to pick a type: these used to be 500s, and a settlement
+    // that failed on every delivery.
+    const metadata = { constructor: 1, nested: { constructor: { name: 'Set' } }, list: [{ constructor: 'x' }] };
+    const { created, final } = await analyse('receipt.png', {
+      prompt: 'Extract the receipt',
+      schema: { label: 'Receipt', expectedFields: ['constructor', 'total'], promptScaffold: '{prompt} {fields}' },
+      metadata,
+    });
+    expect(created.body.metadata).toEqual(metadata);
+    expect(final.status).toBe('completed');
+    expect(final.metadata).toEqual(metadata);
+    expect(Object.keys(final.result).sort()).toEqual(['constructor', 'total']);
+    // A bare field name is a string field: the value as printed.
+    expect(final.result.total).toBe('42.50');
+    const jobId = String(created.body.jobId);
+    const corrections = { constructor: 'ACME', nested: { constructor: { name: 'Uint8Array' } } };
+    const verified = await call('POST', `/v1/runs/${jobId}/verify`, { body: { accepted: false, corrections } });
+    expect(verified.status).toBe(200);
+    expect((await call('GET', `/v1/runs/${jobId}`)).body.verification).toMatchObject({ corrections });
+  });
+
   test('verify on a queued run answers 409 RUN_NOT_COMPLETED', async () => {
     // The simulated crash keeps the run queued until SQS redelivers it (3 s in the test stack), so it is still
     // queued when verify arrives.

@@ -23,6 +23,21 @@ import { estimateMicros } from './pricing.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
+/**
+ * A value as DynamoDB would store and return it: the Maps `transactWrite` hands the marshaller (shared/store/
+ * transact.ts) back as plain objects, at every depth. For reading the transactions a test captured.
+ */
+export function mapsAsObjects<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(mapsAsObjects) as T;
+  if (value instanceof Map) {
+    return Object.fromEntries([...value].map(([key, item]) => [key, mapsAsObjects(item)])) as T;
+  }
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapsAsObjects(item)])) as T;
+  }
+  return value;
+}
+
 /** A fixture file's bytes (test/fixtures). */
 export function fixture(name: string): Uint8Array {
   return new Uint8Array(readFileSync(path.join(FIXTURES, name)));

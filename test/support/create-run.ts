@@ -17,7 +17,7 @@ import {
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 import type { TenantRecord } from '../../shared/store/tenants.js';
 import type { UploadRecord } from '../../shared/store/uploads.js';
-import { fixture, serveObject, tableName, uploadItem } from './aws.js';
+import { fixture, mapsAsObjects, serveObject, tableName, uploadItem } from './aws.js';
 
 export interface Mocks {
   ddb: AwsClientStub<DynamoDBDocumentClient>;
@@ -66,7 +66,7 @@ export function arrangeCreateRun(mocks: Mocks, options: ArrangeOptions = {}): Wo
   mocks.ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
     for (const item of input.TransactItems ?? []) {
       if (item.Put?.TableName === tableName('idempotency') && item.Put.Item) {
-        idempotency.set(String(item.Put.Item.idempotencyKey), item.Put.Item);
+        idempotency.set(String(item.Put.Item.idempotencyKey), mapsAsObjects(item.Put.Item));
       }
     }
     return {};
@@ -85,7 +85,7 @@ export function arrangeCreateRun(mocks: Mocks, options: ArrangeOptions = {}): Wo
 
 /** The TransactWrite inputs sent so far. */
 export function transactions(mocks: Mocks): TransactWriteCommandInput[] {
-  return mocks.ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input);
+  return mocks.ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
 }
 
 /** Asserts that nothing was held and nothing queued. */

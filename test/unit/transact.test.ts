@@ -1,6 +1,7 @@
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { isConflictOnly, transactWrite } from '../../shared/store/transact.js';
+import { isConflictOnly, plainObjectsAsMaps, transactWrite } from '../../shared/store/transact.js';
 import { transactionCancelled } from '../support/aws.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -29,6 +30,47 @@ describe('transactWrite', () => {
     ddb.on(TransactWriteCommand).rejects(transactionCancelled(['TransactionConflict']));
     await expect(transactWrite(input)).rejects.toMatchObject({ name: 'TransactionCanceledException' });
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 6);
+  });
+
+  test('client JSON whose keys are JavaScript built-ins reaches DynamoDB as the maps it is', async () => {
+    const metadata = {
+      constructor: 1,
+      nested: { constructor: { name: 'Set' } },
+      list: [{ constructor: { name: 'String' } }],
+    };
+    // The marshaller picks a type by value.constructor.name: as plain objects these are refused or mistyped.
+    expect(() => marshall({ metadata })).toThrow(/Unsupported type/);
+    expect(() => marshall({ nested: metadata.nested })).toThrow();
+    ddb.on(TransactWriteCommand).resolves({});
+    await transactWrite({
+      TransactItems: [
+        { Put: { TableName: 't', Item: { id: '1', metadata } } },
+        {
+          Update: {
+            TableName: 't',
+            Key: { id: '2' },
+            UpdateExpression: 'SET m = :m',
+            ExpressionAttributeValues: { ':m': metadata },
+          },
+        },
+      ],
+    });
+    const [put, update] = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+    const expected = {
+      M: {
+        constructor: { N: '1' },
+        nested: { M: { constructor: { M: { name: { S: 'Set' } } } } },
+        list: { L: [{ M: { constructor: { M: { name: { S: 'String' } } } } }] },
+      },
+    };
+    expect(marshall(put?.Put?.Item ?? {})).toEqual({ id: { S: '1' }, metadata: expected });
+    expect(marshall(update?.Update?.ExpressionAttributeValues ?? {})).toEqual({ ':m': expected });
+    expect(update?.Update?.Key).toEqual({ id: '2' });
+  });
+
+  test('only plain objects become maps: arrays, primitives and null stay', () => {
+    expect(plainObjectsAsMaps([1, 'a', null, true])).toEqual([1, 'a', null, true]);
+    expect(plainObjectsAsMaps({ a: { b: 2 } })).toEqual(new Map([['a', new Map([['b', 2]])]]));
   });
 
   test('isConflictOnly is false for other errors', () => {

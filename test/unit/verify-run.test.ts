@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-s
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/verify-run.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
-import { completedRunItem, failedRunItem, runItem, tableName } from '../support/aws.js';
+import { completedRunItem, failedRunItem, mapsAsObjects, runItem, tableName } from '../support/aws.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 
@@ -43,7 +43,7 @@ test('a completed run is verified: 200 with the verification, written with its h
   expect(Date.parse(answer.body.verification.verifiedAt)).toBeGreaterThanOrEqual(before - 1000);
 
   expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
-  const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+  const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
   expect(items).toHaveLength(2);
   const update = items[0]?.Update;
   expect(update?.TableName).toBe(tableName('runs'));

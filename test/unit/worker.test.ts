@@ -24,6 +24,7 @@ import {
   conditionalCheckFailed,
   failedRunItem,
   fixture,
+  mapsAsObjects,
   runItem,
   s3NoSuchKey,
   serveObject,
@@ -63,7 +64,7 @@ async function deliver(
 }
 
 function settlements(): TransactWriteCommandInput[] {
-  return ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input);
+  return ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
 }
 
 /** The one settlement's three items, asserting their fixed shape (exactly-once conditions). */
