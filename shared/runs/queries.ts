@@ -12,7 +12,7 @@ import {
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { withResult } from '../store/run-results.js';
-import { getRunForTenant, JOB_ID, listRuns, type RunRecord, toRunResponse } from '../store/runs.js';
+import { getRunForTenant, JOB_ID, listRuns, type RunRecord, runIndexKey, toRunResponse } from '../store/runs.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
   const run = await getRunForTenant(jobId, tenantId);
@@ -69,6 +69,12 @@ function isIndexKey(key: unknown, tenantId: string, workflow: string | undefined
   );
 }
 
+/**
+ * Most serialized bytes of the runs on one page. Lambda's response is at most 6 MB, with the body escaped inside it
+ * (each quote and newline of a result takes one byte more), so a page stops after the run that passes 4 MB.
+ */
+export const LIST_PAGE_MAX_BYTES = 4 * 1024 * 1024;
+
 export async function listRunViews(tenantId: string, query: ListRunsQuery): Promise<ListRunsResponse> {
   const page = await listRuns({
     tenantId,
@@ -77,10 +83,24 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
     ...(query.status !== undefined ? { status: query.status } : {}),
     ...(query.cursor !== undefined ? { startKey: decodeCursor(tenantId, query.workflow, query.cursor) } : {}),
   });
-  return {
-    items: (await Promise.all(page.items.map(withResult))).map(toRunResponse),
-    nextCursor: page.lastKey ? encodeCursor(tenantId, query.workflow, page.lastKey) : null,
-  };
+  const runs = await Promise.all(page.items.map(withResult));
+  // A page of long transcriptions (up to 3 MB each) could pass Lambda's 6 MB response limit and never be listable:
+  // the page ends early instead, and the cursor continues after its last run (get-run serves any one run whole).
+  const items: RunResponse[] = [];
+  let bytes = 0;
+  for (const run of runs) {
+    const item = toRunResponse(run);
+    bytes += Buffer.byteLength(JSON.stringify(item), 'utf8');
+    if (items.length > 0 && bytes > LIST_PAGE_MAX_BYTES) {
+      const last = page.items[items.length - 1] as RunRecord;
+      return {
+        items,
+        nextCursor: encodeCursor(tenantId, query.workflow, runIndexKey(last, query.workflow !== undefined)),
+      };
+    }
+    items.push(item);
+  }
+  return { items, nextCursor: page.lastKey ? encodeCursor(tenantId, query.workflow, page.lastKey) : null };
 }
 
 const DEFAULT_USAGE_WINDOW_DAYS = 30;

@@ -54,7 +54,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
   let update =
     'SET #status = :status, #stage = :done, completedAt = :completedAt, chargedMicros = :charged, refundedMicros = :refunded, attempts = :attempts';
   // A result too large for the run item goes, in parts, into RunResults in this same transaction.
-  const parts = outcome.status === 'completed' ? splitResult(outcome.result) : null;
+  const parts = outcome.status === 'completed' ? splitResult(outcome.result, run) : null;
   if (outcome.status === 'completed') {
     update += ', #usage = :usage, confidence = :confidence';
     names['#usage'] = 'usage';

@@ -1,36 +1,66 @@
 /**
- * Results too large for the run item. A DynamoDB item is at most 400 KB, and a transcription of a long PDF can be
- * more (200 pages of text ≈ 600 KB). Such a result is written as ordered parts in the RunResults table, in the SAME
+ * Results that cannot stay on the run item: too large for it (a DynamoDB item is at most 400 KB, and a transcription
+ * of a long PDF can be more: 200 pages of text ≈ 1 MB), or not storable as a DynamoDB map (nested too deep, numbers
+ * it cannot hold exactly). Such a result is written as ordered parts in the RunResults table, in the SAME
  * settlement transaction as the run's final state and the money (store/ledger.ts), so it is exactly-once with them;
  * the run item records how many parts there are, and get-run / list-runs put the result back together.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
 import { tables } from '../infra/resources.js';
+import { jsonProblem, STORED_MAX_DEPTH } from '../json-limits.js';
 import { resourceName } from '../resource-name.js';
 import type { RunRecord } from './runs.js';
 
-/** A serialized result up to this many UTF-8 bytes stays on the run item (the rest of the item stays well under). */
+/** DynamoDB's largest item. */
+const ITEM_MAX_BYTES = 400 * 1024;
+/**
+ * Room a run item keeps after settlement for what is written to it later: the current verification (at most 64 KiB of
+ * corrections, a 2,000-character note, who and when), with margin.
+ */
+const VERIFICATION_RESERVE_BYTES = 80 * 1024;
+/** A serialized result up to this many UTF-8 bytes stays on the run item, if the rest of the item leaves the room. */
 export const RESULT_INLINE_MAX_BYTES = 200 * 1024;
-/** UTF-16 units per part: at most 3 UTF-8 bytes each, so a part item stays under 300 KB. */
-const PART_CHARS = 100_000;
-/** Most parts one settlement carries: TransactWriteItems allows 4 MB in all, so a result of ~3 MB at most. */
-export const RESULT_MAX_PARTS = 10;
+/** UTF-8 bytes of result per part: a part item (its data, key and expiry) stays under DynamoDB's 400 KB. */
+const PART_BYTES = 350 * 1024;
+/**
+ * Most UTF-8 bytes a result may have once serialized: its parts, the run item, the tenant and the ledger entry all
+ * travel in the one settlement transaction, and TransactWriteItems carries at most 4 MB.
+ */
+export const RESULT_MAX_BYTES = 3 * 1024 * 1024;
+/**
+ * How much longer parts live than their run. DynamoDB's TTL deletes each table's expired items on its own schedule,
+ * days late at times, so parts expiring with their run could go before it: a run that still reads would have no
+ * result (get-run and list-runs also skip expired runs, store/runs.ts).
+ */
+const PARTS_OUTLIVE_RUN_SECONDS = 30 * 86400;
 
 // Resolved when used: only the worker writes parts and only get-run / list-runs read them (each has the grant).
 const resultsTable = (): string => resourceName(tables.runResults.envVar);
 
-/** The serialized result in parts when it is too large for the run item; null when it fits inline. */
-export function splitResult(result: Record<string, unknown>): string[] | null {
-  const json = JSON.stringify(result);
-  if (Buffer.byteLength(json, 'utf8') <= RESULT_INLINE_MAX_BYTES) return null;
+/** Whether a result is too large to store at all (the worker fails such a run rather than retry a doomed write). */
+export function resultTooLarge(result: Record<string, unknown>): boolean {
+  return Buffer.byteLength(JSON.stringify(result), 'utf8') > RESULT_MAX_BYTES;
+}
+
+/**
+ * The serialized result in parts, or null when it stays on the run item: when it fits in the room the rest of the
+ * item (prompt, task, metadata, ...) and a later verification leave, and DynamoDB can hold it as a map — at most
+ * STORED_MAX_DEPTH levels, no number beyond what it stores exactly, no `__proto__` key. A part is JSON text, which
+ * holds any result.
+ */
+export function splitResult(result: Record<string, unknown>, run: RunRecord): string[] | null {
+  const json = Buffer.from(JSON.stringify(result), 'utf8');
+  const itemBytes = Buffer.byteLength(JSON.stringify(run), 'utf8');
+  const room = Math.min(RESULT_INLINE_MAX_BYTES, ITEM_MAX_BYTES - VERIFICATION_RESERVE_BYTES - itemBytes);
+  const storableAsMap = jsonProblem(result, { maxDepth: STORED_MAX_DEPTH, numbers: true }) === undefined;
+  if (json.length <= room && storableAsMap) return null;
   const parts: string[] = [];
   for (let start = 0; start < json.length; ) {
-    let end = Math.min(json.length, start + PART_CHARS);
-    // Never split a surrogate pair: each part must be valid UTF-16 on its own to be stored as a string.
-    const last = json.charCodeAt(end - 1);
-    if (end < json.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
-    parts.push(json.slice(start, end));
+    let end = Math.min(json.length, start + PART_BYTES);
+    // Never cut inside a character: back up over UTF-8 continuation bytes (10xxxxxx), so each part is valid text.
+    while (end < json.length && ((json[end] as number) & 0xc0) === 0x80) end -= 1;
+    parts.push(json.subarray(start, end).toString('utf8'));
     start = end;
   }
   return parts;
@@ -38,8 +68,9 @@ export function splitResult(result: Record<string, unknown>): string[] | null {
 
 /** The settlement's Put items for the parts of a run's result. */
 export function resultPartPuts(run: RunRecord, parts: readonly string[]) {
+  const expiresAtEpoch = run.expiresAtEpoch + PARTS_OUTLIVE_RUN_SECONDS;
   return parts.map((data, part) => ({
-    Put: { TableName: resultsTable(), Item: { jobId: run.jobId, part, data, expiresAtEpoch: run.expiresAtEpoch } },
+    Put: { TableName: resultsTable(), Item: { jobId: run.jobId, part, data, expiresAtEpoch } },
   }));
 }
 

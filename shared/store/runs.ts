@@ -82,13 +82,22 @@ export interface RunRecord {
   verification?: Verification;
 }
 
-/** Reads a run; returns null when absent or owned by another tenant (callers answer 404 either way). */
+/**
+ * Whether a run is past its retention (`expiresAtEpoch`, the table's TTL attribute). DynamoDB deletes expired items
+ * on its own schedule, days late at times; until then an expired run reads as gone, so that the retention a client
+ * sees does not depend on when the deletion happens to run (and a run is never read after its result parts).
+ */
+export function isExpired(run: Pick<RunRecord, 'expiresAtEpoch'>, now = Date.now()): boolean {
+  return run.expiresAtEpoch * 1000 <= now;
+}
+
+/** Reads a run; returns null when absent, expired or owned by another tenant (callers answer 404 either way). */
 export async function getRunForTenant(jobId: string, tenantId: string): Promise<RunRecord | null> {
   // An id that cannot be one of ours is not found, without a read: a path segment of any length reaches here, and
   // DynamoDB refuses a key over 2 KB with an error (which would be a 500 for an unknown id).
   if (!JOB_ID.test(jobId)) return null;
   const run = await getRun(jobId);
-  return run && run.tenantId === tenantId ? run : null;
+  return run && run.tenantId === tenantId && !isExpired(run) ? run : null;
 }
 
 /** What a jobId can look like (create-run issues `run_` + 32 hex digits); anything else is an unknown id. */
@@ -131,9 +140,17 @@ export interface ListRunsOptions {
   createdTo?: string;
 }
 
+/** A run's key in the index a listing reads (what DynamoDB returns as LastEvaluatedKey after that run). */
+export function runIndexKey(run: RunRecord, byWorkflow: boolean): Record<string, string> {
+  return byWorkflow
+    ? { jobId: run.jobId, tenantWorkflow: run.tenantWorkflow ?? '', createdAt: run.createdAt }
+    : { jobId: run.jobId, tenantId: run.tenantId, createdAt: run.createdAt };
+}
+
 /**
- * Lists a tenant's runs newest first. A status filter is applied server-side per page; pages are fetched until
- * `limit` items are found or the index is exhausted, so a filtered page may need several queries.
+ * Lists a tenant's runs newest first, leaving out expired ones (`isExpired`). Filters (status, expiry) are applied
+ * server-side per query; queries are made until one run more than `limit` is found or the index is exhausted, so
+ * `lastKey` is returned only when another run follows: the last page is never an empty one.
  */
 export async function listRuns(
   options: ListRunsOptions,
@@ -151,9 +168,11 @@ export async function listRuns(
     values[':from'] = options.createdFrom;
     values[':to'] = options.createdTo;
   }
-  let filter: string | undefined;
+  let filter = '#expires > :now';
+  names['#expires'] = 'expiresAtEpoch';
+  values[':now'] = Math.floor(Date.now() / 1000);
   if (options.status !== undefined) {
-    filter = '#status = :status';
+    filter = `#status = :status AND ${filter}`;
     names['#status'] = 'status';
     values[':status'] = options.status;
   }
@@ -170,14 +189,16 @@ export async function listRuns(
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,
-        Limit: options.limit - items.length,
+        Limit: options.limit + 1 - items.length,
         ExclusiveStartKey: startKey,
       }),
     );
     items.push(...((page.Items ?? []) as RunRecord[]));
     startKey = page.LastEvaluatedKey;
-  } while (startKey && items.length < options.limit);
-  return startKey ? { items, lastKey: startKey } : { items };
+  } while (startKey && items.length <= options.limit);
+  if (items.length <= options.limit) return { items };
+  const shown = items.slice(0, options.limit);
+  return { items: shown, lastKey: runIndexKey(shown[shown.length - 1] as RunRecord, byWorkflow) };
 }
 
 /** The contract's view of a run in its current state. */

@@ -17,7 +17,7 @@ import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderId, ProviderOutput, Step } from '../providers/types.js';
 import { type Settlement, settleRun } from '../store/ledger.js';
-import { RESULT_MAX_PARTS, splitResult } from '../store/run-results.js';
+import { resultTooLarge } from '../store/run-results.js';
 import { getRun, markProcessing, type RunRecord } from '../store/runs.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
 import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
@@ -251,9 +251,8 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   const result = shapeResult(run.task, outcome.output);
   // Over ~3 MB serialized a result cannot be stored, even in parts (run-results.ts); output caps keep real answers far
   // below that. Failed here, and not thrown, so SQS does not redeliver (and pay the providers) again and again.
-  const parts = splitResult(result);
-  if (parts && parts.length > RESULT_MAX_PARTS) {
-    log.error('result too large to store; failing the run', { jobId: run.jobId, parts: parts.length });
+  if (resultTooLarge(result)) {
+    log.error('result too large to store; failing the run', { jobId: run.jobId });
     return {
       status: 'failed',
       error: {

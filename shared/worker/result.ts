@@ -7,6 +7,7 @@
  *     schema:    0.5 × native + 0.3 × coverage + 0.2 × grounding, where coverage is the share of fields with a value
  *                and grounding the share of those values found verbatim (normalised) in the document text.
  */
+import { coerceNumber } from '../providers/local/extract-fields.js';
 import type { FieldSpec, FieldType, ProviderOutput, TaskSpec } from '../providers/types.js';
 
 /** The native confidence of a provider that reports none of its own. */
@@ -23,13 +24,10 @@ export function coerce(value: unknown, type: FieldType): unknown {
           ? String(value)
           : null;
     case 'number': {
-      const n =
-        typeof value === 'number'
-          ? value
-          : typeof value === 'string' && /\d/.test(value)
-            ? Number(value.replace(/[^0-9.+-]/g, ''))
-            : Number.NaN;
-      return Number.isFinite(n) ? n : null;
+      // An amount as printed ("$1,042.50", "42,50 €", "(12.00)"), parsed as the local provider reads one; digits
+      // amid other text are not a number ("DE89 3704 0044" is an IBAN, not 89,370,400,440).
+      const n = typeof value === 'number' ? value : typeof value === 'string' ? coerceNumber(value) : null;
+      return n !== null && Number.isFinite(n) ? n : null;
     }
     case 'integer': {
       const n = coerce(value, 'number');

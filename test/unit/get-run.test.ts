@@ -50,6 +50,14 @@ describe('not found', () => {
     expect(JSON.stringify(theirs.body)).not.toContain('ACME');
   });
 
+  test('a run past its retention answers 404 before DynamoDB gets round to deleting it (and its result parts)', async () => {
+    const expiresAtEpoch = Math.floor(Date.now() / 1000) - 1;
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ expiresAtEpoch, resultParts: 2 }) });
+    expectError(await getRun('run_1'), 'NOT_FOUND');
+    // Its parts are not even read (they may already be gone).
+    expect(ddb).not.toHaveReceivedCommand(QueryCommand);
+  });
+
   test('the owner sees the same run', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem({ jobId: 'run_x', tenantId: 'tenant-b' }) });
     const answer = await getRun('run_x', 'tenant-b');

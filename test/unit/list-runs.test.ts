@@ -47,8 +47,11 @@ test("lists the tenant's runs newest first from the byTenant index, in their pub
   expect(q?.ScanIndexForward).toBe(false);
   expect(q?.ExpressionAttributeValues?.[':pk']).toBe('tenant-a');
   expect(q?.ExpressionAttributeNames?.['#pk']).toBe('tenantId');
-  // Default page size.
-  expect(q?.Limit).toBe(20);
+  // Default page size, and one run more to know whether another page follows.
+  expect(q?.Limit).toBe(21);
+  // Expired runs (past their retention, not yet deleted by DynamoDB's TTL) are not listed.
+  expect(q?.FilterExpression).toBe('#expires > :now');
+  expect(Math.abs(Number(q?.ExpressionAttributeValues?.[':now']) - Date.now() / 1000)).toBeLessThan(60);
 });
 
 test('a workflow filter queries the byTenantWorkflow index for this tenant only', async () => {
@@ -72,16 +75,47 @@ test('a status filter is applied and pages are fetched until the page is full', 
   expect(answer.body.items.map((r: { jobId: string }) => r.jobId)).toEqual(['run_9', 'run_4']);
   expect(answer.body.nextCursor).toBeNull();
   const [first, second] = queries();
-  expect(first?.FilterExpression).toBe('#status = :status');
+  expect(first?.FilterExpression).toBe('#status = :status AND #expires > :now');
   expect(first?.ExpressionAttributeValues?.[':status']).toBe('failed');
-  expect(first?.Limit).toBe(2);
+  expect(first?.Limit).toBe(3);
   expect(second?.ExclusiveStartKey).toEqual({ jobId: 'run_5' });
-  expect(second?.Limit).toBe(1);
+  expect(second?.Limit).toBe(2);
+});
+
+test('the last page has no cursor, even when DynamoDB could not tell that nothing follows', async () => {
+  // DynamoDB returns a LastEvaluatedKey whenever a query stops at its Limit; the next query finds nothing.
+  ddb
+    .on(QueryCommand)
+    .resolvesOnce({ Items: [runItem({ jobId: 'run_2' }), runItem({ jobId: 'run_1' })], LastEvaluatedKey: lastKey })
+    .resolvesOnce({ Items: [] });
+  const answer = await list({ limit: '2' });
+  expect(answer.body.items).toHaveLength(2);
+  expect(answer.body.nextCursor).toBeNull();
+});
+
+test("a page of long results ends before Lambda's 6 MB response limit, and the cursor continues after it", async () => {
+  const long = (jobId: string) => completedRunItem({ jobId, result: { text: 'x'.repeat(1_500_000) } });
+  ddb.on(QueryCommand).resolvesOnce({ Items: [long('run_4'), long('run_3'), long('run_2'), long('run_1')] });
+  const page1 = await list({ limit: '5' });
+  expect(page1.status).toBe(200);
+  expect(page1.body.items.map((r: { jobId: string }) => r.jobId)).toEqual(['run_4', 'run_3']);
+  expect(Buffer.byteLength(JSON.stringify(page1.body))).toBeLessThan(4.5 * 1024 * 1024);
+
+  ddb.on(QueryCommand).resolves({ Items: [] });
+  await list({ limit: '5', cursor: page1.body.nextCursor });
+  expect(queries()[1]?.ExclusiveStartKey).toEqual({
+    jobId: 'run_3',
+    tenantId: 'tenant-a',
+    createdAt: completedRunItem().createdAt,
+  });
 });
 
 test('nextCursor round-trips: the next page starts where the last one ended', async () => {
-  ddb.on(QueryCommand).resolvesOnce({ Items: [runItem({ jobId: 'run_2' })], LastEvaluatedKey: lastKey });
+  ddb.on(QueryCommand).resolvesOnce({
+    Items: [runItem({ jobId: 'run_2', createdAt: lastKey.createdAt }), runItem({ jobId: 'run_1' })],
+  });
   const page1 = await list({ limit: '1' });
+  expect(page1.body.items.map((r: { jobId: string }) => r.jobId)).toEqual(['run_2']);
   expect(typeof page1.body.nextCursor).toBe('string');
   // Opaque to clients: not the raw key.
   expect(page1.body.nextCursor).not.toContain('run_2');
@@ -95,7 +129,7 @@ test('nextCursor round-trips: the next page starts where the last one ended', as
 });
 
 test('a cursor from another tenant answers 400 INVALID_REQUEST and is never used', async () => {
-  ddb.on(QueryCommand).resolvesOnce({ Items: [runItem()], LastEvaluatedKey: lastKey });
+  ddb.on(QueryCommand).resolvesOnce({ Items: [runItem({ jobId: 'run_2' }), runItem({ jobId: 'run_1' })] });
   const page1 = await list({ limit: '1' }, 'tenant-a');
   ddb.resetHistory();
   const answer = await list({ cursor: page1.body.nextCursor }, 'tenant-b');
@@ -153,14 +187,12 @@ test('limit 100 is allowed', async () => {
   ddb.on(QueryCommand).resolves({ Items: [] });
   const answer = await list({ limit: '100' });
   expect(answer.status).toBe(200);
-  expect(queries()[0]?.Limit).toBe(100);
+  expect(queries()[0]?.Limit).toBe(101);
 });
 
 test('a cursor is bound to its workflow filter: reused with another filter it answers 400, not a failed query', async () => {
-  ddb.on(QueryCommand).resolvesOnce({
-    Items: [runItem({ workflow: 'expenses' })],
-    LastEvaluatedKey: { ...lastKey, tenantWorkflow: 'tenant-a#expenses' },
-  });
+  const inWorkflow = (jobId: string) => runItem({ jobId, workflow: 'expenses', tenantWorkflow: 'tenant-a#expenses' });
+  ddb.on(QueryCommand).resolvesOnce({ Items: [inWorkflow('run_2'), inWorkflow('run_1')] });
   const page1 = await list({ workflow: 'expenses', limit: '1' });
   ddb.resetHistory();
   for (const query of [{}, { workflow: 'invoices' }] as Record<string, string>[]) {
@@ -174,5 +206,10 @@ test('a cursor is bound to its workflow filter: reused with another filter it an
   ddb.on(QueryCommand).resolves({ Items: [] });
   const page2 = await list({ workflow: 'expenses', cursor: page1.body.nextCursor });
   expect(page2.status).toBe(200);
-  expect(queries()[0]?.ExclusiveStartKey).toEqual({ ...lastKey, tenantWorkflow: 'tenant-a#expenses' });
+  // The index's key after the page's last run, as DynamoDB itself would give it: the table key and the index's keys.
+  expect(queries()[0]?.ExclusiveStartKey).toEqual({
+    jobId: 'run_2',
+    tenantWorkflow: 'tenant-a#expenses',
+    createdAt: runItem().createdAt,
+  });
 });

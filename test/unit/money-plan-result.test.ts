@@ -239,6 +239,18 @@ describe('shapeResult', () => {
     expect(shaped).toEqual({ merchant: null, total: null, date: null, paid: null, items: null });
   });
 
+  test('a number field takes an amount as printed, never digits picked out of other text', () => {
+    expect(coerce('$1,042.50', 'number')).toBe(1042.5);
+    expect(coerce('42,50 €', 'number')).toBe(42.5);
+    expect(coerce('(12.00)', 'number')).toBe(-12);
+    expect(coerce('1.234,56', 'number')).toBe(1234.56);
+    // An IBAN, a phone number, a date: not amounts (this once became 89370400440532013000).
+    expect(coerce('DE89 3704 0044 0532 0130 00', 'number')).toBeNull();
+    expect(coerce('+1 (555) 010-9999', 'number')).toBeNull();
+    expect(coerce('2026-11-02', 'number')).toBeNull();
+    expect(coerce('3 items 42.50', 'number')).toBeNull();
+  });
+
   test('integers stay integers or become null', () => {
     expect(coerce('12', 'integer')).toBe(12);
     expect(coerce(12.5, 'integer')).toBeNull();

@@ -646,26 +646,62 @@ describe('a chained OCR-then-analyze plan', () => {
 });
 
 describe('a result too large for the run item', () => {
-  test('is written in parts in the settlement transaction; the run item records how many', async () => {
-    arrange(runItem({ task: { ...runItem().task, outputFormat: 'text', fields: null } }));
-    const text = `${'Lorem ipsum dolor sit amet. '.repeat(15_000)}😀`; // ~420 KB of text
-    await deliver({ local: succeeding('local', { result: { text } }) });
-    const [tx] = settlements();
-    const items = tx?.TransactItems ?? [];
+  /** The settlement's RunResults puts, after checking the run item records their count and holds no result. */
+  function storedParts() {
+    const items = settlements()[0]?.TransactItems ?? [];
     const run = items[0]?.Update;
     expect(run?.ExpressionAttributeValues?.[':result']).toBeUndefined();
     expect(run?.UpdateExpression).toContain('resultParts = :parts');
     const puts = items.slice(3).map((i) => i.Put);
     expect(run?.ExpressionAttributeValues?.[':parts']).toBe(puts.length);
-    expect(puts.length).toBeGreaterThanOrEqual(5);
+    return puts;
+  }
+
+  test('is written in parts in the settlement transaction; the run item records how many', async () => {
+    arrange(runItem({ task: { ...runItem().task, outputFormat: 'text', fields: null } }));
+    // ~1 MB: the transcription of a dense 200-page PDF (5 KB a page), with characters of 2, 3 and 4 UTF-8 bytes.
+    const text = `${'Lorem ipsum dolor sit amet, ünïcödé 東京 😀.\n'.repeat(21_000)}`;
+    await deliver({ local: succeeding('local', { result: { text } }) });
+    const puts = storedParts();
+    const bytes = Buffer.byteLength(JSON.stringify({ text }));
+    expect(bytes).toBeGreaterThan(1_000_000);
+    // Parts of up to 350 KB of UTF-8 (they used to be 100,000 characters each, and 10 at most: ~1 MB in all).
+    expect(puts.length).toBe(Math.ceil(bytes / (350 * 1024)));
     for (const [part, put] of puts.entries()) {
       expect(put?.TableName).toBe(tableName('runResults'));
+      // Parts outlive their run: each table's TTL deletes on its own schedule, and a run must not outlive its result.
       expect(put?.Item).toEqual(
-        expect.objectContaining({ jobId: 'run_1', part, expiresAtEpoch: runItem().expiresAtEpoch }),
+        expect.objectContaining({ jobId: 'run_1', part, expiresAtEpoch: runItem().expiresAtEpoch + 30 * 86400 }),
       );
-      expect(Buffer.byteLength(String(put?.Item?.data))).toBeLessThan(300 * 1024);
+      // Under DynamoDB's 400 KB item, counted in UTF-8 bytes, and never cut inside a character.
+      expect(Buffer.byteLength(String(put?.Item?.data))).toBeLessThanOrEqual(350 * 1024);
+      expect(String(put?.Item?.data)).not.toContain('\uFFFD');
     }
     expect(JSON.parse(puts.map((p) => p?.Item?.data).join(''))).toEqual({ text });
+  });
+
+  test('a result DynamoDB cannot hold as a map (a number beyond 2^53, nesting past 16 levels) goes in parts, as JSON', async () => {
+    const open = { task: { ...runItem().task, fields: null } };
+    let deep: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 20; i++) deep = { deep };
+    for (const result of [{ account: 89370400440532013000 }, { tiny: 1e-200 }, deep]) {
+      ddb.reset();
+      arrange(runItem(open));
+      await deliver({ local: succeeding('local', { result }) });
+      const puts = storedParts();
+      expect(puts).toHaveLength(1);
+      expect(JSON.parse(String(puts[0]?.Item?.data))).toEqual(result);
+    }
+  });
+
+  test('a run item that already holds a large inline schema keeps a smaller result off it', async () => {
+    const description = 'd'.repeat(240 * 1024);
+    const fields = [{ name: 'notes', type: 'string' as const, required: false, description }];
+    arrange(runItem({ task: { ...runItem().task, fields } }));
+    // 100 KB would fit the 200 KB inline limit, but not in the ~80 KB this item has left (400 KB - 240 KB - the
+    // room a later verification needs).
+    await deliver({ local: succeeding('local', { result: { notes: 'n'.repeat(100 * 1024) } }) });
+    expect(storedParts()).toHaveLength(1);
   });
 
   test('a small result stays on the run item, with no parts', async () => {
@@ -676,7 +712,7 @@ describe('a result too large for the run item', () => {
     expect(values[':parts']).toBeUndefined();
   });
 
-  test('over ~3 MB it fails the run cleanly (nothing charged, no redelivery) instead of a write DynamoDB refuses', async () => {
+  test('over 3 MB it fails the run cleanly (nothing charged, no redelivery) instead of a write DynamoDB refuses', async () => {
     arrange(runItem({ task: { ...runItem().task, outputFormat: 'text', fields: null } }));
     const response = await deliver({ local: succeeding('local', { result: { text: 'x'.repeat(3_200_000) } }) });
     expect(response.batchItemFailures).toEqual([]);
