@@ -684,7 +684,7 @@ describe('a result too large for the run item', () => {
     const open = { task: { ...runItem().task, fields: null } };
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let i = 0; i < 20; i++) deep = { deep };
-    for (const result of [{ account: 89370400440532013000 }, { tiny: 1e-200 }, deep]) {
+    for (const result of [{ account: Number('89370400440532013000') }, { tiny: 1e-200 }, deep]) {
       ddb.reset();
       arrange(runItem(open));
       await deliver({ local: succeeding('local', { result }) });
