@@ -56,9 +56,33 @@ type ApiEvent = APIGatewayProxyEvent & { parsed?: ApiRequest<unknown, unknown> }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-/** Converts zod issues to the contract's `details.issues[]`. */
+/** Converts zod issues to the contract's `details.issues[]`, each naming the offending field. */
 export function toIssues(error: z.core.$ZodError): ValidationIssue[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+  return error.issues.flatMap((issue) => issuesOf(issue, []));
+}
+
+function issuesOf(issue: z.core.$ZodIssue, base: readonly PropertyKey[]): ValidationIssue[] {
+  const path = [...base, ...issue.path];
+  const at = (p: readonly PropertyKey[]) => p.map(String).join('.') || '(root)';
+  // One issue per unknown field, at the field itself (zod reports them all at the object that holds them).
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ path: at([...path, key]), message: `Unrecognized key: "${key}"` }));
+  }
+  if (issue.code === 'invalid_union') {
+    // A field given as a name or as {name, type, ...}: the form whose kind the value has says what is wrong in it
+    // (`expectedFields.0.type`), rather than "Invalid input" for the whole item.
+    const kindMismatch = (option: readonly z.core.$ZodIssue[]) =>
+      option.some((i) => i.code === 'invalid_type' && i.path.length === 0);
+    const matched = issue.errors.filter((option) => !kindMismatch(option));
+    if (matched.length === 1) return (matched[0] ?? []).flatMap((i) => issuesOf(i, path));
+    if (matched.length === 0) {
+      const kinds = issue.errors.flatMap((option) =>
+        option.flatMap((i) => (i.code === 'invalid_type' && i.path.length === 0 ? [i.expected] : [])),
+      );
+      return [{ path: at(path), message: `Invalid input: expected ${kinds.join(' or ')}` }];
+    }
+  }
+  return [{ path: at(path), message: issue.message }];
 }
 
 /** The contract's error body for any thrown value. Unknown errors become INTERNAL_ERROR without internals. */

@@ -287,12 +287,26 @@ describe('a rejected request holds nothing and queues nothing', () => {
     ['a blank prompt', { prompt: '   ' }, 'prompt'],
     ['a negative maxCostUsd', { maxCostUsd: -1 }, 'maxCostUsd'],
     ['a string confirmCost', { confirmCost: 'yes' }, 'confirmCost'],
-    ['a typo in a field name', { schemaID: 'receipt' }, '(root)'],
+    ['a typo in a field name', { schemaID: 'receipt' }, 'schemaID'],
   ])('%s answers 400 naming the field', async (_what, patch, path) => {
     arrangeCreateRun(mocks);
     const answer = await create({ ...minimal, ...patch });
     const error = expectError(answer, 'INVALID_REQUEST');
     expect(error.details.issues.map((i: { path: string }) => i.path.split('.')[0])).toContain(path);
+  });
+
+  test('an inline schema field with a bad member is named down to the member, with what is allowed', async () => {
+    arrangeCreateRun(mocks);
+    const schema = { label: 'X', expectedFields: ['ok', { name: 't', type: 'float' }, 5] };
+    const error = expectError(await create({ ...minimal, schema, misspelt: 1 }), 'INVALID_REQUEST');
+    expect(error.details.issues).toEqual(
+      expect.arrayContaining([
+        { path: 'schema.expectedFields.1.type', message: expect.stringContaining('"string"|"number"') },
+        { path: 'schema.expectedFields.2', message: 'Invalid input: expected string or object' },
+        { path: 'misspelt', message: 'Unrecognized key: "misspelt"' },
+      ]),
+    );
+    expectNothingHeldOrQueued(mocks);
   });
 
   // ----- upload ownership and presence -----

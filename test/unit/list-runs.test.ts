@@ -175,7 +175,7 @@ test.each([
   ['a non-numeric limit', { limit: 'ten' }, 'limit'],
   ['an unknown status', { status: 'running' }, 'status'],
   ['an invalid workflow', { workflow: 'bad workflow!' }, 'workflow'],
-  ['an unknown parameter', { sort: 'asc' }, '(root)'],
+  ['an unknown parameter', { sort: 'asc' }, 'sort'],
 ])('%s answers 400 naming the parameter', async (_what, query, path) => {
   const answer = await list(query);
   const error = expectError(answer, 'INVALID_REQUEST');

@@ -306,7 +306,7 @@ describe('GET /v1/usage', () => {
     ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['from equal to to, written differently', { from: '2026-11-01T00:00:00Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['a from that is not a timestamp', { from: 'yesterday' }, 'from'],
-    ['an unknown parameter', { bogus: 'x' }, '(root)'],
+    ['an unknown parameter', { bogus: 'x' }, 'bogus'],
     ['an unknown interval', { interval: 'week' }, 'interval'],
     ['a workflow with characters the contract refuses', { workflow: 'a b' }, 'workflow'],
   ])('%s answers 400 INVALID_REQUEST', async (_what, query, path) => {

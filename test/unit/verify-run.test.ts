@@ -117,7 +117,7 @@ test.each([
   ['a missing accepted', { corrections: {} }, 'accepted'],
   ['a string accepted', { accepted: 'yes' }, 'accepted'],
   ['corrections that are not an object', { accepted: true, corrections: ['total'] }, 'corrections'],
-  ['an unknown field', { accepted: true, status: 'failed' }, '(root)'],
+  ['an unknown field', { accepted: true, status: 'failed' }, 'status'],
 ])('%s answers 400 INVALID_REQUEST before the run is read', async (_what, body, path) => {
   ddb.on(GetCommand).resolves({ Item: completedRunItem() });
   const answer = await verify(body);
