@@ -48,14 +48,58 @@ export function resultJsonSchema(task: TaskSpec): Record<string, unknown> {
       additionalProperties: false,
     };
   }
+  const keys = resultKeys(task.fields);
   const properties: Record<string, unknown> = {};
-  for (const field of task.fields) properties[field.name] = fieldSchema(field);
-  return { type: 'object', properties, required: task.fields.map((f) => f.name), additionalProperties: false };
+  task.fields.forEach((field, i) => {
+    properties[keys[i] as string] = fieldSchema(field, keys[i] as string);
+  });
+  return { type: 'object', properties, required: keys, additionalProperties: false };
 }
 
-function fieldSchema(field: FieldSpec): Record<string, unknown> {
+/**
+ * Property names the providers' tool and structured-output schemas accept. Anthropic's `input_schema` and Bedrock's
+ * `toolSpec.inputSchema` refuse the whole request (400 / ValidationException) when a property key does not match
+ * `^[a-zA-Z0-9_.-]{1,64}$`; an inline schema may name a field "Invoice Number", "Rechnungs-Nr." or "日付".
+ */
+const SAFE_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * The key each field has in the result schema the model answers with, in the fields' order: the field's name when
+ * providers accept it as a property name, otherwise `field_<n>` (n its 1-based position, made unique against the
+ * other names). The model is told which field each such key stands for; `resultFromAnswer` maps the keys back.
+ */
+export function resultKeys(fields: readonly FieldSpec[]): string[] {
+  const taken = new Set(fields.map((f) => f.name).filter((name) => SAFE_KEY.test(name)));
+  return fields.map((field, i) => {
+    if (SAFE_KEY.test(field.name)) return field.name;
+    let key = `field_${i + 1}`;
+    while (taken.has(key)) key = `${key}_`;
+    taken.add(key);
+    return key;
+  });
+}
+
+/**
+ * The envelope's result from a validated answer to a schema with fields: exactly the schema's field names (keys
+ * the model answered under mapped back), a missing value null.
+ */
+export function resultFromAnswer(
+  fields: readonly FieldSpec[],
+  answer: Record<string, unknown>,
+): Record<string, unknown> {
+  const keys = resultKeys(fields);
+  return Object.fromEntries(
+    fields.map((field, i) => {
+      const key = keys[i] as string;
+      return [field.name, Object.hasOwn(answer, key) ? (answer[key] ?? null) : null];
+    }),
+  );
+}
+
+function fieldSchema(field: FieldSpec, key: string): Record<string, unknown> {
   const base = JSON_TYPES[field.type];
-  const description = [field.description, base.description].filter(Boolean).join('; ');
+  const named = key === field.name ? undefined : `The field ${JSON.stringify(field.name)}`;
+  const description = [named, field.description, base.description].filter(Boolean).join('; ');
   // Nullable through a type union: supported by OpenAI strict mode, Anthropic tools, Gemini and Bedrock.
   return {
     ...base,
@@ -65,8 +109,13 @@ function fieldSchema(field: FieldSpec): Record<string, unknown> {
 }
 
 function describeFields(fields: FieldSpec[]): string {
+  const keys = resultKeys(fields);
   return fields
-    .map((f) => `- ${f.name} (${f.type}${f.required ? ', required' : ''})${f.description ? `: ${f.description}` : ''}`)
+    .map((f, i) => {
+      const key = keys[i] as string;
+      const name = key === f.name ? f.name : `${key} (the field ${JSON.stringify(f.name)})`;
+      return `- ${name} (${f.type}${f.required ? ', required' : ''})${f.description ? `: ${f.description}` : ''}`;
+    })
     .join('\n');
 }
 

@@ -3,7 +3,7 @@
  * builds: a task with fields of every type, an open analysis (`keyValues` items), and a text answer.
  */
 import { RESULT_SCHEMA_ERROR_LIMIT, resultSchemaErrors } from '../../shared/providers/result-validation.js';
-import { resultJsonSchema } from '../../shared/providers/task-prompt.js';
+import { resultFromAnswer, resultJsonSchema, resultKeys } from '../../shared/providers/task-prompt.js';
 import type { FieldSpec, TaskSpec } from '../../shared/providers/types.js';
 
 function task(fields: FieldSpec[] | null, outputFormat: TaskSpec['outputFormat'] = 'json'): TaskSpec {
@@ -187,5 +187,37 @@ describe('resultSchemaErrors', () => {
       '$.n: required property is missing',
       '$.other: required property is missing',
     ]);
+  });
+});
+
+describe('result keys: the property names models answer under', () => {
+  const field = (name: string): FieldSpec => ({ name, type: 'string', required: false });
+
+  test('a name providers accept as a property key is kept; any other becomes field_<position>', () => {
+    const fields = ['total', 'Invoice Number', 'a.b-c_d', '日付', 'x'.repeat(64), 'x'.repeat(65), ''].map(field);
+    expect(resultKeys(fields)).toEqual([
+      'total',
+      'field_2',
+      'a.b-c_d',
+      'field_4',
+      'x'.repeat(64),
+      'field_6',
+      'field_7',
+    ]);
+  });
+
+  test('a generated key never collides with a name the client chose', () => {
+    const fields = ['field_2', 'Due date', 'field_2_'].map(field);
+    const keys = resultKeys(fields);
+    expect(keys).toEqual(['field_2', 'field_2__', 'field_2_']);
+    expect(new Set(keys).size).toBe(3);
+  });
+
+  test('the schema uses the keys; the answer maps back to the names, a missing value null', () => {
+    const fields = [field('Due date'), field('total')];
+    const schema = resultJsonSchema(task(fields));
+    expect(schema.required).toEqual(['field_1', 'total']);
+    expect(resultSchemaErrors({ field_1: '2026-12-01', total: null }, schema)).toEqual([]);
+    expect(resultFromAnswer(fields, { field_1: '2026-12-01' })).toEqual({ 'Due date': '2026-12-01', total: null });
   });
 });

@@ -43,7 +43,7 @@ import { prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { normaliseOpenResult, truncateUtf8 } from '../task-prompt.js';
+import { normaliseOpenResult, resultFromAnswer, truncateUtf8 } from '../task-prompt.js';
 import type {
   InvokeOptions,
   ProviderAdapter,
@@ -62,6 +62,7 @@ import {
   anthropicModelPrices,
   ceilMicros,
   instructionFor,
+  MAX_PDF_PAGES,
   MAX_REPAIR_ERROR_CHARS,
   outputTokenCap,
   pdfFitsRequest,
@@ -305,6 +306,12 @@ function base64(bytes: Uint8Array): string {
 async function fileBlock(input: ProviderInput, attempt: Attempt, options: InvokeOptions): Promise<ContentBlockParam> {
   if (input.bytes.byteLength === 0) throw attempt.fail('client', 'the file is empty');
   if (input.facts.mime === 'application/pdf') {
+    if (input.facts.pages > MAX_PDF_PAGES) {
+      throw attempt.fail(
+        'client',
+        `the PDF has ${input.facts.pages} pages, over the API's ${MAX_PDF_PAGES} per request`,
+      );
+    }
     if (!pdfFitsRequest(input.bytes.byteLength)) {
       throw attempt.fail(
         'client',
@@ -402,7 +409,7 @@ function outputFor(
   }
   if (task.fields !== null) {
     // Exactly the schema's field names, values as the model gave them (the worker coerces types).
-    const result = Object.fromEntries(task.fields.map((f) => [f.name, value[f.name] ?? null]));
+    const result = resultFromAnswer(task.fields, value);
     return given === undefined ? { result, usage } : { result, documentText: given, usage };
   }
   const text = typeof value.text === 'string' ? value.text : undefined;

@@ -89,14 +89,17 @@ export function anthropicModelPrices(model: string): AnthropicModelPrices | unde
 
 /**
  * How images are sent: JPEG or PNG (HEIC is converted), the long side at Anthropic's documented optimum of 1568 px
- * (larger images are scaled down server-side anyway, adding latency and no accuracy), at most 5 MiB per image (the
- * API's per-image limit).
+ * (larger images are scaled down server-side anyway, adding latency and no accuracy), at most 3.75 MiB per image:
+ * the API's 5 MiB per-image limit applies to the base64 string (4/3 of the bytes), not to the bytes.
  */
 export const ANTHROPIC_IMAGE_TARGET: ImageTarget = {
   formats: ['image/jpeg', 'image/png'],
   maxLongSide: 1568,
-  maxBytes: 5 * 1024 * 1024,
+  maxBytes: (5 * 1024 * 1024 * 3) / 4,
 };
+
+/** "Maximum pages per request: 100" (PDF support): a longer PDF is refused by the API, so it is never sent. */
+export const MAX_PDF_PAGES = 100;
 
 /** Standard endpoints refuse requests over 32 MB; a PDF is sent base64-encoded (4/3 of its size) inside the JSON. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;

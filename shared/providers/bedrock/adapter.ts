@@ -41,7 +41,7 @@ import { pdfTextLayer, prepareImage } from '../../media/index.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { normaliseOpenResult, resultJsonSchema } from '../task-prompt.js';
+import { normaliseOpenResult, resultFromAnswer, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
 import { ProviderFailure } from '../types.js';
 import {
@@ -463,8 +463,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     // Validated: an object of the result schema.
     const value = call?.input as Record<string, unknown>;
     if (task.fields !== null) {
-      const result: Record<string, unknown> = {};
-      for (const field of task.fields) result[field.name] = value[field.name];
+      const result = resultFromAnswer(task.fields, value);
       const documentText = fromText ? input.documentText : await groundingText;
       return output(result, documentText, meter);
     }

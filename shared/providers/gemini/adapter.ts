@@ -28,7 +28,13 @@ import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { buildInstruction, normaliseOpenResult, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
+import {
+  buildInstruction,
+  normaliseOpenResult,
+  resultFromAnswer,
+  resultJsonSchema,
+  truncateUtf8,
+} from '../task-prompt.js';
 import type {
   InvokeOptions,
   ProviderAdapter,
@@ -115,7 +121,7 @@ function parseJsonAnswer(text: string): { value: unknown } | { error: string } {
 /** The envelope's result for a validated answer: exactly the field names, the open-analysis object, or `{text}`. */
 function shapeAnswer(task: TaskSpec, value: Record<string, unknown>): Record<string, unknown> {
   if (task.outputFormat === 'text') return { text: value.text };
-  if (task.fields !== null) return Object.fromEntries(task.fields.map((f) => [f.name, value[f.name]]));
+  if (task.fields !== null) return resultFromAnswer(task.fields, value);
   return normaliseOpenResult({ summary: value.summary, text: value.text, keyValues: value.keyValues });
 }
 

@@ -36,7 +36,13 @@ import { usdToMicrosCeil } from '../../money.js';
 import { apiKeyFor } from '../credentials.js';
 import { resultSchemaErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { buildInstruction, normaliseOpenResult, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
+import {
+  buildInstruction,
+  normaliseOpenResult,
+  resultFromAnswer,
+  resultJsonSchema,
+  truncateUtf8,
+} from '../task-prompt.js';
 import type {
   FailureKind,
   InvokeOptions,
@@ -375,7 +381,7 @@ function shapeOutput(
   const text = typeof value.text === 'string' ? value.text : undefined;
   if (step === 'ocr') return { result: { text: text ?? '' }, documentText: text };
   if (task.outputFormat === 'text') return { result: { text: text ?? '' }, documentText: readText ?? text };
-  if (task.fields !== null) return { result: value, documentText: readText };
+  if (task.fields !== null) return { result: resultFromAnswer(task.fields, value), documentText: readText };
   return { result: normaliseOpenResult(value), documentText: readText ?? text };
 }
 

@@ -300,6 +300,43 @@ describe('anthropic adapter: success', () => {
     expect(output.usage.costMicros).toBe(180); // 1490 × 0.10 + 62 × 0.50 = 180 µ$
   });
 
+  test('inline field names the API refuses as tool property keys go as field_<n>; the result has the client’s names', async () => {
+    const inline: TaskSpec = {
+      ...receiptTask,
+      schemaId: null,
+      fields: [
+        { name: 'Invoice Number', type: 'string', required: true },
+        { name: '日付', type: 'date', required: false },
+        { name: 'total', type: 'number', required: true },
+        { name: 'x'.repeat(65), type: 'string', required: false },
+      ],
+    };
+    inOrder(
+      server,
+      toolResponse(
+        { field_1: 'INV-7', field_2: '2026-11-02', total: 42.5, field_4: null },
+        { input: 1490, output: 40 },
+      ),
+    );
+    const output = await run(input(png, pngFacts, inline));
+
+    const schema = bodyOf(server.requests[0]).tools[0]?.input_schema as {
+      properties: Record<string, { description?: string }>;
+    };
+    // The pattern Anthropic enforces on input_schema property keys (a 400 for the whole request otherwise).
+    for (const key of Object.keys(schema.properties)) expect(key).toMatch(/^[a-zA-Z0-9_.-]{1,64}$/);
+    expect(Object.keys(schema.properties)).toEqual(['field_1', 'field_2', 'total', 'field_4']);
+    expect(schema.properties.field_1?.description).toContain('"Invoice Number"');
+    const text = bodyOf(server.requests[0]).messages[0]?.content[1]?.text;
+    expect(text).toContain('- field_2 (the field "日付") (date)');
+    expect(output.result).toEqual({
+      'Invoice Number': 'INV-7',
+      日付: '2026-11-02',
+      total: 42.5,
+      ['x'.repeat(65)]: null,
+    });
+  });
+
   test('a JPEG stored sideways (EXIF 6) is sent upright', async () => {
     inOrder(server, toolResponse(RECEIPT_RESULT, { input: 1490, output: 62 }));
     await run(input(jpg, jpgFacts, receiptTask));
@@ -676,6 +713,14 @@ describe('anthropic adapter: failures', () => {
     expect(output.usage.costMicros).toBe(
       Math.ceil(1490 * (tier?.inputPerMTokUsd ?? 0) + 62 * (tier?.outputPerMTokUsd ?? 0)),
     );
+  });
+
+  test('a PDF over the API’s 100 pages per request → client, nothing sent', async () => {
+    const facts: FileFacts = { ...twentyFacts, pages: 101 };
+    const failure = await failureOf(provider.invoke(input(twentyPdf, facts, receiptTask), options()));
+    expect(failure.kind).toBe('client');
+    expect(failure.message).toContain('101 pages');
+    expect(server.requests).toHaveLength(0);
   });
 
   test('a PDF too large for one request → client, nothing sent', async () => {

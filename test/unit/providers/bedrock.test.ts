@@ -227,6 +227,22 @@ function expectWithinBound(input: ProviderInput, out: ProviderOutput): void {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('bedrock adapter: success', () => {
+  it('sends inline field names Converse refuses as tool property keys as field_<n>, and answers under the client’s names', async () => {
+    const inline: TaskSpec = {
+      ...RECEIPT_TASK,
+      schemaId: null,
+      fields: [
+        { name: 'Rechnungs Nr.', type: 'string', required: true },
+        { name: 'total', type: 'number', required: true },
+      ],
+    };
+    script(toolAnswer({ field_1: 'R-19', total: 12 }, { inputTokens: 1890, outputTokens: 30 }));
+    const out = await createBedrockProvider().invoke(await inputFor('receipt.png', inline), options());
+    const schema = sent().body.toolConfig?.tools[0]?.toolSpec.inputSchema as { json: { properties: object } };
+    expect(Object.keys(schema.json.properties)).toEqual(['field_1', 'total']);
+    expect(out.result).toEqual({ 'Rechnungs Nr.': 'R-19', total: 12 });
+  });
+
   it('extracts schema fields from a PNG through a forced tool, and prices the usage', async () => {
     script(toolAnswer(RECEIPT_VALUES, { inputTokens: 1890, outputTokens: 64 }));
     const input = await inputFor('receipt.png', RECEIPT_TASK);
