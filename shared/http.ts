@@ -200,6 +200,17 @@ function parseRequest<TBody, TQuery>(
         body = validate(spec.body, json, 'Request body');
       }
       const params = { ...(event.queryStringParameters ?? {}) };
+      // API Gateway keeps the last of repeated parameters (`?status=completed&status=queued`); on a /v1 route two
+      // values for one parameter are refused rather than one silently dropped.
+      const repeated = Object.entries(event.multiValueQueryStringParameters ?? {}).filter(
+        ([, v]) => (v?.length ?? 0) > 1,
+      );
+      if (scope !== null && repeated.length > 0) {
+        throw new InvalidRequestError(
+          'Query string failed validation',
+          repeated.map(([name]) => ({ path: name, message: 'given more than once' })),
+        );
+      }
       // A /v1 route without query parameters refuses any, as bodies refuse unknown fields (contract: typos surface).
       if (!spec.query && scope !== null && Object.keys(params).length > 0) {
         throw new InvalidRequestError(

@@ -100,6 +100,13 @@ function lambdaContext(requestId: string, timeoutMs: number): Context {
   };
 }
 
+/** Every value of each query parameter, in order (API Gateway's `multiValueQueryStringParameters`). */
+function multiValues(params: URLSearchParams): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const name of new Set(params.keys())) out[name] = params.getAll(name);
+  return out;
+}
+
 function findRoute(method: string, path: string): { route: RouteDefinition; params: Record<string, string> } | null {
   for (const route of routes) {
     if (route.method !== method) continue;
@@ -158,8 +165,14 @@ export function createGateway(options: GatewayOptions): Server {
               stageVariables: {},
               requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
             });
-          } catch {
-            return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
+          } catch (error: unknown) {
+            // As API Gateway: the authorizer's `Unauthorized` is a 401; any other failure (the key store unreachable)
+            // is the 500 AUTHORIZER_FAILURE, never cached, which the stack renders as a retryable INTERNAL_ERROR.
+            if (error instanceof Error && error.message === 'Unauthorized') {
+              return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
+            }
+            process.stderr.write(`gateway: authorizer failed: ${String(error)}\n`);
+            return gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
           }
           const wait = limiter.take(key);
           if (wait > 0) {
@@ -188,8 +201,9 @@ export function createGateway(options: GatewayOptions): Server {
           httpMethod: match.route.method,
           headers,
           multiValueHeaders: {},
+          // As API Gateway: the last value of a repeated parameter, and every value in the multi-value map.
           queryStringParameters: url.searchParams.size > 0 ? Object.fromEntries(url.searchParams) : null,
-          multiValueQueryStringParameters: null,
+          multiValueQueryStringParameters: url.searchParams.size > 0 ? multiValues(url.searchParams) : null,
           pathParameters: Object.keys(match.params).length > 0 ? match.params : null,
           stageVariables: null,
           body: body.length > 0 ? body.toString('utf8') : null,

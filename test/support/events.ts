@@ -9,7 +9,8 @@ export interface ApiEventInput {
   /** Raw body text (wins over `body`). */
   rawBody?: string;
   headers?: Record<string, string>;
-  query?: Record<string, string>;
+  /** Query parameters; an array is a parameter repeated in the URL (`?a=1&a=2`). */
+  query?: Record<string, string | string[]>;
   pathParameters?: Record<string, string>;
   /** Authorizer context; null for an unauthenticated call. */
   auth?: { tenantId: string; keyId?: string; scopes?: Scope[] } | null;
@@ -34,8 +35,13 @@ export function apiEvent(input: ApiEventInput = {}): APIGatewayProxyEvent {
     httpMethod: input.method ?? 'GET',
     headers: { ...(body !== null ? { 'Content-Type': 'application/json' } : {}), ...input.headers },
     multiValueHeaders: {},
-    queryStringParameters: input.query ?? null,
-    multiValueQueryStringParameters: null,
+    // As API Gateway fills them: the last value of each parameter, and every value in the multi-value map.
+    queryStringParameters: input.query
+      ? Object.fromEntries(Object.entries(input.query).map(([k, v]) => [k, Array.isArray(v) ? (v.at(-1) ?? '') : v]))
+      : null,
+    multiValueQueryStringParameters: input.query
+      ? Object.fromEntries(Object.entries(input.query).map(([k, v]) => [k, Array.isArray(v) ? v : [v]]))
+      : null,
     pathParameters: input.pathParameters ?? null,
     stageVariables: null,
     body,

@@ -11,7 +11,7 @@ beforeEach(() => {
   ddb.reset();
 });
 
-function list(query: Record<string, string> = {}, tenantId = 'tenant-a') {
+function list(query: Record<string, string | string[]> = {}, tenantId = 'tenant-a') {
   return call(handler, { path: '/v1/runs', query, auth: { tenantId } });
 }
 
@@ -166,6 +166,13 @@ test.each([
 ])('%s answers 400', async (_what, cursor) => {
   const answer = await list({ cursor });
   expectError(answer, 'INVALID_REQUEST');
+  expect(ddb).not.toHaveReceivedCommand(QueryCommand);
+});
+
+test('a parameter given twice answers 400 naming it, rather than one value being dropped', async () => {
+  const answer = await list({ status: ['completed', 'queued'], limit: '5' });
+  const error = expectError(answer, 'INVALID_REQUEST');
+  expect(error.details.issues).toEqual([{ path: 'status', message: 'given more than once' }]);
   expect(ddb).not.toHaveReceivedCommand(QueryCommand);
 });
 

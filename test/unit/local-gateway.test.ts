@@ -1,0 +1,91 @@
+/**
+ * The local API Gateway stand-in (scripts/local/gateway.ts) answers as API Gateway does where the two could differ:
+ * the authorizer's `Unauthorized` is a 401, any other authorizer failure a retryable 500 (a client must not conclude
+ * its key was revoked because the key store was unreachable), and repeated query parameters reach the handler as
+ * API Gateway passes them.
+ */
+import type { AddressInfo } from 'node:net';
+import { jest } from '@jest/globals';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
+import { createGateway } from '../../scripts/local/gateway.js';
+
+const KEY = 'vk_local_gateway_test_key_0123456789';
+
+const allow: APIGatewayAuthorizerResult = {
+  principalId: 'key_1',
+  policyDocument: { Version: '2012-10-17', Statement: [] },
+  context: { tenantId: 'tenant-a', keyId: 'key_1', scopes: 'runs:read' },
+};
+
+/** Starts a gateway whose schemas route echoes the event it got; returns its base URL and a stop function. */
+async function gateway(authorizer: () => Promise<APIGatewayAuthorizerResult>) {
+  const events: APIGatewayProxyEvent[] = [];
+  const server = createGateway({
+    handlers: {
+      schemas: async (event) => {
+        events.push(event);
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+      },
+    },
+    authorizer,
+    rateLimit: { ratePerSecond: 1000, burst: 1000 },
+    authorizerCacheSeconds: 0,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // closeAllConnections: fetch keeps its connection alive, which close() alone would wait for.
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return { url, events, stop };
+}
+
+test('an authorizer that denies the key answers 401 UNAUTHORIZED, not retryable', async () => {
+  const gw = await gateway(async () => {
+    throw new Error('Unauthorized');
+  });
+  try {
+    const response = await fetch(`${gw.url}/v1/schemas`, { headers: { 'x-api-key': KEY } });
+    expect(response.status).toBe(401);
+    const { error } = (await response.json()) as { error: { code: string; retryable: boolean } };
+    expect(error).toMatchObject({ code: 'UNAUTHORIZED', retryable: false });
+    expect(gw.events).toHaveLength(0);
+  } finally {
+    await gw.stop();
+  }
+});
+
+test('an authorizer that fails (key store unreachable) answers 500 INTERNAL_ERROR, retryable, and leaks nothing', async () => {
+  const gw = await gateway(async () => {
+    throw new Error('connect ECONNREFUSED 127.0.0.1:8000');
+  });
+  const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    const response = await fetch(`${gw.url}/v1/schemas`, { headers: { 'x-api-key': KEY } });
+    expect(response.status).toBe(500);
+    expect(response.headers.get('x-request-id')).toBeTruthy();
+    const text = await response.text();
+    expect(JSON.parse(text).error).toMatchObject({ code: 'INTERNAL_ERROR', status: 500, retryable: true });
+    expect(text).not.toContain('ECONNREFUSED');
+    expect(gw.events).toHaveLength(0);
+  } finally {
+    stderr.mockRestore();
+    await gw.stop();
+  }
+});
+
+test('a repeated query parameter reaches the handler as API Gateway passes it: last value, and all values', async () => {
+  const gw = await gateway(async () => allow);
+  try {
+    const response = await fetch(`${gw.url}/v1/schemas?status=completed&status=queued&limit=5`, {
+      headers: { 'x-api-key': KEY },
+    });
+    expect(response.status).toBe(200);
+    expect(gw.events[0]?.queryStringParameters).toEqual({ status: 'queued', limit: '5' });
+    expect(gw.events[0]?.multiValueQueryStringParameters).toEqual({ status: ['completed', 'queued'], limit: ['5'] });
+  } finally {
+    await gw.stop();
+  }
+});
