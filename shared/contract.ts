@@ -145,7 +145,12 @@ export const createRunRequest = z
     workflow: z.optional(workflow),
     metadata: z.optional(metadata),
     confirmCost: z.optional(z.boolean()),
-    maxCostUsd: z.optional(z.number().check(z.positive(), z.maximum(1_000_000))),
+    // At least one micro-dollar: a smaller budget would apply as 0 (budgets round down), which no run fits.
+    maxCostUsd: z.optional(
+      z
+        .number()
+        .check(z.minimum(0.000001, { message: 'must be at least 0.000001 (one micro-dollar)' }), z.maximum(1_000_000)),
+    ),
   })
   .check(
     z.refine((b) => !(b.schemaId !== undefined && b.schema !== undefined), {
@@ -295,12 +300,15 @@ export type UsageInterval = (typeof USAGE_INTERVALS)[number];
 /** At most this many buckets per answer (a month of hours, two years of days). */
 export const USAGE_MAX_BUCKETS = 744;
 
+/** A period bound: ISO-8601 with `Z` or a UTC offset (`+02:00`); the answer states it in UTC. */
+const periodBound = z.iso.datetime({ offset: true });
+
 export const usageQuery = z
   .strictObject({
     from: z
-      .optional(z.iso.datetime())
+      .optional(periodBound)
       .check(z.meta({ description: 'Start of the period (inclusive); default: 30 days before `to`' })),
-    to: z.optional(z.iso.datetime()).check(z.meta({ description: 'End of the period (exclusive); default: now' })),
+    to: z.optional(periodBound).check(z.meta({ description: 'End of the period (exclusive); default: now' })),
     interval: z.optional(z.enum(USAGE_INTERVALS)).check(
       z.meta({
         description:

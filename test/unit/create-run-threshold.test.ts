@@ -99,8 +99,8 @@ test('the budget is checked before the threshold: a budget below the estimate an
 
 test('BUDGET_EXCEEDED states the budget as applied, in whole micro-dollars (money to 6 decimals)', async () => {
   arrangeCreateRun(mocks, { file: 'text.pdf' });
-  const error = expectError(await create({ maxCostUsd: 0.0000004 }), 'BUDGET_EXCEEDED');
-  expect(error.details).toEqual({ estimatedCostUsd: estimateUsd(2), maxCostUsd: 0 });
+  const error = expectError(await create({ maxCostUsd: 0.0000019 }), 'BUDGET_EXCEEDED');
+  expect(error.details).toEqual({ estimatedCostUsd: estimateUsd(2), maxCostUsd: 0.000001 });
   expectNothingHeldOrQueued(mocks);
 });
 

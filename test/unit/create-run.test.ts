@@ -286,6 +286,7 @@ describe('a rejected request holds nothing and queues nothing', () => {
     ['metadata over 8 KiB', { metadata: { big: 'x'.repeat(8 * 1024) } }, 'metadata'],
     ['a blank prompt', { prompt: '   ' }, 'prompt'],
     ['a negative maxCostUsd', { maxCostUsd: -1 }, 'maxCostUsd'],
+    ['a maxCostUsd below one micro-dollar (it would apply as 0)', { maxCostUsd: 0.0000009 }, 'maxCostUsd'],
     ['a string confirmCost', { confirmCost: 'yes' }, 'confirmCost'],
     ['a typo in a field name', { schemaID: 'receipt' }, 'schemaID'],
   ])('%s answers 400 naming the field', async (_what, patch, path) => {

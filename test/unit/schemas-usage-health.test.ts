@@ -273,6 +273,22 @@ describe('GET /v1/usage', () => {
     });
   });
 
+  test('a bound written with a UTC offset is the same instant, stated and queried in UTC', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2026-01-01T02:00:00+02:00', to: '2026-01-01T19:00:00-05:00' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ from: '2026-01-01T00:00:00.000Z', to: '2026-01-02T00:00:00.000Z' });
+    expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
+      ExpressionAttributeValues: expect.objectContaining({
+        ':from': '2026-01-01T00:00:00.000Z',
+        ':to': '2026-01-01T23:59:59.999Z',
+      }),
+    });
+  });
+
   test('a period with more buckets than allowed answers 400 without reading anything', async () => {
     const answer = await call(usage, {
       path: '/v1/usage',
@@ -305,6 +321,7 @@ describe('GET /v1/usage', () => {
   test.each([
     ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['from equal to to, written differently', { from: '2026-11-01T00:00:00Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
+    ['from after to once offsets apply', { from: '2026-11-01T01:00:00Z', to: '2026-11-01T02:00:00+02:00' }, 'from'],
     ['a from that is not a timestamp', { from: 'yesterday' }, 'from'],
     ['an unknown parameter', { bogus: 'x' }, 'bogus'],
     ['an unknown interval', { interval: 'week' }, 'interval'],
