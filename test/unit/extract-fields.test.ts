@@ -168,6 +168,23 @@ describe('extractFields: documents', () => {
     });
   });
 
+  test("a receipt's letterhead is its vendor, never a person's name, a job title or a card's company", () => {
+    expect(extractFields(RECEIPT, [f('fullName'), f('name'), f('title'), f('company')])).toEqual({
+      fullName: null,
+      name: null,
+      title: null,
+      company: null,
+    });
+  });
+
+  test("a business card's first line is its holder, never an invoice's vendor or a receipt's merchant", () => {
+    expect(extractFields(CARD, [f('vendor'), f('merchant'), f('name')])).toEqual({
+      vendor: null,
+      merchant: null,
+      name: 'Jane Doe',
+    });
+  });
+
   test('empty text: every field null', () => {
     expect(extractFields('', [f('total', 'number'), f('vendor'), f('date', 'date'), f('email')])).toEqual({
       total: null,

@@ -12,9 +12,12 @@
  *    The value runs to the end of the line, or to the next `Key:` on it; a label alone on its line takes the next line.
  * 3. The value is coerced to the field's type; a value that cannot be coerced is skipped (the next match is tried),
  *    and a field with no usable match is `null` — values are never invented.
- * 4. A few concepts fall back to patterns when no label matched: email / phone / website by regex, vendor / merchant
- *    as the first meaningful line (the letterhead), a generic `date` as the first date in the text, and business-card
- *    name / title / company by line heuristics.
+ * 4. A few concepts fall back to patterns when no label matched: email / phone / website by regex, a generic `date`
+ *    as the first date in the text, vendor / merchant as the first meaningful line (the letterhead) — only in a
+ *    transactional document (one that speaks of a total, an invoice or a receipt) — and business-card name / title /
+ *    company by line heuristics, only in a document that is not transactional. Otherwise a receipt's letterhead would
+ *    become an ID document's `fullName`, and a card holder's name an invoice's `vendor`: values the document shows,
+ *    but not as what the field means.
  */
 import type { FieldSpec, FieldType } from '../types.js';
 
@@ -524,7 +527,11 @@ function looksLikePersonName(line: string): boolean {
   return !COMPANY_SUFFIX.test(line) && !TITLE_WORDS.test(line) && !DOC_TITLES.has(line.toLowerCase());
 }
 
+/** Words of a receipt, an invoice or a statement: the documents whose first line is the seller's letterhead. */
+const TRANSACTIONAL = /(?<![\p{L}])(?:total|subtotal|amount due|balance due|invoice|receipt)(?![\p{L}])/iu;
+
 function fallback(concept: Concept | null, lines: string[], text: string): string | null {
+  const transactional = TRANSACTIONAL.test(text);
   switch (concept) {
     case 'email':
       return EMAIL_RE.exec(text)?.[0] ?? null;
@@ -544,7 +551,7 @@ function fallback(concept: Concept | null, lines: string[], text: string): strin
       return null;
     }
     case 'vendor':
-      return firstMeaningfulLine(lines);
+      return transactional ? firstMeaningfulLine(lines) : null;
     case 'date':
       for (const line of lines) {
         if (/(?<![\p{L}])due(?![\p{L}])/iu.test(line)) continue;
@@ -553,10 +560,13 @@ function fallback(concept: Concept | null, lines: string[], text: string): strin
       }
       return null;
     case 'name':
+      if (transactional) return null;
       return lines.map((l) => l.trim()).find((l) => isPlainLine(l) && looksLikePersonName(l)) ?? null;
     case 'title':
+      if (transactional) return null;
       return lines.map((l) => l.trim()).find((l) => isPlainLine(l) && TITLE_WORDS.test(l)) ?? null;
     case 'company':
+      if (transactional) return null;
       return lines.map((l) => l.trim()).find((l) => isPlainLine(l) && COMPANY_SUFFIX.test(l)) ?? null;
     case 'currency': {
       const code = new RegExp(`\\b(?:${CURRENCY_CODES})\\b`).exec(text);
