@@ -12,13 +12,26 @@ import { type ProcessOptions, processRun } from '../shared/worker/process-run.js
 
 const message = z.object({ jobId: z.string().min(1) });
 
+/**
+ * Time a run needs at least to be started. A later record of a batch that would start with less is handed back to SQS
+ * untouched (redelivered after the visibility timeout) rather than run short of time and failed for good.
+ */
+export const MIN_RUN_MS = 60_000;
+
 type WorkerDependencies = Pick<ProcessOptions, 'adapters' | 'fault'>;
 
 /** Builds the batch handler; the local stack passes a fault hook for crash tests, Lambda uses the defaults. */
 export function createWorkerHandler(deps: WorkerDependencies) {
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-    for (const record of event.Records) {
+    for (const [index, record] of event.Records.entries()) {
+      if (index > 0 && context.getRemainingTimeInMillis() < MIN_RUN_MS) {
+        log.warn('too little time left in this invocation; the run will be redelivered', {
+          messageId: record.messageId,
+        });
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+        continue;
+      }
       const parsed = message.safeParse(safeJson(record.body));
       if (!parsed.success) {
         // A malformed message can never succeed; retrying would only move it to the DLQ later.

@@ -122,7 +122,9 @@ export const uploadsBucket = {
 export const workerSettings = {
   timeoutSeconds: 180,
   memoryMb: 2048,
-  batchSize: 2,
+  // One run per invocation: runs of a batch are processed one after another, so a second run would get only the time
+  // the first left, and a healthy run could fail for lack of it. Concurrency, not batching, gives throughput.
+  batchSize: 1,
   /** Caps concurrent worker executions so provider rate limits are not overrun. */
   maxConcurrency: 10,
 } as const;

@@ -194,13 +194,19 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   try {
     await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify({ jobId }) }));
   } catch (error: unknown) {
-    // The run exists but will never be processed: fail it and give the hold back, then report the error.
+    // The run may never be processed: fail it and give the hold back, then report the error.
     log.error('enqueue failed; failing the run and refunding the hold', { jobId, error });
-    await settleRun(stored, {
+    const failedHere = await settleRun(stored, {
       status: 'failed',
       error: { code: 'INTERNAL_ERROR', message: 'The run could not be queued', status: 500, retryable: true },
       attempts: [],
     });
+    if (!failedHere) {
+      // Already final: the send failed only on our side (SQS took the message) and a worker settled the run. The
+      // run was accepted, so it is answered as accepted; a 500 would make the client retry and pay a second run.
+      log.warn('the run was settled by a worker although its enqueue reported an error', { jobId });
+      return { response: creation, replayed: false };
+    }
     // The client is answered 500, so the same key must not later replay this run as accepted.
     if (idempotency) {
       await deleteIdempotencyRecord(idempotency.key, jobId).catch((e: unknown) => {

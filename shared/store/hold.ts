@@ -20,7 +20,19 @@ import { transactWrite } from './transact.js';
 export async function createRunWithHold(run: RunRecord, idempotency: IdempotencyRecord | null): Promise<RunRecord> {
   const tenant = await getTenant(run.tenantId);
   if (!tenant) throw new Error(`tenant ${run.tenantId} does not exist`);
-  const limited = tenant.availableMicros !== undefined;
+  return holdAs(run, idempotency, tenant.availableMicros !== undefined, false);
+}
+
+/**
+ * The transaction for a tenant read as limited or not. `retried`: the tenant's limit changed between the read and the
+ * write, and this is the one retry with the fresh state.
+ */
+async function holdAs(
+  run: RunRecord,
+  idempotency: IdempotencyRecord | null,
+  limited: boolean,
+  retried: boolean,
+): Promise<RunRecord> {
   const hold = run.estimateMicros;
   const record: RunRecord = { ...run, holdFromCredit: limited };
 
@@ -63,19 +75,26 @@ export async function createRunWithHold(run: RunRecord, idempotency: Idempotency
 
   try {
     // The token makes the transaction idempotent for 10 minutes: if the SDK retries after a lost response, DynamoDB
-    // answers success instead of failing the run's own `attribute_not_exists` condition.
-    await transactWrite({ TransactItems: items, ClientRequestToken: run.jobId.replace(/^run_/, '') });
+    // answers success instead of failing the run's own `attribute_not_exists` condition. The retry after a changed
+    // limit is a different transaction, so it has its own token (the same token with other parameters would be
+    // refused with IdempotentParameterMismatch).
+    const token = `${run.jobId.replace(/^run_/, '')}${retried ? 'r' : ''}`;
+    await transactWrite({ TransactItems: items, ClientRequestToken: token });
     return record;
   } catch (error: unknown) {
     if (error instanceof TransactionCanceledException) {
       const reasons = error.CancellationReasons ?? [];
+      // First: a concurrent request with the same Idempotency-Key committed (it may also have taken the last credit,
+      // failing the tenant's condition too); it is answered with that request's response, not a 402.
+      if (reasons[3]?.Code === 'ConditionalCheckFailed') throw new IdempotencyConflict();
       if (reasons[1]?.Code === 'ConditionalCheckFailed') {
         const fresh = await getTenant(run.tenantId);
-        // The tenant's limit may have changed between the read and the write: retry once with the fresh state.
-        if (fresh && (fresh.availableMicros !== undefined) !== limited) return createRunWithHold(run, idempotency);
-        throw new InsufficientCreditError(microsToUsd(hold), microsToUsd(fresh?.availableMicros ?? 0));
+        if (!fresh) throw new Error(`tenant ${run.tenantId} does not exist`);
+        const nowLimited = fresh.availableMicros !== undefined;
+        // The tenant's limit changed between the read and the write: retry once with the fresh state.
+        if (nowLimited !== limited && !retried) return holdAs(run, idempotency, nowLimited, true);
+        throw new InsufficientCreditError(microsToUsd(hold), microsToUsd(fresh.availableMicros ?? 0));
       }
-      if (reasons[3]?.Code === 'ConditionalCheckFailed') throw new IdempotencyConflict();
     }
     throw error;
   }

@@ -49,15 +49,29 @@ function marshallable(item: TransactItem): TransactItem {
   } as TransactItem;
 }
 
-/** Sends the transaction, retrying conflict-only cancellations with jittered backoff (6 tries within ~1.5 s). */
+/**
+ * Sends the transaction, retrying conflict-only cancellations with jittered backoff (6 tries within ~1.5 s). A
+ * cancelled transaction committed nothing, so each retry gets its own ClientRequestToken (`<token>-<try>`, within
+ * DynamoDB's 36 characters): DynamoDB may remember a token for 10 minutes after its request completed, and a
+ * cancellation is a completion. The SDK's own retries of one try (a lost response) keep that try's token.
+ */
 export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
   const command = { ...input, TransactItems: input.TransactItems?.map(marshallable) };
-  await pRetry(() => ddb.send(new TransactWriteCommand(command)), {
-    retries: 5,
-    minTimeout: 20,
-    maxTimeout: 400,
-    factor: 2,
-    randomize: true,
-    shouldRetry: ({ error }) => isConflictOnly(error),
-  });
+  const token = input.ClientRequestToken;
+  await pRetry(
+    (attempt) =>
+      ddb.send(
+        new TransactWriteCommand(
+          token === undefined || attempt === 1 ? command : { ...command, ClientRequestToken: `${token}-${attempt}` },
+        ),
+      ),
+    {
+      retries: 5,
+      minTimeout: 20,
+      maxTimeout: 400,
+      factor: 2,
+      randomize: true,
+      shouldRetry: ({ error }) => isConflictOnly(error),
+    },
+  );
 }

@@ -5,11 +5,17 @@
  */
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/create-run.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
-import { fixture, s3NoSuchKey, tableName, transactionCancelled } from '../support/aws.js';
+import { fixture, mapsAsObjects, s3NoSuchKey, tableName, transactionCancelled } from '../support/aws.js';
 import {
   type ArrangeOptions,
   arrangeCreateRun,
@@ -474,7 +480,49 @@ describe('credit', () => {
   });
 });
 
+describe('a tenant whose credit limit changes between the read and the hold', () => {
+  test('is held again once with the fresh state, as a new transaction (its own ClientRequestToken)', async () => {
+    arrangeCreateRun(mocks); // read as unlimited
+    mocks.ddb
+      .on(GetCommand, { TableName: tableName('tenants') })
+      .resolvesOnce({ Item: { tenantId: 'tenant-a', heldMicros: 0, chargedMicros: 0, refundedMicros: 0 } })
+      .resolves({
+        Item: { tenantId: 'tenant-a', heldMicros: 0, chargedMicros: 0, refundedMicros: 0, availableMicros: 5_000_000 },
+      });
+    mocks.ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(transactionCancelled(['None', 'ConditionalCheckFailed', 'None']))
+      .resolves({});
+    const answer = await create(minimal);
+    expect(answer.status).toBe(202);
+    const [first, second] = transactions(mocks);
+    expect(first?.TransactItems?.[1]?.Update?.ConditionExpression).toContain('attribute_not_exists(availableMicros)');
+    expect(second?.TransactItems?.[1]?.Update?.ConditionExpression).toContain('availableMicros >= :hold');
+    // The same token with other parameters would be refused by DynamoDB (IdempotentParameterMismatch).
+    expect(second?.ClientRequestToken).not.toBe(first?.ClientRequestToken);
+    expect(second?.ClientRequestToken?.length).toBeLessThanOrEqual(36);
+  });
+});
+
 describe('Idempotency-Key', () => {
+  test('a concurrent duplicate that also found the credit spent by the first is answered with the first response, not 402', async () => {
+    const probe = arrangeCreateRun(mocks, { tenant: { availableMicros: estimateMicros(1) } });
+    await create(minimal, { headers: { 'Idempotency-Key': 'probe' } });
+    const first = probe.idempotency.get('tenant-a#probe');
+    mocks.ddb.reset();
+    mocks.sqs.reset();
+    const world = arrangeCreateRun(mocks, { tenant: { availableMicros: estimateMicros(1) } });
+    mocks.ddb.on(TransactWriteCommand).callsFake(() => {
+      world.idempotency.set('tenant-a#twice', { ...first, idempotencyKey: 'tenant-a#twice' });
+      // Both the tenant's credit condition and the key's failed: the first request took the credit and the key.
+      throw transactionCancelled(['None', 'ConditionalCheckFailed', 'None', 'ConditionalCheckFailed']);
+    });
+    const answer = await create(minimal, { headers: { 'Idempotency-Key': 'twice' } });
+    expect(answer.status).toBe(202);
+    expect(answer.body.jobId).toBe(first?.jobId);
+    expect(answer.headers['idempotent-replayed']).toBe('true');
+  });
+
   test('the same key and body returns the stored response, marked replayed, and holds nothing twice', async () => {
     arrangeCreateRun(mocks);
     const first = await create(minimal, { headers: { 'Idempotency-Key': 'order-7' } });
@@ -642,6 +690,29 @@ describe('enqueue failure after the hold', () => {
     expect(mocks.sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
     const lastMessage = mocks.sqs.commandCalls(SendMessageCommand)[1]?.args[0].input.MessageBody ?? '{}';
     expect(JSON.parse(lastMessage)).toEqual({ jobId: retried.body.jobId });
+  });
+
+  test('an enqueue error after SQS took the message (a worker already settled the run) answers 202, and the key replays it', async () => {
+    const world = arrangeCreateRun(mocks);
+    mocks.sqs.on(SendMessageCommand).rejects(new Error('socket hang up'));
+    let calls = 0;
+    mocks.ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
+      calls += 1;
+      // The failing settlement finds the run final: the worker completed it from the message that did get through.
+      if (calls > 1) throw transactionCancelled(['ConditionalCheckFailed', 'None', 'None']);
+      const put = input.TransactItems?.[3]?.Put;
+      if (put?.Item) world.idempotency.set(String(put.Item.idempotencyKey), mapsAsObjects(put.Item));
+      return {};
+    });
+    const answer = await create(minimal, { headers: { 'Idempotency-Key': 'sent-anyway' } });
+    expect(answer.status).toBe(202);
+    expect(answer.body.status).toBe('queued');
+    expect(mocks.ddb).not.toHaveReceivedCommand(DeleteCommand);
+
+    // A retry under the same key is the same run, not a second one charged again.
+    const retried = await create(minimal, { headers: { 'Idempotency-Key': 'sent-anyway' } });
+    expect(retried.body.jobId).toBe(answer.body.jobId);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
   });
 
   test("a limited tenant's refunded hold goes back to its available credit", async () => {

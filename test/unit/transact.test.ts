@@ -20,6 +20,19 @@ describe('transactWrite', () => {
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 3);
   });
 
+  test('each retry after a conflict is a new transaction with its own ClientRequestToken (at most 36 characters)', async () => {
+    const token = '0123456789abcdef0123456789abcdefr';
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(transactionCancelled(['TransactionConflict']))
+      .rejectsOnce(transactionCancelled(['TransactionConflict']))
+      .resolves({});
+    await transactWrite({ ...input, ClientRequestToken: token });
+    const tokens = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.ClientRequestToken);
+    expect(tokens).toEqual([token, `${token}-2`, `${token}-3`]);
+    for (const sent of tokens) expect(sent?.length).toBeLessThanOrEqual(36);
+  });
+
   test('a failed condition is an answer: rethrown at once, never retried', async () => {
     ddb.on(TransactWriteCommand).rejects(transactionCancelled(['ConditionalCheckFailed', 'TransactionConflict']));
     await expect(transactWrite(input)).rejects.toMatchObject({ name: 'TransactionCanceledException' });
