@@ -160,7 +160,10 @@ export class Monitoring extends Construct {
         period: FIVE_MINUTES,
       });
 
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: `vision-${props.stage}` });
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      // Dashboards are global to the account: the region keeps one stage deployed in two regions from colliding.
+      dashboardName: `vision-${props.stage}-${Stack.of(this).region}`,
+    });
     this.dashboard.addWidgets(
       new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 3 }),
     );

@@ -1,7 +1,9 @@
 /**
  * Provider API keys. Locally each SDK's conventional environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
  * GEMINI_API_KEY); deployed, one Secrets Manager secret (JSON object of those names → values, ARN in
- * PROVIDER_SECRET_ARN), read once per cold start and cached. Keys are never logged or stored on runs.
+ * PROVIDER_SECRET_ARN), cached for SECRET_TTL_MS: a key the operator puts or rotates with put-secret-value reaches
+ * warm workers within minutes, not when their containers happen to recycle (a worker started before the first
+ * put-secret-value would otherwise see no keys for hours). Keys are never logged or stored on runs.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 
@@ -13,7 +15,11 @@ export const API_KEY_VARIABLES = {
 
 export type KeyedProvider = keyof typeof API_KEY_VARIABLES;
 
+/** How long the secret's values are reused before it is read again. */
+export const SECRET_TTL_MS = 5 * 60_000;
+
 let secretValues: Promise<Record<string, string>> | undefined;
+let secretReadAt = 0;
 
 async function loadSecret(arn: string): Promise<Record<string, string>> {
   const client = new SecretsManagerClient({});
@@ -40,10 +46,13 @@ export async function apiKeyFor(
   if (fromEnv) return fromEnv;
   const arn = env.PROVIDER_SECRET_ARN;
   if (!arn) return undefined;
-  secretValues ??= loadSecret(arn).catch((error: unknown) => {
-    secretValues = undefined; // retry on the next call rather than caching a failure
-    throw error;
-  });
+  if (secretValues === undefined || Date.now() - secretReadAt >= SECRET_TTL_MS) {
+    secretReadAt = Date.now();
+    secretValues = loadSecret(arn).catch((error: unknown) => {
+      secretValues = undefined; // retry on the next call rather than caching a failure
+      throw error;
+    });
+  }
   return (await secretValues)[variable];
 }
 
