@@ -266,7 +266,7 @@ function bundleRows(r: BundlesResult): Row[] {
   const rows: Row[] = [];
   const deployed = r.measurements.filter((m) => m.variant === 'deployed');
   for (const m of deployed) {
-    const api = m.kind !== 'worker';
+    const api = m.kind === 'api' || m.kind === 'authorizer';
     const label = m.kind === 'worker' ? 'worker (native modules external)' : m.handler;
     rows.push({
       metric: `bundle size, ${label}`,

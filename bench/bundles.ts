@@ -28,7 +28,7 @@ import {
   ZIP_EXTERNAL_MODULES,
 } from '../lib/vision-function.js';
 import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
-import { type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
+import { allHandlers, type HandlerName, handlerAccess } from '../shared/infra/routes.js';
 import { median, round } from './stats.js';
 
 const run = promisify(execFile);
@@ -41,7 +41,8 @@ export const VARIANTS = [
   { id: 'sdk-external', sdk: 'external' },
 ] as const;
 export type BundleVariant = (typeof VARIANTS)[number]['id'];
-export type HandlerKind = 'api' | 'authorizer' | 'worker';
+/** `scheduled`: the reconciler, no API handler (the API targets do not apply to it). */
+export type HandlerKind = 'api' | 'authorizer' | 'worker' | 'scheduled';
 
 export interface BundleMeasurement {
   handler: string;
@@ -151,8 +152,8 @@ export async function measureBundles(options: {
   log: (line: string) => void;
 }): Promise<BundlesResult> {
   const files = (await readdir(path.join(PROJECT_ROOT, 'functions'))).filter((f) => f.endsWith('.ts')).sort();
-  // The stack's functions: one per routed handler, plus the authorizer and the worker (lib/stateless-stack.ts).
-  const stackHandlers = new Set<string>([...routes.map((r) => r.handler), 'authorizer', 'worker']);
+  // The stack's functions: one per routed handler, plus UNROUTED_HANDLERS (lib/stateless-stack.ts).
+  const stackHandlers = new Set<string>(allHandlers());
   const handlers = files.map((f) => f.slice(0, -3));
   const handlersWithoutFunction = handlers.filter((h) => !stackHandlers.has(h));
 
@@ -162,7 +163,14 @@ export async function measureBundles(options: {
 
   for (const { id: variant, sdk } of VARIANTS) {
     for (const handler of handlers) {
-      const kind: HandlerKind = handler === 'worker' ? 'worker' : handler === 'authorizer' ? 'authorizer' : 'api';
+      const kind: HandlerKind =
+        handler === 'worker'
+          ? 'worker'
+          : handler === 'authorizer'
+            ? 'authorizer'
+            : handler === 'reconcile'
+              ? 'scheduled'
+              : 'api';
       const lazy: readonly string[] = SDK_LAZY_CREDENTIAL_MODULES;
       const zip = sdk === 'bundled' ? ZIP_EXTERNAL_MODULES.filter((m) => !lazy.includes(m)) : ZIP_EXTERNAL_MODULES;
       const base = kind === 'worker' ? WORKER_NATIVE_MODULES : zip;

@@ -1,17 +1,19 @@
 /**
  * The stateless half: one Lambda function per handler, the REST API built from the route table, the API-key
- * authorizer and the SQS-triggered worker. Everything comes from shared/infra/routes.ts (routes, per-handler access)
+ * authorizer, the SQS-triggered worker and the scheduled reconciler. Everything comes from shared/infra/routes.ts (routes, per-handler access)
  * and shared/infra/resources.ts (worker limits); nothing here lists routes or handlers by hand.
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode } from '../shared/errors.js';
 import { METRICS_STAGE_ENV } from '../shared/infra/metrics.js';
-import { workerSettings } from '../shared/infra/resources.js';
-import { gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
+import { reconcileSettings, workerSettings } from '../shared/infra/resources.js';
+import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import type { ProviderId } from '../shared/providers/types.js';
 import { bindAccess, bindProviderSecret } from './bind.js';
 import { Monitoring } from './monitoring.js';
@@ -94,6 +96,8 @@ export const API_ACCESS_LOG_RETENTION = logs.RetentionDays.THREE_MONTHS;
 const sizing: Partial<Record<HandlerName, { memorySize: number; timeout: Duration }>> = {
   'create-run': { memorySize: 1024, timeout: Duration.seconds(20) },
   worker: { memorySize: workerSettings.memoryMb, timeout: Duration.seconds(workerSettings.timeoutSeconds) },
+  // A sweep reads a few hundred queued runs at most (reconcileSettings.pageSize per shard).
+  reconcile: { memorySize: 512, timeout: Duration.seconds(120) },
 };
 
 /** Converts `create-run` to `CreateRun` (and `DEFAULT_4XX` to `Default4xx`) for construct ids. */
@@ -194,8 +198,8 @@ export class StatelessStack extends Stack {
     const providers = props.providers ?? ['local'];
     const stageThrottle = props.stageThrottle ?? DEFAULT_STAGE_THROTTLE;
 
-    // One function per handler named in the route table, plus the two that no route invokes directly.
-    const handlers = [...new Set<HandlerName>([...routes.map((r) => r.handler), 'authorizer', 'worker'])];
+    // One function per handler named in the route table, plus those no route invokes (UNROUTED_HANDLERS).
+    const handlers = allHandlers();
     const functions: Partial<Record<HandlerName, lambda.Function>> = {};
     for (const handler of handlers) {
       const isWorker = handler === 'worker';
@@ -221,6 +225,13 @@ export class StatelessStack extends Stack {
       functions[handler] = vf.fn;
     }
     this.functions = functions as Record<HandlerName, lambda.Function>;
+
+    // The reconciler sweeps the queued runs on a schedule (shared/worker/reconcile.ts).
+    new events.Rule(this, 'ReconcileSchedule', {
+      description: 'Resends lost run messages; fails and refunds runs whose message was dead-lettered or expired',
+      schedule: events.Schedule.rate(Duration.minutes(reconcileSettings.everyMinutes)),
+      targets: [new targets.LambdaFunction(this.functions.reconcile, { retryAttempts: 0 })],
+    });
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
       retention: API_ACCESS_LOG_RETENTION,

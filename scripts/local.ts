@@ -35,6 +35,11 @@ const localEnv = z.object({
     .min(0)
     .max(3600)
     .default(gatewaySettings.authorizerCacheSeconds),
+  /** Seconds between reconciler sweeps (deployed: every reconcileSettings.everyMinutes); 0 runs none. */
+  LOCAL_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).default(60),
+  /** Overrides of the reconciler's waits (shared/infra/resources.ts reconcileSettings), shorter for tests. */
+  LOCAL_RECONCILE_RESEND_AFTER_SECONDS: z.coerce.number().positive().optional(),
+  LOCAL_RECONCILE_DEAD_AFTER_SECONDS: z.coerce.number().positive().optional(),
   /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
   VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
 });
@@ -147,7 +152,7 @@ async function main(): Promise<void> {
     // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
     // SQS redelivers it after the visibility timeout — exactly what a crashed Lambda invocation leads to.
     const crashed = new Set<string>();
-    const workerHandler = createWorkerHandler({
+    const processingHandler = createWorkerHandler({
       adapters,
       ...(env.VISION_LOCAL_FAULT_INJECTION === 'true'
         ? {
@@ -160,6 +165,29 @@ async function main(): Promise<void> {
           }
         : {}),
     });
+    // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
+    // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
+    // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
+    const { getRun, markProcessing } = await import('../shared/store/runs.js');
+    const workerHandler: typeof processingHandler = async (event, context) => {
+      if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
+      const failures: { itemIdentifier: string }[] = [];
+      const records = [];
+      for (const record of event.Records) {
+        const jobId = (JSON.parse(record.body) as { jobId?: string }).jobId ?? '';
+        const fault = (await getRun(jobId))?.metadata.localFault;
+        if (fault === 'lose-message' && !crashed.has(jobId)) {
+          crashed.add(jobId);
+        } else if (fault === 'crash-hard') {
+          await markProcessing(jobId);
+          failures.push({ itemIdentifier: record.messageId });
+        } else {
+          records.push(record);
+        }
+      }
+      const processed = records.length > 0 ? await processingHandler({ Records: records }, context) : undefined;
+      return { batchItemFailures: [...failures, ...(processed?.batchItemFailures ?? [])] };
+    };
 
     const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
     const queueArn =
@@ -174,6 +202,30 @@ async function main(): Promise<void> {
       timeoutSeconds: workerSettings.timeoutSeconds,
       concurrency: env.LOCAL_WORKER_CONCURRENCY,
     });
+
+    // The reconciler on a timer, as EventBridge schedules it when deployed.
+    const { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } = await import('../shared/worker/reconcile.js');
+    const visibilitySeconds = env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ?? runQueue.visibilityTimeoutSeconds;
+    const reconcileOptions = {
+      ...DEFAULT_RECONCILE_OPTIONS,
+      resendAfterSeconds: env.LOCAL_RECONCILE_RESEND_AFTER_SECONDS ?? DEFAULT_RECONCILE_OPTIONS.resendAfterSeconds,
+      deadAfterSeconds:
+        env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ??
+        visibilitySeconds + (DEFAULT_RECONCILE_OPTIONS.deadAfterSeconds - runQueue.visibilityTimeoutSeconds),
+    };
+    let sweeping = false;
+    const reconciler =
+      env.LOCAL_RECONCILE_INTERVAL_SECONDS > 0
+        ? setInterval(() => {
+            if (sweeping) return;
+            sweeping = true;
+            reconcileRuns(reconcileOptions)
+              .catch((error: unknown) => process.stderr.write(`reconcile: ${String(error)}\n`))
+              .finally(() => {
+                sweeping = false;
+              });
+          }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
+        : undefined;
 
     const server = createGateway({
       handlers,
@@ -206,6 +258,7 @@ async function main(): Promise<void> {
       server.close();
       server.closeAllConnections();
       await removeStateFile().catch(() => {});
+      clearInterval(reconciler);
       await worker.stop();
       await shutdownLocalProvider();
       await stopEmulators();

@@ -4,7 +4,7 @@
  */
 import * as contract from './contract.js';
 import { ERROR_CODES } from './errors.js';
-import { type HandlerName, routes } from './infra/routes.js';
+import { type HandlerName, routes, type UNROUTED_HANDLERS } from './infra/routes.js';
 // The contract's zod/mini (see contract.ts); toJSONSchema is core's, the same as classic's.
 import * as z from './zod.js';
 
@@ -18,7 +18,7 @@ interface Operation {
 
 const common: (keyof typeof ERROR_CODES)[] = ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL_ERROR'];
 
-const operations: Record<Exclude<HandlerName, 'authorizer' | 'worker' | 'dashboard'>, Operation> = {
+const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number] | 'dashboard'>, Operation> = {
   health: {
     summary: 'Service health (no key)',
     success: { status: 200, schema: contract.healthResponse, description: 'The service can serve' },

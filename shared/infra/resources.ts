@@ -72,6 +72,12 @@ export const tables = {
         partitionKey: { name: 'tenantWorkflow', type: 'S' },
         sortKey: { name: 'createdAt', type: 'S' },
       },
+      // Sparse: a run is in it only while queued (`queuedShard` is set at creation and removed by the settlement).
+      {
+        indexName: 'queued',
+        partitionKey: { name: 'queuedShard', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
     ],
   },
   // A completed run's result too large for the run item (DynamoDB items are at most 400 KB), in ordered parts written
@@ -138,4 +144,27 @@ export const runQueue = {
   maxReceiveCount: 3,
   retentionSeconds: 4 * 24 * 3600,
   deadLetter: { id: 'RunDeadLetterQueue', retentionSeconds: 14 * 24 * 3600 },
+} as const;
+
+/**
+ * The reconciler (functions/reconcile.ts, shared/worker/reconcile.ts): a scheduled sweep over the runs that are still
+ * queued, so that no run waits forever with its hold. A run whose message never reached a worker is sent again; a
+ * run whose message went to the DLQ, or can no longer exist, is failed and refunded.
+ */
+export const reconcileSettings = {
+  /** How often it runs. */
+  everyMinutes: 5,
+  /** A run never delivered this long after its (last) message is sent again. */
+  resendAfterSeconds: 600,
+  /** At most this many times per run. */
+  maxResends: 3,
+  /**
+   * After its last delivery began, a run delivered maxReceiveCount times is dead once the visibility timeout has
+   * passed (SQS then moves the message to the DLQ); the margin covers the move and clock skew.
+   */
+  deadAfterSeconds: runQueue.visibilityTimeoutSeconds + 300,
+  /** Partitions of the `queued` index. */
+  shards: 4,
+  /** Most runs looked at per shard and sweep (the next sweep takes the rest). */
+  pageSize: 100,
 } as const;

@@ -21,7 +21,8 @@ export type HandlerName =
   | 'dashboard'
   | 'health'
   | 'authorizer'
-  | 'worker';
+  | 'worker'
+  | 'reconcile';
 
 /** What a handler may touch; turned into IAM grants + environment variables in CDK. */
 export interface ResourceAccess {
@@ -78,6 +79,17 @@ export const routes: readonly RouteDefinition[] = [
   { method: 'GET', path: '/v1/runs/{jobId}/file', handler: 'file-url', scope: 'runs:read' },
 ];
 
+/**
+ * The functions no route invokes: the API's authorizer, the queue's worker, and the scheduled reconciler. The stack
+ * creates one function per handler: these plus every handler of the route table (`allHandlers`).
+ */
+export const UNROUTED_HANDLERS = ['authorizer', 'worker', 'reconcile'] as const satisfies readonly HandlerName[];
+
+/** Every function of the service, each once. */
+export function allHandlers(): HandlerName[] {
+  return [...new Set<HandlerName>([...routes.map((r) => r.handler), ...UNROUTED_HANDLERS])];
+}
+
 /** Per-handler resource access (least privilege). Handlers not listed touch nothing. */
 export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   health: { tables: { tenants: 'read' } },
@@ -99,6 +111,11 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
     tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'readwrite' },
     bucket: 'read',
     queue: 'consume',
+  },
+  // Resends a lost run message; fails and refunds a dead one (settlements of failed runs write no result parts).
+  reconcile: {
+    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'read' },
+    queue: 'send',
   },
 };
 

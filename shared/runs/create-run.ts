@@ -37,7 +37,7 @@ import {
   type IdempotencyRecord,
 } from '../store/idempotency.js';
 import { settleRun } from '../store/ledger.js';
-import { type RunRecord, toRunResponse } from '../store/runs.js';
+import { queuedShardOf, type RunRecord, toRunResponse } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 import { openStoredObject } from '../uploads/stored-object.js';
 
@@ -165,6 +165,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     createdAt,
     ...(input.requestId ? { requestId: input.requestId } : {}),
     expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
+    // In the sparse `queued` index until settled: the reconciler finds a run whose message is lost by it.
+    queuedShard: queuedShardOf(jobId),
   };
   const creation = toRunResponse(run) as CreateRunResponse;
 

@@ -79,6 +79,9 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
     }
   }
 
+  // Out of the sparse `queued` index: the reconciler looks only at runs still waiting.
+  update += ' REMOVE queuedShard';
+
   const tenantUpdate = run.holdFromCredit
     ? 'ADD heldMicros :negHold, chargedMicros :charged, refundedMicros :refunded, availableMicros :refunded'
     : 'ADD heldMicros :negHold, chargedMicros :charged, refundedMicros :refunded';

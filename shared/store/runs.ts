@@ -8,11 +8,14 @@ import { resourceName } from '../config.js';
 import type { Attempt, RunResponse, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
 import type { FileFacts } from '../file-facts.js';
-import { tables } from '../infra/resources.js';
+import { reconcileSettings, tables } from '../infra/resources.js';
 import { type Micros, microsToUsd } from '../money.js';
 import type { ProviderId, Strategy, TaskSpec } from '../providers/types.js';
 
 export const RUNS_TABLE = resourceName(tables.runs.envVar);
+
+/** The sparse index of queued runs (shared/infra/resources.ts). */
+const QUEUED_INDEX = 'queued';
 
 export const PROTOCOL_VERSION = '0.1.0';
 
@@ -68,6 +71,16 @@ export interface RunRecord {
   expiresAtEpoch: number;
   /** Worker deliveries seen (a crash or redelivery increments it). */
   deliveries?: number;
+  /** When the last delivery began processing (ISO); the reconciler tells a dead-lettered run by it. */
+  deliveredAt?: string;
+  /**
+   * Present only while the run is queued (removed by the settlement): the partition of the sparse `queued` index,
+   * through which the reconciler (shared/worker/reconcile.ts) finds runs that wait too long.
+   */
+  queuedShard?: string;
+  /** Messages the reconciler sent again for this run, and when it last did. */
+  resends?: number;
+  resentAt?: string;
   // Final fields, written once together with the status and the money.
   completedAt?: string;
   result?: Record<string, unknown>;
@@ -110,16 +123,69 @@ export async function getRun(jobId: string): Promise<RunRecord | null> {
 }
 
 /** Marks a queued run as being processed and counts the delivery; returns false when the run is already final. */
-export async function markProcessing(jobId: string): Promise<boolean> {
+export async function markProcessing(jobId: string, now = new Date()): Promise<boolean> {
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
-        UpdateExpression: 'SET #stage = :processing ADD deliveries :one',
+        UpdateExpression: 'SET #stage = :processing, deliveredAt = :now ADD deliveries :one',
         ConditionExpression: '#status = :queued',
         ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
-        ExpressionAttributeValues: { ':processing': 'processing', ':one': 1, ':queued': 'queued' },
+        ExpressionAttributeValues: {
+          ':processing': 'processing',
+          ':now': now.toISOString(),
+          ':one': 1,
+          ':queued': 'queued',
+        },
+      }),
+    );
+    return true;
+  } catch (error: unknown) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/** The `queued` index's partition for a run: a few shards, so that no single partition takes every new run. */
+export function queuedShardOf(jobId: string): string {
+  let sum = 0;
+  for (const char of jobId) sum = (sum + char.charCodeAt(0)) % reconcileSettings.shards;
+  return `q${sum}`;
+}
+
+/**
+ * Queued runs of one shard created before `before` (ISO), oldest first, at most `limit` (the `queued` index is
+ * sparse: a settled run has left it). Reads the index, which may lag a settlement: callers re-check the status.
+ */
+export async function listQueuedBefore(shard: string, before: string, limit: number): Promise<RunRecord[]> {
+  const out = await ddb.send(
+    new QueryCommand({
+      TableName: RUNS_TABLE,
+      IndexName: QUEUED_INDEX,
+      KeyConditionExpression: 'queuedShard = :shard AND createdAt < :before',
+      ExpressionAttributeValues: { ':shard': shard, ':before': before },
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []) as RunRecord[];
+}
+
+/**
+ * Records that the run's message is sent again; only while the run is queued and never delivered, and at most
+ * `maxResends` times. Returns false when the run changed meanwhile (a worker picked it up, or it was settled).
+ */
+export async function markResent(jobId: string, maxResends: number, now = new Date()): Promise<boolean> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: RUNS_TABLE,
+        Key: { jobId },
+        UpdateExpression: 'SET resentAt = :now ADD resends :one',
+        ConditionExpression:
+          '#status = :queued AND attribute_not_exists(deliveries) AND (attribute_not_exists(resends) OR resends < :max)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':max': maxResends },
       }),
     );
     return true;

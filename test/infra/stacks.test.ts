@@ -20,13 +20,14 @@ import { ERROR_CODES } from '../../shared/errors.js';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../../shared/infra/metrics.js';
 import {
   type KeyAttribute,
+  reconcileSettings,
   runQueue,
   type TableName,
   tables,
   uploadsBucket,
   workerSettings,
 } from '../../shared/infra/resources.js';
-import { gatewaySettings, type HandlerName, handlerAccess, routes } from '../../shared/infra/routes.js';
+import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../../shared/infra/routes.js';
 import { buildTestApp, logicalIdOf, refersTo } from './synth.js';
 
 type Json = Record<string, unknown>;
@@ -213,8 +214,8 @@ describe('stateful stack', () => {
 });
 
 describe('stateless stack: functions', () => {
-  test('one function per handler in the route table, plus authorizer and worker', () => {
-    const expected = new Set<HandlerName>([...routes.map((r) => r.handler), 'authorizer', 'worker']);
+  test('one function per handler in the route table, plus authorizer, worker and reconciler', () => {
+    const expected = new Set<HandlerName>(allHandlers());
     expect(new Set(handlers)).toEqual(expected);
     statelessTemplate.resourceCountIs('AWS::Lambda::Function', expected.size);
   });
@@ -303,6 +304,24 @@ describe('stateless stack: functions', () => {
     const props = functionProps('worker');
     expect(props.Timeout).toBe(workerSettings.timeoutSeconds);
     expect(props.MemorySize).toBe(workerSettings.memoryMb);
+  });
+
+  test('reconcile: invoked on a schedule, may send to the run queue and query the queued index, nothing else on SQS', () => {
+    statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${reconcileSettings.everyMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId('reconcile'), 'Arn'] } })],
+    });
+    statelessTemplate.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [functionLogicalId('reconcile'), 'Arn'] },
+      Principal: 'events.amazonaws.com',
+    });
+    const allowed = statementsOf('reconcile').filter((s) => s.Effect === 'Allow');
+    const actions = allowed.flatMap(actionsOf);
+    expect(actions).toContain('sqs:SendMessage');
+    expect(actions).not.toContain('sqs:ReceiveMessage');
+    expect(actions).toContain('dynamodb:Query');
+    expect(actions.some((a) => a.startsWith('s3:'))).toBe(false);
   });
 
   test('log groups keep one month', () => {

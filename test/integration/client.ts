@@ -79,6 +79,14 @@ function documentClient(): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack().endpoints.dynamodb }));
 }
 
+/** The run as stored (internal fields included: deliveries, resends). */
+export async function runRecord(jobId: string): Promise<Record<string, unknown>> {
+  const out = await documentClient().send(
+    new GetCommand({ TableName: stack().resources.tables.runs, Key: { jobId }, ConsistentRead: true }),
+  );
+  return (out.Item ?? {}) as Record<string, unknown>;
+}
+
 export async function tenantRecord(tenantId: string): Promise<Record<string, number | string>> {
   const out = await documentClient().send(
     new GetCommand({ TableName: stack().resources.tables.tenants, Key: { tenantId }, ConsistentRead: true }),

@@ -8,6 +8,7 @@ import {
   KEYS,
   ledgerEntries,
   runCount,
+  runRecord,
   sendRunMessage,
   tenantRecord,
   upload,
@@ -155,6 +156,30 @@ describe('worker exactly-once', () => {
     await new Promise((r) => setTimeout(r, 5000));
     await expectSettledOnce(jobId);
     expect((await tenantRecord('tenant-a')).chargedMicros).toBe(charged);
+  });
+
+  test('a run whose message never reached a worker is sent again by the reconciler, completes and is charged once', async () => {
+    const created = await createdRun({ metadata: { localFault: 'lose-message' } });
+    const jobId = String(created.body.jobId);
+    const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
+    expect(final.body.status).toBe('completed');
+    expect(await runRecord(jobId)).toMatchObject({ resends: 1, deliveries: 1 });
+    expect((await runRecord(jobId)).queuedShard).toBeUndefined();
+    await expectSettledOnce(jobId);
+  });
+
+  test('a run whose every delivery crashes hard (nothing thrown: the message ends in the DLQ) is failed and refunded by the reconciler', async () => {
+    const created = await createdRun({ metadata: { localFault: 'crash-hard' } });
+    const jobId = String(created.body.jobId);
+    const final = await waitForFinal(jobId, { timeoutMs: 100_000 });
+    expect(final.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'INTERNAL_ERROR', status: 500, retryable: true },
+      chargedUsd: 0,
+      refundedUsd: created.body.estimatedCostUsd,
+    });
+    expect(await runRecord(jobId)).toMatchObject({ deliveries: 3 });
+    await expectSettledOnce(jobId);
   });
 
   test('the tenant ledger balances: held = estimates − charged − refunded over settled runs', async () => {

@@ -2,7 +2,8 @@
  * Starts one local stack for the integration suite and publishes its coordinates through the environment
  * (tests run in band, in this process). Settings chosen for testability, each a documented configuration value:
  * two tenants with dev keys, a confirmation threshold low enough that a multi-page PDF needs confirmation,
- * a short visibility timeout so redelivery is observable, and the crash-simulation seam switched on.
+ * a short visibility timeout so redelivery is observable, the crash-simulation seam switched on, and a reconciler
+ * that sweeps every second with short waits.
  * When E2E-style endpoints are already given (INTEGRATION_BASE_URL), nothing is started.
  */
 // Jest loads globalSetup through require() without the moduleNameMapper, so this import names the .ts file itself.
@@ -16,6 +17,12 @@ export default async function globalSetup(): Promise<void> {
     SERVICE_COST_CONFIRMATION_THRESHOLD_USD: '0.001',
     LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
     VISION_LOCAL_FAULT_INJECTION: 'true',
+    // The reconciler sweeps every second; it resends a never-delivered run after 4 s, and fails a run whose third
+    // delivery began 30 s ago (well past any real run here, so a slow run redelivered under the 3 s visibility
+    // timeout is never taken for a dead one).
+    LOCAL_RECONCILE_INTERVAL_SECONDS: '1',
+    LOCAL_RECONCILE_RESEND_AFTER_SECONDS: '4',
+    LOCAL_RECONCILE_DEAD_AFTER_SECONDS: '30',
     VISION_PROVIDERS: 'local',
     LOCAL_RATE_LIMIT_RPS: '1000',
     LOCAL_RATE_LIMIT_BURST: '1000',

@@ -1,0 +1,9 @@
+/**
+ * Scheduled reconciler (EventBridge, every few minutes): sends again the message of a run that never reached a
+ * worker, and fails and refunds a run whose message was dead-lettered or expired (shared/worker/reconcile.ts).
+ */
+import { type ReconcileReport, reconcileRuns } from '../shared/worker/reconcile.js';
+
+export async function handler(): Promise<ReconcileReport> {
+  return reconcileRuns();
+}

@@ -1,0 +1,122 @@
+/**
+ * The reconciler: a scheduled sweep (functions/reconcile.ts; every few minutes on the local stack) over the runs that
+ * are still queued, so that no run waits forever with the client's money held. It closes the gaps the request path
+ * and the worker cannot close themselves:
+ *
+ * - **A message that never reached a worker**: create-run committed the run and its hold but the send failed after
+ *   the commit was out of reach (the invocation died between the two, or the failure settlement itself failed). A run
+ *   never delivered `resendAfterSeconds` after its last message is sent again, at most `maxResends` times. A resend
+ *   is harmless when the first message was only slow: the worker is idempotent by jobId.
+ * - **A message that went to the DLQ without a settlement**: the invocation of the last allowed delivery crashed
+ *   (timeout, out of memory), so the worker's own last-delivery refund never ran. A run delivered `maxReceiveCount`
+ *   times whose last delivery began `deadAfterSeconds` ago is failed and refunded.
+ * - **A message that can no longer exist**: older than the queue's retention since it was last sent. Failed and
+ *   refunded too.
+ *
+ * Failing uses the worker's settlement (store/ledger.ts), conditional on the run still being queued, so a worker that
+ * settles the run at the same moment wins or loses cleanly: the money moves once either way.
+ */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { sqs } from '../aws/sqs.js';
+import { resourceName } from '../config.js';
+import { reconcileSettings, runQueue } from '../infra/resources.js';
+import { log } from '../log.js';
+import { settleRun } from '../store/ledger.js';
+import { getRun, listQueuedBefore, markResent, type RunRecord } from '../store/runs.js';
+
+export interface ReconcileOptions {
+  /** Seconds after its last message before a never-delivered run is sent again. */
+  resendAfterSeconds: number;
+  maxResends: number;
+  /** Seconds after its last delivery began before a run delivered `maxReceiveCount` times is dead. */
+  deadAfterSeconds: number;
+  /** The queue's maxReceiveCount and message retention. */
+  maxReceiveCount: number;
+  retentionSeconds: number;
+  shards: number;
+  pageSize: number;
+}
+
+/** The deployed settings (shared/infra/resources.ts). */
+export const DEFAULT_RECONCILE_OPTIONS: ReconcileOptions = {
+  resendAfterSeconds: reconcileSettings.resendAfterSeconds,
+  maxResends: reconcileSettings.maxResends,
+  deadAfterSeconds: reconcileSettings.deadAfterSeconds,
+  maxReceiveCount: runQueue.maxReceiveCount,
+  retentionSeconds: runQueue.retentionSeconds,
+  shards: reconcileSettings.shards,
+  pageSize: reconcileSettings.pageSize,
+};
+
+export type ReconcileAction = 'resend' | 'fail-dead-lettered' | 'fail-expired' | 'wait';
+
+/** What to do with a queued run now (pure: the decision, separately testable from the writes). */
+export function decide(run: RunRecord, now: number, options: ReconcileOptions): ReconcileAction {
+  const secondsSince = (iso: string | undefined) => (iso === undefined ? 0 : (now - Date.parse(iso)) / 1000);
+  const lastSent = run.resentAt ?? run.createdAt;
+  const deliveries = run.deliveries ?? 0;
+  if (deliveries >= options.maxReceiveCount && secondsSince(run.deliveredAt) >= options.deadAfterSeconds) {
+    return 'fail-dead-lettered';
+  }
+  if (secondsSince(lastSent) >= options.retentionSeconds) return 'fail-expired';
+  if (
+    deliveries === 0 &&
+    (run.resends ?? 0) < options.maxResends &&
+    secondsSince(lastSent) >= options.resendAfterSeconds
+  ) {
+    return 'resend';
+  }
+  return 'wait';
+}
+
+export interface ReconcileReport {
+  resent: string[];
+  failed: string[];
+}
+
+/** One sweep over every shard of the `queued` index. */
+export async function reconcileRuns(
+  options: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS,
+  now = new Date(),
+): Promise<ReconcileReport> {
+  const report: ReconcileReport = { resent: [], failed: [] };
+  // Only runs older than the shortest wait can need anything.
+  const horizon = Math.min(options.resendAfterSeconds, options.deadAfterSeconds, options.retentionSeconds);
+  const before = new Date(now.getTime() - horizon * 1000).toISOString();
+  for (let shard = 0; shard < options.shards; shard++) {
+    for (const listed of await listQueuedBefore(`q${shard}`, before, options.pageSize)) {
+      // The index may lag a settlement; the table has the truth.
+      const run = await getRun(listed.jobId);
+      if (run?.status !== 'queued') continue;
+      const action = decide(run, now.getTime(), options);
+      if (action === 'resend') {
+        if (await resend(run, options, now)) report.resent.push(run.jobId);
+      } else if (action !== 'wait') {
+        if (await fail(run, action)) report.failed.push(run.jobId);
+      }
+    }
+  }
+  if (report.resent.length > 0 || report.failed.length > 0) log.warn('runs reconciled', { ...report });
+  return report;
+}
+
+async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Promise<boolean> {
+  // Counted first: a crash after the count loses one resend, never sends without limit.
+  if (!(await markResent(run.jobId, options.maxResends, now))) return false;
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: resourceName(runQueue.envVar),
+      MessageBody: JSON.stringify({ jobId: run.jobId }),
+    }),
+  );
+  return true;
+}
+
+async function fail(run: RunRecord, action: 'fail-dead-lettered' | 'fail-expired'): Promise<boolean> {
+  log.error('run stuck in the queue; failing it and refunding the hold', { jobId: run.jobId, reason: action });
+  return settleRun(run, {
+    status: 'failed',
+    error: { code: 'INTERNAL_ERROR', message: 'The run could not be processed', status: 500, retryable: true },
+    attempts: run.attempts ?? [],
+  });
+}

@@ -1,0 +1,164 @@
+/**
+ * The reconciler (shared/worker/reconcile.ts): no run waits forever with its hold. A run whose message never reached
+ * a worker is sent again (a bounded number of times); a run whose message was dead-lettered or can no longer exist is
+ * failed and refunded with the worker's own settlement, once, even when a worker settles it at the same moment.
+ */
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler } from '../../functions/reconcile.js';
+import { reconcileSettings, runQueue } from '../../shared/infra/resources.js';
+import { queuedShardOf, type RunRecord } from '../../shared/store/runs.js';
+import { DEFAULT_RECONCILE_OPTIONS, decide, reconcileRuns } from '../../shared/worker/reconcile.js';
+import { mapsAsObjects, runItem, tableName, transactionCancelled } from '../support/aws.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const NOW = new Date('2026-11-25T12:00:00.000Z');
+const ago = (seconds: number) => new Date(NOW.getTime() - seconds * 1000).toISOString();
+const options = DEFAULT_RECONCILE_OPTIONS;
+
+beforeEach(() => {
+  ddb.reset();
+  sqs.reset();
+});
+
+/** The queued index lists `runs` (in shard q0), and each reads back as stored. */
+function arrange(...runs: RunRecord[]): void {
+  ddb.on(QueryCommand).callsFake((input: { ExpressionAttributeValues?: Record<string, unknown> }) => ({
+    Items: input.ExpressionAttributeValues?.[':shard'] === 'q0' ? runs : [],
+  }));
+  for (const run of runs) {
+    ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: run.jobId } }).resolves({ Item: run });
+  }
+  ddb.on(UpdateCommand).resolves({});
+  ddb.on(TransactWriteCommand).resolves({});
+  sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+}
+
+describe('decide', () => {
+  test('a fresh run, or one a worker is on, waits', () => {
+    expect(decide(runItem({ createdAt: ago(60) }), NOW.getTime(), options)).toBe('wait');
+    const working = runItem({ createdAt: ago(3600), deliveries: 1, deliveredAt: ago(60) });
+    expect(decide(working, NOW.getTime(), options)).toBe('wait');
+  });
+
+  test('a run never delivered is resent after resendAfterSeconds since its last message, at most maxResends times', () => {
+    expect(decide(runItem({ createdAt: ago(options.resendAfterSeconds) }), NOW.getTime(), options)).toBe('resend');
+    const resentRecently = runItem({ createdAt: ago(7200), resends: 1, resentAt: ago(10) });
+    expect(decide(resentRecently, NOW.getTime(), options)).toBe('wait');
+    const exhausted = runItem({ createdAt: ago(7200), resends: options.maxResends, resentAt: ago(7200) });
+    expect(decide(exhausted, NOW.getTime(), options)).toBe('wait');
+  });
+
+  test('a run delivered maxReceiveCount times is dead once its last delivery is deadAfterSeconds old', () => {
+    const dying = { createdAt: ago(7200), deliveries: runQueue.maxReceiveCount };
+    expect(decide(runItem({ ...dying, deliveredAt: ago(options.deadAfterSeconds - 1) }), NOW.getTime(), options)).toBe(
+      'wait',
+    );
+    expect(decide(runItem({ ...dying, deliveredAt: ago(options.deadAfterSeconds) }), NOW.getTime(), options)).toBe(
+      'fail-dead-lettered',
+    );
+    // The dead-letter wait outlasts the visibility timeout: SQS has moved the message by then.
+    expect(reconcileSettings.deadAfterSeconds).toBeGreaterThan(runQueue.visibilityTimeoutSeconds);
+  });
+
+  test('a run whose last message is older than the queue retention is failed: no message can exist', () => {
+    const run = runItem({ createdAt: ago(runQueue.retentionSeconds), resends: options.maxResends });
+    expect(decide(run, NOW.getTime(), options)).toBe('fail-expired');
+  });
+});
+
+describe('reconcileRuns', () => {
+  test('resends a lost message once: counted on the run (conditionally), then sent naming the jobId', async () => {
+    const lost = runItem({ jobId: 'run_lost', createdAt: ago(900) });
+    arrange(lost);
+    const report = await reconcileRuns(options, NOW);
+    expect(report).toEqual({ resent: ['run_lost'], failed: [] });
+    const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(update?.Key).toEqual({ jobId: 'run_lost' });
+    expect(update?.ConditionExpression).toContain('attribute_not_exists(deliveries)');
+    expect(update?.ExpressionAttributeValues?.[':max']).toBe(options.maxResends);
+    expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
+    expect(JSON.parse(String(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody))).toEqual({
+      jobId: 'run_lost',
+    });
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test('a run a worker picked up between the listing and the resend is not sent again', async () => {
+    arrange(runItem({ jobId: 'run_lost', createdAt: ago(900) }));
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('conditional'), { name: 'ConditionalCheckFailedException' }));
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
+    expect(sqs).not.toHaveReceivedCommand(SendMessageCommand);
+  });
+
+  test('fails a dead-lettered run with the whole hold refunded, and takes it out of the queued index', async () => {
+    const dead = runItem({
+      jobId: 'run_dead',
+      createdAt: ago(7200),
+      deliveries: 3,
+      deliveredAt: ago(options.deadAfterSeconds + 1),
+    });
+    arrange(dead);
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: ['run_dead'] });
+    const [settlement] = ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
+    const run = settlement?.TransactItems?.[0]?.Update;
+    expect(run?.ConditionExpression).toBe('#status = :queued');
+    expect(run?.UpdateExpression).toContain('REMOVE queuedShard');
+    expect(run?.ExpressionAttributeValues).toMatchObject({
+      ':status': 'failed',
+      ':charged': 0,
+      ':refunded': dead.estimateMicros,
+      ':error': { code: 'INTERNAL_ERROR', status: 500, retryable: true },
+    });
+    expect(sqs).not.toHaveReceivedCommand(SendMessageCommand);
+  });
+
+  test('a run a worker settles at the same moment is left to it: the money moves once', async () => {
+    arrange(runItem({ jobId: 'run_dead', createdAt: ago(7200), deliveries: 3, deliveredAt: ago(7000) }));
+    ddb.on(TransactWriteCommand).rejects(transactionCancelled(['ConditionalCheckFailed', 'None', 'None']));
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
+  });
+
+  test('a run the index still lists but the table has settled is left alone', async () => {
+    const listed = runItem({ jobId: 'run_done', createdAt: ago(7200), deliveries: 3, deliveredAt: ago(7000) });
+    arrange(listed);
+    ddb
+      .on(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_done' } })
+      .resolves({ Item: { ...listed, status: 'completed' } });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test('queries every shard for runs older than the shortest wait, a page at a time', async () => {
+    arrange();
+    await reconcileRuns(options, NOW);
+    const queries = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(queries.map((q) => q.ExpressionAttributeValues?.[':shard'])).toEqual(['q0', 'q1', 'q2', 'q3']);
+    for (const query of queries) {
+      expect(query).toMatchObject({ IndexName: 'queued', Limit: reconcileSettings.pageSize });
+      expect(query.ExpressionAttributeValues?.[':before']).toBe(ago(options.resendAfterSeconds));
+    }
+  });
+
+  test('the scheduled handler runs a sweep with the deployed settings', async () => {
+    arrange();
+    await expect(handler()).resolves.toEqual({ resent: [], failed: [] });
+    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, reconcileSettings.shards);
+  });
+});
+
+test('runs spread over the shards of the queued index', () => {
+  const shards = new Set(
+    Array.from({ length: 64 }, (_, i) => queuedShardOf(`run_${i.toString(16).padStart(32, '0')}`)),
+  );
+  expect(shards).toEqual(new Set(['q0', 'q1', 'q2', 'q3']));
+});
