@@ -165,6 +165,7 @@ export const reconcileSettings = {
   deadAfterSeconds: runQueue.visibilityTimeoutSeconds + 300,
   /** Partitions of the `queued` index. */
   shards: 4,
-  /** Most runs looked at per shard and sweep (the next sweep takes the rest). */
+  /** Runs read per query, and most queries per shard and sweep (the next sweep takes any rest). */
   pageSize: 100,
+  maxPages: 10,
 } as const;

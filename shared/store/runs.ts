@@ -155,10 +155,16 @@ export function queuedShardOf(jobId: string): string {
 }
 
 /**
- * Queued runs of one shard created before `before` (ISO), oldest first, at most `limit` (the `queued` index is
- * sparse: a settled run has left it). Reads the index, which may lag a settlement: callers re-check the status.
+ * One page of the queued runs of a shard created before `before` (ISO), oldest first, at most `limit`, from `startKey`
+ * (the `queued` index is sparse: a settled run has left it). Reads the index, which may lag a settlement: callers
+ * re-check the status.
  */
-export async function listQueuedBefore(shard: string, before: string, limit: number): Promise<RunRecord[]> {
+export async function listQueuedBefore(
+  shard: string,
+  before: string,
+  limit: number,
+  startKey?: Record<string, unknown>,
+): Promise<{ runs: RunRecord[]; nextKey: Record<string, unknown> | undefined }> {
   const out = await ddb.send(
     new QueryCommand({
       TableName: RUNS_TABLE,
@@ -166,9 +172,10 @@ export async function listQueuedBefore(shard: string, before: string, limit: num
       KeyConditionExpression: 'queuedShard = :shard AND createdAt < :before',
       ExpressionAttributeValues: { ':shard': shard, ':before': before },
       Limit: limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     }),
   );
-  return (out.Items ?? []) as RunRecord[];
+  return { runs: (out.Items ?? []) as RunRecord[], nextKey: out.LastEvaluatedKey };
 }
 
 /**

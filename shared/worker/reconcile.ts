@@ -35,6 +35,8 @@ export interface ReconcileOptions {
   retentionSeconds: number;
   shards: number;
   pageSize: number;
+  /** Most pages read per shard and sweep (the next sweep starts again from the oldest). */
+  maxPages: number;
 }
 
 /** The deployed settings (shared/infra/resources.ts). */
@@ -46,6 +48,7 @@ export const DEFAULT_RECONCILE_OPTIONS: ReconcileOptions = {
   retentionSeconds: runQueue.retentionSeconds,
   shards: reconcileSettings.shards,
   pageSize: reconcileSettings.pageSize,
+  maxPages: reconcileSettings.maxPages,
 };
 
 export type ReconcileAction = 'resend' | 'fail-dead-lettered' | 'fail-expired' | 'wait';
@@ -84,16 +87,24 @@ export async function reconcileRuns(
   const horizon = Math.min(options.resendAfterSeconds, options.deadAfterSeconds, options.retentionSeconds);
   const before = new Date(now.getTime() - horizon * 1000).toISOString();
   for (let shard = 0; shard < options.shards; shard++) {
-    for (const listed of await listQueuedBefore(`q${shard}`, before, options.pageSize)) {
-      // The index may lag a settlement; the table has the truth.
-      const run = await getRun(listed.jobId);
-      if (run?.status !== 'queued') continue;
-      const action = decide(run, now.getTime(), options);
-      if (action === 'resend') {
-        if (await resend(run, options, now)) report.resent.push(run.jobId);
-      } else if (action !== 'wait') {
-        if (await fail(run, action)) report.failed.push(run.jobId);
+    // Page by page through the whole shard (up to maxPages): runs that only wait (resends used up, a backlog) must
+    // not hide newer ones behind them.
+    let startKey: Record<string, unknown> | undefined;
+    for (let page = 0; page < options.maxPages; page++) {
+      const { runs, nextKey } = await listQueuedBefore(`q${shard}`, before, options.pageSize, startKey);
+      for (const listed of runs) {
+        // The index may lag a settlement; the table has the truth.
+        const run = await getRun(listed.jobId);
+        if (run?.status !== 'queued') continue;
+        const action = decide(run, now.getTime(), options);
+        if (action === 'resend') {
+          if (await resend(run, options, now)) report.resent.push(run.jobId);
+        } else if (action !== 'wait') {
+          if (await fail(run, action)) report.failed.push(run.jobId);
+        }
       }
+      if (nextKey === undefined) break;
+      startKey = nextKey;
     }
   }
   if (report.resent.length > 0 || report.failed.length > 0) log.warn('runs reconciled', { ...report });

@@ -138,6 +138,25 @@ describe('reconcileRuns', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
+  test('reads a shard page by page: runs that only wait do not hide a lost one behind them', async () => {
+    const waiting = runItem({ jobId: 'run_waiting', createdAt: ago(7200), resends: 3, resentAt: ago(7200) });
+    const lost = runItem({ jobId: 'run_lost', createdAt: ago(900) });
+    arrange(waiting, lost);
+    ddb
+      .on(QueryCommand)
+      .callsFake((input: { ExpressionAttributeValues?: Record<string, unknown>; ExclusiveStartKey?: unknown }) => {
+        if (input.ExpressionAttributeValues?.[':shard'] !== 'q0') return { Items: [] };
+        return input.ExclusiveStartKey === undefined
+          ? { Items: [waiting], LastEvaluatedKey: { jobId: 'run_waiting' } }
+          : { Items: [lost] };
+      });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_lost'], failed: [] });
+    const q0 = ddb
+      .commandCalls(QueryCommand)
+      .filter((c) => c.args[0].input.ExpressionAttributeValues?.[':shard'] === 'q0');
+    expect(q0.map((c) => c.args[0].input.ExclusiveStartKey)).toEqual([undefined, { jobId: 'run_waiting' }]);
+  });
+
   test('queries every shard for runs older than the shortest wait, a page at a time', async () => {
     arrange();
     await reconcileRuns(options, NOW);
