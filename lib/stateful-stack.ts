@@ -90,7 +90,10 @@ export class StatefulStack extends Stack implements StatefulResources {
           indexName: index.indexName,
           partitionKey: toAttribute(index.partitionKey),
           ...(indexSortKey ? { sortKey: toAttribute(indexSortKey) } : {}),
-          projectionType: dynamodb.ProjectionType.ALL,
+          projectionType:
+            'projection' in index && index.projection === 'KEYS_ONLY'
+              ? dynamodb.ProjectionType.KEYS_ONLY
+              : dynamodb.ProjectionType.ALL,
         });
       }
       created[name] = table;

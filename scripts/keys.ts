@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { tables } from '../shared/infra/resources.js';
 import { gatewaySettings, SCOPES, type Scope } from '../shared/infra/routes.js';
 import { MICROS_PER_USD, type Micros } from '../shared/money.js';
@@ -679,7 +680,7 @@ async function run(argv: string[]): Promise<number> {
         try {
           await store.addCredit(tenant, addMicros);
         } catch (error: unknown) {
-          if (error instanceof Error && error.name === 'ConditionalCheckFailedException') {
+          if (error instanceof ConditionalCheckFailedException) {
             throw new Error(`tenant "${tenant}" not found`);
           }
           throw error;

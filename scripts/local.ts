@@ -88,6 +88,16 @@ async function removeStateFile(): Promise<void> {
   if ((await stateFilePid()) === process.pid) await rm(stateFile, { force: true });
 }
 
+/** The jobId of a run message, or undefined for a malformed one (the worker itself drops those). */
+function jobIdOf(body: string): string | undefined {
+  try {
+    const jobId: unknown = (JSON.parse(body) as { jobId?: unknown }).jobId;
+    return typeof jobId === 'string' ? jobId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function parseDevKeys(value: string | undefined): { tenantId: string; key: string }[] {
   if (!value) return [{ tenantId: 'dev', key: `vk_dev_${randomBytes(24).toString('base64url')}` }];
   return value.split(',').map((pair) => {
@@ -123,7 +133,9 @@ async function main(): Promise<void> {
         ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS }
         : {}),
     });
-    const { tables, uploadsBucket, runQueue, workerSettings } = await import('../shared/infra/resources.js');
+    const { tables, uploadsBucket, runQueue, workerSettings, reconcileSettings } = await import(
+      '../shared/infra/resources.js'
+    );
     for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
     process.env[uploadsBucket.envVar] = names.bucket;
     process.env[runQueue.envVar] = names.queueUrl;
@@ -174,11 +186,11 @@ async function main(): Promise<void> {
       const failures: { itemIdentifier: string }[] = [];
       const records = [];
       for (const record of event.Records) {
-        const jobId = (JSON.parse(record.body) as { jobId?: string }).jobId ?? '';
-        const fault = (await getRun(jobId))?.metadata.localFault;
-        if (fault === 'lose-message' && !crashed.has(jobId)) {
+        const jobId = jobIdOf(record.body);
+        const fault = jobId === undefined ? undefined : (await getRun(jobId))?.metadata.localFault;
+        if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
           crashed.add(jobId);
-        } else if (fault === 'crash-hard') {
+        } else if (jobId !== undefined && fault === 'crash-hard') {
           await markProcessing(jobId);
           failures.push({ itemIdentifier: record.messageId });
         } else {
@@ -210,8 +222,7 @@ async function main(): Promise<void> {
       ...DEFAULT_RECONCILE_OPTIONS,
       resendAfterSeconds: env.LOCAL_RECONCILE_RESEND_AFTER_SECONDS ?? DEFAULT_RECONCILE_OPTIONS.resendAfterSeconds,
       deadAfterSeconds:
-        env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ??
-        visibilitySeconds + (DEFAULT_RECONCILE_OPTIONS.deadAfterSeconds - runQueue.visibilityTimeoutSeconds),
+        env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds,
     };
     let sweeping = false;
     const reconciler =

@@ -138,7 +138,7 @@ function tableInput(name: string, def: TableDefinition): CreateTableCommandInput
               { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
               ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
             ],
-            Projection: { ProjectionType: 'ALL' as const },
+            Projection: { ProjectionType: index.projection ?? 'ALL' },
           })),
         }
       : {}),

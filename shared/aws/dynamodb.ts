@@ -2,8 +2,13 @@
  * The DynamoDB document client, created once per process. One module per AWS client so a handler bundles only the
  * clients it uses; endpoints come from the SDK's own `AWS_ENDPOINT_URL[_DYNAMODB]` variables.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/** Whether a single-item write was refused by its ConditionExpression (an answer, not a fault). */
+export function isConditionFailed(error: unknown): boolean {
+  return error instanceof ConditionalCheckFailedException;
+}
 
 /** `undefined` attributes are dropped rather than rejected. */
 export const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}), {

@@ -15,6 +15,8 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: KeyAttribute;
   sortKey?: KeyAttribute;
+  /** What the index copies of each item: every attribute (default), or only the keys (read the item from the table). */
+  projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 export interface TableDefinition {
@@ -73,10 +75,12 @@ export const tables = {
         sortKey: { name: 'createdAt', type: 'S' },
       },
       // Sparse: a run is in it only while queued (`queuedShard` is set at creation and removed by the settlement).
+      // Keys only: the reconciler reads each run from the table anyway (the index may lag a settlement).
       {
         indexName: 'queued',
         partitionKey: { name: 'queuedShard', type: 'S' },
         sortKey: { name: 'createdAt', type: 'S' },
+        projection: 'KEYS_ONLY',
       },
     ],
   },
@@ -159,10 +163,10 @@ export const reconcileSettings = {
   /** At most this many times per run. */
   maxResends: 3,
   /**
-   * After its last delivery began, a run delivered maxReceiveCount times is dead once the visibility timeout has
-   * passed (SQS then moves the message to the DLQ); the margin covers the move and clock skew.
+   * After its last delivery began, a run delivered maxReceiveCount times is dead once the queue's visibility timeout
+   * and this margin have passed (SQS then moves the message to the DLQ; the margin covers the move and clock skew).
    */
-  deadAfterSeconds: runQueue.visibilityTimeoutSeconds + 300,
+  deadMarginSeconds: 300,
   /** Partitions of the `queued` index. */
   shards: 4,
   /** Runs read per query, and most queries per shard and sweep (the next sweep takes any rest). */

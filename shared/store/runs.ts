@@ -3,7 +3,7 @@
  * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws/dynamodb.js';
+import { ddb, isConditionFailed } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import type { Attempt, RunResponse, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
@@ -142,7 +142,7 @@ export async function markProcessing(jobId: string, now = new Date()): Promise<b
     );
     return true;
   } catch (error: unknown) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailed(error)) return false;
     throw error;
   }
 }
@@ -155,16 +155,16 @@ export function queuedShardOf(jobId: string): string {
 }
 
 /**
- * One page of the queued runs of a shard created before `before` (ISO), oldest first, at most `limit`, from `startKey`
- * (the `queued` index is sparse: a settled run has left it). Reads the index, which may lag a settlement: callers
- * re-check the status.
+ * One page of the ids of the queued runs of a shard created before `before` (ISO), oldest first, at most `limit`,
+ * from `startKey` (the `queued` index is sparse: a settled run has left it; it holds keys only, and may lag a
+ * settlement: callers read each run).
  */
 export async function listQueuedBefore(
   shard: string,
   before: string,
   limit: number,
   startKey?: Record<string, unknown>,
-): Promise<{ runs: RunRecord[]; nextKey: Record<string, unknown> | undefined }> {
+): Promise<{ jobIds: string[]; nextKey: Record<string, unknown> | undefined }> {
   const out = await ddb.send(
     new QueryCommand({
       TableName: RUNS_TABLE,
@@ -175,7 +175,7 @@ export async function listQueuedBefore(
       ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     }),
   );
-  return { runs: (out.Items ?? []) as RunRecord[], nextKey: out.LastEvaluatedKey };
+  return { jobIds: (out.Items ?? []).map((item) => String(item.jobId)), nextKey: out.LastEvaluatedKey };
 }
 
 /**
@@ -197,7 +197,7 @@ export async function markResent(jobId: string, maxResends: number, now = new Da
     );
     return true;
   } catch (error: unknown) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailed(error)) return false;
     throw error;
   }
 }

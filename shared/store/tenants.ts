@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws/dynamodb.js';
+import { ddb, isConditionFailed } from '../aws/dynamodb.js';
 import { tables } from '../infra/resources.js';
 import { SCOPES, type Scope } from '../infra/routes.js';
 import type { Micros } from '../money.js';
@@ -89,7 +89,7 @@ export async function ensureTenant(
       }),
     );
   } catch (error: unknown) {
-    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+    if (!isConditionFailed(error)) throw error;
   }
 }
 
@@ -203,7 +203,7 @@ export async function setUsagePlanKey(
     );
     return true;
   } catch (error: unknown) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailed(error)) return false;
     throw error;
   }
 }
@@ -221,7 +221,7 @@ export async function clearUsagePlanKey(keyHash: string, usagePlanKeyId: string)
       }),
     );
   } catch (error: unknown) {
-    if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+    if (!isConditionFailed(error)) throw error;
   }
 }
 

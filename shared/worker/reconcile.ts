@@ -43,7 +43,7 @@ export interface ReconcileOptions {
 export const DEFAULT_RECONCILE_OPTIONS: ReconcileOptions = {
   resendAfterSeconds: reconcileSettings.resendAfterSeconds,
   maxResends: reconcileSettings.maxResends,
-  deadAfterSeconds: reconcileSettings.deadAfterSeconds,
+  deadAfterSeconds: runQueue.visibilityTimeoutSeconds + reconcileSettings.deadMarginSeconds,
   maxReceiveCount: runQueue.maxReceiveCount,
   retentionSeconds: runQueue.retentionSeconds,
   shards: reconcileSettings.shards,
@@ -91,10 +91,10 @@ export async function reconcileRuns(
     // not hide newer ones behind them.
     let startKey: Record<string, unknown> | undefined;
     for (let page = 0; page < options.maxPages; page++) {
-      const { runs, nextKey } = await listQueuedBefore(`q${shard}`, before, options.pageSize, startKey);
-      for (const listed of runs) {
-        // The index may lag a settlement; the table has the truth.
-        const run = await getRun(listed.jobId);
+      const { jobIds, nextKey } = await listQueuedBefore(`q${shard}`, before, options.pageSize, startKey);
+      for (const jobId of jobIds) {
+        // The index has keys only, and may lag a settlement: the table has the run as it is.
+        const run = await getRun(jobId);
         if (run?.status !== 'queued') continue;
         const action = decide(run, now.getTime(), options);
         if (action === 'resend') {

@@ -19,6 +19,7 @@ import {
 import { ERROR_CODES } from '../../shared/errors.js';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../../shared/infra/metrics.js';
 import {
+  type IndexDefinition,
   type KeyAttribute,
   reconcileSettings,
   runQueue,
@@ -89,11 +90,7 @@ describe('stateful stack', () => {
     const def = tables[name];
     const sortKey = 'sortKey' in def ? def.sortKey : undefined;
     const ttl = 'timeToLiveAttribute' in def ? def.timeToLiveAttribute : undefined;
-    const indexes = def.globalIndexes as readonly {
-      indexName: string;
-      partitionKey: KeyAttribute;
-      sortKey?: KeyAttribute;
-    }[];
+    const indexes = def.globalIndexes as readonly IndexDefinition[];
     const matching = statefulTemplate.findResources('AWS::DynamoDB::Table', {
       Properties: {
         KeySchema: keySchema(def.partitionKey, sortKey),
@@ -108,7 +105,7 @@ describe('stateful stack', () => {
             : indexes.map((index) => ({
                 IndexName: index.indexName,
                 KeySchema: keySchema(index.partitionKey, index.sortKey),
-                Projection: { ProjectionType: 'ALL' },
+                Projection: { ProjectionType: index.projection ?? 'ALL' },
               })),
       },
       DeletionPolicy: 'Retain',

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   GetObjectCommand,
   type GetObjectCommandOutput,
@@ -121,9 +121,7 @@ export function transactionCancelled(codes: string[]): TransactionCanceledExcept
 
 /** A DynamoDB conditional-check failure as the document client raises it for a single-item write. */
 export function conditionalCheckFailed(): Error {
-  const error = new Error('The conditional request failed');
-  error.name = 'ConditionalCheckFailedException';
-  return error;
+  return new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 }
 
 const HOUR_MS = 3600_000;

@@ -16,7 +16,7 @@ import { handler } from '../../functions/reconcile.js';
 import { reconcileSettings, runQueue } from '../../shared/infra/resources.js';
 import { queuedShardOf, type RunRecord } from '../../shared/store/runs.js';
 import { DEFAULT_RECONCILE_OPTIONS, decide, reconcileRuns } from '../../shared/worker/reconcile.js';
-import { mapsAsObjects, runItem, tableName, transactionCancelled } from '../support/aws.js';
+import { conditionalCheckFailed, mapsAsObjects, runItem, tableName, transactionCancelled } from '../support/aws.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -30,10 +30,13 @@ beforeEach(() => {
   sqs.reset();
 });
 
+/** What the keys-only `queued` index holds of a run. */
+const keysOnly = (run: RunRecord) => ({ jobId: run.jobId, queuedShard: 'q0', createdAt: run.createdAt });
+
 /** The queued index lists `runs` (in shard q0), and each reads back as stored. */
 function arrange(...runs: RunRecord[]): void {
   ddb.on(QueryCommand).callsFake((input: { ExpressionAttributeValues?: Record<string, unknown> }) => ({
-    Items: input.ExpressionAttributeValues?.[':shard'] === 'q0' ? runs : [],
+    Items: input.ExpressionAttributeValues?.[':shard'] === 'q0' ? runs.map(keysOnly) : [],
   }));
   for (const run of runs) {
     ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: run.jobId } }).resolves({ Item: run });
@@ -67,7 +70,7 @@ describe('decide', () => {
       'fail-dead-lettered',
     );
     // The dead-letter wait outlasts the visibility timeout: SQS has moved the message by then.
-    expect(reconcileSettings.deadAfterSeconds).toBeGreaterThan(runQueue.visibilityTimeoutSeconds);
+    expect(options.deadAfterSeconds).toBeGreaterThan(runQueue.visibilityTimeoutSeconds);
   });
 
   test('a run whose last message is older than the queue retention is failed: no message can exist', () => {
@@ -95,7 +98,7 @@ describe('reconcileRuns', () => {
 
   test('a run a worker picked up between the listing and the resend is not sent again', async () => {
     arrange(runItem({ jobId: 'run_lost', createdAt: ago(900) }));
-    ddb.on(UpdateCommand).rejects(Object.assign(new Error('conditional'), { name: 'ConditionalCheckFailedException' }));
+    ddb.on(UpdateCommand).rejects(conditionalCheckFailed());
     expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
     expect(sqs).not.toHaveReceivedCommand(SendMessageCommand);
   });
@@ -147,8 +150,8 @@ describe('reconcileRuns', () => {
       .callsFake((input: { ExpressionAttributeValues?: Record<string, unknown>; ExclusiveStartKey?: unknown }) => {
         if (input.ExpressionAttributeValues?.[':shard'] !== 'q0') return { Items: [] };
         return input.ExclusiveStartKey === undefined
-          ? { Items: [waiting], LastEvaluatedKey: { jobId: 'run_waiting' } }
-          : { Items: [lost] };
+          ? { Items: [keysOnly(waiting)], LastEvaluatedKey: { jobId: 'run_waiting' } }
+          : { Items: [keysOnly(lost)] };
       });
     expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_lost'], failed: [] });
     const q0 = ddb
