@@ -86,7 +86,10 @@ function resourceEnvironment(handler: HandlerName): Record<string, string> {
   for (const name of Object.keys(access.tables ?? {}) as (keyof typeof tables)[]) {
     env[tables[name].envVar] = `bench-placeholder-${tables[name].id}`;
   }
-  if (access.bucket) env[uploadsBucket.envVar] = 'bench-placeholder-bucket';
+  if (access.bucket) {
+    env[uploadsBucket.envVar] = 'bench-placeholder-bucket';
+    env[uploadsBucket.domainEnvVar] = 'bench-placeholder-bucket.s3.us-east-1.amazonaws.com';
+  }
   if (access.queue) env[runQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder';
   return env;
 }

@@ -54,6 +54,7 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
   if (access.bucket !== undefined) {
     const bucket = resources.uploadsBucket;
     fn.addEnvironment(uploadsBucket.envVar, bucket.bucketName);
+    fn.addEnvironment(uploadsBucket.domainEnvVar, bucket.bucketRegionalDomainName);
     switch (access.bucket) {
       case 'read':
         bucket.grantRead(fn, UPLOAD_OBJECTS);

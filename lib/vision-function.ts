@@ -70,8 +70,8 @@ export const SDK_LAZY_CREDENTIAL_MODULES = [
  * Modules the zip functions leave out of their bundle (esbuild `external`): only SDK_LAZY_CREDENTIAL_MODULES.
  *
  * The AWS SDK itself is bundled, not taken from the runtime, so the deployed code runs exactly the SDK version the
- * tests ran against (lib-dynamodb and the clients must match; the presigner relies on `requestChecksumCalculation`),
- * whatever the runtime ships this month, and loads as one minified file. That includes the credential chain's eager
+ * tests ran against (lib-dynamodb and the clients must match; shared/aws/s3-urls.ts signs with the SDK's own S3
+ * presigner), whatever the runtime ships this month, and loads as one minified file. That includes the credential chain's eager
  * part, whose first link reads the environment: in Lambda the credentials are always there (AWS_ACCESS_KEY_ID,
  * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), so the lazily loaded providers are never reached and stay external. Were
  * one reached (say someone set AWS_PROFILE), its `import()` resolves from the SDK the Node.js 22 runtime ships (the

@@ -10,4 +10,5 @@ process.env.LOG_LEVEL ??= 'silent';
 process.env.VISION_DISABLE_IAM_PROVIDERS ??= 'true';
 for (const def of Object.values(tables)) process.env[def.envVar] ??= `test-${def.id}`;
 process.env[uploadsBucket.envVar] ??= 'test-uploads';
+process.env[uploadsBucket.domainEnvVar] ??= 'test-uploads.s3.us-east-1.amazonaws.com';
 process.env[runQueue.envVar] ??= 'https://sqs.us-east-1.amazonaws.com/000000000000/test-runs';

@@ -124,6 +124,8 @@ export type TableName = keyof typeof tables;
 export const uploadsBucket = {
   id: 'Uploads',
   envVar: 'UPLOADS_BUCKET',
+  /** The bucket's regional domain name (deployed only: presigned addresses are built on it, shared/aws/s3-urls.ts). */
+  domainEnvVar: 'UPLOADS_BUCKET_DOMAIN',
   keyPrefix: 'uploads/',
   expireAfterDays: 1,
 } as const;

@@ -2,16 +2,11 @@
  * GET /v1/runs/{jobId}/file: a short-lived address to read a run's uploaded file, for the dashboard's preview.
  * The address is a presigned S3 GET for that one object; it carries no API key, so it can sit in an <img src>.
  */
-import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { isMissingObject, s3, s3Presigner } from '../aws/s3.js';
-import { config, resourceName } from '../config.js';
+import { objectExists, presignObject } from '../aws/s3-urls.js';
+import { config } from '../config.js';
 import type { FileUrlResponse } from '../contract.js';
 import { NotFoundError, RunFileExpiredError } from '../errors.js';
-import { uploadsBucket } from '../infra/resources.js';
 import { getRunForTenant } from '../store/runs.js';
-
-const BUCKET = resourceName(uploadsBucket.envVar);
 
 /** Long enough to load a preview, short enough that a leaked address is soon useless. */
 export const FILE_URL_TTL_SECONDS = 300;
@@ -27,24 +22,19 @@ export async function fileUrl(tenantId: string, jobId: string, now = new Date())
   if (!run) throw new NotFoundError('run', jobId);
 
   // Presigning never fails for a missing object, so check first: "expired" is a clearer answer than a broken image.
-  try {
-    await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: run.objectKey }));
-  } catch (error) {
-    if (isMissingObject(error)) throw new RunFileExpiredError(jobId, config.uploadRetentionHours);
-    throw error;
-  }
+  if (!(await objectExists(run.objectKey))) throw new RunFileExpiredError(jobId, config.uploadRetentionHours);
 
-  const url = await getSignedUrl(
-    s3Presigner,
-    new GetObjectCommand({
-      Bucket: BUCKET,
-      Key: run.objectKey,
+  const url = await presignObject({
+    method: 'GET',
+    key: run.objectKey,
+    query: {
       // Stored as application/octet-stream; answer with the type found by inspection so the browser can render it.
-      ResponseContentType: run.file.mime,
-      ResponseContentDisposition: contentDisposition(run.fileName),
-    }),
-    { expiresIn: FILE_URL_TTL_SECONDS },
-  );
+      'response-content-disposition': contentDisposition(run.fileName),
+      'response-content-type': run.file.mime,
+    },
+    expiresIn: FILE_URL_TTL_SECONDS,
+    forClients: true,
+  });
   return {
     jobId,
     url,

@@ -1,15 +1,11 @@
 /** Presign: reserve an upload slot and hand out a PUT URL signed for exactly the declared length and content type. */
 import { randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { s3Presigner } from '../aws/s3.js';
-import { config, resourceName } from '../config.js';
+import { presignObject } from '../aws/s3-urls.js';
+import { config } from '../config.js';
 import type { PresignRequest, PresignResponse } from '../contract.js';
 import { FileTooLargeError, UnsupportedFileTypeError } from '../errors.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { putUpload } from '../store/uploads.js';
-
-const BUCKET = resourceName(uploadsBucket.envVar);
 
 const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
   '.jpg': 'image',
@@ -54,16 +50,13 @@ export async function presignUpload(
   });
 
   // Content-Length and Content-Type are signed, so S3 itself rejects a PUT of any other size or type.
-  const uploadUrl = await getSignedUrl(
-    s3Presigner,
-    new PutObjectCommand({
-      Bucket: BUCKET,
-      Key: objectKey,
-      ContentLength: request.contentLength,
-      ContentType: 'application/octet-stream',
-    }),
-    { expiresIn: config.uploadUrlTtlSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
-  );
+  const uploadUrl = await presignObject({
+    method: 'PUT',
+    key: objectKey,
+    headers: { 'content-type': 'application/octet-stream', 'content-length': String(request.contentLength) },
+    expiresIn: config.uploadUrlTtlSeconds,
+    forClients: true,
+  });
 
   return {
     uploadId,

@@ -241,6 +241,9 @@ describe('stateless stack: functions', () => {
       if (!bound) expect(variables).not.toHaveProperty(envVar);
     }
     expect(uploadsBucket.envVar in variables).toBe(access.bucket !== undefined);
+    // Presigned addresses are built on the bucket's regional domain name as CloudFormation resolves it.
+    expect(uploadsBucket.domainEnvVar in variables).toBe(access.bucket !== undefined);
+    if (access.bucket) expect(JSON.stringify(variables[uploadsBucket.domainEnvVar])).toContain('RegionalDomainName');
     expect(runQueue.envVar in variables).toBe(access.queue !== undefined);
     expect(variables.SERVICE_COST_CONFIRMATION_THRESHOLD_USD).toBe('1');
     expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');

@@ -1,20 +1,17 @@
 /** GET /v1/runs/{jobId}/file (a short-lived read address) and the dashboard's static pages. */
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler as dashboard } from '../../functions/dashboard.js';
 import { handler as fileUrl } from '../../functions/file-url.js';
 import { storageOrigin } from '../../shared/dashboard/assets.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
-import { completedRunItem, tableName } from '../support/aws.js';
+import { bucketName, completedRunItem, tableName } from '../support/aws.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
+import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
-const s3 = mockClient(S3Client);
-
 beforeEach(() => {
   ddb.reset();
-  s3.reset();
 });
 
 function getFile(jobId: string, tenantId = 'tenant-a') {
@@ -22,9 +19,27 @@ function getFile(jobId: string, tenantId = 'tenant-a') {
 }
 
 describe('GET /v1/runs/{jobId}/file', () => {
+  /** S3 as far as the handler talks to it: the HEAD of the object, answered by each test. */
+  let storage: FakeServer;
+  const savedEndpoint = process.env.AWS_ENDPOINT_URL_S3;
+
+  beforeAll(async () => {
+    storage = await startFakeServer();
+    process.env.AWS_ENDPOINT_URL_S3 = storage.url;
+  });
+  afterAll(async () => {
+    if (savedEndpoint === undefined) delete process.env.AWS_ENDPOINT_URL_S3;
+    else process.env.AWS_ENDPOINT_URL_S3 = savedEndpoint;
+    await storage.close();
+  });
+  beforeEach(() => {
+    storage.requests.length = 0;
+    storage.respond(() => ({ status: 500 }));
+  });
+
   test('answers a presigned GET of exactly that object, typed as inspected, valid for 5 minutes', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem({ fileName: 'till slip "1".png' }) });
-    s3.on(HeadObjectCommand).resolves({ ContentLength: 13775 });
+    storage.respond(() => ({ status: 200, headers: { 'content-length': '13775' } }));
     const before = Date.now();
     const answer = await getFile('run_1');
     expect(answer.status).toBe(200);
@@ -49,8 +64,10 @@ describe('GET /v1/runs/{jobId}/file', () => {
     expect(url.searchParams.get('response-content-disposition')).toBe('inline; filename="till slip _1_.png"');
     // Nothing of the API key or tenant secret travels in the address.
     expect(answer.body.url).not.toMatch(/x-api-key/i);
-    expect(s3).toHaveReceivedCommandWith(HeadObjectCommand, { Key: run.objectKey });
-    expect(s3).not.toHaveReceivedCommand(GetObjectCommand);
+    // Only a HEAD of exactly that object reached storage; the file itself is read by the browser, not by us.
+    expect(storage.requests.map((r) => [r.method, new URL(r.path, storage.url).pathname])).toEqual([
+      ['HEAD', `/${bucketName()}/${run.objectKey}`],
+    ]);
   });
 
   test("an unknown run, or another tenant's, answers 404 NOT_FOUND without touching storage", async () => {
@@ -58,13 +75,13 @@ describe('GET /v1/runs/{jobId}/file', () => {
     expectError(await getFile('run_1', 'tenant-a'), 'NOT_FOUND');
     ddb.on(GetCommand).resolves({});
     expectError(await getFile('run_nope'), 'NOT_FOUND');
-    expect(s3).not.toHaveReceivedAnyCommand();
+    expect(storage.requests).toHaveLength(0);
     expect(ddb).toHaveReceivedCommandWith(GetCommand, { TableName: tableName('runs') });
   });
 
   test('a run whose upload has expired answers 404 NOT_FOUND saying so', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem() });
-    s3.on(HeadObjectCommand).rejects(Object.assign(new Error('Not Found'), { name: 'NotFound' }));
+    storage.respond(() => ({ status: 404 }));
     const error = expectError(await getFile('run_1'), 'NOT_FOUND');
     expect(error.message).toMatch(/no longer stored/);
     expect(error.details).toEqual({ id: 'run_1', reason: 'file_expired' });
@@ -72,8 +89,9 @@ describe('GET /v1/runs/{jobId}/file', () => {
 
   test('a storage outage is a retryable 500, not a 404', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem() });
-    s3.on(HeadObjectCommand).rejects(Object.assign(new Error('boom'), { name: 'InternalError' }));
+    storage.respond(() => ({ status: 503 }));
     expectError(await getFile('run_1'), 'INTERNAL_ERROR');
+    expect(storage.requests.length).toBeGreaterThan(1);
   });
 
   test('the scope runs:read is required', async () => {

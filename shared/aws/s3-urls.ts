@@ -1,0 +1,131 @@
+/**
+ * Presigned addresses of objects in the uploads bucket, made without an S3 client.
+ *
+ * Why not `getSignedUrl(new S3Client(), command)`: `@aws-sdk/client-s3` keeps every one of S3's ~480 shapes in one
+ * schema module that no bundler can shake, and with the REST-XML protocol it weighed ~150 KB minified in each handler
+ * that only presigns (presign, file-url), half their bundle and a third of their cold start. Here the SDK's own
+ * presigner (`S3RequestPresigner`, what getSignedUrl calls in the end) signs a request built from the bucket's address:
+ * - deployed, `UPLOADS_BUCKET_DOMAIN`, the bucket's regional domain name as CloudFormation resolves it for the
+ *   stack's partition and region (lib/bind.ts), so no endpoint rule is re-implemented here;
+ * - with an endpoint override (`UPLOAD_PUBLIC_ENDPOINT` for the addresses clients see, else `AWS_ENDPOINT_URL_S3` /
+ *   `AWS_ENDPOINT_URL`: the local stack, LocalStack), the bucket goes in front of the host, or first in the path when
+ *   `S3_FORCE_PATH_STYLE=true` or the host is an IP address, as the S3 client's endpoint rules do.
+ * test/unit/s3-urls.test.ts checks that each address equals, byte for byte, what getSignedUrl with an S3Client makes.
+ */
+import { formatUrl } from '@aws-sdk/core/util';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
+import { Sha256 } from '@smithy/core/checksum';
+import { isIpAddress } from '@smithy/core/endpoints';
+import { HttpRequest } from '@smithy/core/protocols';
+import { uploadsBucket } from '../infra/resources.js';
+import { resourceName } from '../resource-name.js';
+
+export interface ObjectAddressRequest {
+  method: 'GET' | 'HEAD' | 'PUT';
+  key: string;
+  /** Seconds the address stays valid. */
+  expiresIn: number;
+  /** Headers the caller must send, all signed (for a PUT: content-type and content-length). */
+  headers?: Record<string, string>;
+  /** Query parameters S3 reads (response-content-type, ...); signed. */
+  query?: Record<string, string>;
+  /** The address clients see (UPLOAD_PUBLIC_ENDPOINT, when set) rather than the one the functions use. */
+  forClients?: boolean;
+  /** Signing time; defaults to now (tests pin it). */
+  signingDate?: Date;
+}
+
+/** The operation name the SDK puts in `x-id` (S3 ignores it; kept so the addresses equal the SDK's; none on HEAD). */
+const OPERATION_ID: Partial<Record<ObjectAddressRequest['method'], string>> = { GET: 'GetObject', PUT: 'PutObject' };
+
+let presigner: S3RequestPresigner | undefined;
+
+function signer(): S3RequestPresigner {
+  if (!presigner) {
+    const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION;
+    if (!region) throw new Error('Missing required environment variable AWS_REGION');
+    // The same credential chain the SDK clients use (in Lambda: the function role's variables).
+    presigner = new S3RequestPresigner({ credentials: defaultProvider(), region, sha256: Sha256 });
+  }
+  return presigner;
+}
+
+/** S3's key encoding: every path segment percent-encoded, `/` kept (the SDK's extendedEncodeURIComponent). */
+function encodeKey(key: string): string {
+  return key
+    .split('/')
+    .map((segment) =>
+      encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+    )
+    .join('/');
+}
+
+/** A bucket name usable as a DNS label in front of an endpoint's host. */
+const VIRTUAL_HOSTABLE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+
+/** Where the object lives: protocol, host, port and path. */
+function location(key: string, forClients: boolean): Pick<HttpRequest, 'protocol' | 'hostname' | 'port' | 'path'> {
+  const bucket = resourceName(uploadsBucket.envVar);
+  const endpoint =
+    (forClients ? process.env.UPLOAD_PUBLIC_ENDPOINT : undefined) ||
+    process.env.AWS_ENDPOINT_URL_S3 ||
+    process.env.AWS_ENDPOINT_URL;
+  if (!endpoint) {
+    return { protocol: 'https:', hostname: resourceName(uploadsBucket.domainEnvVar), path: `/${encodeKey(key)}` };
+  }
+  const url = new URL(endpoint);
+  const base = url.pathname.replace(/\/+$/, '');
+  const port = url.port ? Number(url.port) : undefined;
+  const pathStyle =
+    process.env.S3_FORCE_PATH_STYLE === 'true' || isIpAddress(url.hostname) || !VIRTUAL_HOSTABLE.test(bucket);
+  return pathStyle
+    ? { protocol: url.protocol, hostname: url.hostname, port, path: `${base}/${bucket}/${encodeKey(key)}` }
+    : { protocol: url.protocol, hostname: `${bucket}.${url.hostname}`, port, path: `${base}/${encodeKey(key)}` };
+}
+
+/** A presigned address for one object of the uploads bucket. */
+export async function presignObject(request: ObjectAddressRequest): Promise<string> {
+  const where = location(request.key, request.forClients ?? false);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+  const unsigned = new HttpRequest({
+    ...where,
+    method: request.method,
+    headers: { ...headers, host: where.port === undefined ? where.hostname : `${where.hostname}:${where.port}` },
+    query: { ...request.query, ...(OPERATION_ID[request.method] ? { 'x-id': OPERATION_ID[request.method] } : {}) },
+  });
+  const signed = await signer().presign(unsigned, {
+    expiresIn: request.expiresIn,
+    // The presigner leaves content-type unsigned unless asked; every header given here is part of the contract.
+    signableHeaders: new Set(Object.keys(headers)),
+    ...(request.signingDate ? { signingDate: request.signingDate } : {}),
+  });
+  return formatUrl(signed);
+}
+
+/** Attempts of `objectExists` (the S3 client's standard retry makes 3 as well). */
+const HEAD_ATTEMPTS = 3;
+
+/**
+ * Whether an object of the uploads bucket exists: a HEAD through a presigned address. 404 is "no" (the functions
+ * that call this may list the prefix, so S3 answers 404, not 403, for a missing key); network errors and 5xx are
+ * retried with a short backoff; any other answer is an error.
+ */
+export async function objectExists(key: string): Promise<boolean> {
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = await fetch(await presignObject({ method: 'HEAD', key, expiresIn: 60 }), { method: 'HEAD' }).then(
+      (response) => response.status,
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
+    if (outcome === 404) return false;
+    if (typeof outcome === 'number' && outcome >= 200 && outcome < 300) return true;
+    const retryable = typeof outcome !== 'number' || outcome >= 500;
+    if (!retryable || attempt >= HEAD_ATTEMPTS) {
+      throw new Error(
+        `S3 HEAD of the upload failed: ${typeof outcome === 'number' ? `status ${outcome}` : outcome.message}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+  }
+}
