@@ -248,7 +248,12 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       }
       return response.jobId;
     };
-    const processOptions = { remainingMs: 180_000, receiveCount: 1, maxReceiveCount: runQueue.maxReceiveCount };
+    const processOptions = {
+      remainingMs: 180_000,
+      receiveCount: 1,
+      maxReceiveCount: runQueue.maxReceiveCount,
+      visibilityTimeoutSeconds: runQueue.visibilityTimeoutSeconds,
+    };
 
     // --- Overhead with a provider that answers at once -------------------------------------------------------
     const overhead: OverheadCase[] = [];

@@ -18,10 +18,17 @@ const message = z.object({ jobId: z.string().min(1) });
  */
 export const MIN_RUN_MS = 60_000;
 
-type WorkerDependencies = Pick<ProcessOptions, 'adapters' | 'fault'>;
+type WorkerDependencies = Pick<ProcessOptions, 'adapters' | 'fault'> &
+  Partial<Pick<ProcessOptions, 'visibilityTimeoutSeconds'>>;
 
-/** Builds the batch handler; the local stack passes a fault hook for crash tests, Lambda uses the defaults. */
-export function createWorkerHandler(deps: WorkerDependencies) {
+/**
+ * Builds the batch handler; the local stack passes a fault hook for crash tests and its own visibility timeout,
+ * Lambda uses the defaults.
+ */
+export function createWorkerHandler({
+  visibilityTimeoutSeconds = runQueue.visibilityTimeoutSeconds,
+  ...deps
+}: WorkerDependencies) {
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
     for (const [index, record] of event.Records.entries()) {
@@ -39,13 +46,22 @@ export function createWorkerHandler(deps: WorkerDependencies) {
         continue;
       }
       try {
+        const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
         const outcome = await processRun(parsed.data.jobId, {
           ...deps,
           remainingMs: context.getRemainingTimeInMillis(),
-          receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
+          receiveCount,
           maxReceiveCount: runQueue.maxReceiveCount,
+          visibilityTimeoutSeconds,
         });
         log.info('run processed', { jobId: parsed.data.jobId, outcome });
+        // Another invocation holds the run. Its claim ends before this message would come back, so handing it back
+        // means the run is looked at again later: done by then (dropped), or its holder died (processed then). On
+        // the last allowed delivery the message is dropped instead of going to the DLQ: the delivery was counted,
+        // and a holder that dies leaves a run the reconciler fails and refunds.
+        if (outcome === 'leased' && receiveCount < runQueue.maxReceiveCount) {
+          batchItemFailures.push({ itemIdentifier: record.messageId });
+        }
       } catch (error: unknown) {
         log.error('run processing failed; will be redelivered', { jobId: parsed.data.jobId, error });
         batchItemFailures.push({ itemIdentifier: record.messageId });

@@ -164,8 +164,11 @@ async function main(): Promise<void> {
     // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
     // SQS redelivers it after the visibility timeout — exactly what a crashed Lambda invocation leads to.
     const crashed = new Set<string>();
+    // The worker's claim on a run never outlives the visibility timeout (the tests shorten it to see redeliveries).
+    const visibilitySeconds = env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ?? runQueue.visibilityTimeoutSeconds;
     const processingHandler = createWorkerHandler({
       adapters,
+      visibilityTimeoutSeconds: visibilitySeconds,
       ...(env.VISION_LOCAL_FAULT_INJECTION === 'true'
         ? {
             fault: (point, run) => {
@@ -180,7 +183,7 @@ async function main(): Promise<void> {
     // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
     // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
     // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
-    const { getRun, markProcessing } = await import('../shared/store/runs.js');
+    const { getRun, claimRun } = await import('../shared/store/runs.js');
     const workerHandler: typeof processingHandler = async (event, context) => {
       if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
       const failures: { itemIdentifier: string }[] = [];
@@ -191,7 +194,8 @@ async function main(): Promise<void> {
         if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
           crashed.add(jobId);
         } else if (jobId !== undefined && fault === 'crash-hard') {
-          await markProcessing(jobId);
+          const leaseMs = Math.min(context.getRemainingTimeInMillis(), visibilitySeconds * 1000);
+          await claimRun(jobId, new Date(Date.now() + leaseMs));
           failures.push({ itemIdentifier: record.messageId });
         } else {
           records.push(record);
@@ -217,7 +221,6 @@ async function main(): Promise<void> {
 
     // The reconciler on a timer, as EventBridge schedules it when deployed.
     const { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } = await import('../shared/worker/reconcile.js');
-    const visibilitySeconds = env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ?? runQueue.visibilityTimeoutSeconds;
     const reconcileOptions = {
       ...DEFAULT_RECONCILE_OPTIONS,
       resendAfterSeconds: env.LOCAL_RECONCILE_RESEND_AFTER_SECONDS ?? DEFAULT_RECONCILE_OPTIONS.resendAfterSeconds,

@@ -9,6 +9,7 @@ import type { Attempt, RunResponse, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
 import type { FileFacts } from '../file-facts.js';
 import { reconcileSettings, tables } from '../infra/resources.js';
+import { log } from '../log.js';
 import { type Micros, microsToUsd } from '../money.js';
 import type { ProviderId, Strategy, TaskSpec } from '../providers/types.js';
 
@@ -69,8 +70,10 @@ export interface RunRecord {
   /** The id of the request that created the run: a failed run's `error.requestId` (absent on older runs). */
   requestId?: string;
   expiresAtEpoch: number;
-  /** Worker deliveries seen (a crash or redelivery increments it). */
+  /** Worker deliveries seen while the run was queued (a crash, redelivery or duplicate message increments it). */
   deliveries?: number;
+  /** Epoch milliseconds until which a worker invocation holds the run (claimRun); another delivery then stands back. */
+  leaseUntil?: number;
   /** When the last delivery began processing (ISO); the reconciler tells a dead-lettered run by it. */
   deliveredAt?: string;
   /**
@@ -122,28 +125,76 @@ export async function getRun(jobId: string): Promise<RunRecord | null> {
   return (out.Item as RunRecord | undefined) ?? null;
 }
 
-/** Marks a queued run as being processed and counts the delivery; returns false when the run is already final. */
-export async function markProcessing(jobId: string, now = new Date()): Promise<boolean> {
+/** What a delivery found when it tried to claim its run (claimRun). */
+export type Claim = 'claimed' | 'final' | 'leased';
+
+/**
+ * Claims a queued run for one delivery, until `leaseUntil`, and counts the delivery.
+ * - 'claimed': this delivery may process the run (no claim, or the last one has lapsed).
+ * - 'leased': another delivery holds an unexpired claim (a duplicate message, or a redelivery racing a live
+ *   invocation): the provider must not be called a second time. The delivery is still counted, so that `deliveries`
+ *   keeps pace with SQS's receive count, which the reconciler reads to tell a dead-lettered run.
+ * - 'final': the run is already completed or failed.
+ * A claim never outlives the invocation that took it (callers pass its deadline, capped by the visibility timeout), so
+ * a crashed delivery blocks nobody for longer than SQS would wait to redeliver it anyway.
+ */
+export async function claimRun(jobId: string, leaseUntil: Date, now = new Date()): Promise<Claim> {
+  const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued' };
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
-        UpdateExpression: 'SET #stage = :processing, deliveredAt = :now ADD deliveries :one',
-        ConditionExpression: '#status = :queued',
+        UpdateExpression: 'SET #stage = :processing, deliveredAt = :now, leaseUntil = :lease ADD deliveries :one',
+        ConditionExpression: '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)',
         ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
         ExpressionAttributeValues: {
+          ...values,
           ':processing': 'processing',
-          ':now': now.toISOString(),
-          ':one': 1,
-          ':queued': 'queued',
+          ':lease': leaseUntil.getTime(),
+          ':nowMs': now.getTime(),
         },
       }),
     );
-    return true;
+    return 'claimed';
   } catch (error: unknown) {
-    if (isConditionFailed(error)) return false;
+    if (!isConditionFailed(error)) throw error;
+  }
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: RUNS_TABLE,
+        Key: { jobId },
+        UpdateExpression: 'SET deliveredAt = :now ADD deliveries :one',
+        ConditionExpression: '#status = :queued',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return 'leased';
+  } catch (error: unknown) {
+    if (isConditionFailed(error)) return 'final';
     throw error;
+  }
+}
+
+/**
+ * Gives up a claim taken with `leaseUntil` (a delivery that failed and will be redelivered). Best effort: a claim that
+ * stays lapses by itself, and one that another delivery has taken over since is left alone.
+ */
+export async function releaseClaim(jobId: string, leaseUntil: Date): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: RUNS_TABLE,
+        Key: { jobId },
+        UpdateExpression: 'REMOVE leaseUntil',
+        ConditionExpression: 'leaseUntil = :mine',
+        ExpressionAttributeValues: { ':mine': leaseUntil.getTime() },
+      }),
+    );
+  } catch (error: unknown) {
+    if (!isConditionFailed(error)) log.warn('could not release the claim on a run', { jobId, error });
   }
 }
 

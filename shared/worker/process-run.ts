@@ -18,7 +18,7 @@ import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderId, ProviderOutput, Step } from '../providers/types.js';
 import { type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
-import { getRun, markProcessing, type RunRecord } from '../store/runs.js';
+import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
 import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
 
@@ -35,13 +35,19 @@ export interface ProcessOptions {
   receiveCount: number;
   maxReceiveCount: number;
   /**
+   * The queue's visibility timeout. The claim on the run lasts until the invocation's deadline, but never longer than
+   * this: past it SQS itself treats the delivery as abandoned and hands the message out again.
+   */
+  visibilityTimeoutSeconds: number;
+  /**
    * Test seam for crash simulation (used by the local stack only when fault injection is enabled): called just before
    * and just after the settlement transaction; throwing aborts the delivery the way a crashed invocation would.
    */
   fault?: (point: 'before-settle' | 'after-settle', run: RunRecord) => void;
 }
 
-export type ProcessResult = 'settled' | 'already-final' | 'missing';
+/** `leased`: another delivery is processing the run right now; this one did nothing. */
+export type ProcessResult = 'settled' | 'already-final' | 'missing' | 'leased';
 
 export async function processRun(jobId: string, options: ProcessOptions): Promise<ProcessResult> {
   const run = await getRun(jobId);
@@ -51,8 +57,13 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
   }
   if (run.status !== 'queued') return 'already-final';
 
+  const leaseUntil = new Date(Date.now() + leaseMs(options));
+  let claimed = false;
   try {
-    if (!(await markProcessing(jobId))) return 'already-final';
+    const claim = await claimRun(jobId, leaseUntil);
+    if (claim === 'final') return 'already-final';
+    if (claim === 'leased') return 'leased';
+    claimed = true;
     const settlement = await runPlan(run, options);
     options.fault?.('before-settle', run);
     const settled = await settleRun(run, settlement);
@@ -60,7 +71,11 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     options.fault?.('after-settle', run);
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
-    if (options.receiveCount < options.maxReceiveCount) throw error;
+    if (options.receiveCount < options.maxReceiveCount) {
+      // Giving up: the redelivery (or a duplicate) may take the run at once rather than wait out this claim.
+      if (claimed) await releaseClaim(jobId, leaseUntil);
+      throw error;
+    }
     log.error('run failed on its last delivery; failing and refunding', { jobId, error });
     const settled = await settleRun(run, {
       status: 'failed',
@@ -69,6 +84,14 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     });
     return settled ? 'settled' : 'already-final';
   }
+}
+
+/**
+ * How long this delivery may hold the run: its invocation's time left, capped by the visibility timeout less a second
+ * (SQS started that clock when it handed the message out, a little before the claim).
+ */
+function leaseMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilityTimeoutSeconds'>): number {
+  return Math.max(0, Math.min(options.remainingMs, options.visibilityTimeoutSeconds * 1000 - 1000));
 }
 
 async function readObject(key: string): Promise<Uint8Array | null> {

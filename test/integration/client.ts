@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { StackInfo } from './stack.js';
 
 export const KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_tenant_b_0123456789abcdef' };
@@ -85,6 +85,11 @@ export async function runRecord(jobId: string): Promise<Record<string, unknown>>
     new GetCommand({ TableName: stack().resources.tables.runs, Key: { jobId }, ConsistentRead: true }),
   );
   return (out.Item ?? {}) as Record<string, unknown>;
+}
+
+/** Writes a run item as is (a bare record no message or tenant listing points to, for store-level tests). */
+export async function putRunRecord(item: Record<string, unknown>): Promise<void> {
+  await documentClient().send(new PutCommand({ TableName: stack().resources.tables.runs, Item: item }));
 }
 
 export async function tenantRecord(tenantId: string): Promise<Record<string, number | string>> {

@@ -2,14 +2,17 @@
  * Money and state transitions are exactly-once: idempotent creation (sequential and concurrent), tenant isolation,
  * a duplicated SQS message, and a worker crash before and after the settlement each charge exactly once.
  */
+import { tables } from '../../shared/infra/resources.js';
 import {
   call,
   fixture,
   KEYS,
   ledgerEntries,
+  putRunRecord,
   runCount,
   runRecord,
   sendRunMessage,
+  stack,
   tenantRecord,
   upload,
   waitForFinal,
@@ -192,5 +195,50 @@ describe('worker exactly-once', () => {
     expect(tenant.chargedMicros).toBe(charged);
     expect(tenant.refundedMicros).toBe(refunded);
     expect(tenant.heldMicros).toBe(holds - charged - refunded);
+  });
+});
+
+describe("the worker's claim on a run, on DynamoDB Local", () => {
+  const saved = { table: process.env[tables.runs.envVar], endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB };
+  afterAll(() => {
+    // Later test files share this process's environment.
+    for (const [name, value] of [
+      [tables.runs.envVar, saved.table],
+      ['AWS_ENDPOINT_URL_DYNAMODB', saved.endpoint],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  /** The store module, pointed at the local stack's table (it reads the name and endpoint when it loads). */
+  async function runStore() {
+    process.env[tables.runs.envVar] = stack().resources.tables.runs;
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = stack().endpoints.dynamodb;
+    return import('../../shared/store/runs.js');
+  }
+
+  test('deliveries at the same moment: one claims the run, the others are counted and call nothing', async () => {
+    const { claimRun, releaseClaim } = await runStore();
+    // A bare queued record: no tenant (not listed), no queuedShard (the reconciler never sees it), no message.
+    const jobId = `run_claim_${Date.now()}`;
+    await putRunRecord({ jobId, status: 'queued', stage: 'waiting' });
+    const lease = new Date(Date.now() + 60_000);
+    const claims = await Promise.all(Array.from({ length: 6 }, () => claimRun(jobId, lease)));
+    expect(claims.sort()).toEqual(['claimed', 'leased', 'leased', 'leased', 'leased', 'leased']);
+    expect(await runRecord(jobId)).toMatchObject({ deliveries: 6, stage: 'processing', leaseUntil: lease.getTime() });
+
+    // A claim given up, or lapsed, is taken by the next delivery.
+    await releaseClaim(jobId, lease);
+    const next = new Date(Date.now() + 60_000);
+    expect(await claimRun(jobId, next)).toBe('claimed');
+    expect(await claimRun(jobId, new Date(next.getTime() + 60_000), new Date(next.getTime() + 1))).toBe('claimed');
+    // Releasing a claim that is no longer yours changes nothing.
+    await releaseClaim(jobId, next);
+    expect((await runRecord(jobId)).leaseUntil).toBe(next.getTime() + 60_000);
+
+    await putRunRecord({ ...(await runRecord(jobId)), status: 'completed' });
+    expect(await claimRun(jobId, new Date(Date.now() + 60_000), new Date(Date.now() + 600_000))).toBe('final');
+    expect((await runRecord(jobId)).deliveries).toBe(8);
   });
 });

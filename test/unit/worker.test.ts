@@ -41,13 +41,15 @@ const HOLD = estimateMicros(1);
 /** A hold large enough for any provider's worst case on a receipt image (cloud models cost cents, not micros). */
 const BIG_HOLD = 200_000;
 const FILE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
+/** The condition of the worker's claim on a run (store/runs.ts claimRun). */
+const CLAIM_CONDITION = '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)';
 
 beforeEach(() => {
   ddb.reset();
   s3.reset();
 });
 
-/** Stores `run` (GetCommand), lets markProcessing and the settlement succeed, and serves the file. */
+/** Stores `run` (GetCommand), lets the claim and the settlement succeed, and serves the file. */
 function arrange(run: RunRecord): void {
   ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: run.jobId } }).resolves({ Item: run });
   ddb.on(UpdateCommand).resolves({});
@@ -168,13 +170,13 @@ describe('a run that succeeds', () => {
     expect(s3).toHaveReceivedCommandWith(GetObjectCommand, { Key: run.objectKey });
   });
 
-  test('the run is marked processing (only while queued) before any provider is called', async () => {
+  test('the run is claimed (only while queued and held by no live delivery) before any provider is called', async () => {
     arrange(runItem());
     await deliver({ local: succeeding('local') });
     expect(ddb).toHaveReceivedCommandTimes(UpdateCommand, 1);
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.Key).toEqual({ jobId: 'run_1' });
-    expect(update?.ConditionExpression).toBe('#status = :queued');
+    expect(update?.ConditionExpression).toBe(CLAIM_CONDITION);
     expect(update?.ExpressionAttributeValues?.[':processing']).toBe('processing');
   });
 
@@ -299,7 +301,7 @@ describe('duplicates and races', () => {
     expect(local.calls).toHaveLength(0);
   });
 
-  test('a run another delivery finished between the read and markProcessing is left alone', async () => {
+  test('a run another delivery finished between the read and the claim is left alone', async () => {
     arrange(runItem());
     ddb.on(UpdateCommand).rejects(conditionalCheckFailed());
     const local = succeeding('local');
@@ -307,6 +309,77 @@ describe('duplicates and races', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(local.calls).toHaveLength(0);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  /** The run's claim fails (another delivery holds it) while counting the delivery succeeds. */
+  function heldByAnotherDelivery(): void {
+    ddb.on(UpdateCommand, { ConditionExpression: CLAIM_CONDITION }).rejects(conditionalCheckFailed());
+  }
+
+  test('a run another live delivery holds is not processed twice: the message comes back after the visibility timeout', async () => {
+    arrange(runItem());
+    heldByAnotherDelivery();
+    const local = succeeding('local');
+    const response = await deliver({ local }, [{ body: '{"jobId":"run_1"}', receiveCount: 2, messageId: 'm-1' }]);
+    expect(local.calls).toHaveLength(0);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    // The delivery is still counted (deliveries keeps pace with SQS's receive count for the reconciler).
+    const counted = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(counted.at(-1)).toMatchObject({
+      UpdateExpression: 'SET deliveredAt = :now ADD deliveries :one',
+      ConditionExpression: '#status = :queued',
+    });
+  });
+
+  test('on its last allowed delivery a message for a held run is dropped, not sent to the DLQ', async () => {
+    arrange(runItem());
+    heldByAnotherDelivery();
+    const local = succeeding('local');
+    const response = await deliver({ local }, [{ body: '{"jobId":"run_1"}', receiveCount: 3, messageId: 'm-1' }]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(local.calls).toHaveLength(0);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test('the claim lasts the invocation, capped by the visibility timeout less a second', async () => {
+    const claimOf = () => {
+      const claim = ddb
+        .commandCalls(UpdateCommand)
+        .map((c) => c.args[0].input)
+        .find((input) => input.UpdateExpression?.includes('leaseUntil'));
+      return (
+        Number(claim?.ExpressionAttributeValues?.[':lease']) - Number(claim?.ExpressionAttributeValues?.[':nowMs'])
+      );
+    };
+    arrange(runItem());
+    await deliver({ local: succeeding('local') });
+    // 60 s left in the invocation, well under the queue's visibility timeout.
+    expect(claimOf()).toBeGreaterThan(59_000);
+    expect(claimOf()).toBeLessThanOrEqual(60_000);
+    ddb.reset();
+    arrange(runItem());
+    await createWorkerHandler({ adapters: { local: succeeding('local') }, visibilityTimeoutSeconds: 10 })(
+      sqsEvent([{ body: '{"jobId":"run_1"}' }]),
+      lambdaContext(60_000),
+    );
+    expect(claimOf()).toBe(9_000);
+  });
+
+  test('a delivery that fails and will be redelivered gives its claim up', async () => {
+    arrange(runItem());
+    s3.on(GetObjectCommand).rejects(new Error('SlowDown'));
+    const response = await deliver({ local: succeeding('local') }, [
+      { body: '{"jobId":"run_1"}', receiveCount: 1, messageId: 'm-1' },
+    ]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    const updates = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    const lease = updates[0]?.ExpressionAttributeValues?.[':lease'];
+    expect(updates.at(-1)).toMatchObject({
+      UpdateExpression: 'REMOVE leaseUntil',
+      ConditionExpression: 'leaseUntil = :mine',
+      ExpressionAttributeValues: { ':mine': lease },
+    });
   });
 
   test('a settlement cancelled because the run became final meanwhile is not an error and is not redelivered', async () => {
