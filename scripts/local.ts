@@ -184,6 +184,7 @@ async function main(): Promise<void> {
     // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
     // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
     const { getRun, claimRun } = await import('../shared/store/runs.js');
+    const { claimMs } = await import('../shared/worker/process-run.js');
     const workerHandler: typeof processingHandler = async (event, context) => {
       if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
       const failures: { itemIdentifier: string }[] = [];
@@ -194,8 +195,14 @@ async function main(): Promise<void> {
         if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
           crashed.add(jobId);
         } else if (jobId !== undefined && fault === 'crash-hard') {
-          const leaseMs = Math.min(context.getRemainingTimeInMillis(), visibilitySeconds * 1000);
-          await claimRun(jobId, new Date(Date.now() + leaseMs));
+          const claimFor = claimMs({
+            remainingMs: context.getRemainingTimeInMillis(),
+            visibilityTimeoutSeconds: visibilitySeconds,
+          });
+          await claimRun(jobId, {
+            leaseUntil: new Date(Date.now() + claimFor),
+            receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
+          });
           failures.push({ itemIdentifier: record.messageId });
         } else {
           records.push(record);

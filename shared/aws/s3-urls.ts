@@ -104,17 +104,24 @@ export async function presignObject(request: ObjectAddressRequest): Promise<stri
   return formatUrl(signed);
 }
 
-/** Attempts of `objectExists` (the S3 client's standard retry makes 3 as well). */
+/** Attempts of `objectExists` (the S3 client's standard retry makes 3 as well), and the wait for each answer. */
 const HEAD_ATTEMPTS = 3;
+const HEAD_TIMEOUT_MS = 3_000;
 
 /**
  * Whether an object of the uploads bucket exists: a HEAD through a presigned address. 404 is "no" (the functions
- * that call this may list the prefix, so S3 answers 404, not 403, for a missing key); network errors and 5xx are
- * retried with a short backoff; any other answer is an error.
+ * that call this may list the prefix, so S3 answers 404, not 403, for a missing key); network errors, timeouts and
+ * 5xx are retried with a short backoff; any other answer (a 3xx included) is an error.
  */
 export async function objectExists(key: string): Promise<boolean> {
   for (let attempt = 1; ; attempt += 1) {
-    const outcome = await fetch(await presignObject({ method: 'HEAD', key, expiresIn: 60 }), { method: 'HEAD' }).then(
+    const url = await presignObject({ method: 'HEAD', key, expiresIn: 60 });
+    // A stalled answer is abandoned and retried; a redirect (to a host the address was not signed for) is an error.
+    const outcome = await fetch(url, {
+      method: 'HEAD',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(HEAD_TIMEOUT_MS),
+    }).then(
       (response) => response.status,
       (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
     );

@@ -70,11 +70,16 @@ export interface RunRecord {
   /** The id of the request that created the run: a failed run's `error.requestId` (absent on older runs). */
   requestId?: string;
   expiresAtEpoch: number;
-  /** Worker deliveries seen while the run was queued (a crash, redelivery or duplicate message increments it). */
+  /** Worker deliveries seen while the run was queued, of all its messages (a crash, redelivery or duplicate adds one). */
   deliveries?: number;
+  /**
+   * SQS's receive count of the latest delivery (of whichever message): the reconciler tells a dead-lettered run by it
+   * (absent on older runs: `deliveries` stands in).
+   */
+  lastReceiveCount?: number;
   /** Epoch milliseconds until which a worker invocation holds the run (claimRun); another delivery then stands back. */
   leaseUntil?: number;
-  /** When the last delivery began processing (ISO); the reconciler tells a dead-lettered run by it. */
+  /** When the latest delivery reached the worker (ISO), whether it processed or stood back; read by the reconciler. */
   deliveredAt?: string;
   /**
    * Present only while the run is queued (removed by the settlement): the partition of the sparse `queued` index,
@@ -129,7 +134,7 @@ export async function getRun(jobId: string): Promise<RunRecord | null> {
 export type Claim = 'claimed' | 'final' | 'leased';
 
 /**
- * Claims a queued run for one delivery, until `leaseUntil`, and counts the delivery.
+ * Claims a queued run for one delivery, until `leaseUntil`, and counts the delivery (with its SQS receive count).
  * - 'claimed': this delivery may process the run (no claim, or the last one has lapsed).
  * - 'leased': another delivery holds an unexpired claim (a duplicate message, or a redelivery racing a live
  *   invocation): the provider must not be called a second time. The delivery is still counted, so that `deliveries`
@@ -138,14 +143,18 @@ export type Claim = 'claimed' | 'final' | 'leased';
  * A claim never outlives the invocation that took it (callers pass its deadline, capped by the visibility timeout), so
  * a crashed delivery blocks nobody for longer than SQS would wait to redeliver it anyway.
  */
-export async function claimRun(jobId: string, leaseUntil: Date, now = new Date()): Promise<Claim> {
-  const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued' };
+export async function claimRun(
+  jobId: string,
+  { leaseUntil, receiveCount, now = new Date() }: { leaseUntil: Date; receiveCount: number; now?: Date },
+): Promise<Claim> {
+  const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':receive': receiveCount };
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
-        UpdateExpression: 'SET #stage = :processing, deliveredAt = :now, leaseUntil = :lease ADD deliveries :one',
+        UpdateExpression:
+          'SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive, leaseUntil = :lease ADD deliveries :one',
         ConditionExpression: '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)',
         ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
         ExpressionAttributeValues: {
@@ -165,7 +174,7 @@ export async function claimRun(jobId: string, leaseUntil: Date, now = new Date()
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
-        UpdateExpression: 'SET deliveredAt = :now ADD deliveries :one',
+        UpdateExpression: 'SET deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
         ConditionExpression: '#status = :queued',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: values,

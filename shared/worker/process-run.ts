@@ -57,10 +57,10 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
   }
   if (run.status !== 'queued') return 'already-final';
 
-  const leaseUntil = new Date(Date.now() + leaseMs(options));
+  const leaseUntil = new Date(Date.now() + claimMs(options));
   let claimed = false;
   try {
-    const claim = await claimRun(jobId, leaseUntil);
+    const claim = await claimRun(jobId, { leaseUntil, receiveCount: options.receiveCount });
     if (claim === 'final') return 'already-final';
     if (claim === 'leased') return 'leased';
     claimed = true;
@@ -87,10 +87,12 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
 }
 
 /**
- * How long this delivery may hold the run: its invocation's time left, capped by the visibility timeout less a second
- * (SQS started that clock when it handed the message out, a little before the claim).
+ * How long a delivery may hold its run: its invocation's time left, capped by the visibility timeout less a second
+ * (SQS started that clock when it handed the message out, a little before the claim). Deployed, the function's
+ * timeout is far below the visibility timeout, so the claim lasts the whole invocation; a local stack with a visibility
+ * timeout shorter than its runs (the tests' 3 s) lets a redelivery take over a run that is still being processed.
  */
-function leaseMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilityTimeoutSeconds'>): number {
+export function claimMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilityTimeoutSeconds'>): number {
   return Math.max(0, Math.min(options.remainingMs, options.visibilityTimeoutSeconds * 1000 - 1000));
 }
 

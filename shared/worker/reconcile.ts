@@ -58,7 +58,10 @@ export function decide(run: RunRecord, now: number, options: ReconcileOptions): 
   const secondsSince = (iso: string | undefined) => (iso === undefined ? 0 : (now - Date.parse(iso)) / 1000);
   const lastSent = run.resentAt ?? run.createdAt;
   const deliveries = run.deliveries ?? 0;
-  if (deliveries >= options.maxReceiveCount && secondsSince(run.deliveredAt) >= options.deadAfterSeconds) {
+  // The latest delivery's own receive count: `deliveries` sums every message of the run (resends, duplicates), so it
+  // can reach maxReceiveCount while the message that will be redelivered has retries left.
+  const lastReceive = run.lastReceiveCount ?? deliveries;
+  if (lastReceive >= options.maxReceiveCount && secondsSince(run.deliveredAt) >= options.deadAfterSeconds) {
     return 'fail-dead-lettered';
   }
   if (secondsSince(lastSent) >= options.retentionSeconds) return 'fail-expired';

@@ -224,21 +224,29 @@ describe("the worker's claim on a run, on DynamoDB Local", () => {
     const jobId = `run_claim_${Date.now()}`;
     await putRunRecord({ jobId, status: 'queued', stage: 'waiting' });
     const lease = new Date(Date.now() + 60_000);
-    const claims = await Promise.all(Array.from({ length: 6 }, () => claimRun(jobId, lease)));
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, () => claimRun(jobId, { leaseUntil: lease, receiveCount: 1 })),
+    );
     expect(claims.sort()).toEqual(['claimed', 'leased', 'leased', 'leased', 'leased', 'leased']);
     expect(await runRecord(jobId)).toMatchObject({ deliveries: 6, stage: 'processing', leaseUntil: lease.getTime() });
 
     // A claim given up, or lapsed, is taken by the next delivery.
     await releaseClaim(jobId, lease);
     const next = new Date(Date.now() + 60_000);
-    expect(await claimRun(jobId, next)).toBe('claimed');
-    expect(await claimRun(jobId, new Date(next.getTime() + 60_000), new Date(next.getTime() + 1))).toBe('claimed');
+    expect(await claimRun(jobId, { leaseUntil: next, receiveCount: 2 })).toBe('claimed');
+    const later = { leaseUntil: new Date(next.getTime() + 60_000), receiveCount: 3, now: new Date(next.getTime() + 1) };
+    expect(await claimRun(jobId, later)).toBe('claimed');
     // Releasing a claim that is no longer yours changes nothing.
     await releaseClaim(jobId, next);
     expect((await runRecord(jobId)).leaseUntil).toBe(next.getTime() + 60_000);
 
     await putRunRecord({ ...(await runRecord(jobId)), status: 'completed' });
-    expect(await claimRun(jobId, new Date(Date.now() + 60_000), new Date(Date.now() + 600_000))).toBe('final');
-    expect((await runRecord(jobId)).deliveries).toBe(8);
+    const afterAll = {
+      leaseUntil: new Date(Date.now() + 60_000),
+      receiveCount: 1,
+      now: new Date(Date.now() + 600_000),
+    };
+    expect(await claimRun(jobId, afterAll)).toBe('final');
+    expect(await runRecord(jobId)).toMatchObject({ deliveries: 8, lastReceiveCount: 3 });
   });
 });

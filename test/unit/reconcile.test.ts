@@ -73,6 +73,15 @@ describe('decide', () => {
     expect(options.deadAfterSeconds).toBeGreaterThan(runQueue.visibilityTimeoutSeconds);
   });
 
+  test("deliveries of several messages (resends, duplicates) are not one message's last delivery", () => {
+    const old = { createdAt: ago(7200), deliveredAt: ago(options.deadAfterSeconds) };
+    // Three deliveries in all, but the latest was its message's first receive: that message comes back; wait.
+    const alive = runItem({ ...old, deliveries: runQueue.maxReceiveCount, lastReceiveCount: 1 });
+    expect(decide(alive, NOW.getTime(), options)).toBe('wait');
+    const dead = runItem({ ...old, deliveries: 5, lastReceiveCount: runQueue.maxReceiveCount });
+    expect(decide(dead, NOW.getTime(), options)).toBe('fail-dead-lettered');
+  });
+
   test('a run whose last message is older than the queue retention is failed: no message can exist', () => {
     const run = runItem({ createdAt: ago(runQueue.retentionSeconds), resends: options.maxResends });
     expect(decide(run, NOW.getTime(), options)).toBe('fail-expired');

@@ -183,6 +183,13 @@ describe('objectExists (a HEAD through a presigned address)', () => {
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  test('an answer that does not come within 3 s is abandoned and asked again', async () => {
+    storage.respond(() => (storage.requests.length === 1 ? { status: 200, delayMs: 4_000 } : { status: 200 }));
+    expect(await objectExists(KEY)).toBe(true);
+    expect(storage.requests).toHaveLength(2);
+    storage.respond(() => ({ status: statuses.shift() ?? 500 }));
+  });
+
   test('a 5xx is retried; three in a row fail; a 403 fails at once', async () => {
     statuses.push(503, 200);
     expect(await objectExists(KEY)).toBe(true);

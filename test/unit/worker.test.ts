@@ -178,6 +178,8 @@ describe('a run that succeeds', () => {
     expect(update?.Key).toEqual({ jobId: 'run_1' });
     expect(update?.ConditionExpression).toBe(CLAIM_CONDITION);
     expect(update?.ExpressionAttributeValues?.[':processing']).toBe('processing');
+    // The delivery's own SQS receive count is kept for the reconciler.
+    expect(update?.ExpressionAttributeValues?.[':receive']).toBe(1);
   });
 
   test('a price above the hold is charged only up to the hold; nothing is refunded', async () => {
@@ -324,11 +326,12 @@ describe('duplicates and races', () => {
     expect(local.calls).toHaveLength(0);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
-    // The delivery is still counted (deliveries keeps pace with SQS's receive count for the reconciler).
+    // The delivery is still counted, with its own receive count, for the reconciler.
     const counted = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     expect(counted.at(-1)).toMatchObject({
-      UpdateExpression: 'SET deliveredAt = :now ADD deliveries :one',
+      UpdateExpression: 'SET deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
       ConditionExpression: '#status = :queued',
+      ExpressionAttributeValues: expect.objectContaining({ ':receive': 2 }),
     });
   });
 
