@@ -104,35 +104,49 @@ export async function presignObject(request: ObjectAddressRequest): Promise<stri
   return formatUrl(signed);
 }
 
-/** Attempts of `objectExists` (the S3 client's standard retry makes 3 as well), and the wait for each answer. */
-const HEAD_ATTEMPTS = 3;
-const HEAD_TIMEOUT_MS = 3_000;
+/** Attempts of a request through a presigned address (the S3 client's standard retry makes 3 as well). */
+const ATTEMPTS = 3;
+/** How long one attempt may wait for the whole answer, body included. */
+const ATTEMPT_TIMEOUT_MS = 5_000;
 
 /**
- * Whether an object of the uploads bucket exists: a HEAD through a presigned address. 404 is "no" (the functions
- * that call this may list the prefix, so S3 answers 404, not 403, for a missing key); network errors, timeouts and
- * 5xx are retried with a short backoff; any other answer (a 3xx included) is an error.
+ * Sends one request to an object through a presigned address (its headers signed), as the S3 client would: network
+ * errors, timeouts and 5xx are retried with a short backoff, and the last answer or error stands. A redirect (to a
+ * host the address was not signed for) is not followed. The caller reads the status; the body is read into memory.
  */
-export async function objectExists(key: string): Promise<boolean> {
+export async function requestObject(
+  request: Pick<ObjectAddressRequest, 'method' | 'key' | 'headers'>,
+): Promise<{ status: number; headers: Headers; body: Uint8Array }> {
   for (let attempt = 1; ; attempt += 1) {
-    const url = await presignObject({ method: 'HEAD', key, expiresIn: 60 });
-    // A stalled answer is abandoned and retried; a redirect (to a host the address was not signed for) is an error.
-    const outcome = await fetch(url, {
-      method: 'HEAD',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(HEAD_TIMEOUT_MS),
-    }).then(
-      (response) => response.status,
-      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-    );
-    if (outcome === 404) return false;
-    if (typeof outcome === 'number' && outcome >= 200 && outcome < 300) return true;
-    const retryable = typeof outcome !== 'number' || outcome >= 500;
-    if (!retryable || attempt >= HEAD_ATTEMPTS) {
-      throw new Error(
-        `S3 HEAD of the upload failed: ${typeof outcome === 'number' ? `status ${outcome}` : outcome.message}`,
-      );
+    try {
+      const url = await presignObject({ ...request, expiresIn: 60 });
+      const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+      const response = await fetch(url, {
+        method: request.method,
+        headers: request.headers,
+        redirect: 'manual',
+        signal,
+      });
+      const body = new Uint8Array(await response.arrayBuffer());
+      if (response.status < 500 || attempt >= ATTEMPTS)
+        return { status: response.status, headers: response.headers, body };
+    } catch (error: unknown) {
+      if (attempt >= ATTEMPTS) {
+        throw new Error(`S3 ${request.method} of the upload failed: ${error instanceof Error ? error.message : error}`);
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
   }
+}
+
+/**
+ * Whether an object of the uploads bucket exists: a HEAD through a presigned address. 404 is "no" (the functions
+ * that call this may list the prefix, so S3 answers 404, not 403, for a missing key); any answer but 2xx and 404,
+ * after the retries of `requestObject`, is an error.
+ */
+export async function objectExists(key: string): Promise<boolean> {
+  const { status } = await requestObject({ method: 'HEAD', key });
+  if (status === 404) return false;
+  if (status >= 200 && status < 300) return true;
+  throw new Error(`S3 HEAD of the upload failed: status ${status}`);
 }

@@ -1,5 +1,5 @@
 /**
- * The S3 client for reads (create-run's inspection, the worker), created once per process; its endpoint comes from
+ * The S3 client for the worker's reads of whole files, created once per process; its endpoint comes from
  * `AWS_ENDPOINT_URL[_S3]`. Presigned addresses are made without a client: shared/aws/s3-urls.ts.
  */
 import { NoSuchKey, S3Client } from '@aws-sdk/client-s3';

@@ -21,7 +21,7 @@ import {
   UploadNotFoundError,
   UploadSizeMismatchError,
 } from '../errors.js';
-import { runQueue, uploadsBucket } from '../infra/resources.js';
+import { runQueue } from '../infra/resources.js';
 import { inspectUpload } from '../inspect/index.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
@@ -41,7 +41,6 @@ import { queuedShardOf, type RunRecord, toRunResponse } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 import { openStoredObject } from '../uploads/stored-object.js';
 
-const BUCKET = resourceName(uploadsBucket.envVar);
 const QUEUE_URL = resourceName(runQueue.envVar);
 
 export interface CreateRunInput {
@@ -101,7 +100,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // Upload ownership and presence.
   const upload = await getUploadForTenant(body.uploadId, tenantId, now);
   if (!upload) throw new UploadNotFoundError(body.uploadId);
-  const object = await openStoredObject(BUCKET, upload.objectKey);
+  const object = await openStoredObject(upload.objectKey);
   if (!object) throw new UploadIncompleteError(body.uploadId);
 
   // Size, then the real type, readability and limits — from the stored bytes, with ranged reads.

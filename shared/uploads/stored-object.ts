@@ -2,9 +2,11 @@
  * Ranged access to an uploaded object for inspection. The first ranged GET doubles as the presence and size check
  * (its Content-Range carries the object's total size), and its bytes serve every later read that falls inside them,
  * so a small file costs one S3 request in all.
+ *
+ * The reads go through presigned addresses (shared/aws/s3-urls.ts) rather than an S3 client: create-run is the one
+ * API handler that reads objects, and the client would add ~150 KB to its bundle and its cold start.
  */
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { isMissingObject, s3 } from '../aws/s3.js';
+import { requestObject } from '../aws/s3-urls.js';
 import type { RangeReader } from '../inspect/index.js';
 
 /** Bytes fetched by the first read: one block of the inspection's block cache (shared/inspect/source.ts). */
@@ -15,38 +17,40 @@ export interface StoredObject {
   read: RangeReader;
 }
 
-// S3 answers a ranged GET on an empty object with 416 InvalidRange: the object exists and has no bytes.
-function isEmptyObject(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    (error.name === 'InvalidRange' ||
-      (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416)
-  );
-}
+type RangeAnswer =
+  | { kind: 'missing' }
+  | { kind: 'empty' }
+  | { kind: 'bytes'; bytes: Uint8Array; total: number | undefined };
 
-async function getRange(bucket: string, key: string, start: number, end: number) {
-  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end}` }));
-  const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
-  const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
-  return { bytes, total: total === undefined ? undefined : Number(total) };
+async function getRange(key: string, start: number, end: number): Promise<RangeAnswer> {
+  const answer = await requestObject({ method: 'GET', key, headers: { range: `bytes=${start}-${end}` } });
+  // No such key: the bytes were never PUT.
+  if (answer.status === 404) return { kind: 'missing' };
+  // S3 answers a range on an empty object with 416 InvalidRange: the object exists and has no bytes.
+  if (answer.status === 416) return { kind: 'empty' };
+  if (answer.status !== 200 && answer.status !== 206) {
+    throw new Error(`S3 GET of the upload failed: status ${answer.status}`);
+  }
+  const total = /\/(\d+)$/.exec(answer.headers.get('content-range') ?? '')?.[1];
+  return { kind: 'bytes', bytes: answer.body, total: total === undefined ? undefined : Number(total) };
 }
 
 /** Opens the object; returns null when it does not exist (the bytes were never PUT). */
-export async function openStoredObject(bucket: string, key: string): Promise<StoredObject | null> {
-  let first: Awaited<ReturnType<typeof getRange>>;
-  try {
-    first = await getRange(bucket, key, 0, FIRST_READ_BYTES - 1);
-  } catch (error: unknown) {
-    if (isMissingObject(error)) return null;
-    if (isEmptyObject(error)) return { sizeBytes: 0, read: async () => new Uint8Array() };
-    throw error;
-  }
+export async function openStoredObject(key: string): Promise<StoredObject | null> {
+  const first = await getRange(key, 0, FIRST_READ_BYTES - 1);
+  if (first.kind === 'missing') return null;
+  if (first.kind === 'empty') return { sizeBytes: 0, read: async () => new Uint8Array() };
   // Without a Content-Range the whole object came back (a store that ignores Range), so its length is the size.
   const sizeBytes = first.total ?? first.bytes.length;
   const head = first.bytes;
   return {
     sizeBytes,
-    read: async (start, end) =>
-      end < head.length ? head.subarray(start, end + 1) : (await getRange(bucket, key, start, end)).bytes,
+    read: async (start, end) => {
+      if (end < head.length) return head.subarray(start, end + 1);
+      const more = await getRange(key, start, end);
+      // Inspection reads only inside the size the first answer gave: anything but bytes now is a store failure.
+      if (more.kind !== 'bytes') throw new Error(`S3 GET of the upload failed: the object is ${more.kind} now`);
+      return more.bytes;
+    },
   };
 }

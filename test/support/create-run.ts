@@ -1,9 +1,8 @@
 /**
  * The world a run creation sees, mocked at the SDK clients: the upload slot and the tenant in DynamoDB, the uploaded
- * bytes in S3 (a real fixture, served through ranged GETs), the queue, and an idempotency table that remembers what the
+ * bytes in a fake S3 (a real fixture, served through ranged GETs of presigned addresses), the queue, and an idempotency table that remembers what the
  * creation transaction wrote (so a replay returns what an earlier request really stored).
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
   DeleteCommand,
@@ -17,11 +16,13 @@ import {
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 import type { TenantRecord } from '../../shared/store/tenants.js';
 import type { UploadRecord } from '../../shared/store/uploads.js';
-import { fixture, mapsAsObjects, serveObject, tableName, uploadItem } from './aws.js';
+import { fixture, mapsAsObjects, tableName, uploadItem } from './aws.js';
+import type { FakeS3 } from './fake-s3.js';
 
 export interface Mocks {
   ddb: AwsClientStub<DynamoDBDocumentClient>;
-  s3: AwsClientStub<S3Client>;
+  /** The uploads bucket, reached through presigned addresses (useFakeS3). */
+  s3: FakeS3;
   sqs: AwsClientStub<SQSClient>;
 }
 
@@ -78,7 +79,7 @@ export function arrangeCreateRun(mocks: Mocks, options: ArrangeOptions = {}): Wo
     if (wanted === undefined || idempotency.get(key)?.jobId === wanted) idempotency.delete(key);
     return {};
   });
-  if (upload) serveObject(mocks.s3, bytes, upload.objectKey);
+  if (upload) mocks.s3.put(upload.objectKey, bytes);
   mocks.sqs.on(SendMessageCommand).resolves({ MessageId: 'msg-1' });
   return { upload, bytes, idempotency };
 }

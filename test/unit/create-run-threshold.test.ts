@@ -4,12 +4,12 @@
  * registry). The threshold is set to exactly the estimate of a one-page image, so an image sits on the threshold and
  * a two-page PDF (twice that) exceeds it.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type ApiHandler, call, expectError } from '../support/api.js';
 import { arrangeCreateRun, expectNothingHeldOrQueued, type Mocks, transactions } from '../support/create-run.js';
+import { useFakeS3 } from '../support/fake-s3.js';
 import { estimateMicros, estimateUsd } from '../support/pricing.js';
 
 const THRESHOLD_USD = estimateUsd(1);
@@ -30,13 +30,12 @@ afterAll(() => {
 
 const mocks: Mocks = {
   ddb: mockClient(DynamoDBDocumentClient),
-  s3: mockClient(S3Client),
+  s3: useFakeS3(),
   sqs: mockClient(SQSClient),
 };
 
 beforeEach(() => {
   mocks.ddb.reset();
-  mocks.s3.reset();
   mocks.sqs.reset();
 });
 

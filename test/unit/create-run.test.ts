@@ -3,7 +3,6 @@
  * a low threshold in create-run-threshold.test.ts). The uploaded bytes are real fixtures read through ranged GETs, so
  * the real inspection decides type, readability and limits.
  */
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DeleteCommand,
@@ -15,7 +14,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/create-run.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
-import { fixture, mapsAsObjects, s3NoSuchKey, tableName, transactionCancelled } from '../support/aws.js';
+import { fixture, mapsAsObjects, tableName, transactionCancelled } from '../support/aws.js';
 import {
   type ArrangeOptions,
   arrangeCreateRun,
@@ -23,18 +22,18 @@ import {
   type Mocks,
   transactions,
 } from '../support/create-run.js';
+import { useFakeS3 } from '../support/fake-s3.js';
 import { estimateMicros, estimateUsd } from '../support/pricing.js';
 
 const mocks: Mocks = {
   ddb: mockClient(DynamoDBDocumentClient),
-  s3: mockClient(S3Client),
+  s3: useFakeS3(),
   sqs: mockClient(SQSClient),
 };
 const MiB = 1024 * 1024;
 
 beforeEach(() => {
   mocks.ddb.reset();
-  mocks.s3.reset();
   mocks.sqs.reset();
 });
 
@@ -140,11 +139,9 @@ describe('a run is accepted', () => {
   });
 
   test('a small upload is checked with a single ranged S3 read (presence, size and content at once)', async () => {
-    arrangeCreateRun(mocks);
+    const world = arrangeCreateRun(mocks);
     expect((await create(minimal)).status).toBe(202);
-    expect(mocks.s3).toHaveReceivedCommandTimes(GetObjectCommand, 1);
-    expect(mocks.s3).toHaveReceivedCommandWith(GetObjectCommand, { Range: 'bytes=0-65535' });
-    expect(mocks.s3.calls()).toHaveLength(1);
+    expect(mocks.s3.requests).toEqual([{ method: 'GET', key: world.upload?.objectKey, range: 'bytes=0-65535' }]);
   });
 
   test('the prompt is echoed exactly and optional fields are echoed: schemaId, outputFormat, workflow, nested metadata', async () => {
@@ -323,7 +320,7 @@ describe('a rejected request holds nothing and queues nothing', () => {
     const answer = await create(minimal);
     const error = expectError(answer, 'UPLOAD_NOT_FOUND');
     expect(error.details).toEqual({ uploadId: 'upl_1' });
-    expect(mocks.s3).not.toHaveReceivedAnyCommand();
+    expect(mocks.s3.requests).toEqual([]);
   });
 
   test("another tenant's upload answers exactly as an unknown one (its existence is not revealed)", async () => {
@@ -335,7 +332,7 @@ describe('a rejected request holds nothing and queues nothing', () => {
     const strip = (b: { error: Record<string, unknown> }) => ({ ...b.error, requestId: undefined });
     expectError(theirs, 'UPLOAD_NOT_FOUND');
     expect(strip(theirs.body)).toEqual(strip(unknown.body));
-    expect(mocks.s3).not.toHaveReceivedAnyCommand();
+    expect(mocks.s3.requests).toEqual([]);
   });
 
   test('an expired upload answers 404 UPLOAD_NOT_FOUND', async () => {
@@ -346,10 +343,29 @@ describe('a rejected request holds nothing and queues nothing', () => {
 
   test('a run created before the bytes were PUT answers 409 UPLOAD_INCOMPLETE, retryable', async () => {
     arrangeCreateRun(mocks);
-    mocks.s3.on(GetObjectCommand).rejects(s3NoSuchKey());
+    // The slot exists; the bucket holds nothing under its key.
+    mocks.s3.reset();
     const answer = await create(minimal);
     const error = expectError(answer, 'UPLOAD_INCOMPLETE');
     expect(error.retryable).toBe(true);
+  });
+
+  test('storage failing on every attempt answers 500 INTERNAL_ERROR, retryable, and holds nothing', async () => {
+    arrangeCreateRun(mocks);
+    mocks.s3.failWith(503);
+    const error = expectError(await create(minimal), 'INTERNAL_ERROR');
+    expect(error.retryable).toBe(true);
+    // Three attempts, as the S3 client's standard retry would make.
+    expect(mocks.s3.requests).toHaveLength(3);
+    expectNothingHeldOrQueued(mocks);
+  });
+
+  test('storage refusing the read (403) answers 500 INTERNAL_ERROR at once, not 409 or 404', async () => {
+    arrangeCreateRun(mocks);
+    mocks.s3.failWith(403);
+    expectError(await create(minimal), 'INTERNAL_ERROR');
+    expect(mocks.s3.requests).toHaveLength(1);
+    expectNothingHeldOrQueued(mocks);
   });
 
   // ----- size -----
@@ -461,7 +477,7 @@ describe('a rejected request holds nothing and queues nothing', () => {
 
   test('bytes not yet PUT + unknown schemaId answers UPLOAD_INCOMPLETE', async () => {
     arrangeCreateRun(mocks);
-    mocks.s3.on(GetObjectCommand).rejects(s3NoSuchKey());
+    mocks.s3.reset();
     const answer = await create({ ...minimal, schemaId: 'nope' });
     expectError(answer, 'UPLOAD_INCOMPLETE');
   });
@@ -532,7 +548,7 @@ describe('Idempotency-Key', () => {
     expect(items).toHaveLength(4);
     expect(items[3]?.Put?.TableName).toBe(tableName('idempotency'));
 
-    mocks.s3.resetHistory();
+    mocks.s3.requests.length = 0;
     const again = await create(minimal, { headers: { 'Idempotency-Key': 'order-7' } });
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
@@ -540,7 +556,7 @@ describe('Idempotency-Key', () => {
     expect(again.headers.location).toBe(`/v1/runs/${first.body.jobId}`);
     expect(mocks.ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
     expect(mocks.sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
-    expect(mocks.s3).not.toHaveReceivedAnyCommand();
+    expect(mocks.s3.requests).toEqual([]);
   });
 
   test('the same body with its keys in another order is the same request', async () => {

@@ -2,7 +2,6 @@
  * The HTTP layer every API handler shares (shared/http.ts), driven through real handlers: content type, JSON parsing,
  * strict bodies, body size, authentication and scopes, error mapping and the headers on every answer.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -12,14 +11,14 @@ import { handler as presign } from '../../functions/presign.js';
 import { handler as verifyRun } from '../../functions/verify-run.js';
 import { call, callEvent, expectContractHeaders, expectError } from '../support/api.js';
 import { apiEvent } from '../support/events.js';
+import { useFakeS3 } from '../support/fake-s3.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
-const s3 = mockClient(S3Client);
+const s3 = useFakeS3();
 const sqs = mockClient(SQSClient);
 
 beforeEach(() => {
   ddb.reset();
-  s3.reset();
   sqs.reset();
   ddb.on(PutCommand).resolves({});
 });
@@ -150,7 +149,7 @@ describe('authentication and scopes', () => {
     const error = expectError(answer, 'FORBIDDEN');
     expect(error.details).toEqual({ requiredScope: 'runs:write' });
     expect(ddb).not.toHaveReceivedAnyCommand();
-    expect(s3).not.toHaveReceivedAnyCommand();
+    expect(s3.requests).toEqual([]);
     expect(sqs).not.toHaveReceivedAnyCommand();
   });
 

@@ -2,13 +2,13 @@
  * The margin is configurable per deployment (PRICING_MARGIN_PCT, CDK context `marginPct`). Configuration is parsed
  * once at import, so this file sets the variable first and imports afterwards (each test file has its own registry).
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import raw from '../../shared/pricing/pricing.json' with { type: 'json' };
 import { type ApiHandler, call } from '../support/api.js';
 import { arrangeCreateRun, type Mocks, transactions } from '../support/create-run.js';
+import { useFakeS3 } from '../support/fake-s3.js';
 import { OCR_PAGE_COST_MICROS } from '../support/pricing.js';
 
 const MARGIN_PCT = 50;
@@ -29,7 +29,7 @@ afterAll(() => {
 
 const mocks: Mocks = {
   ddb: mockClient(DynamoDBDocumentClient),
-  s3: mockClient(S3Client),
+  s3: useFakeS3(),
   sqs: mockClient(SQSClient),
 };
 

@@ -164,12 +164,13 @@ describe('objectExists (a HEAD through a presigned address)', () => {
   const statuses: number[] = [];
 
   beforeAll(async () => {
-    storage = await startFakeServer(() => ({ status: statuses.shift() ?? 500 }));
+    storage = await startFakeServer();
   });
   afterAll(async () => storage.close());
   beforeEach(() => {
     statuses.length = 0;
     storage.requests.length = 0;
+    storage.respond(() => ({ status: statuses.shift() ?? 500 }));
     setEnv({ AWS_ENDPOINT_URL_S3: storage.url });
   });
 
@@ -183,11 +184,10 @@ describe('objectExists (a HEAD through a presigned address)', () => {
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  test('an answer that does not come within 3 s is abandoned and asked again', async () => {
-    storage.respond(() => (storage.requests.length === 1 ? { status: 200, delayMs: 4_000 } : { status: 200 }));
+  test('an answer that does not come within 5 s is abandoned and asked again', async () => {
+    storage.respond(() => (storage.requests.length === 1 ? { status: 200, delayMs: 6_000 } : { status: 200 }));
     expect(await objectExists(KEY)).toBe(true);
     expect(storage.requests).toHaveLength(2);
-    storage.respond(() => ({ status: statuses.shift() ?? 500 }));
   });
 
   test('a 5xx is retried; three in a row fail; a 403 fails at once', async () => {
