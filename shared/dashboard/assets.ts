@@ -15,13 +15,13 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /**
- * Where previews load from: the origin of the presigned read addresses. Locally that is the S3 endpoint the functions
- * are given (on LocalStack, presumably the AWS_ENDPOINT_URL it sets; unverified); in AWS a bucket's virtual-hosted
- * address under amazonaws.com.
+ * Where previews load from (CSP sources): the origin of the presigned read addresses. Locally that is the S3 endpoint
+ * the functions are given (on LocalStack, presumably the AWS_ENDPOINT_URL it sets; unverified); in AWS a bucket's
+ * regional address, under amazonaws.com, or amazonaws.com.cn in the China regions.
  */
 export function storageOrigin(env: NodeJS.ProcessEnv = process.env): string {
   const endpoint = env.UPLOAD_PUBLIC_ENDPOINT || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
-  return endpoint ? new URL(endpoint).origin : 'https://*.amazonaws.com';
+  return endpoint ? new URL(endpoint).origin : 'https://*.amazonaws.com https://*.amazonaws.com.cn';
 }
 
 /**

@@ -160,7 +160,7 @@ describe('the dashboard pages', () => {
 });
 
 describe('the storage origin previews may load from', () => {
-  test('the public upload endpoint, else the S3 endpoint, else any amazonaws.com host', () => {
+  test('the public upload endpoint, else the S3 endpoint, else any S3 host of the AWS partitions', () => {
     expect(
       storageOrigin({ UPLOAD_PUBLIC_ENDPOINT: 'http://192.168.1.5:4566/', AWS_ENDPOINT_URL_S3: 'http://x:1' }),
     ).toBe('http://192.168.1.5:4566');
@@ -168,6 +168,6 @@ describe('the storage origin previews may load from', () => {
     expect(storageOrigin({ AWS_ENDPOINT_URL: 'http://localhost.localstack.cloud:4566' })).toBe(
       'http://localhost.localstack.cloud:4566',
     );
-    expect(storageOrigin({})).toBe('https://*.amazonaws.com');
+    expect(storageOrigin({})).toBe('https://*.amazonaws.com https://*.amazonaws.com.cn');
   });
 });
