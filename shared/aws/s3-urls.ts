@@ -1,9 +1,11 @@
 /**
- * Presigned addresses of objects in the uploads bucket, made without an S3 client.
+ * Presigned addresses of objects in the uploads bucket, made without an S3 client, and the requests the API handlers
+ * send through them (file-url's HEAD, create-run's ranged GETs).
  *
- * Why not `getSignedUrl(new S3Client(), command)`: `@aws-sdk/client-s3` keeps every one of S3's ~480 shapes in one
- * schema module that no bundler can shake, and with the REST-XML protocol it weighed ~150 KB minified in each handler
- * that only presigns (presign, file-url), half their bundle and a third of their cold start. Here the SDK's own
+ * Why not an S3Client and `getSignedUrl`: `@aws-sdk/client-s3` keeps every one of S3's ~480 shapes in one schema
+ * module that no bundler can shake, and with the REST-XML protocol it weighed ~150 KB minified in each API handler
+ * that touches an object (presign, file-url, create-run), up to half its bundle and a third of its cold start. The
+ * worker, which reads whole files, keeps the client (shared/aws/s3.ts). Here the SDK's own
  * presigner (`S3RequestPresigner`, what getSignedUrl calls in the end) signs a request built from the bucket's address:
  * - deployed, `UPLOADS_BUCKET_DOMAIN`, the bucket's regional domain name as CloudFormation resolves it for the
  *   stack's partition and region (lib/bind.ts), so no endpoint rule is re-implemented here;
