@@ -59,12 +59,15 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
 
   const leaseUntil = new Date(Date.now() + claimMs(options));
   let claimed = false;
+  // What the plan came to, once it has: a failure after it (writing the settlement) still reports its attempts.
+  let planned: Settlement | undefined;
   try {
     const claim = await claimRun(jobId, { leaseUntil, receiveCount: options.receiveCount });
     if (claim === 'final') return 'already-final';
     if (claim === 'leased') return 'leased';
     claimed = true;
     const settlement = await runPlan(run, options);
+    planned = settlement;
     options.fault?.('before-settle', run);
     const settled = await settleRun(run, settlement);
     if (settled) emitRunMetrics(run, settlement);
@@ -80,7 +83,7 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const settled = await settleRun(run, {
       status: 'failed',
       error: { code: 'INTERNAL_ERROR', message: 'The run could not be processed', status: 500, retryable: true },
-      attempts: run.attempts ?? [],
+      attempts: planned?.attempts ?? [],
     });
     return settled ? 'settled' : 'already-final';
   }

@@ -440,6 +440,21 @@ describe('infrastructure failures and redelivery', () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
   });
 
+  test('a settlement write failing on the last delivery fails the run with the attempts the providers made', async () => {
+    arrange(runItem());
+    ddb.on(TransactWriteCommand).rejectsOnce(new Error('ProvisionedThroughputExceededException')).resolves({});
+    const response = await deliver({ local: succeeding('local') }, [
+      { body: '{"jobId":"run_1"}', receiveCount: 3, messageId: 'm-1' },
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
+    const [completed, failed] = settlements().map((t) => t.TransactItems?.[0]?.Update?.ExpressionAttributeValues ?? {});
+    expect(completed?.[':status']).toBe('completed');
+    expect(failed?.[':status']).toBe('failed');
+    expect(failed?.[':charged']).toBe(0);
+    expect(failed?.[':attempts']).toEqual(completed?.[':attempts']);
+    expect(failed?.[':attempts']).toHaveLength(1);
+  });
+
   test('on the last delivery the run is settled failed INTERNAL_ERROR with a full refund, and not redelivered', async () => {
     arrange(runItem());
     s3.on(GetObjectCommand).rejects(new Error('SlowDown'));
