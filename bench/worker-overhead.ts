@@ -144,6 +144,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
   const emulatorStartMs = round(performance.now() - t0);
   options.log(`  emulators up in ${emulatorStartMs} ms`);
   let shutdownProvider: (() => Promise<void>) | undefined;
+  const realFetch = globalThis.fetch;
   try {
     process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
     process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
@@ -171,8 +172,15 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
     const { shutdownLocalProvider } = await import('../shared/providers/local/local-provider.js');
     shutdownProvider = shutdownLocalProvider;
 
-    // Times every AWS call made through the shared clients (the document client shares the DynamoDB client's stack).
+    // Times every AWS call made through the shared clients (the document client shares the DynamoDB client's stack),
+    // and the S3 requests the API handlers send with fetch through presigned addresses (shared/aws/s3-urls.ts).
     let calls = new Map<string, { calls: number; ms: number }>();
+    const record = (name: string, started: number): void => {
+      const entry = calls.get(name) ?? { calls: 0, ms: 0 };
+      entry.calls += 1;
+      entry.ms += performance.now() - started;
+      calls.set(name, entry);
+    };
     type Next = (args: unknown) => Promise<unknown>;
     type Stack = {
       add(
@@ -187,16 +195,23 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
           try {
             return await next(args);
           } finally {
-            const name = String(context.commandName ?? 'unknown');
-            const entry = calls.get(name) ?? { calls: 0, ms: 0 };
-            entry.calls += 1;
-            entry.ms += performance.now() - started;
-            calls.set(name, entry);
+            record(String(context.commandName ?? 'unknown'), started);
           }
         },
         { step: 'initialize', name: 'benchTiming', override: true },
       );
     }
+    const PRESIGNED_NAMES: Record<string, string> = { GET: 'GetObject', HEAD: 'HeadObject', PUT: 'PutObject' };
+    globalThis.fetch = async (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (!url.startsWith(emulators.endpoints.s3)) return realFetch(input, init);
+      const started = performance.now();
+      try {
+        return await realFetch(input, init);
+      } finally {
+        record(`${PRESIGNED_NAMES[init?.method ?? 'GET'] ?? init?.method} (presigned)`, started);
+      }
+    };
     /** Returns the calls recorded since the last take and starts a new record. */
     const takeCalls = (): Map<string, { calls: number; ms: number }> => {
       const taken = calls;
@@ -402,6 +417,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       createRunCoreConcurrent,
     };
   } finally {
+    globalThis.fetch = realFetch;
     await shutdownProvider?.();
     await emulators.stop();
     for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
