@@ -10,11 +10,9 @@ const forcePathStyle = process.env.S3_FORCE_PATH_STYLE === 'true';
 export const s3 = new S3Client({ forcePathStyle });
 
 /**
- * Whether an S3 error means "no such object": GetObject's NoSuchKey, or HeadObject's NotFound (a HEAD answer has no
- * body, so the SDK names it from the status). Anything else (a missing bucket, access denied) is a real failure.
+ * Whether a GetObject error means "no such object" (NoSuchKey). Anything else (a missing bucket, access denied) is a
+ * real failure.
  */
 export function isMissingObject(error: unknown): boolean {
-  return (
-    error instanceof NoSuchKey || (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound'))
-  );
+  return error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey');
 }

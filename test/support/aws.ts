@@ -1,20 +1,13 @@
 /**
  * Helpers for unit tests that mock the AWS SDK at the client (aws-sdk-client-mock): table names as the functions see
- * them, stored items, S3 objects served from real fixture bytes (honouring `Range`), and the SDK's own error types.
+ * them, stored items, S3 objects served to the worker's client from real fixture bytes, and the SDK's own error types.
  * Nothing here imports service modules that read configuration, so a test file may set the environment first.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  GetObjectCommand,
-  type GetObjectCommandOutput,
-  HeadObjectCommand,
-  NoSuchKey,
-  NotFound,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, type GetObjectCommandOutput, NoSuchKey, type S3Client } from '@aws-sdk/client-s3';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 import { tables, uploadsBucket } from '../../shared/infra/resources.js';
 import type { RunRecord } from '../../shared/store/runs.js';
@@ -66,43 +59,14 @@ export function objectBody(bytes: Uint8Array): NonNullable<GetObjectCommandOutpu
 }
 
 /**
- * Serves `bytes` as the stored object: HeadObject reports its length, GetObject returns the whole object or the
- * inclusive `bytes=start-end` range asked for (as S3 does, clamped at the end of the object).
+ * Serves `bytes` as the stored object to the worker's S3 client, which reads whole files (the API handlers reach S3
+ * over HTTP instead: test/support/fake-s3.ts).
  */
 export function serveObject(s3: AwsClientStub<S3Client>, bytes: Uint8Array, key?: string): void {
-  const match = key === undefined ? {} : { Key: key };
-  s3.on(HeadObjectCommand, match).resolves({ ContentLength: bytes.length });
-  s3.on(GetObjectCommand, match).callsFake((input: { Range?: string }) => {
-    let slice = bytes;
-    if (input.Range !== undefined) {
-      const range = /^bytes=(\d+)-(\d+)$/.exec(input.Range);
-      if (!range) throw new Error(`unexpected Range header ${input.Range}`);
-      const start = Number(range[1]);
-      const end = Math.min(bytes.length - 1, Number(range[2]));
-      // S3 answers a range on an empty object with 416 InvalidRange.
-      if (bytes.length === 0) throw s3InvalidRange();
-      slice = bytes.subarray(start, end + 1);
-      return {
-        Body: objectBody(slice),
-        ContentLength: slice.length,
-        ContentRange: `bytes ${start}-${start + slice.length - 1}/${bytes.length}`,
-      };
-    }
-    return { Body: objectBody(slice), ContentLength: slice.length };
-  });
-}
-
-/** HeadObject's answer for a key with no object (the bytes were never PUT). */
-export function s3NotFound(): NotFound {
-  return new NotFound({ message: 'NotFound', $metadata: { httpStatusCode: 404 } });
-}
-
-/** GetObject's answer to a Range on an empty object. */
-export function s3InvalidRange(): Error {
-  return Object.assign(new Error('The requested range is not satisfiable'), {
-    name: 'InvalidRange',
-    $metadata: { httpStatusCode: 416 },
-  });
+  s3.on(GetObjectCommand, key === undefined ? {} : { Key: key }).callsFake(() => ({
+    Body: objectBody(bytes),
+    ContentLength: bytes.length,
+  }));
 }
 
 /** GetObject's answer for a key with no object. */
