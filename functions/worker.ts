@@ -3,14 +3,11 @@
  * run never redelivers its neighbours. Idempotency is by jobId inside processRun, not by message id.
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-// Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
-import * as z from 'zod';
 import { runQueue } from '../shared/infra/resources.js';
 import { log } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
+import { jobIdOf } from '../shared/runs/run-message.js';
 import { type ProcessOptions, processRun } from '../shared/worker/process-run.js';
-
-const message = z.object({ jobId: z.string().min(1) });
 
 /**
  * Time a run needs at least to be started. A later record of a batch that would start with less is handed back to SQS
@@ -39,22 +36,22 @@ export function createWorkerHandler({
         batchItemFailures.push({ itemIdentifier: record.messageId });
         continue;
       }
-      const parsed = message.safeParse(safeJson(record.body));
-      if (!parsed.success) {
+      const jobId = jobIdOf(record.body);
+      if (jobId === undefined) {
         // A malformed message can never succeed; retrying would only move it to the DLQ later.
         log.error('dropping malformed run message', { messageId: record.messageId });
         continue;
       }
       try {
         const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
-        const outcome = await processRun(parsed.data.jobId, {
+        const outcome = await processRun(jobId, {
           ...deps,
           remainingMs: context.getRemainingTimeInMillis(),
           receiveCount,
           maxReceiveCount: runQueue.maxReceiveCount,
           visibilityTimeoutSeconds,
         });
-        log.info('run processed', { jobId: parsed.data.jobId, outcome });
+        log.info('run processed', { jobId, outcome });
         // Another invocation holds the run. Its claim ends before this message would come back, so handing it back
         // means the run is looked at again later: done by then (dropped), or its holder died (processed then). On
         // the last allowed delivery the message is dropped instead of going to the DLQ: the delivery was counted,
@@ -63,20 +60,12 @@ export function createWorkerHandler({
           batchItemFailures.push({ itemIdentifier: record.messageId });
         }
       } catch (error: unknown) {
-        log.error('run processing failed; will be redelivered', { jobId: parsed.data.jobId, error });
+        log.error('run processing failed; will be redelivered', { jobId, error });
         batchItemFailures.push({ itemIdentifier: record.messageId });
       }
     }
     return { batchItemFailures };
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
 
 export const handler = createWorkerHandler({ adapters });

@@ -89,15 +89,6 @@ async function removeStateFile(): Promise<void> {
 }
 
 /** The jobId of a run message, or undefined for a malformed one (the worker itself drops those). */
-function jobIdOf(body: string): string | undefined {
-  try {
-    const jobId: unknown = (JSON.parse(body) as { jobId?: unknown }).jobId;
-    return typeof jobId === 'string' ? jobId : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function parseDevKeys(value: string | undefined): { tenantId: string; key: string }[] {
   if (!value) return [{ tenantId: 'dev', key: `vk_dev_${randomBytes(24).toString('base64url')}` }];
   return value.split(',').map((pair) => {
@@ -184,6 +175,7 @@ async function main(): Promise<void> {
     // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
     // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
     const { getRun, claimRun } = await import('../shared/store/runs.js');
+    const { jobIdOf } = await import('../shared/runs/run-message.js');
     const { claimMs } = await import('../shared/worker/process-run.js');
     const workerHandler: typeof processingHandler = async (event, context) => {
       if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);

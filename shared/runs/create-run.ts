@@ -6,9 +6,7 @@
  * after the run exists, so a rejected request leaves no record, no hold and no message.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '../aws/sqs.js';
-import { config, resourceName } from '../config.js';
+import { config } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import {
   BudgetExceededError,
@@ -21,7 +19,6 @@ import {
   UploadNotFoundError,
   UploadSizeMismatchError,
 } from '../errors.js';
-import { runQueue } from '../infra/resources.js';
 import { inspectUpload } from '../inspect/index.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
@@ -40,8 +37,7 @@ import { settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord, toRunResponse } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 import { openStoredObject } from '../uploads/stored-object.js';
-
-const QUEUE_URL = resourceName(runQueue.envVar);
+import { enqueueRun } from './run-message.js';
 
 export interface CreateRunInput {
   tenantId: string;
@@ -193,7 +189,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   }
 
   try {
-    await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify({ jobId }) }));
+    await enqueueRun(jobId);
   } catch (error: unknown) {
     // The run may never be processed: fail it and give the hold back, then report the error.
     log.error('enqueue failed; failing the run and refunding the hold', { jobId, error });

@@ -18,6 +18,17 @@ import { transactWrite } from './transact.js';
 export const TENANTS_TABLE = resourceName(tables.tenants.envVar);
 export const LEDGER_TABLE = resourceName(tables.ledger.envVar);
 
+/**
+ * The error of a run that no delivery could process (an infrastructure failure on its last delivery, or a message
+ * that died in or outlived the queue): the worker and the reconciler both settle with it.
+ */
+export const PROCESSING_FAILED: Readonly<RunError> = {
+  code: 'INTERNAL_ERROR',
+  message: 'The run could not be processed',
+  status: 500,
+  retryable: true,
+};
+
 /** The final outcome of a run, written once by `settleRun`. */
 export type Settlement =
   | {

@@ -16,7 +16,7 @@ import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderId, ProviderOutput, Step } from '../providers/types.js';
-import { type Settlement, settleRun } from '../store/ledger.js';
+import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
@@ -82,7 +82,7 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     log.error('run failed on its last delivery; failing and refunding', { jobId, error });
     const settled = await settleRun(run, {
       status: 'failed',
-      error: { code: 'INTERNAL_ERROR', message: 'The run could not be processed', status: 500, retryable: true },
+      error: PROCESSING_FAILED,
       attempts: planned?.attempts ?? [],
     });
     return settled ? 'settled' : 'already-final';

@@ -16,12 +16,10 @@
  * Failing uses the worker's settlement (store/ledger.ts), conditional on the run still being queued, so a worker that
  * settles the run at the same moment wins or loses cleanly: the money moves once either way.
  */
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '../aws/sqs.js';
-import { resourceName } from '../config.js';
 import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';
-import { settleRun } from '../store/ledger.js';
+import { enqueueRun } from '../runs/run-message.js';
+import { PROCESSING_FAILED, settleRun } from '../store/ledger.js';
 import { getRun, listQueuedBefore, markResent, type RunRecord } from '../store/runs.js';
 
 export interface ReconcileOptions {
@@ -117,12 +115,7 @@ export async function reconcileRuns(
 async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Promise<boolean> {
   // Counted first: a crash after the count loses one resend, never sends without limit.
   if (!(await markResent(run.jobId, options.maxResends, now))) return false;
-  await sqs.send(
-    new SendMessageCommand({
-      QueueUrl: resourceName(runQueue.envVar),
-      MessageBody: JSON.stringify({ jobId: run.jobId }),
-    }),
-  );
+  await enqueueRun(run.jobId);
   return true;
 }
 
@@ -130,7 +123,8 @@ async function fail(run: RunRecord, action: 'fail-dead-lettered' | 'fail-expired
   log.error('run stuck in the queue; failing it and refunding the hold', { jobId: run.jobId, reason: action });
   return settleRun(run, {
     status: 'failed',
-    error: { code: 'INTERNAL_ERROR', message: 'The run could not be processed', status: 500, retryable: true },
-    attempts: run.attempts ?? [],
+    error: PROCESSING_FAILED,
+    // A queued run has no attempts on record (they are written at settlement, which never happened).
+    attempts: [],
   });
 }
