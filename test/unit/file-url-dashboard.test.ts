@@ -5,9 +5,9 @@ import { handler as dashboard } from '../../functions/dashboard.js';
 import { handler as fileUrl } from '../../functions/file-url.js';
 import { storageOrigin } from '../../shared/dashboard/assets.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
-import { bucketName, completedRunItem, tableName } from '../support/aws.js';
+import { completedRunItem, tableName } from '../support/aws.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
-import { type FakeServer, startFakeServer } from '../support/fake-server.js';
+import { useFakeS3 } from '../support/fake-s3.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 beforeEach(() => {
@@ -19,27 +19,12 @@ function getFile(jobId: string, tenantId = 'tenant-a') {
 }
 
 describe('GET /v1/runs/{jobId}/file', () => {
-  /** S3 as far as the handler talks to it: the HEAD of the object, answered by each test. */
-  let storage: FakeServer;
-  const savedEndpoint = process.env.AWS_ENDPOINT_URL_S3;
-
-  beforeAll(async () => {
-    storage = await startFakeServer();
-    process.env.AWS_ENDPOINT_URL_S3 = storage.url;
-  });
-  afterAll(async () => {
-    if (savedEndpoint === undefined) delete process.env.AWS_ENDPOINT_URL_S3;
-    else process.env.AWS_ENDPOINT_URL_S3 = savedEndpoint;
-    await storage.close();
-  });
-  beforeEach(() => {
-    storage.requests.length = 0;
-    storage.respond(() => ({ status: 500 }));
-  });
+  /** S3 as far as the handler talks to it: the HEAD of the object. */
+  const storage = useFakeS3();
 
   test('answers a presigned GET of exactly that object, typed as inspected, valid for 5 minutes', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem({ fileName: 'till slip "1".png' }) });
-    storage.respond(() => ({ status: 200, headers: { 'content-length': '13775' } }));
+    storage.put(completedRunItem().objectKey, new Uint8Array(13775));
     const before = Date.now();
     const answer = await getFile('run_1');
     expect(answer.status).toBe(200);
@@ -65,9 +50,7 @@ describe('GET /v1/runs/{jobId}/file', () => {
     // Nothing of the API key or tenant secret travels in the address.
     expect(answer.body.url).not.toMatch(/x-api-key/i);
     // Only a HEAD of exactly that object reached storage; the file itself is read by the browser, not by us.
-    expect(storage.requests.map((r) => [r.method, new URL(r.path, storage.url).pathname])).toEqual([
-      ['HEAD', `/${bucketName()}/${run.objectKey}`],
-    ]);
+    expect(storage.requests).toEqual([{ method: 'HEAD', key: run.objectKey, range: undefined }]);
   });
 
   test("an unknown run, or another tenant's, answers 404 NOT_FOUND without touching storage", async () => {
@@ -81,7 +64,7 @@ describe('GET /v1/runs/{jobId}/file', () => {
 
   test('a run whose upload has expired answers 404 NOT_FOUND saying so', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem() });
-    storage.respond(() => ({ status: 404 }));
+    // The bucket holds nothing under the run's key.
     const error = expectError(await getFile('run_1'), 'NOT_FOUND');
     expect(error.message).toMatch(/no longer stored/);
     expect(error.details).toEqual({ id: 'run_1', reason: 'file_expired' });
@@ -89,7 +72,8 @@ describe('GET /v1/runs/{jobId}/file', () => {
 
   test('a storage outage is a retryable 500, not a 404', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem() });
-    storage.respond(() => ({ status: 503 }));
+    storage.put(completedRunItem().objectKey, new Uint8Array(1));
+    storage.failWith(503);
     expectError(await getFile('run_1'), 'INTERNAL_ERROR');
     expect(storage.requests.length).toBeGreaterThan(1);
   });
