@@ -10,7 +10,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ERROR_CODES, type ErrorCode } from '../shared/errors.js';
+import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors.js';
 import { METRICS_STAGE_ENV } from '../shared/infra/metrics.js';
 import { reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
@@ -307,7 +307,7 @@ export class StatelessStack extends Stack {
         type,
         statusCode: String(ERROR_CODES[code].status),
         responseHeaders: {
-          'content-type': "'application/json'",
+          'content-type': `'${JSON_CONTENT_TYPE}'`,
           'x-request-id': 'context.requestId',
           ...headers,
         },

@@ -4,6 +4,9 @@
  */
 
 /** The contract's error codes with their HTTP status and retryability. */
+/** Content type of every JSON response: the handlers' and API Gateway's own error responses (contract: General). */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export const ERROR_CODES = {
   INVALID_REQUEST: { status: 400, retryable: false },
   UNKNOWN_SCHEMA: { status: 400, retryable: false },

@@ -12,6 +12,7 @@ import {
   ForbiddenError,
   InternalError,
   InvalidRequestError,
+  JSON_CONTENT_TYPE,
   UnauthorizedError,
   UnsupportedMediaTypeError,
   type ValidationIssue,
@@ -54,7 +55,7 @@ export interface ApiResponse {
 
 type ApiEvent = APIGatewayProxyEvent & { parsed?: ApiRequest<unknown, unknown> };
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const JSON_HEADERS = { 'content-type': JSON_CONTENT_TYPE };
 
 /** Converts zod issues to the contract's `details.issues[]`, each naming the offending field. */
 export function toIssues(error: z.core.$ZodError): ValidationIssue[] {

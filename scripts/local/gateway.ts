@@ -13,6 +13,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../../shared/errors.js';
 import {
   gatewaySettings,
   type HandlerName,
@@ -38,14 +39,14 @@ export interface GatewayOptions {
 function gatewayError(
   res: ServerResponse,
   requestId: string,
-  status: number,
-  code: string,
+  code: ErrorCode,
   message: string,
   headers: Record<string, string> = {},
   details?: Record<string, unknown>,
 ) {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, ...headers });
-  const retryable = status === 429 || status >= 500;
+  // Status and retryability from ERROR_CODES, like the stack's gateway responses and the handlers' errors.
+  const { status, retryable } = ERROR_CODES[code];
+  res.writeHead(status, { 'content-type': JSON_CONTENT_TYPE, 'x-request-id': requestId, ...headers });
   res.end(JSON.stringify({ error: { code, message, status, retryable, ...(details ? { details } : {}), requestId } }));
 }
 
@@ -138,9 +139,9 @@ export function createGateway(options: GatewayOptions): Server {
       try {
         const url = new URL(req.url ?? '/', 'http://localhost');
         const match = findRoute(req.method ?? 'GET', url.pathname);
-        if (!match) return gatewayError(res, requestId, 404, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
+        if (!match) return gatewayError(res, requestId, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
         const handler = options.handlers[match.route.handler];
-        if (!handler) return gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'Handler not loaded');
+        if (!handler) return gatewayError(res, requestId, 'INTERNAL_ERROR', 'Handler not loaded');
 
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
@@ -149,7 +150,7 @@ export function createGateway(options: GatewayOptions): Server {
         let authorizer: APIGatewayProxyEvent['requestContext']['authorizer'] = null;
         if (match.route.scope !== null) {
           const key = headers['x-api-key'];
-          if (!key) return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
+          if (!key) return gatewayError(res, requestId, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
           try {
             authorizer = await authorize(key, {
               type: 'REQUEST',
@@ -169,14 +170,14 @@ export function createGateway(options: GatewayOptions): Server {
             // As API Gateway: the authorizer's `Unauthorized` is a 401; any other failure (the key store unreachable)
             // is the 500 AUTHORIZER_FAILURE, never cached, which the stack renders as a retryable INTERNAL_ERROR.
             if (error instanceof Error && error.message === 'Unauthorized') {
-              return gatewayError(res, requestId, 401, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
+              return gatewayError(res, requestId, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
             }
             process.stderr.write(`gateway: authorizer failed: ${String(error)}\n`);
-            return gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
+            return gatewayError(res, requestId, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
           }
           const wait = limiter.take(key);
           if (wait > 0) {
-            return gatewayError(res, requestId, 429, 'RATE_LIMITED', 'Too many requests for this API key', {
+            return gatewayError(res, requestId, 'RATE_LIMITED', 'Too many requests for this API key', {
               'retry-after': String(wait),
             });
           }
@@ -187,7 +188,6 @@ export function createGateway(options: GatewayOptions): Server {
           return gatewayError(
             res,
             requestId,
-            400,
             'INVALID_REQUEST',
             'Request body exceeds 10 MB, the API limit',
             {},
@@ -222,8 +222,7 @@ export function createGateway(options: GatewayOptions): Server {
         res.end(result.body);
       } catch (error: unknown) {
         process.stderr.write(`gateway: unhandled ${String(error)}\n`);
-        if (!res.headersSent)
-          gatewayError(res, requestId, 500, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
+        if (!res.headersSent) gatewayError(res, requestId, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
       }
     })();
   });

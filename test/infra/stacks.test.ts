@@ -476,7 +476,7 @@ describe('stateless stack: API', () => {
     const { status, retryable } = ERROR_CODES[code];
     expect(props.StatusCode).toBe(String(status));
     expect(props.ResponseParameters).toEqual({
-      'gatewayresponse.header.content-type': "'application/json'",
+      'gatewayresponse.header.content-type': "'application/json; charset=utf-8'",
       'gatewayresponse.header.x-request-id': 'context.requestId',
       // The contract's RATE_LIMITED carries Retry-After (per-key token buckets refill within a second).
       ...(type === 'THROTTLED' ? { 'gatewayresponse.header.retry-after': "'1'" } : {}),
