@@ -228,6 +228,8 @@ interface Attempt {
 /** Tokens one response reported (or, when it reported none, the request's upper bound: never an understatement). */
 interface TokenCounts {
   input: number;
+  /** The part of `input` served from Gemini's context cache (billed at the cached rate). */
+  cachedInput: number;
   output: number;
 }
 
@@ -236,6 +238,9 @@ function countsOf(response: GenerateContentResponse, fallback: TokenCounts): Tok
   if (!usage || (usage.promptTokenCount === undefined && usage.candidatesTokenCount === undefined)) return fallback;
   return {
     input: (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0),
+    // Implicit caching: a request that repeats a recent prefix (a repair resends the document first) has those
+    // tokens counted in promptTokenCount and again in cachedContentTokenCount, billed at the cached rate.
+    cachedInput: usage.cachedContentTokenCount ?? 0,
     // Thinking tokens are billed as output.
     output: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
   };
@@ -432,18 +437,19 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     };
 
     // Token totals over the attempt's requests; a response without usage counts at the request's upper bound.
-    const totals: TokenCounts = { input: 0, output: 0 };
+    const totals: TokenCounts = { input: 0, cachedInput: 0, output: 0 };
     const usage = (): ProviderUsage => ({
       billableUnits: Math.max(1, input.facts.pages),
-      costMicros: tokenCostMicros(totals.input, totals.output, rates),
+      costMicros: tokenCostMicros(totals.input, totals.output, rates, totals.cachedInput),
       inputTokens: totals.input,
       outputTokens: totals.output,
     });
     const firstInputBound =
       promptTokenBound(input.task, input.step) + mediaTokenBound(input.facts, input.step, pricing);
     const record = (response: GenerateContentResponse, inputBound: number): void => {
-      const counts = countsOf(response, { input: inputBound, output: cap });
+      const counts = countsOf(response, { input: inputBound, cachedInput: 0, output: cap });
       totals.input += counts.input;
+      totals.cachedInput += Math.min(counts.cachedInput, counts.input);
       totals.output += counts.output;
     };
 

@@ -25,8 +25,17 @@ const perMTok = z.number().check(z.nonnegative());
 
 const modelEntry = z.object({
   inputPerMTokUsd: perMTok,
+  /** Input tokens served from Gemini's (implicit) context cache; they are part of promptTokenCount. */
+  cachedInputPerMTokUsd: perMTok,
   outputPerMTokUsd: perMTok,
-  promotion: z.optional(z.object({ inputPerMTokUsd: perMTok, outputPerMTokUsd: perMTok, endsBefore: z.iso.date() })),
+  promotion: z.optional(
+    z.object({
+      inputPerMTokUsd: perMTok,
+      cachedInputPerMTokUsd: perMTok,
+      outputPerMTokUsd: perMTok,
+      endsBefore: z.iso.date(),
+    }),
+  ),
   contextWindowTokens: z.number().check(z.int(), z.positive()),
   maxOutputTokens: z.number().check(z.int(), z.positive()),
   imageTokens: z.number().check(z.int(), z.positive()),
@@ -89,6 +98,7 @@ export function modelPricing(model: string): GeminiModelPricing | undefined {
 /** Prices in USD per million tokens, which is also micro-dollars per token. */
 export interface TokenRates {
   inputPerMTokUsd: number;
+  cachedInputPerMTokUsd: number;
   outputPerMTokUsd: number;
 }
 
@@ -99,10 +109,24 @@ export function ratesAt(pricing: GeminiModelPricing, nowMs: number): TokenRates 
   return pricing;
 }
 
-/** Micro-dollars for a number of input and output tokens, rounded up ($/MTok x tokens = micros). */
-export function tokenCostMicros(inputTokens: number, outputTokens: number, rates: TokenRates): Micros {
+/**
+ * Micro-dollars for a number of input and output tokens, rounded up ($/MTok x tokens = micros). `cachedInputTokens`
+ * are the part of `inputTokens` Gemini served from its context cache (usageMetadata.cachedContentTokenCount, which
+ * promptTokenCount includes), billed at the cached rate; the estimate passes none, so it prices every token in full.
+ */
+export function tokenCostMicros(
+  inputTokens: number,
+  outputTokens: number,
+  rates: TokenRates,
+  cachedInputTokens = 0,
+): Micros {
+  const cached = Math.min(Math.max(0, cachedInputTokens), inputTokens);
+  const micros =
+    (inputTokens - cached) * rates.inputPerMTokUsd +
+    cached * rates.cachedInputPerMTokUsd +
+    outputTokens * rates.outputPerMTokUsd;
   // The epsilon absorbs binary noise (0.75 x 3 = 2.2500000000000004) before rounding up, as money.ts does.
-  return Math.max(0, Math.ceil(inputTokens * rates.inputPerMTokUsd + outputTokens * rates.outputPerMTokUsd - 1e-6));
+  return Math.max(0, Math.ceil(micros - 1e-6));
 }
 
 /** The task a step actually runs: an `ocr` step transcribes, whatever the client asked for. */

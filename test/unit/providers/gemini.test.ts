@@ -106,6 +106,8 @@ interface UsageCounts {
   prompt: number;
   candidates: number;
   thoughts?: number;
+  /** Of `prompt`, the tokens served from the context cache (implicit caching). */
+  cached?: number;
 }
 
 /** A generateContent response body as the API sends it. */
@@ -126,6 +128,7 @@ function geminiBody(
     ],
     usageMetadata: {
       promptTokenCount: usage.prompt,
+      ...(usage.cached ? { cachedContentTokenCount: usage.cached } : {}),
       candidatesTokenCount: usage.candidates,
       ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
       totalTokenCount: usage.prompt + usage.candidates + thoughts,
@@ -257,6 +260,25 @@ describe('gemini adapter: success over the wire', () => {
     expect(output.usage).toEqual({ billableUnits: 1, costMicros: 2528, inputTokens: 1460, outputTokens: 382 });
   });
 
+  test('input tokens served from the context cache are billed at the cached price, during and after the promotion', async () => {
+    // Implicit caching: a request repeating a recent prefix reports those tokens in cachedContentTokenCount, which
+    // promptTokenCount includes (they are not extra tokens).
+    server.respond(() => ({
+      json: geminiBody(JSON.stringify(RECEIPT_ANSWER), {
+        prompt: 12_000,
+        cached: 8_000,
+        candidates: 72,
+        thoughts: 310,
+      }),
+    }));
+    const promo = await invoke(RECEIPT_PNG, RECEIPT_TASK);
+    // 4000 x 0.75 + 8000 x 0.075 + 382 x 3.75 = 3000 + 600 + 1432.5 → 5033 micros (rounded up).
+    expect(promo.usage).toEqual({ billableUnits: 1, costMicros: 5033, inputTokens: 12_000, outputTokens: 382 });
+    const list = await invoke(RECEIPT_PNG, RECEIPT_TASK, { adapter: providerAt(LIST_NOW) });
+    // 4000 x 1.5 + 8000 x 0.15 + 382 x 7.5 = 6000 + 1200 + 2865
+    expect(list.usage.costMicros).toBe(10_065);
+  });
+
   test('after the promotion, cost is at list price', async () => {
     server.respond(() => ({
       json: geminiBody(JSON.stringify(RECEIPT_ANSWER), { prompt: 1460, candidates: 72, thoughts: 310 }),
@@ -350,6 +372,8 @@ describe('gemini adapter: success over the wire', () => {
   });
 });
 
+const PROMO_RATES = { inputPerMTokUsd: 0.75, cachedInputPerMTokUsd: 0.075, outputPerMTokUsd: 3.75 };
+
 describe('gemini adapter: structured output repair', () => {
   test('a schema-invalid answer gets one repair request; a valid repair succeeds and both requests are billed', async () => {
     let calls = 0;
@@ -372,7 +396,7 @@ describe('gemini adapter: structured output repair', () => {
     expect(output.result).toEqual(RECEIPT_ANSWER);
     expect(output.usage).toEqual({
       billableUnits: 1,
-      costMicros: tokenCostMicros(1460 + 1560, 120 + 122, { inputPerMTokUsd: 0.75, outputPerMTokUsd: 3.75 }),
+      costMicros: tokenCostMicros(1460 + 1560, 120 + 122, PROMO_RATES),
       inputTokens: 3020,
       outputTokens: 242,
     });
@@ -385,7 +409,7 @@ describe('gemini adapter: structured output repair', () => {
     expect(error.kind).toBe('invalid_output');
     expect(error.usage).toEqual({
       billableUnits: 1,
-      costMicros: tokenCostMicros(2920, 90, { inputPerMTokUsd: 0.75, outputPerMTokUsd: 3.75 }),
+      costMicros: tokenCostMicros(2920, 90, PROMO_RATES),
       inputTokens: 2920,
       outputTokens: 90,
     });
@@ -403,9 +427,7 @@ describe('gemini adapter: structured output repair', () => {
     expect(server.requests).toHaveLength(1);
     expect(error.kind).toBe('invalid_output');
     expect(error.usage?.outputTokens).toBe(4800);
-    expect(error.usage?.costMicros).toBe(
-      tokenCostMicros(1460, 4800, { inputPerMTokUsd: 0.75, outputPerMTokUsd: 3.75 }),
-    );
+    expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 4800, PROMO_RATES));
   });
 });
 
