@@ -68,6 +68,12 @@ export const GEMINI_IMAGE_TARGET: ImageTarget = {
 /** Largest PDF the Gemini API takes as inline data (https://ai.google.dev/gemini-api/docs/file-input-methods). */
 export const MAX_INLINE_PDF_BYTES = 50 * 1000 * 1000;
 /** Finish reasons (and prompt block reasons) that mean the model declined or was stopped by a safety system. */
+/**
+ * Finish reasons of an answer cut short: the output cap, or the per-request token limit (CONTINUATION: the API could
+ * go on with a continuation token, which this adapter does not follow up: automaticContinuation is off).
+ */
+const CUT_REASONS: ReadonlySet<string> = new Set(['MAX_TOKENS', 'CONTINUATION']);
+
 const REFUSAL_REASONS: ReadonlySet<string> = new Set([
   'SAFETY',
   'RECITATION',
@@ -293,6 +299,16 @@ interface Answer {
   avgLogprobs: number | undefined;
 }
 
+function isCut(answer: Answer): boolean {
+  return answer.finishReason !== undefined && CUT_REASONS.has(answer.finishReason);
+}
+
+function cutWhy(answer: Answer, cap: number): string {
+  return answer.finishReason === 'MAX_TOKENS'
+    ? `at the ${cap}-token output cap`
+    : `${answer.finishReason}: the per-request token limit`;
+}
+
 /** The first candidate's answer; a blocked prompt or a safety stop is a refusal, a missing candidate invalid output. */
 function readAnswer(response: GenerateContentResponse, usage: () => ProviderUsage): Answer {
   const blockReason = response.promptFeedback?.blockReason;
@@ -461,8 +477,9 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     let text: string;
     let value: Record<string, unknown> | undefined;
     if (!json) {
-      if (answer.finishReason === 'MAX_TOKENS') {
-        throw new ProviderFailure('invalid_output', `gemini: the answer was cut at the ${cap}-token output cap`, {
+      // A cut transcription would pass for a whole one: it fails the attempt instead.
+      if (isCut(answer)) {
+        throw new ProviderFailure('invalid_output', `gemini: the answer was cut short (${cutWhy(answer, cap)})`, {
           usage: usage(),
         });
       }
@@ -471,10 +488,10 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       let verdict = judge(schema, answer.text);
       if ('error' in verdict) {
         // A cut answer would be cut again: no repair, the usage so far is reported.
-        if (answer.finishReason === 'MAX_TOKENS') {
+        if (isCut(answer)) {
           throw new ProviderFailure(
             'invalid_output',
-            `gemini: the answer was cut at the ${cap}-token output cap (${verdict.error})`,
+            `gemini: the answer was cut short (${cutWhy(answer, cap)}): ${verdict.error}`,
             { usage: usage() },
           );
         }

@@ -415,6 +415,21 @@ describe('gemini adapter: structured output repair', () => {
     });
   });
 
+  test.each([
+    ['MAX_TOKENS', 'at the'],
+    ['CONTINUATION', 'per-request token limit'],
+  ])('a text answer cut short (%s) is invalid_output with its usage, never a result', async (finishReason, why) => {
+    server.respond(() => ({
+      json: geminiBody('Page 1: ACME HARDWARE, 12 Main', { prompt: 1460, candidates: 900 }, { finishReason }),
+    }));
+    const error = await failure(invoke(TEXT_PDF, TEXT_TASK));
+    expect(server.requests).toHaveLength(1);
+    expect(error.kind).toBe('invalid_output');
+    expect(error.message).toContain(why);
+    expect(error.usage?.outputTokens).toBe(900);
+    expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 900, PROMO_RATES));
+  });
+
   test('an answer cut at the output cap is invalid_output with its usage, without a repair', async () => {
     server.respond(() => ({
       json: geminiBody(
