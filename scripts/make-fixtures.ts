@@ -82,6 +82,25 @@ function truncate(data: Uint8Array, fraction: number): Uint8Array {
   return data.subarray(0, Math.floor(data.length * fraction));
 }
 
+/**
+ * A copy of a PNG whose first IDAT chunk's compressed data is damaged (every 7th byte flipped), leaving the signature,
+ * IHDR, chunk lengths and IEND intact: the headers a run's creation reads are fine, only decoding fails.
+ */
+function damageIdat(png: Uint8Array): Uint8Array {
+  const out = Buffer.from(png);
+  let at = 8; // after the signature
+  while (at + 8 <= out.length) {
+    const length = out.readUInt32BE(at);
+    const type = out.toString('latin1', at + 4, at + 8);
+    if (type === 'IDAT') {
+      for (let i = at + 8 + 16; i < at + 8 + length; i += 7) out[i] = (out[i] ?? 0) ^ 0x5a;
+      return out;
+    }
+    at += 12 + length;
+  }
+  throw new Error('damageIdat: no IDAT chunk');
+}
+
 function u16le(n: number): Buffer {
   const b = Buffer.alloc(2);
   b.writeUInt16LE(n);
@@ -310,6 +329,7 @@ async function main(): Promise<void> {
   write('truncated.jpg', truncate(receiptJpg, 0.6), 'first 60% of receipt.jpg (no EOI marker)');
   write('truncated.png', truncate(receiptPng, 0.6), 'first 60% of receipt.png (no IEND chunk)');
   write('truncated.pdf', truncate(textPdf, 0.6), 'first 60% of text.pdf (no startxref / %%EOF)');
+  write('damaged.png', damageIdat(receiptPng), 'receipt.png with its image data (IDAT) damaged; headers and IEND intact');
   write('zip-named.jpg', tinyZip('hello.txt', 'Hello, fixture!\n'), 'a real ZIP archive named .jpg');
   write('pdf-named.png', textPdf, 'a copy of text.pdf named .png (is a PDF)');
   write('gif-named.png', tinyGif(), 'a real 1x1 GIF89a named .png');

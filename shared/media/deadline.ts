@@ -1,6 +1,7 @@
 /**
  * The attempt's deadline as media code sees it: checked between steps, raced against work that can be abandoned, and
- * turned into the failures every provider reports (`timeout` when it passes, `client` when the file is at fault).
+ * turned into the failures every provider reports (`timeout` when it passes, `unreadable_file` when the file is at
+ * fault, `client` when the request cannot be made for another reason).
  */
 import { ProviderFailure } from '../providers/types.js';
 
@@ -30,9 +31,21 @@ export class Deadline {
     return new ProviderFailure('timeout', `${this.label}: deadline passed while ${stage}`);
   }
 
-  /** A `client` failure: the file (not the provider) is at fault. */
-  clientFailure(message: string, cause?: unknown): ProviderFailure {
-    return new ProviderFailure('client', `${this.label}: ${message}`, cause === undefined ? undefined : { cause });
+  /**
+   * An `unreadable_file` failure: the client's file (not the provider, not the service) is at fault: it cannot be
+   * decoded. A run whose every attempt fails so ends CORRUPT_FILE, not retryable (shared/worker/process-run.ts).
+   */
+  fileFailure(message: string, cause?: unknown): ProviderFailure {
+    return new ProviderFailure(
+      'unreadable_file',
+      `${this.label}: ${message}`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+
+  /** A `client` failure: the request cannot be made (a provider limit or a caller's mistake), the file may be fine. */
+  clientFailure(message: string): ProviderFailure {
+    return new ProviderFailure('client', `${this.label}: ${message}`);
   }
 
   /** Throws the timeout failure if the deadline has passed or the attempt was aborted. */

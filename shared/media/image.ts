@@ -49,7 +49,8 @@ export async function loadSharp(d: Deadline): Promise<SharpConstructor> {
 
 /**
  * Runs a sharp pipeline to a buffer within the deadline: a timeout (the race, or sharp's own) becomes
- * `ProviderFailure('timeout')`, any other sharp error a `client` failure ("the image cannot be <what>").
+ * `ProviderFailure('timeout')`, any other sharp error an `unreadable_file` failure ("the image cannot be <what>"): the
+ * pipeline starts from the client's bytes, and decoding is lazy, so a damaged file fails here whatever the stage.
  */
 export async function runSharp(
   pipeline: Sharp,
@@ -63,7 +64,7 @@ export async function runSharp(
     if (error instanceof ProviderFailure) throw error;
     if (error instanceof Error && /timeout/i.test(error.message)) throw d.failure(stage);
     const reason = error instanceof Error ? ` (${error.message})` : '';
-    throw d.clientFailure(`the image cannot be ${what}${reason}`, error);
+    throw d.fileFailure(`the image cannot be ${what}${reason}`, error);
   }
 }
 
@@ -112,16 +113,16 @@ export async function openHeic(bytes: Uint8Array, d: Deadline): Promise<HeicImag
   try {
     file = openHeif(bytes, lib);
   } catch (error) {
-    throw d.clientFailure('the HEIC image cannot be read', error);
+    throw d.fileFailure('the HEIC image cannot be read', error);
   }
   const { width, height } = file;
   if (width < 1 || height < 1) {
     file.dispose();
-    throw d.clientFailure('the HEIC file contains no image');
+    throw d.fileFailure('the HEIC file contains no image');
   }
   if (width * height > MAX_INPUT_PIXELS) {
     file.dispose();
-    throw d.clientFailure(`the HEIC image is ${width} x ${height}, over the ${MAX_INPUT_PIXELS} pixel limit`);
+    throw d.fileFailure(`the HEIC image is ${width} x ${height}, over the ${MAX_INPUT_PIXELS} pixel limit`);
   }
   return {
     width,
@@ -134,7 +135,7 @@ export async function openHeic(bytes: Uint8Array, d: Deadline): Promise<HeicImag
         try {
           pixels = file.decode();
         } catch (error) {
-          throw d.clientFailure('the HEIC image cannot be decoded', error);
+          throw d.fileFailure('the HEIC image cannot be decoded', error);
         }
         d.check('decoding the HEIC image');
         const { data, channels } = pixels;
@@ -167,7 +168,7 @@ export async function uprightImage(
   d: Deadline,
   maxLongSide: number,
 ): Promise<Sharp> {
-  if (bytes.byteLength === 0) throw d.clientFailure('the image is empty');
+  if (bytes.byteLength === 0) throw d.fileFailure('the image is empty');
   const raw = mime === 'image/heic' ? await (await openHeic(bytes, d)).decode() : undefined;
   return openPipeline(await loadSharp(d), bytes, raw, maxLongSide);
 }
@@ -269,7 +270,7 @@ export async function prepareImage(
   checkTarget(target);
   d.check('preparing the image');
   if (mime === 'application/pdf') throw d.clientFailure('a PDF is not an image (render its pages instead)');
-  if (bytes.byteLength === 0) throw d.clientFailure('the image is empty');
+  if (bytes.byteLength === 0) throw d.fileFailure('the image is empty');
 
   let raw: RawImage | undefined;
   if (mime === 'image/heic') {

@@ -7,7 +7,7 @@
  * - `pdfTextLayer`: the text a PDF carries, page by page.
  *
  * Every function takes the attempt's deadline: once it passes (or the signal aborts) the work stops with
- * `ProviderFailure('timeout')`; a file that cannot be decoded fails with `ProviderFailure('client')`. sharp, mupdf and
+ * `ProviderFailure('timeout')`; a file that cannot be decoded fails with `ProviderFailure('unreadable_file')`. sharp, mupdf and
  * libheif are loaded on first use, so importing this module costs nothing.
  */
 export type { SupportedMime } from '../file-facts.js';

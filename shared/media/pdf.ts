@@ -6,8 +6,8 @@
  *   RENDER_MAX_PIXELS (a page box of several metres would otherwise allocate gigabytes).
  * - **Bounded work.** mupdf is synchronous WASM: the deadline is checked before each page, and the encoding of each
  *   rendered page (sharp) is raced against it.
- * - **Failures.** A file mupdf cannot open, a password-protected one, an unreadable page tree or page, or a page index
- *   out of range is the file's (or the caller's) fault: `ProviderFailure('client')`.
+ * - **Failures.** A file mupdf cannot open, a password-protected one, or an unreadable page tree or page is the file's
+ *   fault: `ProviderFailure('unreadable_file')`; a page index out of range is the caller's: `ProviderFailure('client')`.
  *
  * mupdf is loaded on first use, so importing this module is cheap.
  */
@@ -53,23 +53,23 @@ export class PdfFile {
 
   /** Loads mupdf and opens the PDF; `client` failures for an unreadable, encrypted or empty document. */
   static async open(bytes: Uint8Array, d: Deadline): Promise<PdfFile> {
-    if (bytes.byteLength === 0) throw d.clientFailure('the PDF is empty');
+    if (bytes.byteLength === 0) throw d.fileFailure('the PDF is empty');
     const mupdf = await d.race(import('mupdf'), 'loading the PDF engine');
     let doc: Mupdf.Document;
     try {
       doc = mupdf.Document.openDocument(bytes, 'application/pdf');
     } catch (error) {
-      throw d.clientFailure('the PDF cannot be opened', error);
+      throw d.fileFailure('the PDF cannot be opened', error);
     }
     try {
-      if (doc.needsPassword()) throw d.clientFailure('the PDF is password-protected');
+      if (doc.needsPassword()) throw d.fileFailure('the PDF is password-protected');
       let count: number;
       try {
         count = doc.countPages();
       } catch (error) {
-        throw d.clientFailure('the PDF page tree cannot be read', error);
+        throw d.fileFailure('the PDF page tree cannot be read', error);
       }
-      if (count < 1) throw d.clientFailure('the PDF has no pages');
+      if (count < 1) throw d.fileFailure('the PDF has no pages');
       return new PdfFile(mupdf, doc, d, count);
     } catch (error) {
       doc.destroy();
@@ -144,7 +144,7 @@ export class PdfFile {
       return use(page);
     } catch (error) {
       if (error instanceof ProviderFailure) throw error;
-      throw this.d.clientFailure(`PDF page ${index + 1} cannot be read`, error);
+      throw this.d.fileFailure(`PDF page ${index + 1} cannot be read`, error);
     } finally {
       page?.destroy();
     }

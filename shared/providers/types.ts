@@ -91,8 +91,19 @@ export interface ProviderAdapter {
   invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput>;
 }
 
-/** Why an attempt failed; every kind moves the plan to the next candidate. */
-export type FailureKind = 'timeout' | 'rate_limited' | 'server' | 'client' | 'auth' | 'refusal' | 'invalid_output';
+/**
+ * Why an attempt failed; every kind moves the plan to the next candidate. `unreadable_file`: the service could not
+ * decode the client's file to send it (a damaged image or PDF that passed the header checks at creation).
+ */
+export type FailureKind =
+  | 'timeout'
+  | 'rate_limited'
+  | 'server'
+  | 'client'
+  | 'auth'
+  | 'refusal'
+  | 'invalid_output'
+  | 'unreadable_file';
 
 /** Thrown by adapters. Messages must never contain secrets (keys, auth headers). */
 export class ProviderFailure extends Error {

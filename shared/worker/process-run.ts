@@ -7,6 +7,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
+import { ERROR_CODES } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
@@ -255,21 +256,37 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   };
 
   if (!outcome.output) {
+    const attempts = outcome.attempts.map((a) => ({
+      provider: a.provider,
+      step: a.step,
+      outcome: a.outcome,
+      failure: a.failure,
+    }));
+    // No provider failed: the service could not decode the file for any of them (a damaged image or PDF whose header
+    // passed the checks at creation, which read only headers). Retrying cannot help: CORRUPT_FILE, as at creation.
+    const failed = outcome.attempts.filter((a) => a.outcome === 'failed');
+    if (failed.length > 0 && failed.every((a) => a.failure === 'unreadable_file')) {
+      return {
+        status: 'failed',
+        error: {
+          code: 'CORRUPT_FILE',
+          message: 'The file cannot be decoded (its data is damaged); upload an intact copy',
+          status: ERROR_CODES.CORRUPT_FILE.status,
+          retryable: ERROR_CODES.CORRUPT_FILE.retryable,
+          details: { reason: 'undecodable', attempts },
+        },
+        usage,
+        attempts: outcome.attempts,
+      };
+    }
     return {
       status: 'failed',
       error: {
         code: 'PROVIDER_ERROR',
         message: 'Every candidate provider in the plan failed',
-        status: 502,
-        retryable: true,
-        details: {
-          attempts: outcome.attempts.map((a) => ({
-            provider: a.provider,
-            step: a.step,
-            outcome: a.outcome,
-            failure: a.failure,
-          })),
-        },
+        status: ERROR_CODES.PROVIDER_ERROR.status,
+        retryable: ERROR_CODES.PROVIDER_ERROR.retryable,
+        details: { attempts },
       },
       usage,
       attempts: outcome.attempts,

@@ -99,6 +99,21 @@ describe('client flow with the local provider', () => {
     expectMoneyConsistent(final);
   });
 
+  test('a PNG whose headers pass but whose image data is damaged fails CORRUPT_FILE (not retryable), charging nothing', async () => {
+    const { created, final } = await analyse('damaged.png', { prompt: 'Extract the receipt', schemaId: 'receipt' });
+    // Creation reads headers only (ranged reads): the damage shows only when the worker decodes the pixels.
+    expect(created.body.status).toBe('queued');
+    const failed = final as unknown as Completed & { error: Record<string, unknown> };
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ code: 'CORRUPT_FILE', status: 422, retryable: false });
+    expect(failed.error.details).toMatchObject({ reason: 'undecodable' });
+    expect(failed.attempts).toEqual([
+      expect.objectContaining({ provider: 'local', outcome: 'failed', failure: 'unreadable_file' }),
+    ]);
+    expect(failed.chargedUsd).toBe(0);
+    expect(failed.refundedUsd).toBe(failed.estimatedCostUsd);
+  });
+
   test('without a schema the result is an open summary of the document', async () => {
     const { final } = await analyse('business-card.png', { prompt: 'What is this?' });
     expect(final.status).toBe('completed');

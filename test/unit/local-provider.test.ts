@@ -338,10 +338,10 @@ describe('local provider: deadlines and bad input', () => {
     ['image/png', 'image/png'],
     ['image/jpeg', 'image/jpeg'],
     ['image/heic', 'image/heic'],
-  ])('garbage bytes declared as %s throw a client failure', async (_, mime) => {
+  ])('garbage bytes declared as %s throw an unreadable_file failure', async (_, mime) => {
     const garbage = new Uint8Array(4096).map((_, i) => (i * 7919 + 13) % 256);
     const failure = await failureOf(localProvider.invoke(input(garbage, mime, task('text')), options()));
-    expect(failure.kind).toBe('client');
+    expect(failure.kind).toBe('unreadable_file');
   });
 
   test('empty bytes throw a client failure', async () => {
@@ -352,17 +352,20 @@ describe('local provider: deadlines and bad input', () => {
   });
 
   (hasFixture('pixel-bomb.png') ? test : test.skip)(
-    'a pixel bomb is refused before decoding (client failure)',
+    'a pixel bomb is refused before decoding (unreadable_file failure)',
     async () => {
       const failure = await failureOf(localProvider.invoke(fixtureInput('pixel-bomb.png', task('text')), options()));
-      expect(failure.kind).toBe('client');
+      expect(failure.kind).toBe('unreadable_file');
     },
   );
 
-  (hasFixture('encrypted.pdf') ? test : test.skip)('a password-protected PDF throws a client failure', async () => {
-    const failure = await failureOf(localProvider.invoke(fixtureInput('encrypted.pdf', task('text')), options()));
-    expect(failure.kind).toBe('client');
-  });
+  (hasFixture('encrypted.pdf') ? test : test.skip)(
+    'a password-protected PDF throws an unreadable_file failure',
+    async () => {
+      const failure = await failureOf(localProvider.invoke(fixtureInput('encrypted.pdf', task('text')), options()));
+      expect(failure.kind).toBe('unreadable_file');
+    },
+  );
 });
 
 describe('local provider: analyze step on given text', () => {

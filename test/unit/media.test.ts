@@ -184,10 +184,10 @@ describe('prepareImage', () => {
   });
 
   test.each<SupportedMime>(['image/png', 'image/jpeg', 'image/heic'])(
-    'garbage bytes declared as %s are a client failure',
+    'garbage bytes declared as %s are an unreadable_file failure',
     async (mime) => {
       const garbage = new Uint8Array(4096).map((_, i) => (i * 7919 + 13) % 256);
-      expect((await failureOf(prepareImage(garbage, mime, JPEG_OR_PNG, deadline()))).kind).toBe('client');
+      expect((await failureOf(prepareImage(garbage, mime, JPEG_OR_PNG, deadline()))).kind).toBe('unreadable_file');
     },
   );
 
@@ -195,8 +195,8 @@ describe('prepareImage', () => {
     ['empty.jpg', 'image/jpeg'],
     ['truncated.jpg', 'image/jpeg'],
     ['pixel-bomb.png', 'image/png'],
-  ])('%s is a client failure', async (name, mime) => {
-    expect((await failureOf(prepareImage(fixture(name), mime, JPEG_OR_PNG, deadline()))).kind).toBe('client');
+  ])('%s is an unreadable_file failure', async (name, mime) => {
+    expect((await failureOf(prepareImage(fixture(name), mime, JPEG_OR_PNG, deadline()))).kind).toBe('unreadable_file');
   });
 });
 
@@ -264,13 +264,13 @@ describe('pdfTextLayer', () => {
     expect(await pdfTextLayer(fixture('scanned.pdf'), deadline())).toEqual(['']);
   });
 
-  test('expired deadline → timeout; garbage, encrypted and truncated PDFs → client', async () => {
+  test('expired deadline → timeout; garbage, encrypted and empty PDFs → unreadable_file', async () => {
     const expired = { signal: new AbortController().signal, deadlineMs: Date.now() - 1 };
     expect((await failureOf(pdfTextLayer(fixture('text.pdf'), expired))).kind).toBe('timeout');
     const garbage = new Uint8Array(4096).map((_, i) => (i * 7919 + 13) % 256);
-    expect((await failureOf(pdfTextLayer(garbage, deadline()))).kind).toBe('client');
-    expect((await failureOf(pdfTextLayer(fixture('encrypted.pdf'), deadline()))).kind).toBe('client');
-    expect((await failureOf(pdfTextLayer(new Uint8Array(0), deadline()))).kind).toBe('client');
+    expect((await failureOf(pdfTextLayer(garbage, deadline()))).kind).toBe('unreadable_file');
+    expect((await failureOf(pdfTextLayer(fixture('encrypted.pdf'), deadline()))).kind).toBe('unreadable_file');
+    expect((await failureOf(pdfTextLayer(new Uint8Array(0), deadline()))).kind).toBe('unreadable_file');
   });
 });
 
@@ -306,10 +306,10 @@ describe('renderPdfPages', () => {
     }
   });
 
-  test('a page index out of range, garbage bytes → client; an expired deadline → timeout', async () => {
+  test('a page index out of range → client; garbage bytes → unreadable_file; an expired deadline → timeout', async () => {
     expect((await failureOf(renderPdfPages(fixture('text.pdf'), JPEG_OR_PNG, deadline(), [2]))).kind).toBe('client');
     const garbage = new Uint8Array(4096).map((_, i) => (i * 7919 + 13) % 256);
-    expect((await failureOf(renderPdfPages(garbage, JPEG_OR_PNG, deadline()))).kind).toBe('client');
+    expect((await failureOf(renderPdfPages(garbage, JPEG_OR_PNG, deadline()))).kind).toBe('unreadable_file');
     const expired = { signal: new AbortController().signal, deadlineMs: Date.now() - 1 };
     expect((await failureOf(renderPdfPages(fixture('scanned.pdf'), JPEG_OR_PNG, expired))).kind).toBe('timeout');
   });

@@ -249,6 +249,33 @@ describe('fallback', () => {
     expect(ledger).toEqual(expect.objectContaining({ outcome: 'failed', chargedMicros: 0, refundedMicros: BIG_HOLD }));
   });
 
+  test('a file no candidate could decode settles failed CORRUPT_FILE (422, not retryable): retrying cannot help', async () => {
+    // A PNG whose header passed the checks at creation but whose image data is damaged: every adapter's media
+    // preparation fails before any request (shared/media: unreadable_file).
+    arrange(runItem({ candidates: ['openai', 'local'], estimateMicros: BIG_HOLD }));
+    await deliver({
+      openai: failing('openai', 'unreadable_file'),
+      local: failing('local', 'unreadable_file'),
+    });
+    const { values, ledger } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error']).toEqual(
+      expect.objectContaining({ code: 'CORRUPT_FILE', status: 422, retryable: false, message: expect.any(String) }),
+    );
+    expect(values[':error'].details).toEqual(expect.objectContaining({ reason: 'undecodable' }));
+    expect(values[':charged']).toBe(0);
+    expect(values[':refunded']).toBe(BIG_HOLD);
+    expect(ledger).toEqual(expect.objectContaining({ outcome: 'failed', chargedMicros: 0, refundedMicros: BIG_HOLD }));
+  });
+
+  test('a provider failing for its own reasons besides an undecodable file is still PROVIDER_ERROR (retryable)', async () => {
+    // The provider that could not be reached might have taken the file as it is; a retry may succeed.
+    arrange(runItem({ candidates: ['openai', 'local'], estimateMicros: BIG_HOLD }));
+    await deliver({ openai: failing('openai', 'server'), local: failing('local', 'unreadable_file') });
+    const { values } = theSettlement();
+    expect(values[':error']).toEqual(expect.objectContaining({ code: 'PROVIDER_ERROR', status: 502, retryable: true }));
+  });
+
   test('a failed run that consumed provider usage still charges nothing', async () => {
     arrange(runItem());
     await deliver({ local: failing('local', 'invalid_output', { billableUnits: 1, costMicros: 90 }) });
