@@ -220,11 +220,12 @@ async function main(): Promise<void> {
 
     // The reconciler on a timer, as EventBridge schedules it when deployed.
     const { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } = await import('../shared/worker/reconcile.js');
+    const deadAfter = env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds;
     const reconcileOptions = {
       ...DEFAULT_RECONCILE_OPTIONS,
       resendAfterSeconds: env.LOCAL_RECONCILE_RESEND_AFTER_SECONDS ?? DEFAULT_RECONCILE_OPTIONS.resendAfterSeconds,
-      deadAfterSeconds:
-        env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds,
+      deadAfterSeconds: deadAfter,
+      silentAfterSeconds: deadAfter + (runQueue.maxReceiveCount - 1) * visibilitySeconds,
     };
     let sweeping = false;
     const reconciler =

@@ -329,7 +329,11 @@ async function main(): Promise<void> {
   write('truncated.jpg', truncate(receiptJpg, 0.6), 'first 60% of receipt.jpg (no EOI marker)');
   write('truncated.png', truncate(receiptPng, 0.6), 'first 60% of receipt.png (no IEND chunk)');
   write('truncated.pdf', truncate(textPdf, 0.6), 'first 60% of text.pdf (no startxref / %%EOF)');
-  write('damaged.png', damageIdat(receiptPng), 'receipt.png with its image data (IDAT) damaged; headers and IEND intact');
+  write(
+    'damaged.png',
+    damageIdat(receiptPng),
+    'receipt.png with its image data (IDAT) damaged; headers and IEND intact',
+  );
   write('zip-named.jpg', tinyZip('hello.txt', 'Hello, fixture!\n'), 'a real ZIP archive named .jpg');
   write('pdf-named.png', textPdf, 'a copy of text.pdf named .png (is a PDF)');
   write('gif-named.png', tinyGif(), 'a real 1x1 GIF89a named .png');

@@ -239,20 +239,32 @@ export async function listQueuedBefore(
 }
 
 /**
- * Records that the run's message is sent again; only while the run is queued and never delivered, and at most
- * `maxResends` times. Returns false when the run changed meanwhile (a worker picked it up, or it was settled).
+ * Records that the run's message is sent again; only while the run is queued and no delivery happened since the
+ * reconciler read it (`deliveredAt`: the last delivery it saw, or none), and at most `maxResends` times. Returns false
+ * when the run changed meanwhile (a worker picked it up, or it was settled).
  */
-export async function markResent(jobId: string, maxResends: number, now = new Date()): Promise<boolean> {
+export async function markResent(
+  jobId: string,
+  maxResends: number,
+  now = new Date(),
+  deliveredAt?: string,
+): Promise<boolean> {
+  const unchanged = deliveredAt === undefined ? 'attribute_not_exists(deliveries)' : 'deliveredAt = :delivered';
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
         UpdateExpression: 'SET resentAt = :now ADD resends :one',
-        ConditionExpression:
-          '#status = :queued AND attribute_not_exists(deliveries) AND (attribute_not_exists(resends) OR resends < :max)',
+        ConditionExpression: `#status = :queued AND ${unchanged} AND (attribute_not_exists(resends) OR resends < :max)`,
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':max': maxResends },
+        ExpressionAttributeValues: {
+          ':now': now.toISOString(),
+          ':one': 1,
+          ':queued': 'queued',
+          ':max': maxResends,
+          ...(deliveredAt === undefined ? {} : { ':delivered': deliveredAt }),
+        },
       }),
     );
     return true;

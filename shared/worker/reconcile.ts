@@ -10,6 +10,10 @@
  * - **A message that went to the DLQ without a settlement**: the invocation of the last allowed delivery crashed
  *   (timeout, out of memory), so the worker's own last-delivery refund never ran. A run delivered `maxReceiveCount`
  *   times whose last delivery began `deadAfterSeconds` ago is failed and refunded.
+ * - **A message that went silent after a delivery**: its later receives never reached the run (a throttled read, a
+ *   crashed init), so the run does not know it was dead-lettered. A delivered run with no delivery or resend for
+ *   `silentAfterSeconds` (longer than any message could still be retried and moved) is sent again, within the same
+ *   `maxResends`; the worker is idempotent by jobId, so a message that was only stuck in a backlog costs nothing.
  * - **A message that can no longer exist**: older than the queue's retention since it was last sent. Failed and
  *   refunded too.
  *
@@ -28,6 +32,11 @@ export interface ReconcileOptions {
   maxResends: number;
   /** Seconds after its last delivery began before a run delivered `maxReceiveCount` times is dead. */
   deadAfterSeconds: number;
+  /**
+   * Seconds after its last delivery (or resend) before a delivered run whose message may have had retries left is
+   * sent again: every retry's visibility timeout plus the dead-letter margin, so its message is surely gone.
+   */
+  silentAfterSeconds: number;
   /** The queue's maxReceiveCount and message retention. */
   maxReceiveCount: number;
   retentionSeconds: number;
@@ -42,6 +51,8 @@ export const DEFAULT_RECONCILE_OPTIONS: ReconcileOptions = {
   resendAfterSeconds: reconcileSettings.resendAfterSeconds,
   maxResends: reconcileSettings.maxResends,
   deadAfterSeconds: runQueue.visibilityTimeoutSeconds + reconcileSettings.deadMarginSeconds,
+  silentAfterSeconds:
+    runQueue.maxReceiveCount * runQueue.visibilityTimeoutSeconds + reconcileSettings.deadMarginSeconds,
   maxReceiveCount: runQueue.maxReceiveCount,
   retentionSeconds: runQueue.retentionSeconds,
   shards: reconcileSettings.shards,
@@ -63,19 +74,19 @@ export function decide(run: RunRecord, now: number, options: ReconcileOptions): 
     return 'fail-dead-lettered';
   }
   if (secondsSince(lastSent) >= options.retentionSeconds) return 'fail-expired';
-  if (
-    deliveries === 0 &&
-    (run.resends ?? 0) < options.maxResends &&
-    secondsSince(lastSent) >= options.resendAfterSeconds
-  ) {
-    return 'resend';
-  }
-  return 'wait';
+  if ((run.resends ?? 0) >= options.maxResends) return 'wait';
+  if (deliveries === 0) return secondsSince(lastSent) >= options.resendAfterSeconds ? 'resend' : 'wait';
+  const lastHeard = [run.deliveredAt, run.resentAt]
+    .filter((t): t is string => t !== undefined)
+    .reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b), run.createdAt);
+  return secondsSince(lastHeard) >= options.silentAfterSeconds ? 'resend' : 'wait';
 }
 
 export interface ReconcileReport {
   resent: string[];
   failed: string[];
+  /** Runs whose handling threw (left for the next sweep); the sweep goes on with the others. */
+  errors: string[];
 }
 
 /** One sweep over every shard of the `queued` index. */
@@ -83,7 +94,7 @@ export async function reconcileRuns(
   options: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS,
   now = new Date(),
 ): Promise<ReconcileReport> {
-  const report: ReconcileReport = { resent: [], failed: [] };
+  const report: ReconcileReport = { resent: [], failed: [], errors: [] };
   // Only runs older than the shortest wait can need anything.
   const horizon = Math.min(options.resendAfterSeconds, options.deadAfterSeconds, options.retentionSeconds);
   const before = new Date(now.getTime() - horizon * 1000).toISOString();
@@ -94,14 +105,12 @@ export async function reconcileRuns(
     for (let page = 0; page < options.maxPages; page++) {
       const { jobIds, nextKey } = await listQueuedBefore(`q${shard}`, before, options.pageSize, startKey);
       for (const jobId of jobIds) {
-        // The index has keys only, and may lag a settlement: the table has the run as it is.
-        const run = await getRun(jobId);
-        if (run?.status !== 'queued') continue;
-        const action = decide(run, now.getTime(), options);
-        if (action === 'resend') {
-          if (await resend(run, options, now)) report.resent.push(run.jobId);
-        } else if (action !== 'wait') {
-          if (await fail(run, action)) report.failed.push(run.jobId);
+        // One run's error (a throttled read, a failed send) must not leave every later run and shard to wait.
+        try {
+          await reconcileOne(jobId, options, now, report);
+        } catch (error: unknown) {
+          log.error('reconciling a run failed; the next sweep tries again', { jobId, error });
+          report.errors.push(jobId);
         }
       }
       if (nextKey === undefined) break;
@@ -109,12 +118,29 @@ export async function reconcileRuns(
     }
   }
   if (report.resent.length > 0 || report.failed.length > 0) log.warn('runs reconciled', { ...report });
+  // The invocation fails (Lambda's error metric and alarm) once every other run has had its turn.
+  if (report.errors.length > 0) {
+    throw new Error(`reconcile: ${report.errors.length} run(s) could not be reconciled: ${report.errors.join(', ')}`);
+  }
   return report;
 }
 
+async function reconcileOne(jobId: string, options: ReconcileOptions, now: Date, report: ReconcileReport) {
+  // The index has keys only, and may lag a settlement: the table has the run as it is.
+  const run = await getRun(jobId);
+  if (run?.status !== 'queued') return;
+  const action = decide(run, now.getTime(), options);
+  if (action === 'resend') {
+    if (await resend(run, options, now)) report.resent.push(run.jobId);
+  } else if (action !== 'wait') {
+    if (await fail(run, action)) report.failed.push(run.jobId);
+  }
+}
+
 async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Promise<boolean> {
-  // Counted first: a crash after the count loses one resend, never sends without limit.
-  if (!(await markResent(run.jobId, options.maxResends, now))) return false;
+  // Counted first: a crash after the count loses one resend, never sends without limit. Conditional on no delivery
+  // since the run was read: a worker that picks the run up meanwhile cancels the resend.
+  if (!(await markResent(run.jobId, options.maxResends, now, run.deliveredAt))) return false;
   await enqueueRun(run.jobId);
   return true;
 }

@@ -82,6 +82,28 @@ describe('decide', () => {
     expect(decide(dead, NOW.getTime(), options)).toBe('fail-dead-lettered');
   });
 
+  test('a delivered run whose message went silent (later receives never reached it) is resent once every retry is surely over', () => {
+    // Receive 1 reached the run and failed; receives 2 and 3 died before reading it (a throttled read, a crashed
+    // init), so the message was dead-lettered with lastReceiveCount still 1: without this, the hold waits for the
+    // queue retention (4 days).
+    const silent = { createdAt: ago(7200), deliveries: 1, lastReceiveCount: 1 };
+    expect(
+      decide(runItem({ ...silent, deliveredAt: ago(options.silentAfterSeconds - 1) }), NOW.getTime(), options),
+    ).toBe('wait');
+    expect(decide(runItem({ ...silent, deliveredAt: ago(options.silentAfterSeconds) }), NOW.getTime(), options)).toBe(
+      'resend',
+    );
+    // Silent counts from the latest of the delivery and a resend; resends stay bounded.
+    const resent = { ...silent, deliveredAt: ago(7200), resends: 1, resentAt: ago(60) };
+    expect(decide(runItem(resent), NOW.getTime(), options)).toBe('wait');
+    const exhausted = { ...silent, deliveredAt: ago(7200), resends: options.maxResends };
+    expect(decide(runItem(exhausted), NOW.getTime(), options)).toBe('wait');
+    // Every retry's visibility timeout plus the dead-letter margin: a message with retries left cannot outlive it.
+    expect(options.silentAfterSeconds).toBeGreaterThanOrEqual(
+      runQueue.maxReceiveCount * runQueue.visibilityTimeoutSeconds + reconcileSettings.deadMarginSeconds,
+    );
+  });
+
   test('a run whose last message is older than the queue retention is failed: no message can exist', () => {
     const run = runItem({ createdAt: ago(runQueue.retentionSeconds), resends: options.maxResends });
     expect(decide(run, NOW.getTime(), options)).toBe('fail-expired');
@@ -93,7 +115,7 @@ describe('reconcileRuns', () => {
     const lost = runItem({ jobId: 'run_lost', createdAt: ago(900) });
     arrange(lost);
     const report = await reconcileRuns(options, NOW);
-    expect(report).toEqual({ resent: ['run_lost'], failed: [] });
+    expect(report).toEqual({ resent: ['run_lost'], failed: [], errors: [] });
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.Key).toEqual({ jobId: 'run_lost' });
     expect(update?.ConditionExpression).toContain('attribute_not_exists(deliveries)');
@@ -105,10 +127,33 @@ describe('reconcileRuns', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
+  test('a silent delivered run is resent on condition that no delivery happened since it was read', async () => {
+    const deliveredAt = ago(options.silentAfterSeconds + 1);
+    arrange(runItem({ jobId: 'run_silent', createdAt: ago(7200), deliveries: 1, lastReceiveCount: 1, deliveredAt }));
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_silent'], failed: [], errors: [] });
+    const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(update?.ConditionExpression).toContain('deliveredAt = :delivered');
+    expect(update?.ExpressionAttributeValues?.[':delivered']).toBe(deliveredAt);
+    expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
+    expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test("one run's error does not stop the sweep: the others are handled, then the invocation fails", async () => {
+    const first = runItem({ jobId: 'run_a', createdAt: ago(900) });
+    const second = runItem({ jobId: 'run_b', createdAt: ago(900) });
+    arrange(first, second);
+    sqs.on(SendMessageCommand).rejectsOnce(new Error('SQS unavailable')).resolves({ MessageId: 'm-2' });
+    await expect(reconcileRuns(options, NOW)).rejects.toThrow(/1 run\(s\) could not be reconciled: run_a/);
+    expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
+    expect(JSON.parse(String(sqs.commandCalls(SendMessageCommand)[1]?.args[0].input.MessageBody))).toEqual({
+      jobId: 'run_b',
+    });
+  });
+
   test('a run a worker picked up between the listing and the resend is not sent again', async () => {
     arrange(runItem({ jobId: 'run_lost', createdAt: ago(900) }));
     ddb.on(UpdateCommand).rejects(conditionalCheckFailed());
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [], errors: [] });
     expect(sqs).not.toHaveReceivedCommand(SendMessageCommand);
   });
 
@@ -120,7 +165,7 @@ describe('reconcileRuns', () => {
       deliveredAt: ago(options.deadAfterSeconds + 1),
     });
     arrange(dead);
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: ['run_dead'] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: ['run_dead'], errors: [] });
     const [settlement] = ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
     const run = settlement?.TransactItems?.[0]?.Update;
     expect(run?.ConditionExpression).toBe('#status = :queued');
@@ -137,7 +182,7 @@ describe('reconcileRuns', () => {
   test('a run a worker settles at the same moment is left to it: the money moves once', async () => {
     arrange(runItem({ jobId: 'run_dead', createdAt: ago(7200), deliveries: 3, deliveredAt: ago(7000) }));
     ddb.on(TransactWriteCommand).rejects(transactionCancelled(['ConditionalCheckFailed', 'None', 'None']));
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [], errors: [] });
   });
 
   test('a run the index still lists but the table has settled is left alone', async () => {
@@ -146,7 +191,7 @@ describe('reconcileRuns', () => {
     ddb
       .on(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_done' } })
       .resolves({ Item: { ...listed, status: 'completed' } });
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [], errors: [] });
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
@@ -162,7 +207,7 @@ describe('reconcileRuns', () => {
           ? { Items: [keysOnly(waiting)], LastEvaluatedKey: { jobId: 'run_waiting' } }
           : { Items: [keysOnly(lost)] };
       });
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_lost'], failed: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_lost'], failed: [], errors: [] });
     const q0 = ddb
       .commandCalls(QueryCommand)
       .filter((c) => c.args[0].input.ExpressionAttributeValues?.[':shard'] === 'q0');
@@ -182,7 +227,7 @@ describe('reconcileRuns', () => {
 
   test('the scheduled handler runs a sweep with the deployed settings', async () => {
     arrange();
-    await expect(handler()).resolves.toEqual({ resent: [], failed: [] });
+    await expect(handler()).resolves.toEqual({ resent: [], failed: [], errors: [] });
     expect(ddb).toHaveReceivedCommandTimes(QueryCommand, reconcileSettings.shards);
   });
 });
