@@ -193,11 +193,20 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   } catch (error: unknown) {
     // The run may never be processed: fail it and give the hold back, then report the error.
     log.error('enqueue failed; failing the run and refunding the hold', { jobId, error });
-    const failedHere = await settleRun(stored, {
-      status: 'failed',
-      error: { code: 'INTERNAL_ERROR', message: 'The run could not be queued', status: 500, retryable: true },
-      attempts: [],
-    });
+    let failedHere: boolean;
+    try {
+      failedHere = await settleRun(stored, {
+        status: 'failed',
+        error: { code: 'INTERNAL_ERROR', message: 'The run could not be queued', status: 500, retryable: true },
+        attempts: [],
+      });
+    } catch (settleError: unknown) {
+      // Neither sent nor failed: the run stays queued with its hold, and the reconciler sends its message within
+      // minutes (shared/worker/reconcile.ts), so it will be processed and charged. It is answered as accepted: a 500
+      // would make the client retry and pay for a second run.
+      log.error('could not fail the unqueued run; the reconciler will send it', { jobId, error: settleError });
+      return { response: creation, replayed: false };
+    }
     if (!failedHere) {
       // Already final: the send failed only on our side (SQS took the message) and a worker settled the run. The
       // run was accepted, so it is answered as accepted; a 500 would make the client retry and pay a second run.

@@ -731,6 +731,29 @@ describe('enqueue failure after the hold', () => {
     expect(retried.headers['idempotent-replayed']).toBe('true');
   });
 
+  test('an enqueue error whose compensating settlement fails too answers 202: the run stays queued for the reconciler', async () => {
+    // A 500 here would be wrong: the run keeps its hold and the reconciler sends its message, so it is processed and
+    // charged; a client told 500 would retry and pay for a second run.
+    const world = arrangeCreateRun(mocks);
+    mocks.sqs.on(SendMessageCommand).rejects(new Error('throttled'));
+    let calls = 0;
+    mocks.ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
+      calls += 1;
+      if (calls > 1) throw new Error('ProvisionedThroughputExceededException');
+      const put = input.TransactItems?.[3]?.Put;
+      if (put?.Item) world.idempotency.set(String(put.Item.idempotencyKey), mapsAsObjects(put.Item));
+      return {};
+    });
+    const answer = await create(minimal, { headers: { 'Idempotency-Key': 'double-fault' } });
+    expect(answer.status).toBe(202);
+    expect(answer.body.status).toBe('queued');
+    expect(calls).toBe(2);
+    // The key still names this run: a retry replays it rather than creating (and charging) a second one.
+    expect(mocks.ddb).not.toHaveReceivedCommand(DeleteCommand);
+    const retried = await create(minimal, { headers: { 'Idempotency-Key': 'double-fault' } });
+    expect(retried.body.jobId).toBe(answer.body.jobId);
+  });
+
   test("a limited tenant's refunded hold goes back to its available credit", async () => {
     arrangeCreateRun(mocks, { tenant: { availableMicros: 1_000 } });
     mocks.sqs.on(SendMessageCommand).rejects(new Error('throttled'));
