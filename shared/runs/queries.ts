@@ -145,6 +145,13 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
   // compares them as strings: `…T00:00:00Z` would sort after `…T00:00:00.123Z`.
   const to = query.to !== undefined ? Date.parse(query.to) : now.getTime();
   const from = query.from !== undefined ? Date.parse(query.from) : to - DEFAULT_USAGE_WINDOW_DAYS * 86400_000;
+  // The schema compares the bounds when both are sent; `to` defaulting to now is only known here. An inverted range
+  // must not reach the index query: DynamoDB refuses a BETWEEN whose bounds are reversed (a 500).
+  if (from >= to) {
+    throw new InvalidRequestError('from must be before to', [
+      { path: 'from', message: 'from must be before to (to defaults to now)' },
+    ]);
+  }
   const [fromIso, toIso] = [new Date(from).toISOString(), new Date(to).toISOString()];
   let interval: UsageInterval = query.interval ?? 'day';
   let starts = bucketStarts(from, to, interval);

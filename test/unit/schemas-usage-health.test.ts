@@ -322,6 +322,9 @@ describe('GET /v1/usage', () => {
     ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['from equal to to, written differently', { from: '2026-11-01T00:00:00Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['from after to once offsets apply', { from: '2026-11-01T01:00:00Z', to: '2026-11-01T02:00:00+02:00' }, 'from'],
+    // `to` defaults to now: a future `from` alone is an inverted period, refused before any query (DynamoDB would
+    // refuse the reversed BETWEEN with a 500).
+    ['a from in the future without to', { from: new Date(Date.now() + 6 * 3600_000).toISOString() }, 'from'],
     ['a from that is not a timestamp', { from: 'yesterday' }, 'from'],
     ['an unknown parameter', { bogus: 'x' }, 'bogus'],
     ['an unknown interval', { interval: 'week' }, 'interval'],
