@@ -11,6 +11,7 @@
  * adapters) mix with these freely. Every module an API handler loads uses mini: one classic schema brings it all back.
  */
 import { config } from './config.js';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
 import { jsonProblem, STORED_MAX_DEPTH } from './json-limits.js';
 import { FIELD_TYPES } from './providers/types.js';
 import * as z from './zod.js';
@@ -104,15 +105,18 @@ export const inlineSchema = z.strictObject({
     .check(z.meta({ description: 'Prompt template; {prompt} and {fields} are replaced' })),
 });
 
+/** An error: the body of every rejected request, and `error` on a failed run. */
 export const errorObject = z.object({
-  code: z.string(),
+  code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
   message: z.string(),
   status: integer(),
   retryable: z.boolean(),
   details: z.optional(z.record(z.string(), z.unknown())),
+  // A failed run's error quotes its creating request's id when the run recorded one.
   requestId: z.optional(z.string()),
 });
-export const errorResponse = z.object({ error: errorObject });
+/** A rejected request's body: always with the id of the request (also in the x-request-id header). */
+export const errorResponse = z.object({ error: z.extend(errorObject, { requestId: z.string() }) });
 
 // ---------- POST /v1/uploads/presign ----------
 

@@ -16,7 +16,32 @@ interface Operation {
   errors: (keyof typeof ERROR_CODES)[];
 }
 
-const common: (keyof typeof ERROR_CODES)[] = ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL_ERROR'];
+/** Every /v1 route: INVALID_REQUEST too, since a route without query parameters refuses any (shared/http.ts). */
+const common: (keyof typeof ERROR_CODES)[] = [
+  'INVALID_REQUEST',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+];
+
+const requestIdHeader = {
+  'x-request-id': {
+    description: 'The request id (also `error.requestId` in an error body); quote it when reporting a problem',
+    schema: { type: 'string' },
+  },
+};
+
+/** Headers of a success response besides x-request-id. */
+const successHeaders: Partial<Record<keyof typeof operations, Record<string, unknown>>> = {
+  'create-run': {
+    location: { description: 'The run: `/v1/runs/{jobId}`', schema: { type: 'string' } },
+    'idempotent-replayed': {
+      description: '`true` when this is the original response of an earlier request with the same Idempotency-Key',
+      schema: { type: 'string', enum: ['true'] },
+    },
+  },
+};
 
 const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number] | 'dashboard'>, Operation> = {
   health: {
@@ -28,7 +53,7 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     summary: 'Request an upload slot and a presigned PUT address',
     request: contract.presignRequest,
     success: { status: 200, schema: contract.presignResponse, description: 'Upload slot' },
-    errors: [...common, 'INVALID_REQUEST', 'UNSUPPORTED_MEDIA_TYPE', 'UNSUPPORTED_FILE_TYPE', 'FILE_TOO_LARGE'],
+    errors: [...common, 'UNSUPPORTED_MEDIA_TYPE', 'UNSUPPORTED_FILE_TYPE', 'FILE_TOO_LARGE'],
   },
   'create-run': {
     summary: 'Create a run (queued); the estimate is held. Optional Idempotency-Key header.',
@@ -36,7 +61,6 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     success: { status: 202, schema: contract.createRunResponse, description: 'Run queued' },
     errors: [
       ...common,
-      'INVALID_REQUEST',
       'UNSUPPORTED_MEDIA_TYPE',
       'UPLOAD_NOT_FOUND',
       'UPLOAD_INCOMPLETE',
@@ -56,7 +80,7 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     summary: "The tenant's runs, newest first",
     query: contract.listRunsQuery,
     success: { status: 200, schema: contract.listRunsResponse, description: 'A page of runs' },
-    errors: [...common, 'INVALID_REQUEST'],
+    errors: common,
   },
   'get-run': {
     summary: 'A run in its current state (poll until completed or failed)',
@@ -67,7 +91,7 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     summary: 'Accept or correct a completed run (QA metadata; status never changes)',
     request: contract.verifyRequest,
     success: { status: 200, schema: contract.verifyResponse, description: 'Verification recorded' },
-    errors: [...common, 'INVALID_REQUEST', 'UNSUPPORTED_MEDIA_TYPE', 'NOT_FOUND', 'RUN_NOT_COMPLETED'],
+    errors: [...common, 'UNSUPPORTED_MEDIA_TYPE', 'NOT_FOUND', 'RUN_NOT_COMPLETED'],
   },
   schemas: {
     summary: 'The built-in schema registry',
@@ -78,7 +102,7 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     summary: 'Totals per workflow over a period',
     query: contract.usageQuery,
     success: { status: 200, schema: contract.usageResponse, description: 'Usage' },
-    errors: [...common, 'INVALID_REQUEST'],
+    errors: common,
   },
   'file-url': {
     summary: "A short-lived address (5 min) to read the run's uploaded file, e.g. for a preview",
@@ -127,6 +151,7 @@ export function buildOpenApi(): Record<string, unknown> {
     const responses: Record<string, unknown> = {
       [String(op.success.status)]: {
         description: op.success.description,
+        headers: { ...requestIdHeader, ...successHeaders[route.handler as keyof typeof operations] },
         content: { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } },
       },
     };
@@ -135,6 +160,12 @@ export function buildOpenApi(): Record<string, unknown> {
       const existing = responses[status] as { description: string } | undefined;
       responses[status] = {
         description: existing ? `${existing.description}, ${code}` : code,
+        headers: {
+          ...requestIdHeader,
+          ...(code === 'RATE_LIMITED'
+            ? { 'retry-after': { description: 'Seconds to wait before retrying', schema: { type: 'string' } } }
+            : {}),
+        },
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }
