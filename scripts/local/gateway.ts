@@ -133,7 +133,7 @@ export function createGateway(options: GatewayOptions): Server {
   }
   const maxBody = options.maxBodyBytes ?? gatewaySettings.maxBodyBytes;
 
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     void (async () => {
       const requestId = randomUUID();
       try {
@@ -190,7 +190,8 @@ export function createGateway(options: GatewayOptions): Server {
             requestId,
             'INVALID_REQUEST',
             'Request body exceeds 10 MB, the API limit',
-            {},
+            // The rest of the body is never read: the connection cannot carry another request.
+            { connection: 'close' },
             { limitBytes: maxBody, issues: [{ path: '(root)', message: 'body too large' }] },
           );
         }
@@ -226,4 +227,19 @@ export function createGateway(options: GatewayOptions): Server {
       }
     })();
   });
+  // A request Node cannot parse (headers over its 16 KB limit, a malformed request line) never reaches the handler
+  // above; Node's own answer is a bare status without x-request-id. Answered in the contract's shape instead.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return;
+    const requestId = randomUUID();
+    const { status, retryable } = ERROR_CODES.INVALID_REQUEST;
+    const message =
+      error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'The HTTP request cannot be parsed';
+    const body = JSON.stringify({ error: { code: 'INVALID_REQUEST', message, status, retryable, requestId } });
+    socket.end(
+      `HTTP/1.1 ${status} Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\nx-request-id: ${requestId}\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
 }

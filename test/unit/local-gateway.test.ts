@@ -2,7 +2,8 @@
  * The local API Gateway stand-in (scripts/local/gateway.ts) answers as API Gateway does where the two could differ:
  * the authorizer's `Unauthorized` is a 401, any other authorizer failure a retryable 500 (a client must not conclude
  * its key was revoked because the key store was unreachable), and repeated query parameters reach the handler as
- * API Gateway passes them.
+ * API Gateway passes them; requests it cannot take (oversized bodies or headers) get the contract error and leave the
+ * connection usable.
  */
 import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
@@ -18,18 +19,18 @@ const allow: APIGatewayAuthorizerResult = {
 };
 
 /** Starts a gateway whose schemas route echoes the event it got; returns its base URL and a stop function. */
-async function gateway(authorizer: () => Promise<APIGatewayAuthorizerResult>) {
+async function gateway(authorizer: () => Promise<APIGatewayAuthorizerResult>, maxBodyBytes?: number) {
   const events: APIGatewayProxyEvent[] = [];
+  const echo = async (event: APIGatewayProxyEvent) => {
+    events.push(event);
+    return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+  };
   const server = createGateway({
-    handlers: {
-      schemas: async (event) => {
-        events.push(event);
-        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
-      },
-    },
+    handlers: { schemas: echo, 'create-run': echo },
     authorizer,
     rateLimit: { ratePerSecond: 1000, burst: 1000 },
     authorizerCacheSeconds: 0,
+    ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -85,6 +86,50 @@ test('a repeated query parameter reaches the handler as API Gateway passes it: l
     expect(response.status).toBe(200);
     expect(gw.events[0]?.queryStringParameters).toEqual({ status: 'queued', limit: '5' });
     expect(gw.events[0]?.multiValueQueryStringParameters).toEqual({ status: ['completed', 'queued'], limit: ['5'] });
+  } finally {
+    await gw.stop();
+  }
+});
+
+test('a body over the limit answers 400 with the limit and closes the connection, so the next request still works', async () => {
+  const gw = await gateway(async () => allow, 1000);
+  try {
+    const tooBig = await fetch(`${gw.url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'x'.repeat(200_000) }),
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.headers.get('connection')).toBe('close');
+    const { error } = (await tooBig.json()) as { error: { code: string; details: { limitBytes: number } } };
+    expect(error).toMatchObject({ code: 'INVALID_REQUEST', details: { limitBytes: 1000 } });
+    // The unread rest of the body must not be taken for the next request on a kept-alive connection.
+    const next = await fetch(`${gw.url}/v1/schemas`, { headers: { 'x-api-key': KEY } });
+    expect(next.status).toBe(200);
+  } finally {
+    await gw.stop();
+  }
+});
+
+test("headers over Node's limit are answered in the contract's error shape, with x-request-id", async () => {
+  const gw = await gateway(async () => allow);
+  try {
+    const response = await fetch(`${gw.url}/v1/schemas?cursor=${'A'.repeat(20_000)}`, {
+      headers: { 'x-api-key': KEY },
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const requestId = response.headers.get('x-request-id');
+    expect(requestId).toEqual(expect.any(String));
+    const { error } = (await response.json()) as { error: Record<string, unknown> };
+    expect(error).toEqual({
+      code: 'INVALID_REQUEST',
+      message: 'Request headers are too large',
+      status: 400,
+      retryable: false,
+      requestId,
+    });
+    expect(gw.events).toHaveLength(0);
   } finally {
     await gw.stop();
   }
