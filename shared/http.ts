@@ -57,6 +57,16 @@ type ApiEvent = APIGatewayProxyEvent & { parsed?: ApiRequest<unknown, unknown> }
 
 const JSON_HEADERS = { 'content-type': JSON_CONTENT_TYPE };
 
+/**
+ * A declared query parameter sent empty (`?workflow=&status=`, as the contract writes the routes, or a form's blank
+ * filter) counts as not sent: its default applies. An unknown one stays, so the strict schema still refuses it.
+ */
+function withoutEmptyValues(schema: z.core.$ZodType, params: Record<string, string | undefined>) {
+  const def = schema._zod.def as { shape?: Record<string, unknown> };
+  const declared = new Set(Object.keys(def.shape ?? {}));
+  return Object.fromEntries(Object.entries(params).filter(([name, value]) => !(value === '' && declared.has(name))));
+}
+
 /** Converts zod issues to the contract's `details.issues[]`, each naming the offending field. */
 export function toIssues(error: z.core.$ZodError): ValidationIssue[] {
   return error.issues.flatMap((issue) => issuesOf(issue, []));
@@ -219,7 +229,9 @@ function parseRequest<TBody, TQuery>(
           Object.keys(params).map((name) => ({ path: name, message: 'unknown query parameter' })),
         );
       }
-      const query = spec.query ? validate(spec.query, params, 'Query string') : undefined;
+      const query = spec.query
+        ? validate(spec.query, withoutEmptyValues(spec.query, params), 'Query string')
+        : undefined;
 
       event.parsed = {
         requestId: requestIdOf(event, request.context),

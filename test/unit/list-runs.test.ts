@@ -190,6 +190,22 @@ test.each([
   expect(ddb).not.toHaveReceivedCommand(QueryCommand);
 });
 
+test('filters sent empty, as the contract writes the route (?workflow=&status=&limit=&cursor=), are not applied', async () => {
+  ddb.on(QueryCommand).resolves({ Items: [] });
+  const answer = await list({ workflow: '', status: '', limit: '', cursor: '' });
+  expect(answer.status).toBe(200);
+  const [q] = queries();
+  expect(q?.IndexName).toBe('byTenant');
+  expect(q?.Limit).toBe(21);
+  expect(q?.ExclusiveStartKey).toBeUndefined();
+  expect(q?.ExpressionAttributeValues).not.toHaveProperty(':status');
+});
+
+test('an unknown parameter sent empty is still refused (a typo surfaces)', async () => {
+  const error = expectError(await list({ stauts: '' }), 'INVALID_REQUEST');
+  expect(error.details.issues.map((i: { path: string }) => i.path)).toContain('stauts');
+});
+
 test('limit 100 is allowed', async () => {
   ddb.on(QueryCommand).resolves({ Items: [] });
   const answer = await list({ limit: '100' });
