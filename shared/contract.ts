@@ -18,7 +18,7 @@ import * as z from './zod.js';
 
 const limits = config.limits;
 /** Largest verify `corrections`, serialized. */
-const CORRECTIONS_MAX_BYTES = 64 * 1024;
+export const CORRECTIONS_MAX_BYTES = 64 * 1024;
 
 /** A string of `min`..`max` characters (classic's `z.string().min(min).max(max)`). */
 const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
@@ -271,7 +271,7 @@ export const verifyRequest = z.strictObject({
   corrections: z.optional(
     z.record(text(1, 128), z.unknown()).check(
       storable,
-      // Stored on the run item next to the result and the history; DynamoDB items are at most 400 KB.
+      // Stored on the run item next to the result (and in the history table); DynamoDB items are at most 400 KB.
       z.refine((c) => Buffer.byteLength(JSON.stringify(c)) <= CORRECTIONS_MAX_BYTES, {
         message: `corrections may be at most ${CORRECTIONS_MAX_BYTES} bytes serialized`,
       }),

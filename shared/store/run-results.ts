@@ -7,6 +7,7 @@
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
+import { CORRECTIONS_MAX_BYTES } from '../contract.js';
 import { tables } from '../infra/resources.js';
 import { jsonProblem, STORED_MAX_DEPTH } from '../json-limits.js';
 import { resourceName } from '../resource-name.js';
@@ -15,11 +16,12 @@ import type { RunRecord } from './runs.js';
 /** DynamoDB's largest item. */
 const ITEM_MAX_BYTES = 400 * 1024;
 /**
- * Room a run item keeps after settlement for what is written to it later: the current verification (at most 64 KiB of
- * corrections, a 2,000-character note, who and when), with margin.
+ * Room a run item keeps after settlement for what is written to it later: the current verification. Its corrections
+ * are limited to 64 KiB of JSON, which DynamoDB may count up to twice over (storedBytes: `[[1],[2]]`, lists of small
+ * numbers); plus a 2,000-character note (6,000 UTF-8 bytes at most), who and when.
  */
-const VERIFICATION_RESERVE_BYTES = 80 * 1024;
-/** A serialized result up to this many UTF-8 bytes stays on the run item, if the rest of the item leaves the room. */
+const VERIFICATION_RESERVE_BYTES = 2 * CORRECTIONS_MAX_BYTES + 8 * 1024;
+/** A result DynamoDB counts at up to this many bytes stays on the run item, if the rest of the item leaves the room. */
 export const RESULT_INLINE_MAX_BYTES = 200 * 1024;
 /** UTF-8 bytes of result per part: a part item (its data, key and expiry) stays under DynamoDB's 400 KB. */
 const PART_BYTES = 350 * 1024;
@@ -44,17 +46,42 @@ export function resultTooLarge(result: Record<string, unknown>): boolean {
 }
 
 /**
+ * The size DynamoDB counts for a value stored as a document attribute
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html): a string its UTF-8
+ * bytes, a number 1 byte per two significant digits plus 1, a boolean or null 1 byte, a list or map 3 bytes plus 1 per
+ * element plus the elements (and a map's keys). JSON's length understates it for lists of small numbers, by up to
+ * half: `[1,2]` is 5 JSON bytes and 9 stored.
+ */
+export function storedBytes(value: unknown): number {
+  if (value === null || typeof value === 'boolean') return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'number') {
+    const digits = Math.abs(value).toExponential().split('e')[0]?.replace('.', '').length ?? 1;
+    return Math.ceil(digits / 2) + 1;
+  }
+  if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + 1 + storedBytes(v), 3);
+  if (typeof value === 'object') {
+    let sum = 3;
+    for (const [key, v] of Object.entries(value)) {
+      // The document client drops undefined attributes; they take no room.
+      if (v !== undefined) sum += 1 + Buffer.byteLength(key, 'utf8') + storedBytes(v);
+    }
+    return sum;
+  }
+  return 0;
+}
+
+/**
  * The serialized result in parts, or null when it stays on the run item: when it fits in the room the rest of the
- * item (prompt, task, metadata, ...) and a later verification leave, and DynamoDB can hold it as a map — at most
- * STORED_MAX_DEPTH levels, no number beyond what it stores exactly, no `__proto__` key. A part is JSON text, which
- * holds any result.
+ * item (prompt, task, metadata, ...) and a later verification leave, counted as DynamoDB counts (storedBytes), and
+ * DynamoDB can hold it as a map — at most STORED_MAX_DEPTH levels, no number beyond what it stores exactly, no
+ * `__proto__` key. A part is JSON text, which holds any result.
  */
 export function splitResult(result: Record<string, unknown>, run: RunRecord): string[] | null {
   const json = Buffer.from(JSON.stringify(result), 'utf8');
-  const itemBytes = Buffer.byteLength(JSON.stringify(run), 'utf8');
-  const room = Math.min(RESULT_INLINE_MAX_BYTES, ITEM_MAX_BYTES - VERIFICATION_RESERVE_BYTES - itemBytes);
+  const room = Math.min(RESULT_INLINE_MAX_BYTES, ITEM_MAX_BYTES - VERIFICATION_RESERVE_BYTES - storedBytes(run));
   const storableAsMap = jsonProblem(result, { maxDepth: STORED_MAX_DEPTH, numbers: true }) === undefined;
-  if (json.length <= room && storableAsMap) return null;
+  if (storableAsMap && storedBytes(result) <= room) return null;
   const parts: string[] = [];
   for (let start = 0; start < json.length; ) {
     let end = Math.min(json.length, start + PART_BYTES);

@@ -17,6 +17,7 @@ import { chainedPlan } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
 import type { ProviderAdapter, ProviderId } from '../../shared/providers/types.js';
+import { storedBytes } from '../../shared/store/run-results.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { failing, hanging, succeeding, throwing } from '../support/adapters.js';
 import {
@@ -841,6 +842,33 @@ describe('a result too large for the run item', () => {
     // room a later verification needs).
     await deliver({ local: succeeding('local', { result: { notes: 'n'.repeat(100 * 1024) } }) });
     expect(storedParts()).toHaveLength(1);
+  });
+
+  test('a result under the inline limit in JSON but over it as DynamoDB counts (lists of small numbers) goes in parts', async () => {
+    // 30,000 single-digit pairs: `[1,2],` is 6 JSON bytes and 10 stored (element, list, two numbers), so ~180 KB of
+    // JSON is ~300 KB in the item; with the rest of the item and a later verification it would pass 400 KB.
+    const result = { cells: Array.from({ length: 30_000 }, (_, i) => [i % 10, (i + 1) % 10]) };
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(200 * 1024);
+    expect(storedBytes(result)).toBeGreaterThan(290 * 1024);
+    arrange(runItem({ task: { ...runItem().task, fields: null } }));
+    await deliver({ local: succeeding('local', { result }) });
+    const puts = storedParts();
+    expect(JSON.parse(puts.map((p) => p?.Item?.data).join(''))).toEqual(result);
+  });
+
+  test('storedBytes counts as DynamoDB documents it', () => {
+    expect(storedBytes('héllo')).toBe(6);
+    expect(storedBytes(null)).toBe(1);
+    expect(storedBytes(true)).toBe(1);
+    // 1 byte per two significant digits, plus 1; leading and trailing zeros do not count.
+    expect(storedBytes(7)).toBe(2);
+    expect(storedBytes(12_345)).toBe(4);
+    expect(storedBytes(1000)).toBe(2);
+    expect(storedBytes(-0.0025)).toBe(2);
+    // A list or map: 3 bytes, plus 1 per element, plus the elements (and a map's keys).
+    expect(storedBytes([])).toBe(3);
+    expect(storedBytes([1, 2])).toBe(3 + 2 * (1 + 2));
+    expect(storedBytes({ ab: 'xyz', skipped: undefined })).toBe(3 + 1 + 2 + 3);
   });
 
   test('a small result stays on the run item, with no parts', async () => {
