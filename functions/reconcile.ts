@@ -1,6 +1,7 @@
 /**
  * Scheduled reconciler (EventBridge, every few minutes): sends again the message of a run that never reached a
- * worker, and fails and refunds a run whose message was dead-lettered or expired (shared/worker/reconcile.ts).
+ * worker or whose message went silent after a delivery, and fails and refunds a run whose message was dead-lettered
+ * or expired (shared/worker/reconcile.ts).
  */
 import { type ReconcileReport, reconcileRuns } from '../shared/worker/reconcile.js';
 

@@ -32,6 +32,11 @@ export const ALARM_THRESHOLDS = {
   deadLetterMessages: 0,
   /** Any worker invocation error (a thrown handler, timeout or OOM; per-record failures are not errors). Sum > 0. */
   workerErrors: 0,
+  /**
+   * Any reconciler invocation error: a sweep that could not handle some queued run (it handles the others first, then
+   * fails), so a run may stay held until a later sweep succeeds. Sum > 0.
+   */
+  reconcileErrors: 0,
   /** API 5XX responses (from handlers or API Gateway). Sum > 5 in 5 minutes, 1 of 1 periods. */
   api5xx: 5,
   /** API p99 latency in ms; handlers answer well within 29 s, create-run has 20 s. p99 > 5 s for 3 of 3 periods. */
@@ -46,6 +51,7 @@ export interface MonitoringProps {
   readonly stage: string;
   readonly api: apigw.RestApi;
   readonly worker: lambda.IFunction;
+  readonly reconciler: lambda.IFunction;
   readonly deadLetterQueue: sqs.IQueue;
   readonly functions: readonly lambda.IFunction[];
   /** Subscribes this address to the alarm topic (CDK context `alarmEmail`). @default no subscription */
@@ -120,6 +126,7 @@ export class Monitoring extends Construct {
         period: FIVE_MINUTES,
       }),
       workerErrors: props.worker.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      reconcileErrors: props.reconciler.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
       api5xx: stage.metricServerError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
       apiLatencyP99Ms: stage.metricLatency({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES }),
       providerAttemptFailed: custom(METRIC_NAMES.providerAttemptFailed, cloudwatch.Stats.SUM),
@@ -128,6 +135,7 @@ export class Monitoring extends Construct {
     const descriptions: Record<keyof typeof ALARM_THRESHOLDS, string> = {
       deadLetterMessages: 'Runs in the dead-letter queue: every delivery failed. Inspect and redrive or settle them.',
       workerErrors: 'The worker threw, timed out or ran out of memory.',
+      reconcileErrors: 'The reconciler could not handle some queued runs (held money may wait for a later sweep).',
       api5xx: 'The API answers 5XX.',
       apiLatencyP99Ms: 'API p99 latency is high.',
       providerAttemptFailed: 'Provider attempts are failing (see the per-provider widget of the dashboard).',

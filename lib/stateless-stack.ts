@@ -340,6 +340,7 @@ export class StatelessStack extends Stack {
       stage: props.stageName,
       api: this.api,
       worker: this.functions.worker,
+      reconciler: this.functions.reconcile,
       deadLetterQueue: props.resources.runDeadLetterQueue,
       functions: Object.values(this.functions),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),

@@ -1,12 +1,13 @@
 /**
  * Every error the API can answer with, as named classes carrying the contract's code (contract-v1.md, "Errors").
- * Handlers and core code throw these; `toErrorBody` in http.ts is the one place that turns them into responses.
+ * Handlers and core code throw these; `toErrorBody` below is the one place that turns them into response bodies
+ * (the handlers' middleware in http.ts, and the local gateway's own errors).
  */
 
-/** The contract's error codes with their HTTP status and retryability. */
 /** Content type of every JSON response: the handlers' and API Gateway's own error responses (contract: General). */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
+/** The contract's error codes with their HTTP status and retryability. */
 export const ERROR_CODES = {
   INVALID_REQUEST: { status: 400, retryable: false },
   UNKNOWN_SCHEMA: { status: 400, retryable: false },
@@ -221,4 +222,19 @@ export class InternalError extends ApiError {
     super('INTERNAL_ERROR', 'An internal error occurred; retry later');
     this.name = 'InternalError';
   }
+}
+
+/** The contract's error body for any thrown value. Unknown errors become INTERNAL_ERROR without internals. */
+export function toErrorBody(error: unknown, requestId: string) {
+  const apiError = error instanceof ApiError ? error : new InternalError();
+  return {
+    error: {
+      code: apiError.code,
+      message: apiError.message,
+      status: apiError.status,
+      retryable: apiError.retryable,
+      ...(apiError.details ? { details: apiError.details } : {}),
+      requestId,
+    },
+  };
 }

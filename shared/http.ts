@@ -10,9 +10,9 @@ import { config } from './config.js';
 import {
   ApiError,
   ForbiddenError,
-  InternalError,
   InvalidRequestError,
   JSON_CONTENT_TYPE,
+  toErrorBody,
   UnauthorizedError,
   UnsupportedMediaTypeError,
   type ValidationIssue,
@@ -94,21 +94,6 @@ function issuesOf(issue: z.core.$ZodIssue, base: readonly PropertyKey[]): Valida
     }
   }
   return [{ path: at(path), message: issue.message }];
-}
-
-/** The contract's error body for any thrown value. Unknown errors become INTERNAL_ERROR without internals. */
-export function toErrorBody(error: unknown, requestId: string) {
-  const apiError = error instanceof ApiError ? error : new InternalError();
-  return {
-    error: {
-      code: apiError.code,
-      message: apiError.message,
-      status: apiError.status,
-      retryable: apiError.retryable,
-      ...(apiError.details ? { details: apiError.details } : {}),
-      requestId,
-    },
-  };
 }
 
 function requestIdOf(event: APIGatewayProxyEvent, context: Context | undefined): string {

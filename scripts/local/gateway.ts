@@ -5,7 +5,7 @@
  * the real handler with an APIGatewayProxyEvent.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -13,7 +13,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../../shared/errors.js';
+import { ApiError, type ErrorCode, JSON_CONTENT_TYPE, toErrorBody } from '../../shared/errors.js';
 import {
   gatewaySettings,
   type HandlerName,
@@ -44,10 +44,10 @@ function gatewayError(
   headers: Record<string, string> = {},
   details?: Record<string, unknown>,
 ) {
-  // Status and retryability from ERROR_CODES, like the stack's gateway responses and the handlers' errors.
-  const { status, retryable } = ERROR_CODES[code];
-  res.writeHead(status, { 'content-type': JSON_CONTENT_TYPE, 'x-request-id': requestId, ...headers });
-  res.end(JSON.stringify({ error: { code, message, status, retryable, ...(details ? { details } : {}), requestId } }));
+  // The handlers' error body (status and retryability from ERROR_CODES), as the stack's gateway responses render it.
+  const body = toErrorBody(new ApiError(code, message, details), requestId);
+  res.writeHead(body.error.status, { 'content-type': JSON_CONTENT_TYPE, 'x-request-id': requestId, ...headers });
+  res.end(JSON.stringify(body));
 }
 
 /** A token bucket per API key, as API Gateway usage plans throttle per key. */
@@ -228,17 +228,22 @@ export function createGateway(options: GatewayOptions): Server {
     })();
   });
   // A request Node cannot parse (headers over its 16 KB limit, a malformed request line) never reaches the handler
-  // above; Node's own answer is a bare status without x-request-id. Answered in the contract's shape instead.
+  // above; Node's own answer is a bare status without x-request-id. Answered in the contract's shape instead, written
+  // to the socket (there is no response object). A request that timed out has no one left to answer.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) return;
+    if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
     const requestId = randomUUID();
-    const { status, retryable } = ERROR_CODES.INVALID_REQUEST;
     const message =
       error.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large' : 'The HTTP request cannot be parsed';
-    const body = JSON.stringify({ error: { code: 'INVALID_REQUEST', message, status, retryable, requestId } });
+    const body = toErrorBody(new ApiError('INVALID_REQUEST', message), requestId);
+    const json = JSON.stringify(body);
+    const status = body.error.status;
     socket.end(
-      `HTTP/1.1 ${status} Bad Request\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\nx-request-id: ${requestId}\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\nx-request-id: ${requestId}\r\n` +
+        `content-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
     );
   });
   return server;

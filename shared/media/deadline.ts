@@ -1,7 +1,7 @@
 /**
  * The attempt's deadline as media code sees it: checked between steps, raced against work that can be abandoned, and
  * turned into the failures every provider reports (`timeout` when it passes, `unreadable_file` when the file is at
- * fault, `client` when the request cannot be made for another reason).
+ * fault, `server` when the service's own processing is, `client` when the request cannot be made for another reason).
  */
 import { ProviderFailure } from '../providers/types.js';
 
@@ -41,6 +41,11 @@ export class Deadline {
       `${this.label}: ${message}`,
       cause === undefined ? undefined : { cause },
     );
+  }
+
+  /** A `server` failure: the service's own processing failed (pixels it decoded itself); a retry may succeed. */
+  serviceFailure(message: string, cause?: unknown): ProviderFailure {
+    return new ProviderFailure('server', `${this.label}: ${message}`, cause === undefined ? undefined : { cause });
   }
 
   /** A `client` failure: the request cannot be made (a provider limit or a caller's mistake), the file may be fine. */

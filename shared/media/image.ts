@@ -48,15 +48,23 @@ export async function loadSharp(d: Deadline): Promise<SharpConstructor> {
 }
 
 /**
+ * Where a sharp pipeline starts: `file`, the client's bytes (a failure means the file cannot be decoded:
+ * `unreadable_file`); `pixels`, pixels the service decoded itself (a failure is the service's: `server`, retryable).
+ */
+export type PipelineSource = 'file' | 'pixels';
+
+/**
  * Runs a sharp pipeline to a buffer within the deadline: a timeout (the race, or sharp's own) becomes
- * `ProviderFailure('timeout')`, any other sharp error an `unreadable_file` failure ("the image cannot be <what>"): the
- * pipeline starts from the client's bytes, and decoding is lazy, so a damaged file fails here whatever the stage.
+ * `ProviderFailure('timeout')`, any other sharp error an `unreadable_file` failure ("the image cannot be <what>") when
+ * the pipeline reads the client's file (decoding is lazy: a damaged file fails here whatever the stage), or a
+ * `server` failure when it reads pixels already decoded.
  */
 export async function runSharp(
   pipeline: Sharp,
   d: Deadline,
   stage: string,
   what = 'decoded',
+  source: PipelineSource = 'file',
 ): Promise<{ data: Buffer; info: OutputInfo }> {
   try {
     return await d.race(pipeline.timeout({ seconds: d.sharpSeconds() }).toBuffer({ resolveWithObject: true }), stage);
@@ -64,13 +72,14 @@ export async function runSharp(
     if (error instanceof ProviderFailure) throw error;
     if (error instanceof Error && /timeout/i.test(error.message)) throw d.failure(stage);
     const reason = error instanceof Error ? ` (${error.message})` : '';
-    throw d.fileFailure(`the image cannot be ${what}${reason}`, error);
+    const message = `the image cannot be ${what}${reason}`;
+    throw source === 'file' ? d.fileFailure(message, error) : d.serviceFailure(message, error);
   }
 }
 
 /** Runs a pipeline to raw 8-bit pixels. */
-async function toRaw(pipeline: Sharp, d: Deadline, stage: string, what?: string): Promise<RawImage> {
-  const { data, info } = await runSharp(pipeline.raw(), d, stage, what);
+async function toRaw(pipeline: Sharp, d: Deadline, stage: string, source: PipelineSource): Promise<RawImage> {
+  const { data, info } = await runSharp(pipeline.raw(), d, stage, 'decoded', source);
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
 
@@ -238,6 +247,7 @@ export async function encodeWithin(
         d,
         'encoding the image',
         'encoded',
+        'pixels',
       );
       if (data.byteLength <= maxBytes) return { bytes: data, mime, width: info.width, height: info.height };
       size = data.byteLength;
@@ -249,14 +259,19 @@ export async function encodeWithin(
     if (Math.max(width, height) < MIN_LONG_SIDE) {
       throw d.clientFailure(`the image cannot be encoded in ${maxBytes} bytes`);
     }
-    current = await toRaw(fromRaw(sharp, current).resize(width, height, { fit: 'fill' }), d, 'shrinking the image');
+    current = await toRaw(
+      fromRaw(sharp, current).resize(width, height, { fit: 'fill' }),
+      d,
+      'shrinking the image',
+      'pixels',
+    );
     qualities = qualities.slice(-1);
   }
 }
 
 /** Runs a decoding pipeline to raw sRGB pixels (CMYK and 16-bit inputs converted, so the bytes mean RGB(A)). */
 async function decodeToRaw(pipeline: Sharp, d: Deadline): Promise<RawImage> {
-  return toRaw(pipeline.toColourspace('srgb'), d, 'decoding the image');
+  return toRaw(pipeline.toColourspace('srgb'), d, 'decoding the image', 'file');
 }
 
 /** HEIC → JPEG when the target does not take HEIC; EXIF orientation applied; downscaled to maxLongSide; re-encoded until ≤ maxBytes; pixel caps. */

@@ -51,7 +51,7 @@ export class PdfFile {
     readonly pageCount: number,
   ) {}
 
-  /** Loads mupdf and opens the PDF; `client` failures for an unreadable, encrypted or empty document. */
+  /** Loads mupdf and opens the PDF; `unreadable_file` failures for an unreadable, encrypted or empty document. */
   static async open(bytes: Uint8Array, d: Deadline): Promise<PdfFile> {
     if (bytes.byteLength === 0) throw d.fileFailure('the PDF is empty');
     const mupdf = await d.race(import('mupdf'), 'loading the PDF engine');
@@ -178,7 +178,8 @@ export async function renderPdfPages(
       // mupdf rounds the page box outwards, which can add a pixel past maxLongSide.
       const fit = fitInside(target.maxLongSide);
       if (fit !== undefined && Math.max(raw.width, raw.height) > target.maxLongSide) {
-        const { data, info } = await runSharp(fromRaw(sharp, raw).resize(fit).raw(), d, 'scaling the page', 'scaled');
+        const scaled = fromRaw(sharp, raw).resize(fit).raw();
+        const { data, info } = await runSharp(scaled, d, 'scaling the page', 'scaled', 'pixels');
         raw = { data, width: info.width, height: info.height, channels: info.channels };
       }
       out.push(await encodeWithin(sharp, raw, format, target.maxBytes, d));

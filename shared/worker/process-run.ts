@@ -193,9 +193,13 @@ async function executeChain(
   };
 }
 
-/** Metrics for the dashboard and alarms: failed attempts and fallbacks per provider, failed runs, run latency. */
+/**
+ * Metrics for the dashboard and alarms: failed attempts and fallbacks per provider, failed runs, run latency. An
+ * attempt failed by the client's own file (unreadable_file) says nothing about the provider: it is not counted, so a
+ * batch of damaged uploads does not trip the provider alarm.
+ */
 function emitRunMetrics(run: RunRecord, settlement: Settlement): void {
-  const attempts = settlement.attempts;
+  const attempts = settlement.attempts.filter((a) => a.failure !== 'unreadable_file');
   emitMetrics([
     ...attempts
       .filter((a) => a.outcome === 'failed')

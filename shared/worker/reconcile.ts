@@ -85,8 +85,6 @@ export function decide(run: RunRecord, now: number, options: ReconcileOptions): 
 export interface ReconcileReport {
   resent: string[];
   failed: string[];
-  /** Runs whose handling threw (left for the next sweep); the sweep goes on with the others. */
-  errors: string[];
 }
 
 /** One sweep over every shard of the `queued` index. */
@@ -94,7 +92,9 @@ export async function reconcileRuns(
   options: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS,
   now = new Date(),
 ): Promise<ReconcileReport> {
-  const report: ReconcileReport = { resent: [], failed: [], errors: [] };
+  const report: ReconcileReport = { resent: [], failed: [] };
+  /** Runs whose handling threw: left for the next sweep, while this one goes on with the others. */
+  const errors: string[] = [];
   // Only runs older than the shortest wait can need anything.
   const horizon = Math.min(options.resendAfterSeconds, options.deadAfterSeconds, options.retentionSeconds);
   const before = new Date(now.getTime() - horizon * 1000).toISOString();
@@ -110,7 +110,7 @@ export async function reconcileRuns(
           await reconcileOne(jobId, options, now, report);
         } catch (error: unknown) {
           log.error('reconciling a run failed; the next sweep tries again', { jobId, error });
-          report.errors.push(jobId);
+          errors.push(jobId);
         }
       }
       if (nextKey === undefined) break;
@@ -118,9 +118,11 @@ export async function reconcileRuns(
     }
   }
   if (report.resent.length > 0 || report.failed.length > 0) log.warn('runs reconciled', { ...report });
-  // The invocation fails (Lambda's error metric and alarm) once every other run has had its turn.
-  if (report.errors.length > 0) {
-    throw new Error(`reconcile: ${report.errors.length} run(s) could not be reconciled: ${report.errors.join(', ')}`);
+  // The invocation fails (the reconcileErrors alarm, lib/monitoring.ts; a scheduled invocation is retried) once
+  // every other run has had its turn.
+  if (errors.length > 0) {
+    const named = errors.slice(0, 10).join(', ');
+    throw new Error(`reconcile: ${errors.length} run(s) could not be reconciled (first: ${named})`);
   }
   return report;
 }

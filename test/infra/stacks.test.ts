@@ -832,10 +832,13 @@ describe('alarms and dashboard', () => {
     expect(refersTo(alarm.Dimensions, logicalIdOf(stateful, stateful.runDeadLetterQueue))).toBe(true);
   });
 
-  test('worker errors > 0', () => {
-    const alarm = alarmOn('Errors', 'AWS/Lambda');
-    expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Sum' }));
-    expect(refersTo(alarm.Dimensions, functionLogicalId('worker'))).toBe(true);
+  test('worker errors > 0, and reconciler errors > 0 (a sweep that left queued runs unhandled)', () => {
+    const lambdaErrors = alarms.filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda');
+    expect(lambdaErrors).toHaveLength(2);
+    for (const name of ['worker', 'reconcile'] as const) {
+      const alarm = lambdaErrors.find((a) => refersTo((a as Json).Dimensions, functionLogicalId(name))) as Json;
+      expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Sum' }));
+    }
   });
 
   test('API 5XXError and p99 Latency on the stage', () => {

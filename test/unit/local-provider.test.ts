@@ -344,11 +344,11 @@ describe('local provider: deadlines and bad input', () => {
     expect(failure.kind).toBe('unreadable_file');
   });
 
-  test('empty bytes throw a client failure', async () => {
+  test('empty bytes throw an unreadable_file failure', async () => {
     const failure = await failureOf(
       localProvider.invoke(input(new Uint8Array(0), 'image/png', task('text')), options()),
     );
-    expect(failure.kind).toBe('client');
+    expect(failure.kind).toBe('unreadable_file');
   });
 
   (hasFixture('pixel-bomb.png') ? test : test.skip)(

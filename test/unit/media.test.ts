@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import * as mupdf from 'mupdf';
 import sharp from 'sharp';
 import type { SupportedMime } from '../../shared/file-facts.js';
+import { Deadline } from '../../shared/media/deadline.js';
+import { runSharp } from '../../shared/media/image.js';
 import {
   type ImageTarget,
   type MediaDeadline,
@@ -197,6 +199,21 @@ describe('prepareImage', () => {
     ['pixel-bomb.png', 'image/png'],
   ])('%s is an unreadable_file failure', async (name, mime) => {
     expect((await failureOf(prepareImage(fixture(name), mime, JPEG_OR_PNG, deadline()))).kind).toBe('unreadable_file');
+  });
+
+  test('damaged.png (headers intact, image data damaged) is an unreadable_file failure', async () => {
+    expect((await failureOf(prepareImage(fixture('damaged.png'), 'image/png', JPEG_OR_PNG, deadline()))).kind).toBe(
+      'unreadable_file',
+    );
+  });
+
+  test("a failing pipeline is the file's fault when it reads the client's bytes, the service's when it reads pixels", async () => {
+    // The same failure (libvips refusing the input), classified by where the pipeline starts: a damaged upload must
+    // not pass for a retryable service error, nor an encoder failure on pixels we decoded for a damaged upload.
+    const d = new Deadline(new AbortController().signal, Date.now() + 30_000);
+    const broken = () => sharp(Buffer.from('not an image')).png();
+    expect((await failureOf(runSharp(broken(), d, 'decoding', 'decoded'))).kind).toBe('unreadable_file');
+    expect((await failureOf(runSharp(broken(), d, 'encoding', 'encoded', 'pixels'))).kind).toBe('server');
   });
 });
 

@@ -98,10 +98,6 @@ describe('decide', () => {
     expect(decide(runItem(resent), NOW.getTime(), options)).toBe('wait');
     const exhausted = { ...silent, deliveredAt: ago(7200), resends: options.maxResends };
     expect(decide(runItem(exhausted), NOW.getTime(), options)).toBe('wait');
-    // Every retry's visibility timeout plus the dead-letter margin: a message with retries left cannot outlive it.
-    expect(options.silentAfterSeconds).toBeGreaterThanOrEqual(
-      runQueue.maxReceiveCount * runQueue.visibilityTimeoutSeconds + reconcileSettings.deadMarginSeconds,
-    );
   });
 
   test('a run whose last message is older than the queue retention is failed: no message can exist', () => {
@@ -115,7 +111,7 @@ describe('reconcileRuns', () => {
     const lost = runItem({ jobId: 'run_lost', createdAt: ago(900) });
     arrange(lost);
     const report = await reconcileRuns(options, NOW);
-    expect(report).toEqual({ resent: ['run_lost'], failed: [], errors: [] });
+    expect(report).toEqual({ resent: ['run_lost'], failed: [] });
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.Key).toEqual({ jobId: 'run_lost' });
     expect(update?.ConditionExpression).toContain('attribute_not_exists(deliveries)');
@@ -130,7 +126,7 @@ describe('reconcileRuns', () => {
   test('a silent delivered run is resent on condition that no delivery happened since it was read', async () => {
     const deliveredAt = ago(options.silentAfterSeconds + 1);
     arrange(runItem({ jobId: 'run_silent', createdAt: ago(7200), deliveries: 1, lastReceiveCount: 1, deliveredAt }));
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_silent'], failed: [], errors: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_silent'], failed: [] });
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.ConditionExpression).toContain('deliveredAt = :delivered');
     expect(update?.ExpressionAttributeValues?.[':delivered']).toBe(deliveredAt);
@@ -143,7 +139,7 @@ describe('reconcileRuns', () => {
     const second = runItem({ jobId: 'run_b', createdAt: ago(900) });
     arrange(first, second);
     sqs.on(SendMessageCommand).rejectsOnce(new Error('SQS unavailable')).resolves({ MessageId: 'm-2' });
-    await expect(reconcileRuns(options, NOW)).rejects.toThrow(/1 run\(s\) could not be reconciled: run_a/);
+    await expect(reconcileRuns(options, NOW)).rejects.toThrow(/1 run\(s\) could not be reconciled \(first: run_a\)/);
     expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
     expect(JSON.parse(String(sqs.commandCalls(SendMessageCommand)[1]?.args[0].input.MessageBody))).toEqual({
       jobId: 'run_b',
@@ -153,7 +149,7 @@ describe('reconcileRuns', () => {
   test('a run a worker picked up between the listing and the resend is not sent again', async () => {
     arrange(runItem({ jobId: 'run_lost', createdAt: ago(900) }));
     ddb.on(UpdateCommand).rejects(conditionalCheckFailed());
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [], errors: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
     expect(sqs).not.toHaveReceivedCommand(SendMessageCommand);
   });
 
@@ -165,7 +161,7 @@ describe('reconcileRuns', () => {
       deliveredAt: ago(options.deadAfterSeconds + 1),
     });
     arrange(dead);
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: ['run_dead'], errors: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: ['run_dead'] });
     const [settlement] = ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
     const run = settlement?.TransactItems?.[0]?.Update;
     expect(run?.ConditionExpression).toBe('#status = :queued');
@@ -182,7 +178,7 @@ describe('reconcileRuns', () => {
   test('a run a worker settles at the same moment is left to it: the money moves once', async () => {
     arrange(runItem({ jobId: 'run_dead', createdAt: ago(7200), deliveries: 3, deliveredAt: ago(7000) }));
     ddb.on(TransactWriteCommand).rejects(transactionCancelled(['ConditionalCheckFailed', 'None', 'None']));
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [], errors: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
   });
 
   test('a run the index still lists but the table has settled is left alone', async () => {
@@ -191,7 +187,7 @@ describe('reconcileRuns', () => {
     ddb
       .on(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_done' } })
       .resolves({ Item: { ...listed, status: 'completed' } });
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [], errors: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
@@ -207,7 +203,7 @@ describe('reconcileRuns', () => {
           ? { Items: [keysOnly(waiting)], LastEvaluatedKey: { jobId: 'run_waiting' } }
           : { Items: [keysOnly(lost)] };
       });
-    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_lost'], failed: [], errors: [] });
+    expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_lost'], failed: [] });
     const q0 = ddb
       .commandCalls(QueryCommand)
       .filter((c) => c.args[0].input.ExpressionAttributeValues?.[':shard'] === 'q0');
@@ -227,7 +223,7 @@ describe('reconcileRuns', () => {
 
   test('the scheduled handler runs a sweep with the deployed settings', async () => {
     arrange();
-    await expect(handler()).resolves.toEqual({ resent: [], failed: [], errors: [] });
+    await expect(handler()).resolves.toEqual({ resent: [], failed: [] });
     expect(ddb).toHaveReceivedCommandTimes(QueryCommand, reconcileSettings.shards);
   });
 });

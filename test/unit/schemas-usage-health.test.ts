@@ -318,6 +318,14 @@ describe('GET /v1/usage', () => {
     expect(to - Date.parse(answer.body.from)).toBe(30 * 86400_000);
   });
 
+  test('parameters sent empty count as not sent: the default period, every workflow', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const answer = await call(usage, { path: '/v1/usage', query: { from: '', to: '', interval: '', workflow: '' } });
+    expect(answer.status).toBe(200);
+    const [q] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(q?.IndexName).toBe('byTenant');
+  });
+
   test.each([
     ['from after to', { from: '2026-12-01T00:00:00.000Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],
     ['from equal to to, written differently', { from: '2026-11-01T00:00:00Z', to: '2026-11-01T00:00:00.000Z' }, 'from'],

@@ -304,7 +304,7 @@ function base64(bytes: Uint8Array): string {
 
 /** The content block that carries the file: an image block (prepared by shared/media) or a PDF document block. */
 async function fileBlock(input: ProviderInput, attempt: Attempt, options: InvokeOptions): Promise<ContentBlockParam> {
-  if (input.bytes.byteLength === 0) throw attempt.fail('client', 'the file is empty');
+  if (input.bytes.byteLength === 0) throw attempt.fail('unreadable_file', 'the file is empty');
   if (input.facts.mime === 'application/pdf') {
     if (input.facts.pages > MAX_PDF_PAGES) {
       throw attempt.fail(

@@ -242,7 +242,7 @@ function clientFailure(message: string, cause?: unknown): ProviderFailure {
 
 /** The media content block for the file: a prepared image, or the PDF as a document. */
 async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<ContentBlock> {
-  if (input.bytes.byteLength === 0) throw clientFailure('the file is empty');
+  if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'bedrock: the file is empty');
   if (input.facts.kind === 'pdf') {
     if (input.bytes.byteLength > BEDROCK_MAX_PDF_BYTES) {
       const mb = (input.bytes.byteLength / 1_000_000).toFixed(1);

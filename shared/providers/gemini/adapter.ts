@@ -67,13 +67,12 @@ export const GEMINI_IMAGE_TARGET: ImageTarget = {
 };
 /** Largest PDF the Gemini API takes as inline data (https://ai.google.dev/gemini-api/docs/file-input-methods). */
 export const MAX_INLINE_PDF_BYTES = 50 * 1000 * 1000;
-/** Finish reasons (and prompt block reasons) that mean the model declined or was stopped by a safety system. */
 /**
  * Finish reasons of an answer cut short: the output cap, or the per-request token limit (CONTINUATION: the API could
  * go on with a continuation token, which this adapter does not follow up: automaticContinuation is off).
  */
 const CUT_REASONS: ReadonlySet<string> = new Set(['MAX_TOKENS', 'CONTINUATION']);
-
+/** Finish reasons (and prompt block reasons) that mean the model declined or was stopped by a safety system. */
 const REFUSAL_REASONS: ReadonlySet<string> = new Set([
   'SAFETY',
   'RECITATION',
@@ -354,7 +353,7 @@ async function documentParts(input: ProviderInput, options: InvokeOptions, deadl
     const limit = Math.max(1, input.facts.pages) * ANALYZE_MAX_TEXT_BYTES_PER_PAGE;
     return [{ text: `Document text (read from the file):\n"""\n${truncateUtf8(input.documentText, limit)}\n"""` }];
   }
-  if (input.bytes.byteLength === 0) throw new ProviderFailure('client', 'gemini: the file is empty');
+  if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'gemini: the file is empty');
   if (input.facts.mime === 'application/pdf') {
     if (input.bytes.byteLength > MAX_INLINE_PDF_BYTES) {
       const mb = (input.bytes.byteLength / 1_000_000).toFixed(1);

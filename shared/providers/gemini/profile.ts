@@ -23,26 +23,36 @@ import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
 
-const modelEntry = z.object({
-  inputPerMTokUsd: perMTok,
-  /** Input tokens served from Gemini's (implicit) context cache; they are part of promptTokenCount. */
-  cachedInputPerMTokUsd: perMTok,
-  outputPerMTokUsd: perMTok,
-  promotion: z.optional(
-    z.object({
-      inputPerMTokUsd: perMTok,
-      cachedInputPerMTokUsd: perMTok,
-      outputPerMTokUsd: perMTok,
-      endsBefore: z.iso.date(),
-    }),
-  ),
-  contextWindowTokens: z.number().check(z.int(), z.positive()),
-  maxOutputTokens: z.number().check(z.int(), z.positive()),
-  imageTokens: z.number().check(z.int(), z.positive()),
-  pdfPageTokens: z.number().check(z.int(), z.positive()),
-  source: z.string().check(z.minLength(1)),
-  date: z.iso.date(),
-});
+const modelEntry = z
+  .object({
+    inputPerMTokUsd: perMTok,
+    /** Input tokens served from Gemini's (implicit) context cache; they are part of promptTokenCount. */
+    cachedInputPerMTokUsd: perMTok,
+    outputPerMTokUsd: perMTok,
+    promotion: z.optional(
+      z.object({
+        inputPerMTokUsd: perMTok,
+        cachedInputPerMTokUsd: perMTok,
+        outputPerMTokUsd: perMTok,
+        endsBefore: z.iso.date(),
+      }),
+    ),
+    contextWindowTokens: z.number().check(z.int(), z.positive()),
+    maxOutputTokens: z.number().check(z.int(), z.positive()),
+    imageTokens: z.number().check(z.int(), z.positive()),
+    pdfPageTokens: z.number().check(z.int(), z.positive()),
+    source: z.string().check(z.minLength(1)),
+    date: z.iso.date(),
+  })
+  .check(
+    // The estimate prices every input token at the input price: a cached price above it would break "estimate >= cost".
+    z.refine(
+      (m) =>
+        m.cachedInputPerMTokUsd <= m.inputPerMTokUsd &&
+        (m.promotion === undefined || m.promotion.cachedInputPerMTokUsd <= m.promotion.inputPerMTokUsd),
+      { message: 'a cached input price may not exceed its input price' },
+    ),
+  );
 
 const pricingTable = z
   .object({

@@ -320,7 +320,7 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
     };
   }
 
-  if (input.bytes.byteLength === 0) throw clientFailure('the file is empty');
+  if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'local provider: the file is empty');
   const pages: PageText[] = [];
   try {
     if (input.facts.mime === 'application/pdf') await readPdf(input.bytes, deadline, pages);

@@ -887,7 +887,7 @@ export function createTextractProvider(options: TextractProviderOptions = {}): P
   async function invoke(input: ProviderInput, invokeOptions: InvokeOptions): Promise<ProviderOutput> {
     const deadline = new Deadline(invokeOptions.signal, invokeOptions.deadlineMs, 'textract');
     deadline.check('starting');
-    if (input.bytes.byteLength === 0) throw new ProviderFailure('client', 'textract: the file is empty');
+    if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'textract: the file is empty');
 
     const api = textractApiFor(input.task, input.step);
     const queries = api === 'queries' && input.task.fields ? buildQueries(input.task.fields) : [];

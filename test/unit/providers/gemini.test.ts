@@ -430,20 +430,23 @@ describe('gemini adapter: structured output repair', () => {
     expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 900, PROMO_RATES));
   });
 
-  test('an answer cut at the output cap is invalid_output with its usage, without a repair', async () => {
-    server.respond(() => ({
-      json: geminiBody(
-        '{"merchant": "ACME HARD',
-        { prompt: 1460, candidates: 800, thoughts: 4000 },
-        { finishReason: 'MAX_TOKENS' },
-      ),
-    }));
-    const error = await failure(invoke(RECEIPT_PNG, RECEIPT_TASK));
-    expect(server.requests).toHaveLength(1);
-    expect(error.kind).toBe('invalid_output');
-    expect(error.usage?.outputTokens).toBe(4800);
-    expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 4800, PROMO_RATES));
-  });
+  test.each(['MAX_TOKENS', 'CONTINUATION'])(
+    'a JSON answer cut short (%s) is invalid_output with its usage, without a repair',
+    async (finishReason) => {
+      server.respond(() => ({
+        json: geminiBody(
+          '{"merchant": "ACME HARD',
+          { prompt: 1460, candidates: 800, thoughts: 4000 },
+          { finishReason },
+        ),
+      }));
+      const error = await failure(invoke(RECEIPT_PNG, RECEIPT_TASK));
+      expect(server.requests).toHaveLength(1);
+      expect(error.kind).toBe('invalid_output');
+      expect(error.usage?.outputTokens).toBe(4800);
+      expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 4800, PROMO_RATES));
+    },
+  );
 });
 
 describe('gemini adapter: failures', () => {

@@ -1042,7 +1042,7 @@ describe('textract failures', () => {
     expect(failure.usage?.billableUnits).toBe(1);
   });
 
-  test('an empty file is a client failure before any request', async () => {
+  test('an empty file is an unreadable_file failure before any request', async () => {
     textract({});
     const { facts } = await fixture('receipt.png');
     const failure = await failureOf(
@@ -1051,7 +1051,7 @@ describe('textract failures', () => {
         deadline(),
       ),
     );
-    expect(failure.kind).toBe('client');
+    expect(failure.kind).toBe('unreadable_file');
     expect(server.requests).toHaveLength(0);
   });
 
