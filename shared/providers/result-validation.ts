@@ -25,6 +25,10 @@
  *   an answer is an unknown key like any other, never a match with something inherited.
  */
 
+import { coerceNumber } from './local/extract-fields.js';
+import { resultJsonSchema } from './task-prompt.js';
+import type { FieldType, TaskSpec } from './types.js';
+
 /** How many problems `resultSchemaErrors` collects when not told otherwise. */
 export const RESULT_SCHEMA_ERROR_LIMIT = 20;
 
@@ -153,4 +157,75 @@ function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: s
         report(collector, `${propertyPath(path, key)}: property is not in the schema`);
     }
   }
+}
+
+/** Coerces a value to a field type; returns null when it cannot be (never invents). */
+export function coerce(value: unknown, type: FieldType): unknown {
+  if (value === null || value === undefined || value === '') return null;
+  switch (type) {
+    case 'string':
+      return typeof value === 'string'
+        ? value
+        : typeof value === 'number' || typeof value === 'boolean'
+          ? String(value)
+          : null;
+    case 'number': {
+      // An amount as printed ("$1,042.50", "42,50 €", "(12.00)"), parsed as the local provider reads one; digits
+      // amid other text are not a number ("DE89 3704 0044" is an IBAN, not 89,370,400,440).
+      const n = typeof value === 'number' ? value : typeof value === 'string' ? coerceNumber(value) : null;
+      return n !== null && Number.isFinite(n) ? n : null;
+    }
+    case 'integer': {
+      const n = coerce(value, 'number');
+      return typeof n === 'number' && Number.isInteger(n) ? n : null;
+    }
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'string' && /^(true|yes)$/i.test(value)) return true;
+      if (typeof value === 'string' && /^(false|no)$/i.test(value)) return false;
+      return null;
+    case 'date':
+      return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+    case 'array':
+      return Array.isArray(value) ? value : null;
+    case 'object':
+      return typeof value === 'object' && !Array.isArray(value) ? value : null;
+  }
+}
+
+/**
+ * The problems of a model's answer to a task that a repair request should fix. For a task with fields, only what
+ * coercion cannot: the worker shapes such an answer to exactly the schema's fields (shared/worker/result.ts), so a
+ * missing field becomes null, a key the schema does not name is dropped, and a value of another type that `coerce`
+ * converts ("42.50" for a number, 42 for a string, "yes" for a boolean) is kept; none of those is worth a second,
+ * billed request. What remains is an answer that is not an object, and a value no conversion turns into its field's
+ * type ("n/a" for a number). A text or open-analysis answer is checked against its schema as it is.
+ */
+export function answerErrors(task: TaskSpec, value: unknown, limit: number = RESULT_SCHEMA_ERROR_LIMIT): string[] {
+  const schema = resultJsonSchema(task);
+  if (task.outputFormat !== 'json' || task.fields === null) return resultSchemaErrors(value, schema, limit);
+  if (!isPlainObject(value)) return [`$: expected object, got ${kindOf(value)}`];
+  const collector: Collector = { errors: [], limit: Math.max(1, Math.floor(limit)) };
+  const properties = isPlainObject(schema.properties) ? schema.properties : {};
+  for (const [key, propertySchema] of Object.entries(properties)) {
+    if (!Object.hasOwn(value, key) || !isPlainObject(propertySchema)) continue;
+    const types = typesOf(propertySchema);
+    const given = value[key];
+    if (types.length === 0 || types.some((type) => matchesType(given, type) || coercibleTo(given, type))) continue;
+    report(collector, `${propertyPath('$', key)}: expected ${types.join(' or ')}, got ${kindOf(given)}`);
+  }
+  return collector.errors;
+}
+
+const COERCIBLE: Readonly<Record<string, FieldType>> = {
+  string: 'string',
+  number: 'number',
+  integer: 'integer',
+  boolean: 'boolean',
+};
+
+/** Whether `coerce` turns the value into the JSON type (a scalar type; arrays and objects must match as they are). */
+function coercibleTo(value: unknown, type: string): boolean {
+  const fieldType = COERCIBLE[type];
+  return fieldType !== undefined && coerce(value, fieldType) !== null;
 }

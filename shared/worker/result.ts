@@ -7,45 +7,11 @@
  *     schema:    0.5 × native + 0.3 × coverage + 0.2 × grounding, where coverage is the share of fields with a value
  *                and grounding the share of those values found verbatim (normalised) in the document text.
  */
-import { coerceNumber } from '../providers/local/extract-fields.js';
-import type { FieldSpec, FieldType, ProviderOutput, TaskSpec } from '../providers/types.js';
+import { coerce } from '../providers/result-validation.js';
+import type { FieldSpec, ProviderOutput, TaskSpec } from '../providers/types.js';
 
 /** The native confidence of a provider that reports none of its own. */
 export const DEFAULT_NATIVE = 0.5;
-
-/** Coerces a value to a field type; returns null when it cannot be (never invents). */
-export function coerce(value: unknown, type: FieldType): unknown {
-  if (value === null || value === undefined || value === '') return null;
-  switch (type) {
-    case 'string':
-      return typeof value === 'string'
-        ? value
-        : typeof value === 'number' || typeof value === 'boolean'
-          ? String(value)
-          : null;
-    case 'number': {
-      // An amount as printed ("$1,042.50", "42,50 €", "(12.00)"), parsed as the local provider reads one; digits
-      // amid other text are not a number ("DE89 3704 0044" is an IBAN, not 89,370,400,440).
-      const n = typeof value === 'number' ? value : typeof value === 'string' ? coerceNumber(value) : null;
-      return n !== null && Number.isFinite(n) ? n : null;
-    }
-    case 'integer': {
-      const n = coerce(value, 'number');
-      return typeof n === 'number' && Number.isInteger(n) ? n : null;
-    }
-    case 'boolean':
-      if (typeof value === 'boolean') return value;
-      if (typeof value === 'string' && /^(true|yes)$/i.test(value)) return true;
-      if (typeof value === 'string' && /^(false|no)$/i.test(value)) return false;
-      return null;
-    case 'date':
-      return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
-    case 'array':
-      return Array.isArray(value) ? value : null;
-    case 'object':
-      return typeof value === 'object' && !Array.isArray(value) ? value : null;
-  }
-}
 
 /** Shapes the result the contract promises for the task. */
 export function shapeResult(task: TaskSpec, output: ProviderOutput): Record<string, unknown> {

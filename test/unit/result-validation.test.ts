@@ -2,7 +2,11 @@
  * The shared result validator (shared/providers/result-validation.ts), over the schemas `resultJsonSchema` really
  * builds: a task with fields of every type, an open analysis (`keyValues` items), and a text answer.
  */
-import { RESULT_SCHEMA_ERROR_LIMIT, resultSchemaErrors } from '../../shared/providers/result-validation.js';
+import {
+  answerErrors,
+  RESULT_SCHEMA_ERROR_LIMIT,
+  resultSchemaErrors,
+} from '../../shared/providers/result-validation.js';
 import { resultFromAnswer, resultJsonSchema, resultKeys } from '../../shared/providers/task-prompt.js';
 import type { FieldSpec, TaskSpec } from '../../shared/providers/types.js';
 
@@ -187,6 +191,38 @@ describe('resultSchemaErrors', () => {
       '$.n: required property is missing',
       '$.other: required property is missing',
     ]);
+  });
+});
+
+describe('answerErrors: what a repair request should fix, after coercion', () => {
+  test('a task with fields: missing fields, unknown keys and convertible values are not problems', () => {
+    expect(answerErrors(FIELDS_TASK, {})).toEqual([]);
+    expect(answerErrors(FIELDS_TASK, { ...VALID_FIELDS, tip: 3, note: 'x' })).toEqual([]);
+    // Each converts (shared/worker/result.ts coerce): a printed amount, a count as text, "yes", a number as a string.
+    expect(answerErrors(FIELDS_TASK, { total: '$1,042.50', items: '3', paid: 'yes', vendor: 42 })).toEqual([]);
+  });
+
+  test('a task with fields: values no conversion turns into their type are, path first, in the schema order', () => {
+    expect(answerErrors(FIELDS_TASK, { total: 'n/a', paid: 'maybe', lines: 'a, b', vendor: { name: 'ACME' } })).toEqual(
+      [
+        '$.vendor: expected string or null, got object',
+        '$.total: expected number or null, got string',
+        '$.paid: expected boolean or null, got string',
+        '$.lines: expected array or null, got string',
+      ],
+    );
+    expect(answerErrors(FIELDS_TASK, { items: 2.5 })).toEqual(['$.items: expected integer or null, got number']);
+    expect(answerErrors(FIELDS_TASK, [VALID_FIELDS])).toEqual(['$: expected object, got array']);
+    expect(answerErrors(FIELDS_TASK, { total: 'n/a', paid: 'maybe' }, 1)).toHaveLength(1);
+  });
+
+  test('text and open-analysis answers are checked against their schema as they are', () => {
+    expect(answerErrors(task(null, 'text'), { text: 'ACME' })).toEqual([]);
+    expect(answerErrors(task(null, 'text'), {})).toEqual(resultSchemaErrors({}, TEXT));
+    expect(answerErrors(task(null), { summary: 'A receipt' })).toEqual(
+      resultSchemaErrors({ summary: 'A receipt' }, OPEN),
+    );
+    expect(answerErrors(task(null), { summary: 'A receipt' }).length).toBeGreaterThan(0);
   });
 });
 

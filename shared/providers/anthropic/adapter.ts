@@ -41,7 +41,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import { prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
-import { resultSchemaErrors } from '../result-validation.js';
+import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer, truncateUtf8 } from '../task-prompt.js';
 import type {
@@ -216,8 +216,6 @@ function toFailure(error: unknown, attempt: Attempt, signal: AbortSignal): Provi
   return attempt.fail('server', `unexpected error: ${error instanceof Error ? error.message : String(error)}`);
 }
 
-type JsonSchema = Record<string, unknown>;
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -379,7 +377,7 @@ function repairTurns(parsed: ParsedResponse, errors: string[]): MessageParam[] {
 type Verdict = { ok: true; value: Record<string, unknown> } | { ok: false; errors: string[] };
 
 /** Checks a response: refusal and truncation end the attempt; a missing or invalid tool call is repairable. */
-function judge(parsed: ParsedResponse, schema: JsonSchema, maxTokens: number, attempt: Attempt): Verdict {
+function judge(parsed: ParsedResponse, task: TaskSpec, maxTokens: number, attempt: Attempt): Verdict {
   if (parsed.stopReason === 'refusal') {
     throw attempt.fail('refusal', `the model declined the request${parsed.refusal ? ` (${parsed.refusal})` : ''}`);
   }
@@ -388,7 +386,7 @@ function judge(parsed: ParsedResponse, schema: JsonSchema, maxTokens: number, at
   }
   const call = parsed.toolCalls.find((c) => c.name === RESULT_TOOL_NAME);
   if (!call) return { ok: false, errors: [`no ${RESULT_TOOL_NAME} call was made (stop_reason ${parsed.stopReason})`] };
-  const errors = resultSchemaErrors(call.input, schema);
+  const errors = answerErrors(task, call.input);
   if (errors.length > 0 || !isPlainObject(call.input)) {
     return { ok: false, errors: errors.length > 0 ? errors : ['$: expected object'] };
   }
@@ -489,7 +487,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
       const parsed = parseContent(response);
       if (!parsed) throw attempt.fail('invalid_output', 'the response has no readable content');
 
-      const verdict = judge(parsed, tool.input_schema, maxTokens, attempt);
+      const verdict = judge(parsed, task, maxTokens, attempt);
       if (verdict.ok) {
         return outputFor(verdict.value, task, input, attempt.usage() ?? { billableUnits, costMicros: 0 });
       }

@@ -39,9 +39,9 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { pdfTextLayer, prepareImage } from '../../media/index.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
-import { resultSchemaErrors } from '../result-validation.js';
+import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { normaliseOpenResult, resultFromAnswer, resultJsonSchema } from '../task-prompt.js';
+import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
 import { ProviderFailure } from '../types.js';
 import {
@@ -426,9 +426,8 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
       return output({ text }, fromText ? input.documentText : text, meter);
     }
 
-    const schema = resultJsonSchema(task);
     let call = toolCallOf(firstContent);
-    let errors = call ? resultSchemaErrors(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
+    let errors = call ? answerErrors(task, call.input) : [`no call of the ${RESULT_TOOL_NAME} tool`];
     if (errors.length > 0) {
       // One repair: replay the answer and quote the errors (as the tool's result when it was a tool call).
       const feedback = `Your answer does not match the ${RESULT_TOOL_NAME} input schema:\n${quoteErrors(errors)}\nCall the ${RESULT_TOOL_NAME} tool again with a complete, corrected input.`;
@@ -451,7 +450,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
       checkStopReason(second, meter.usage(), json);
       const secondContent = second.output?.message?.content;
       call = Array.isArray(secondContent) ? toolCallOf(secondContent) : undefined;
-      errors = call ? resultSchemaErrors(call.input, schema) : [`no call of the ${RESULT_TOOL_NAME} tool`];
+      errors = call ? answerErrors(task, call.input) : [`no call of the ${RESULT_TOOL_NAME} tool`];
       if (errors.length > 0) {
         throw new ProviderFailure(
           'invalid_output',

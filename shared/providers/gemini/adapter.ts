@@ -26,7 +26,7 @@
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import { apiKeyFor } from '../credentials.js';
-import { resultSchemaErrors } from '../result-validation.js';
+import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import {
   buildInstruction,
@@ -484,7 +484,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       }
       text = answer.text;
     } else {
-      let verdict = judge(schema, answer.text);
+      let verdict = judge(task, answer.text);
       if ('error' in verdict) {
         // A cut answer would be cut again: no repair, the usage so far is reported.
         if (isCut(answer)) {
@@ -502,7 +502,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
         const second = await sendRecorded(attempt, repair, usage);
         record(second, firstInputBound + cap + REPAIR_MESSAGE_MAX_TOKENS);
         answer = readAnswer(second, usage);
-        verdict = judge(schema, answer.text);
+        verdict = judge(task, answer.text);
         if ('error' in verdict) {
           throw new ProviderFailure('invalid_output', `gemini: invalid answer after one repair: ${verdict.error}`, {
             usage: usage(),
@@ -557,11 +557,11 @@ async function sendRecorded(
 /** At most this many schema problems are quoted (the repair message is bounded by REPAIR_MESSAGE_MAX_TOKENS). */
 const PROBLEMS_QUOTED = 3;
 
-/** Parses a JSON answer and validates it against the task's result schema. */
-function judge(schema: Record<string, unknown>, text: string): { value: Record<string, unknown> } | { error: string } {
+/** Parses a JSON answer and checks what coercion to the task's result cannot fix (answerErrors). */
+function judge(task: TaskSpec, text: string): { value: Record<string, unknown> } | { error: string } {
   const parsed = parseJsonAnswer(text);
   if ('error' in parsed) return parsed;
-  const problems = resultSchemaErrors(parsed.value, schema, PROBLEMS_QUOTED);
+  const problems = answerErrors(task, parsed.value, PROBLEMS_QUOTED);
   if (problems.length > 0) return { error: problems.join('; ') };
   return isPlainObject(parsed.value) ? { value: parsed.value } : { error: 'the answer is not a JSON object' };
 }

@@ -34,7 +34,7 @@ import * as z from 'zod';
 import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import { apiKeyFor } from '../credentials.js';
-import { resultSchemaErrors } from '../result-validation.js';
+import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import {
   buildInstruction,
@@ -182,7 +182,7 @@ export function strictCompatible(schema: JsonSchema): boolean {
 const PROBLEMS_QUOTED = 5;
 
 /** Parses the model's answer and checks it against the schema: the object, or the reason it is not acceptable. */
-function checkAnswer(text: string, schema: JsonSchema): { value: Record<string, unknown> } | { error: string } {
+function checkAnswer(text: string, task: TaskSpec): { value: Record<string, unknown> } | { error: string } {
   if (text.trim() === '') return { error: 'the answer is empty' };
   let value: unknown;
   try {
@@ -191,7 +191,7 @@ function checkAnswer(text: string, schema: JsonSchema): { value: Record<string, 
     return { error: `the answer is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
   }
   // One more than is quoted, to know whether there are more.
-  const problems = resultSchemaErrors(value, schema, PROBLEMS_QUOTED + 1);
+  const problems = answerErrors(task, value, PROBLEMS_QUOTED + 1);
   if (problems.length > 0) {
     const more = problems.length > PROBLEMS_QUOTED ? ' (and more)' : '';
     return { error: `${problems.slice(0, PROBLEMS_QUOTED).join('; ')}${more}` };
@@ -514,7 +514,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       content: [...document.parts, { type: 'input_text', text: instruction }],
     };
     let answer = await ask([question]);
-    let checked = checkAnswer(answer.text, schema);
+    let checked = checkAnswer(answer.text, task);
     if ('error' in checked) {
       // One repair: the task, the model's own answer and what is wrong with it (the file is not sent again).
       answer = await ask([
@@ -522,7 +522,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
         { type: 'message', role: 'assistant', content: answer.text },
         { type: 'message', role: 'user', content: [{ type: 'input_text', text: repairMessage(checked.error) }] },
       ]);
-      checked = checkAnswer(answer.text, schema);
+      checked = checkAnswer(answer.text, task);
       if ('error' in checked) {
         throw fail(
           'invalid_output',

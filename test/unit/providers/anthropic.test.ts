@@ -511,16 +511,25 @@ describe('anthropic adapter: repair', () => {
     });
   });
 
+  test('a missing field, a key not in the schema and a number as a string need no repair: coerced, one request', async () => {
+    // The worker shapes the answer to the schema's fields (missing → null, unknown keys dropped, "42.50" → 42.5):
+    // a second, billed request would fix nothing the coercion does not.
+    inOrder(server, toolResponse({ date: '2026-11-02', total: '42.50', tip: 3 }, { input: 1490, output: 40 }));
+    const output = await provider.invoke(input(png, pngFacts, receiptTask), options());
+    expect(server.requests).toHaveLength(1);
+    expect(output.result).toEqual({ date: '2026-11-02', invoiceNumber: null, total: '42.50' });
+  });
+
   test('invalid twice: invalid_output carrying the usage of both requests', async () => {
     inOrder(
       server,
-      toolResponse({ date: '2026-11-02', total: 42.5 }, { input: 1490, output: 40 }),
-      toolResponse({ date: '2026-11-02', total: 42.5, extra: true }, { input: 1700, output: 45 }),
+      toolResponse({ date: '2026-11-02', total: 'n/a' }, { input: 1490, output: 40 }),
+      toolResponse({ date: '2026-11-02', total: { amount: 42.5 } }, { input: 1700, output: 45 }),
     );
     const failure = await failureOf(provider.invoke(input(png, pngFacts, receiptTask), options()));
     expect(server.requests).toHaveLength(2);
     expect(failure.kind).toBe('invalid_output');
-    expect(failure.message).toContain('$.invoiceNumber: required property is missing');
+    expect(failure.message).toContain('$.total: expected number or null, got object');
     expect(failure.usage).toEqual({
       billableUnits: 1,
       costMicros: costMicros([1490, 40], [1700, 45]),

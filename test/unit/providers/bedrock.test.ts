@@ -420,6 +420,16 @@ describe('bedrock adapter: success', () => {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('bedrock adapter: schema repair', () => {
+  it('takes a tool input coercion fixes (a null field left out, a key not in the schema) without a repair', async () => {
+    // Converse tool use is not strict: a model may leave out a field it has no value for.
+    script(
+      toolAnswer({ vendor: 'ACME HARDWARE', total: 42.5, note: 'paid cash' }, { inputTokens: 1890, outputTokens: 30 }),
+    );
+    const out = await createBedrockProvider().invoke(await inputFor('receipt.png', RECEIPT_TASK), options());
+    expect(server.requests).toHaveLength(1);
+    expect(out.result).toEqual({ vendor: 'ACME HARDWARE', date: null, invoiceNumber: null, total: 42.5 });
+  });
+
   it('repairs a schema-invalid tool input once and sums the usage of both requests', async () => {
     script(
       toolAnswer({ ...RECEIPT_VALUES, total: 'forty-two fifty' }, { inputTokens: 1890, outputTokens: 66 }),
@@ -471,15 +481,15 @@ describe('bedrock adapter: schema repair', () => {
 
   it('fails with invalid_output carrying both requests usage when the repair is invalid too', async () => {
     script(
-      toolAnswer({ vendor: 'ACME HARDWARE' }, { inputTokens: 1890, outputTokens: 20 }),
-      toolAnswer({ vendor: 'ACME HARDWARE', extra: 1 }, { inputTokens: 1960, outputTokens: 25 }),
+      toolAnswer({ vendor: 'ACME HARDWARE', total: 'unknown' }, { inputTokens: 1890, outputTokens: 20 }),
+      toolAnswer({ vendor: 'ACME HARDWARE', total: [42.5] }, { inputTokens: 1960, outputTokens: 25 }),
     );
     const input = await inputFor('receipt.png', RECEIPT_TASK);
     const failure = await failureOf(createBedrockProvider().invoke(input, options()));
 
     expect(server.requests).toHaveLength(2);
     expect(failure.kind).toBe('invalid_output');
-    expect(failure.message).toContain('$.date: required property is missing');
+    expect(failure.message).toContain('$.total: expected number or null, got array');
     expect(failure.usage).toEqual({
       billableUnits: 1,
       costMicros: expectedCost(3850, 45),

@@ -375,22 +375,40 @@ describe('gemini adapter: success over the wire', () => {
 const PROMO_RATES = { inputPerMTokUsd: 0.75, cachedInputPerMTokUsd: 0.075, outputPerMTokUsd: 3.75 };
 
 describe('gemini adapter: structured output repair', () => {
+  test('an answer coercion fixes (missing field, unknown key, number as text) is taken without a repair request', async () => {
+    server.respond(() => ({
+      json: geminiBody('{"merchant": "ACME HARDWARE", "total": "42.50", "tip": 3}', { prompt: 1460, candidates: 30 }),
+    }));
+    const output = await invoke(RECEIPT_PNG, RECEIPT_TASK);
+    expect(server.requests).toHaveLength(1);
+    expect(output.result).toEqual(expect.objectContaining({ merchant: 'ACME HARDWARE', total: '42.50', date: null }));
+    expect(output.result).not.toHaveProperty('tip');
+  });
+
   test('a schema-invalid answer gets one repair request; a valid repair succeeds and both requests are billed', async () => {
     let calls = 0;
     server.respond(() => {
       calls += 1;
       return calls === 1
-        ? { json: geminiBody('{"merchant": 12, "total": 42.5}', { prompt: 1460, candidates: 20, thoughts: 100 }) }
+        ? {
+            json: geminiBody('{"merchant": {"name": "ACME"}, "total": "n/a"}', {
+              prompt: 1460,
+              candidates: 20,
+              thoughts: 100,
+            }),
+          }
         : { json: geminiBody(JSON.stringify(RECEIPT_ANSWER), { prompt: 1560, candidates: 72, thoughts: 50 }) };
     });
     const output = await invoke(RECEIPT_PNG, RECEIPT_TASK);
     expect(server.requests).toHaveLength(2);
     const repair = bodyOf(server.requests[1]);
     expect(repair.contents.map((c) => c.role)).toEqual(['user', 'model', 'user']);
-    expect(repair.contents[1]?.parts[0]?.text).toBe('{"merchant": 12, "total": 42.5}');
+    expect(repair.contents[1]?.parts[0]?.text).toBe('{"merchant": {"name": "ACME"}, "total": "n/a"}');
     const message = String(repair.contents[2]?.parts[0]?.text);
-    expect(message).toContain('$.merchant: expected string or null, got number');
-    expect(message).toContain('$.date: required property is missing');
+    expect(message).toContain('$.merchant: expected string or null, got object');
+    expect(message).toContain('$.total: expected number or null, got string');
+    // What coercion fixes is not asked for: the missing date becomes null.
+    expect(message).not.toContain('$.date');
     // The repair resends the document.
     expect(repair.contents[0]?.parts[0]?.inlineData).toBeDefined();
     expect(output.result).toEqual(RECEIPT_ANSWER);

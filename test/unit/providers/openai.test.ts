@@ -759,7 +759,8 @@ describe('openai adapter: failures', () => {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('openai adapter: one repair request', () => {
-  const invalid = { vendor: 'ACME HARDWARE', total: '42.50 USD' }; // missing keys, total a string
+  // Values no coercion turns into their field's type (a missing invoiceNumber alone would just be null).
+  const invalid = { vendor: 'ACME HARDWARE', date: ['2026-11-02'], total: 'unknown' };
 
   it('repairs an answer that does not match the schema with one more request', async () => {
     let call = 0;
@@ -783,7 +784,7 @@ describe('openai adapter: one repair request', () => {
     expect(fix?.type).toBe('input_text');
     expect(fix?.text).toContain('does not match the required JSON schema');
     expect(fix?.text).toContain(
-      '$.date: required property is missing; $.total: expected number or null, got string; $.invoiceNumber: required property is missing',
+      '$.date: expected string or null, got array; $.total: expected number or null, got string',
     );
 
     expect(output.result).toEqual(RECEIPT_ANSWER);
