@@ -22,6 +22,8 @@ export interface ScriptedResponse {
   raw?: string | Buffer;
   /** Milliseconds to wait before answering (to provoke timeouts). */
   delayMs?: number;
+  /** Resets the connection instead of answering (ECONNRESET on the client). */
+  reset?: boolean;
 }
 
 export type Responder = (request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>;
@@ -61,6 +63,10 @@ export async function startFakeServer(
       const answer = await responder(recorded);
       if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
       if (res.destroyed) return;
+      if (answer.reset) {
+        req.socket.resetAndDestroy();
+        return;
+      }
       const payload = answer.raw ?? (answer.json === undefined ? '' : JSON.stringify(answer.json));
       res.writeHead(answer.status ?? 200, {
         ...(answer.raw === undefined ? { 'content-type': 'application/json' } : {}),

@@ -130,11 +130,18 @@ const NETWORK_CODES = new Set([
  * unreadable 2xx body → invalid_output. The SDK error is not attached as `cause`: it carries the raw response, and
  * only the redacted message may leave the adapter.
  */
-function failureFor(error: unknown, deadline: Deadline, env: NodeJS.ProcessEnv): ProviderFailure {
+export function failureFor(
+  error: unknown,
+  deadline: Pick<Deadline, 'expired'>,
+  env: NodeJS.ProcessEnv,
+): ProviderFailure {
   if (error instanceof ProviderFailure) return error;
   const e = asSdkError(error);
   const name = e.name ?? 'Error';
-  if (name === 'AbortError' || name === 'TimeoutError' || deadline.expired()) {
+  // The SDK's HTTP handler renames a reset or broken connection (ECONNRESET, EPIPE) to TimeoutError, keeping its
+  // code: that is a failed connection, not a deadline.
+  const brokenConnection = e.code !== undefined && e.code !== 'ETIMEDOUT' && NETWORK_CODES.has(e.code);
+  if (name === 'AbortError' || (name === 'TimeoutError' && !brokenConnection) || deadline.expired()) {
     return new ProviderFailure('timeout', 'bedrock: the attempt deadline passed before Bedrock answered');
   }
   const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;

@@ -17,7 +17,12 @@ import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
-import { createBedrockProvider, parseRetryAfter, redact } from '../../../shared/providers/bedrock/adapter.js';
+import {
+  createBedrockProvider,
+  failureFor,
+  parseRetryAfter,
+  redact,
+} from '../../../shared/providers/bedrock/adapter.js';
 import pricingJson from '../../../shared/providers/bedrock/pricing.json' with { type: 'json' };
 import {
   BEDROCK_MAX_PDF_BYTES,
@@ -599,6 +604,20 @@ describe('bedrock adapter: failures', () => {
     expect((await failWith({ status: 502, raw: 'Bad Gateway', headers: { 'content-type': 'text/plain' } })).kind).toBe(
       'server',
     );
+  });
+
+  it('a reset connection is a server failure, not a timeout', async () => {
+    const failure = await failWith({ reset: true });
+    expect(failure.kind).toBe('server');
+    expect(failure.message).toContain('ECONNRESET');
+    // As the SDK's HTTP handler throws it outside jest's module realm (here it arrives wrapped): renamed TimeoutError,
+    // its code kept. Only a real socket timeout (ETIMEDOUT), or no code at all, is a timeout.
+    const deadline = { expired: () => false };
+    const renamed = (code?: string) => Object.assign(new Error(`read ${code}`), { name: 'TimeoutError', code });
+    expect(failureFor(renamed('ECONNRESET'), deadline, {}).kind).toBe('server');
+    expect(failureFor(renamed('EPIPE'), deadline, {}).kind).toBe('server');
+    expect(failureFor(renamed('ETIMEDOUT'), deadline, {}).kind).toBe('timeout');
+    expect(failureFor(renamed(), deadline, {}).kind).toBe('timeout');
   });
 
   it('treats a 200 without a message as invalid_output', async () => {
