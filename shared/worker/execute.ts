@@ -112,16 +112,18 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   let requests = 0;
   let costMicros = 0;
 
+  // Whether one more attempt of a provider, at its worst case, keeps the run within its cap. What the run has spent
+  // only grows, so a candidate that does not fit now never will.
+  const fitsNow = (provider: ProviderId) =>
+    priceFor(
+      (options.spentMicros ?? 0) + costMicros + (costBound(provider) ?? 0) + (options.reservedMicros ?? 0),
+      options.marginPct,
+    ) <= options.capMicros;
+
   for (const [index, provider] of options.candidates.entries()) {
     const step = options.stepFor?.(provider) ?? 'vision';
-    const bound = costBound(provider);
-    // Whether one more attempt of this provider, at its worst case, keeps the run within its cap (checked again
-    // before a retry after 429: the first try may already have been billed).
-    const fits = () =>
-      priceFor(
-        (options.spentMicros ?? 0) + costMicros + (bound ?? 0) + (options.reservedMicros ?? 0),
-        options.marginPct,
-      ) <= options.capMicros;
+    // Checked again before a retry after 429: the first try may already have been billed.
+    const fits = () => fitsNow(provider);
     if (!fits()) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;
@@ -131,8 +133,9 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'timeout' });
       continue;
     }
-    // Leave later candidates a fair share of the time: the first gets at most all remaining time minus a slice each.
-    const laterCandidates = options.candidates.length - index - 1;
+    // Leave later candidates a fair share of the time: the first gets at most all remaining time minus a slice each,
+    // counting only those that could still run (one over the cap already will be skipped, whatever happens now).
+    const laterCandidates = options.candidates.slice(index + 1).filter(fitsNow).length;
     const attemptBudget =
       laterCandidates > 0 ? Math.max(remaining * 0.6, remaining - laterCandidates * 15_000) : remaining;
     const deadlineMs = now() + attemptBudget;

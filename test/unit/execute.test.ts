@@ -68,6 +68,32 @@ describe('the attempt deadline', () => {
     expect(local.calls[0]?.options.deadlineMs).toBeLessThanOrEqual(overall + 5);
   });
 
+  test('no time is kept back for a later candidate the cap already rules out', async () => {
+    const overall = Date.now() + 60_000;
+    const openai = succeeding('openai');
+    // local's worst case does not fit the cap: it will be skipped, so openai may use all the time.
+    await executePlan(
+      plan({
+        candidates: ['openai', 'local'],
+        adapters: { openai, local: succeeding('local') },
+        deadlineMs: overall,
+        capMicros: priceMicros(OCR_PAGE_COST_MICROS),
+        costBound: (p) => (p === 'local' ? 10 * OCR_PAGE_COST_MICROS : OCR_PAGE_COST_MICROS),
+      }),
+    );
+    expect(openai.calls[0]?.options.deadlineMs).toBeGreaterThan(overall - 1_000);
+    // With a later candidate that fits, the first leaves it time (a slice of 15 s).
+    const first = succeeding('openai');
+    await executePlan(
+      plan({
+        candidates: ['openai', 'local'],
+        adapters: { openai: first, local: succeeding('local') },
+        deadlineMs: overall,
+      }),
+    );
+    expect(first.calls[0]?.options.deadlineMs).toBeLessThanOrEqual(overall - 14_000);
+  });
+
   test('when the time is used up, later candidates are skipped without being called', async () => {
     const local = succeeding('local');
     const outcome = await executePlan(plan({ candidates: ['local'], adapters: { local }, deadlineMs: Date.now() - 1 }));
