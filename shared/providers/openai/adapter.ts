@@ -130,6 +130,8 @@ function failureFromError(error: unknown, deadline: Deadline, apiKey: string): P
       return new ProviderFailure('rate_limited', message, { retryAfterMs: retryAfterMs(error.headers) });
     }
     if (status === 401 || status === 403) kind = 'auth';
+    // 408: the server gave up waiting for the request; the same as our own deadline passing (as Anthropic and Gemini).
+    else if (status === 408) kind = 'timeout';
     else if (status !== undefined && status >= 400 && status < 500) kind = 'client';
     else kind = 'server';
     return new ProviderFailure(kind, message);

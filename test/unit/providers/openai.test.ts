@@ -527,6 +527,7 @@ describe('openai adapter: failures', () => {
     [401, 'invalid_api_key', 'auth'],
     [403, 'unsupported_country_region_territory', 'auth'],
     [404, 'model_not_found', 'client'],
+    [408, null, 'timeout'],
     [422, null, 'client'],
     [500, null, 'server'],
     [503, null, 'server'],
