@@ -1,6 +1,8 @@
 /**
  * Checks a model's answer against the result schema of a task, for every LLM adapter that validates what the model
- * returned before using it (and asks for one repair when it does not match).
+ * returned before using it (and asks for one repair when it does not match). Adapters call `answerErrors`, which for
+ * a task with fields leaves out what `coerce` (below, also used by the worker's shaping) fixes without a repair;
+ * `resultSchemaErrors` is the strict check under it.
  *
  * Why it is built this way:
  * - **Only the subset `resultJsonSchema` emits** (task-prompt.ts): `type` as a name or a list of names (`'null'`
