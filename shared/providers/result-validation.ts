@@ -28,7 +28,7 @@
  */
 
 import { coerceNumber } from './local/extract-fields.js';
-import { resultJsonSchema } from './task-prompt.js';
+import { resultJsonSchema, resultKeys } from './task-prompt.js';
 import type { FieldType, TaskSpec } from './types.js';
 
 /** How many problems `resultSchemaErrors` collects when not told otherwise. */
@@ -198,36 +198,38 @@ export function coerce(value: unknown, type: FieldType): unknown {
 /**
  * The problems of a model's answer to a task that a repair request should fix. For a task with fields, only what
  * coercion cannot: the worker shapes such an answer to exactly the schema's fields (shared/worker/result.ts), so a
- * missing field becomes null, a key the schema does not name is dropped, and a value of another type that `coerce`
- * converts ("42.50" for a number, 42 for a string, "yes" for a boolean) is kept; none of those is worth a second,
- * billed request. What remains is an answer that is not an object, and a value no conversion turns into its field's
- * type ("n/a" for a number). A text or open-analysis answer is checked against its schema as it is.
+ * missing field becomes null, a key the schema does not name is dropped, and a value `coerce` converts to its field's
+ * type ("42.50" for a number, 42 for a string, "yes" for a boolean; a blank string is null) is kept; none of those is
+ * worth a second, billed request. What remains:
+ * - an answer that is not an object;
+ * - an answer that names none of the schema's keys (`{}`, the fields wrapped in another object), or leaves some out
+ *   while adding keys of its own (fields under other names): filled with nulls, it would be charged for nothing;
+ * - a value no conversion turns into its field's type ("n/a" for a number, a number for a date).
+ * A text or open-analysis answer is checked against its schema as it is.
  */
 export function answerErrors(task: TaskSpec, value: unknown, limit: number = RESULT_SCHEMA_ERROR_LIMIT): string[] {
+  if (!(limit >= 1)) throw new RangeError(`answerErrors: limit must be at least 1, got ${limit}`);
   const schema = resultJsonSchema(task);
   if (task.outputFormat !== 'json' || task.fields === null) return resultSchemaErrors(value, schema, limit);
   if (!isPlainObject(value)) return [`$: expected object, got ${kindOf(value)}`];
-  const collector: Collector = { errors: [], limit: Math.max(1, Math.floor(limit)) };
+  const collector: Collector = { errors: [], limit: Math.floor(limit) };
   const properties = isPlainObject(schema.properties) ? schema.properties : {};
-  for (const [key, propertySchema] of Object.entries(properties)) {
-    if (!Object.hasOwn(value, key) || !isPlainObject(propertySchema)) continue;
-    const types = typesOf(propertySchema);
-    const given = value[key];
-    if (types.length === 0 || types.some((type) => matchesType(given, type) || coercibleTo(given, type))) continue;
-    report(collector, `${propertyPath('$', key)}: expected ${types.join(' or ')}, got ${kindOf(given)}`);
+  const keys = resultKeys(task.fields);
+  const missing = keys.filter((key) => !Object.hasOwn(value, key));
+  const unknown = Object.keys(value).filter((key) => !keys.includes(key));
+  if (keys.length > 0 && (missing.length === keys.length || (missing.length > 0 && unknown.length > 0))) {
+    for (const key of missing) report(collector, `${propertyPath('$', key)}: required property is missing`);
+    for (const key of unknown) report(collector, `${propertyPath('$', key)}: property is not in the schema`);
   }
+  task.fields.forEach((field, i) => {
+    const key = keys[i] as string;
+    if (!Object.hasOwn(value, key)) return;
+    const given = value[key];
+    if (given === null || (typeof given === 'string' && given.trim() === '') || coerce(given, field.type) !== null)
+      return;
+    const propertySchema = properties[key];
+    const types = isPlainObject(propertySchema) ? typesOf(propertySchema) : [field.type];
+    report(collector, `${propertyPath('$', key)}: expected ${types.join(' or ')}, got ${kindOf(given)}`);
+  });
   return collector.errors;
-}
-
-const COERCIBLE: Readonly<Record<string, FieldType>> = {
-  string: 'string',
-  number: 'number',
-  integer: 'integer',
-  boolean: 'boolean',
-};
-
-/** Whether `coerce` turns the value into the JSON type (a scalar type; arrays and objects must match as they are). */
-function coercibleTo(value: unknown, type: string): boolean {
-  const fieldType = COERCIBLE[type];
-  return fieldType !== undefined && coerce(value, fieldType) !== null;
 }

@@ -50,15 +50,14 @@ export function resultTooLarge(result: Record<string, unknown>): boolean {
  * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html): a string its UTF-8
  * bytes, a number 1 byte per two significant digits plus 1, a boolean or null 1 byte, a list or map 3 bytes plus 1 per
  * element plus the elements (and a map's keys). JSON's length understates it for lists of small numbers, by up to
- * half: `[1,2]` is 5 JSON bytes and 9 stored.
+ * half: `[1,2]` is 5 JSON bytes and 9 stored. AWS calls its number rule approximate; numbers are counted here as
+ * measured (github.com/zaccharles/dynamodb-calculator): digits in pairs aligned on the decimal point, plus a byte for
+ * a negative sign, so `1.5` and `-1` are 3 bytes each.
  */
 export function storedBytes(value: unknown): number {
   if (value === null || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
-  if (typeof value === 'number') {
-    const digits = Math.abs(value).toExponential().split('e')[0]?.replace('.', '').length ?? 1;
-    return Math.ceil(digits / 2) + 1;
-  }
+  if (typeof value === 'number') return numberBytes(value);
   if (Array.isArray(value)) return value.reduce((sum: number, v) => sum + 1 + storedBytes(v), 3);
   if (typeof value === 'object') {
     let sum = 3;
@@ -69,6 +68,17 @@ export function storedBytes(value: unknown): number {
     return sum;
   }
   return 0;
+}
+
+/** A number as DynamoDB stores it: base-100 digit pairs aligned on the decimal point, a byte more when negative. */
+function numberBytes(value: number): number {
+  const [mantissa = '0', exponent = '0'] = Math.abs(value).toExponential().split('e');
+  const digits = mantissa.replace('.', '').length;
+  // The digits occupy decimal positions high..low (10^high first); a pair covers positions 2k+1 and 2k.
+  const high = Number(exponent);
+  const low = high - digits + 1;
+  const pairs = Math.floor(high / 2) - Math.floor(low / 2) + 1;
+  return pairs + 1 + (value < 0 ? 1 : 0);
 }
 
 /**

@@ -249,7 +249,7 @@ export async function markResent(
   now = new Date(),
   deliveredAt?: string,
 ): Promise<boolean> {
-  const unchanged = deliveredAt === undefined ? 'attribute_not_exists(deliveries)' : 'deliveredAt = :delivered';
+  const unchanged = deliveredAt === undefined ? 'attribute_not_exists(deliveredAt)' : 'deliveredAt = :delivered';
   try {
     await ddb.send(
       new UpdateCommand({

@@ -114,7 +114,7 @@ describe('reconcileRuns', () => {
     expect(report).toEqual({ resent: ['run_lost'], failed: [] });
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.Key).toEqual({ jobId: 'run_lost' });
-    expect(update?.ConditionExpression).toContain('attribute_not_exists(deliveries)');
+    expect(update?.ConditionExpression).toContain('attribute_not_exists(deliveredAt)');
     expect(update?.ExpressionAttributeValues?.[':max']).toBe(options.maxResends);
     expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
     expect(JSON.parse(String(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody))).toEqual({

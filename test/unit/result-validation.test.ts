@@ -195,14 +195,31 @@ describe('resultSchemaErrors', () => {
 });
 
 describe('answerErrors: what a repair request should fix, after coercion', () => {
-  test('a task with fields: missing fields, unknown keys and convertible values are not problems', () => {
-    expect(answerErrors(FIELDS_TASK, {})).toEqual([]);
+  test('a task with fields: some fields missing, unknown keys beside all fields, convertible values are not problems', () => {
+    expect(answerErrors(FIELDS_TASK, { vendor: 'ACME', total: 42.5 })).toEqual([]);
     expect(answerErrors(FIELDS_TASK, { ...VALID_FIELDS, tip: 3, note: 'x' })).toEqual([]);
-    // Each converts (shared/worker/result.ts coerce): a printed amount, a count as text, "yes", a number as a string.
-    expect(answerErrors(FIELDS_TASK, { total: '$1,042.50', items: '3', paid: 'yes', vendor: 42 })).toEqual([]);
+    // Each converts (coerce): a printed amount, a count as text, "yes", a number as a string, a blank string (null).
+    expect(answerErrors(FIELDS_TASK, { total: '$1,042.50', items: '3', paid: 'yes', vendor: 42, date: ' ' })).toEqual(
+      [],
+    );
   });
 
-  test('a task with fields: values no conversion turns into their type are, path first, in the schema order', () => {
+  test('an answer that names no field, or leaves fields out while adding its own keys, is repaired', () => {
+    // Filled with nulls it would complete, and be charged, with nothing read.
+    const missingAll = Object.keys(VALID_FIELDS).map((k) => `$.${k}: required property is missing`);
+    expect(answerErrors(FIELDS_TASK, {})).toEqual(missingAll);
+    expect(answerErrors(FIELDS_TASK, { result: VALID_FIELDS })).toEqual([
+      ...missingAll,
+      '$.result: property is not in the schema',
+    ]);
+    // Fields under other names: the known ones alone would leave the rest null.
+    expect(answerErrors(FIELDS_TASK, { vendor: 'ACME', Total: 42.5 })).toEqual([
+      ...missingAll.filter((m) => !m.startsWith('$.vendor')),
+      '$.Total: property is not in the schema',
+    ]);
+  });
+
+  test("a value no conversion turns into its field's type is, path first", () => {
     expect(answerErrors(FIELDS_TASK, { total: 'n/a', paid: 'maybe', lines: 'a, b', vendor: { name: 'ACME' } })).toEqual(
       [
         '$.vendor: expected string or null, got object',
@@ -212,6 +229,8 @@ describe('answerErrors: what a repair request should fix, after coercion', () =>
       ],
     );
     expect(answerErrors(FIELDS_TASK, { items: 2.5 })).toEqual(['$.items: expected integer or null, got number']);
+    // A date is a string in the JSON schema, but a number is no date: the worker would store null, so it is repaired.
+    expect(answerErrors(FIELDS_TASK, { date: 20261102 })).toEqual(['$.date: expected string or null, got number']);
     expect(answerErrors(FIELDS_TASK, [VALID_FIELDS])).toEqual(['$: expected object, got array']);
     expect(answerErrors(FIELDS_TASK, { total: 'n/a', paid: 'maybe' }, 1)).toHaveLength(1);
   });

@@ -860,11 +860,14 @@ describe('a result too large for the run item', () => {
     expect(storedBytes('héllo')).toBe(6);
     expect(storedBytes(null)).toBe(1);
     expect(storedBytes(true)).toBe(1);
-    // 1 byte per two significant digits, plus 1; leading and trailing zeros do not count.
+    // Digit pairs aligned on the decimal point, plus 1, plus 1 when negative; leading and trailing zeros do not count.
     expect(storedBytes(7)).toBe(2);
     expect(storedBytes(12_345)).toBe(4);
     expect(storedBytes(1000)).toBe(2);
-    expect(storedBytes(-0.0025)).toBe(2);
+    expect(storedBytes(1.5)).toBe(3);
+    expect(storedBytes(-1)).toBe(3);
+    expect(storedBytes(-0.0025)).toBe(3);
+    expect(storedBytes(0)).toBe(2);
     // A list or map: 3 bytes, plus 1 per element, plus the elements (and a map's keys).
     expect(storedBytes([])).toBe(3);
     expect(storedBytes([1, 2])).toBe(3 + 2 * (1 + 2));

@@ -11,7 +11,7 @@
  *   unchanged, so the model is made to call `record_result` (`tool_choice: {type: 'tool'}`) and the tool input is the
  *   result. Forced tool use is incompatible with thinking, so thinking is disabled explicitly (Haiku 5.5 thinks by
  *   default); that also keeps output tokens, hence cost, to the answer itself.
- * - **One repair.** The tool input is validated against the schema (shared ../result-validation.ts); when it does not
+ * - **One repair.** The tool input is checked for what coercion cannot fix (answerErrors, ../result-validation.ts); when it does not
  *   match (or there is no tool call), one repair request sends the model its own call back with the validation errors
  *   as an error tool result and asks again. A second failure is `invalid_output` carrying the usage of both requests.
  * - **The plan is the retry loop.** The SDK's retries are off (`maxRetries: 0`); each request gets the attempt's

@@ -15,7 +15,7 @@
  *   (HEIC converted, EXIF orientation applied, long side <= 1568 px, <= 3.75 MB); PDFs go as a document block
  *   (<= 4.5 MB, larger is refused without a request) and Nova reads their text and page images itself.
  * - **JSON through a forced tool.** One tool whose input schema is the result schema, `toolChoice: {tool}`; its input
- *   is validated against that schema (../result-validation.ts), and an invalid one gets exactly one repair request
+ *   is checked for what coercion cannot fix (answerErrors, ../result-validation.ts), and an invalid one gets exactly one repair request
  *   (the tool result quotes the errors); invalid again is `invalid_output`, carrying the tokens both requests used.
  *   Text results (outputFormat text, and the OCR step) are plain text answers.
  * - **Money from usage.** Cost is computed from the response's `usage` tokens at pricing.json's prices; the profile's

@@ -10,7 +10,7 @@
  *   failure. Every request is self-contained: nothing is uploaded to the Files API, nothing outlives the attempt.
  * - **Structured output.** JSON answers are requested with `responseMimeType: application/json` and
  *   `responseJsonSchema` (full JSON Schema, so the shared schema's `["string", "null"]` unions go as they are). The
- *   answer is still validated here; an invalid one gets ONE repair request (the conversation plus the validation
+ *   answer is still checked here (answerErrors: what coercion cannot fix); an invalid one gets ONE repair request (the conversation plus the validation
  *   error), and a second invalid answer is an `invalid_output` failure carrying the usage of both requests.
  * - **Bounded cost.** `maxOutputTokens` is set from the task (profile.ts `outputTokenCap`, which the estimate also
  *   uses); on Gemini 3 it caps thinking and answer together, and thinking runs at level LOW. Cost is computed from the

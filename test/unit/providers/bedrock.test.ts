@@ -425,11 +425,9 @@ describe('bedrock adapter: success', () => {
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('bedrock adapter: schema repair', () => {
-  it('takes a tool input coercion fixes (a null field left out, a key not in the schema) without a repair', async () => {
+  it('takes a tool input coercion fixes (null fields left out) without a repair', async () => {
     // Converse tool use is not strict: a model may leave out a field it has no value for.
-    script(
-      toolAnswer({ vendor: 'ACME HARDWARE', total: 42.5, note: 'paid cash' }, { inputTokens: 1890, outputTokens: 30 }),
-    );
+    script(toolAnswer({ vendor: 'ACME HARDWARE', total: 42.5 }, { inputTokens: 1890, outputTokens: 30 }));
     const out = await createBedrockProvider().invoke(await inputFor('receipt.png', RECEIPT_TASK), options());
     expect(server.requests).toHaveLength(1);
     expect(out.result).toEqual({ vendor: 'ACME HARDWARE', date: null, invoiceNumber: null, total: 42.5 });
