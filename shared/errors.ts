@@ -224,6 +224,15 @@ export class InternalError extends ApiError {
   }
 }
 
+/**
+ * A failed run's `error` (contract: Errors, "and `error` on a failed run"): the code's status and retryability come
+ * from ERROR_CODES, as for a rejected request.
+ */
+export function runError(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  const { status, retryable } = ERROR_CODES[code];
+  return { code, message, status, retryable, ...(details ? { details } : {}) };
+}
+
 /** The contract's error body for any thrown value. Unknown errors become INTERNAL_ERROR without internals. */
 export function toErrorBody(error: unknown, requestId: string) {
   const apiError = error instanceof ApiError ? error : new InternalError();

@@ -6,8 +6,22 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** Whether a single-item write was refused by its ConditionExpression (an answer, not a fault). */
-export function isConditionFailed(error: unknown): boolean {
+function isConditionFailed(error: unknown): boolean {
   return error instanceof ConditionalCheckFailedException;
+}
+
+/**
+ * Awaits a conditional single-item write: true when it was applied, false when its ConditionExpression refused it
+ * (nothing written). Any other error is thrown.
+ */
+export async function applied(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error: unknown) {
+    if (isConditionFailed(error)) return false;
+    throw error;
+  }
 }
 
 /** `undefined` attributes are dropped rather than rejected. */

@@ -14,6 +14,7 @@ import {
   IdempotencyKeyReusedError,
   InternalError,
   InvalidRequestError,
+  runError,
   UnknownSchemaError,
   UploadIncompleteError,
   UploadNotFoundError,
@@ -197,7 +198,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     try {
       failedHere = await settleRun(stored, {
         status: 'failed',
-        error: { code: 'INTERNAL_ERROR', message: 'The run could not be queued', status: 500, retryable: true },
+        error: runError('INTERNAL_ERROR', 'The run could not be queued'),
         attempts: [],
       });
     } catch (settleError: unknown) {

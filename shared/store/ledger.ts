@@ -9,6 +9,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';
+import { runError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import type { Micros } from '../money.js';
 import { resultPartPuts, splitResult } from './run-results.js';
@@ -22,12 +23,7 @@ export const LEDGER_TABLE = resourceName(tables.ledger.envVar);
  * The error of a run that no delivery could process (an infrastructure failure on its last delivery, or a message
  * that died in or outlived the queue): the worker and the reconciler both settle with it.
  */
-export const PROCESSING_FAILED: Readonly<RunError> = {
-  code: 'INTERNAL_ERROR',
-  message: 'The run could not be processed',
-  status: 500,
-  retryable: true,
-};
+export const PROCESSING_FAILED: Readonly<RunError> = runError('INTERNAL_ERROR', 'The run could not be processed');
 
 /** The final outcome of a run, written once by `settleRun`. */
 export type Settlement =

@@ -3,7 +3,7 @@
  * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed } from '../aws/dynamodb.js';
+import { applied, ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
 import type { Attempt, RunResponse, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
@@ -148,8 +148,8 @@ export async function claimRun(
   { leaseUntil, receiveCount, now = new Date() }: { leaseUntil: Date; receiveCount: number; now?: Date },
 ): Promise<Claim> {
   const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':receive': receiveCount };
-  try {
-    await ddb.send(
+  const claimed = await applied(
+    ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
@@ -164,13 +164,11 @@ export async function claimRun(
           ':nowMs': now.getTime(),
         },
       }),
-    );
-    return 'claimed';
-  } catch (error: unknown) {
-    if (!isConditionFailed(error)) throw error;
-  }
-  try {
-    await ddb.send(
+    ),
+  );
+  if (claimed) return 'claimed';
+  const counted = await applied(
+    ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
@@ -179,12 +177,9 @@ export async function claimRun(
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: values,
       }),
-    );
-    return 'leased';
-  } catch (error: unknown) {
-    if (isConditionFailed(error)) return 'final';
-    throw error;
-  }
+    ),
+  );
+  return counted ? 'leased' : 'final';
 }
 
 /**
@@ -193,17 +188,19 @@ export async function claimRun(
  */
 export async function releaseClaim(jobId: string, leaseUntil: Date): Promise<void> {
   try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: RUNS_TABLE,
-        Key: { jobId },
-        UpdateExpression: 'REMOVE leaseUntil',
-        ConditionExpression: 'leaseUntil = :mine',
-        ExpressionAttributeValues: { ':mine': leaseUntil.getTime() },
-      }),
+    await applied(
+      ddb.send(
+        new UpdateCommand({
+          TableName: RUNS_TABLE,
+          Key: { jobId },
+          UpdateExpression: 'REMOVE leaseUntil',
+          ConditionExpression: 'leaseUntil = :mine',
+          ExpressionAttributeValues: { ':mine': leaseUntil.getTime() },
+        }),
+      ),
     );
   } catch (error: unknown) {
-    if (!isConditionFailed(error)) log.warn('could not release the claim on a run', { jobId, error });
+    log.warn('could not release the claim on a run', { jobId, error });
   }
 }
 
@@ -250,8 +247,8 @@ export async function markResent(
   deliveredAt?: string,
 ): Promise<boolean> {
   const unchanged = deliveredAt === undefined ? 'attribute_not_exists(deliveredAt)' : 'deliveredAt = :delivered';
-  try {
-    await ddb.send(
+  return applied(
+    ddb.send(
       new UpdateCommand({
         TableName: RUNS_TABLE,
         Key: { jobId },
@@ -266,12 +263,8 @@ export async function markResent(
           ...(deliveredAt === undefined ? {} : { ':delivered': deliveredAt }),
         },
       }),
-    );
-    return true;
-  } catch (error: unknown) {
-    if (isConditionFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 export interface ListRunsOptions {

@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, isConditionFailed } from '../aws/dynamodb.js';
+import { applied, ddb } from '../aws/dynamodb.js';
 import { tables } from '../infra/resources.js';
 import { SCOPES, type Scope } from '../infra/routes.js';
 import type { Micros } from '../money.js';
@@ -72,8 +72,9 @@ export async function ensureTenant(
   tenantId: string,
   options: { name?: string; availableMicros?: Micros } = {},
 ): Promise<void> {
-  try {
-    await ddb.send(
+  // Already there: left as it is.
+  await applied(
+    ddb.send(
       new PutCommand({
         TableName: tenantsTable(),
         Item: {
@@ -87,10 +88,8 @@ export async function ensureTenant(
         } satisfies TenantRecord,
         ConditionExpression: 'attribute_not_exists(tenantId)',
       }),
-    );
-  } catch (error: unknown) {
-    if (!isConditionFailed(error)) throw error;
-  }
+    ),
+  );
 }
 
 export async function getTenant(tenantId: string): Promise<TenantRecord | null> {
@@ -182,8 +181,8 @@ export async function setUsagePlanKey(
   usagePlanKey: UsagePlanKey,
   replacing?: string,
 ): Promise<boolean> {
-  try {
-    await ddb.send(
+  return applied(
+    ddb.send(
       new UpdateCommand({
         TableName: keysTable(),
         Key: { keyHash },
@@ -200,18 +199,15 @@ export async function setUsagePlanKey(
           ...(replacing === undefined ? {} : { ':old': replacing }),
         },
       }),
-    );
-    return true;
-  } catch (error: unknown) {
-    if (isConditionFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /** Forgets a key's usage-plan key once the API Gateway key is deleted (only if it is still that one). */
 export async function clearUsagePlanKey(keyHash: string, usagePlanKeyId: string): Promise<void> {
-  try {
-    await ddb.send(
+  // Another usage-plan key since: left as it is.
+  await applied(
+    ddb.send(
       new UpdateCommand({
         TableName: keysTable(),
         Key: { keyHash },
@@ -219,10 +215,8 @@ export async function clearUsagePlanKey(keyHash: string, usagePlanKeyId: string)
         ConditionExpression: 'usagePlanKeyId = :id',
         ExpressionAttributeValues: { ':id': usagePlanKeyId },
       }),
-    );
-  } catch (error: unknown) {
-    if (!isConditionFailed(error)) throw error;
-  }
+    ),
+  );
 }
 
 /** Every key of every tenant (a full table scan, for operator tools such as `keys sync-usage-plan`). */

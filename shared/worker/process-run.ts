@@ -7,7 +7,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, s3 } from '../aws/s3.js';
 import { resourceName } from '../config.js';
-import { ERROR_CODES } from '../errors.js';
+import { runError } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
@@ -225,7 +225,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   if (!bytes) {
     return {
       status: 'failed',
-      error: { code: 'UPLOAD_NOT_FOUND', message: 'The uploaded file has expired', status: 404, retryable: false },
+      error: runError('UPLOAD_NOT_FOUND', 'The uploaded file has expired'),
       attempts: [],
     };
   }
@@ -272,26 +272,17 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     if (failed.length > 0 && failed.every((a) => a.failure === 'unreadable_file')) {
       return {
         status: 'failed',
-        error: {
-          code: 'CORRUPT_FILE',
-          message: 'The file cannot be decoded (its data is damaged); upload an intact copy',
-          status: ERROR_CODES.CORRUPT_FILE.status,
-          retryable: ERROR_CODES.CORRUPT_FILE.retryable,
-          details: { reason: 'undecodable', attempts },
-        },
+        error: runError('CORRUPT_FILE', 'The file cannot be decoded (its data is damaged); upload an intact copy', {
+          reason: 'undecodable',
+          attempts,
+        }),
         usage,
         attempts: outcome.attempts,
       };
     }
     return {
       status: 'failed',
-      error: {
-        code: 'PROVIDER_ERROR',
-        message: 'Every candidate provider in the plan failed',
-        status: ERROR_CODES.PROVIDER_ERROR.status,
-        retryable: ERROR_CODES.PROVIDER_ERROR.retryable,
-        details: { attempts },
-      },
+      error: runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', { attempts }),
       usage,
       attempts: outcome.attempts,
     };
@@ -304,12 +295,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     log.error('result too large to store; failing the run', { jobId: run.jobId });
     return {
       status: 'failed',
-      error: {
-        code: 'INTERNAL_ERROR',
-        message: 'The result is larger than the service can store',
-        status: 500,
-        retryable: true,
-      },
+      error: runError('INTERNAL_ERROR', 'The result is larger than the service can store'),
       usage,
       attempts: outcome.attempts,
     };
