@@ -88,7 +88,6 @@ async function removeStateFile(): Promise<void> {
   if ((await stateFilePid()) === process.pid) await rm(stateFile, { force: true });
 }
 
-/** The jobId of a run message, or undefined for a malformed one (the worker itself drops those). */
 function parseDevKeys(value: string | undefined): { tenantId: string; key: string }[] {
   if (!value) return [{ tenantId: 'dev', key: `vk_dev_${randomBytes(24).toString('base64url')}` }];
   return value.split(',').map((pair) => {
