@@ -120,6 +120,28 @@ function latencyRows(r: CreateRunLatencyResult): Row[] {
     target: `≤ ${TARGETS.createRunP99AtConcurrency16Ms} ms`,
     result: check(c16?.latencyMs.p99 ?? Number.NaN, TARGETS.createRunP99AtConcurrency16Ms),
   });
+  for (const p of r.phases) {
+    const cpu = p.cpuMsPerRequest;
+    rows.push({
+      metric: `CPU per create-run, concurrency ${p.concurrency}: stack (Node.js) / DynamoDB Local (JVM) / load client / whole machine`,
+      value: `${cpu.stack} / ${cpu.dynamoDbLocal} / ${cpu.client} / ${cpu.machine} ms`,
+      target: '—',
+      result: 'info',
+    });
+  }
+  if (c16) {
+    // Little's law: with `c` requests always in flight, mean latency = c / throughput, and the p99 is at least the
+    // mean. The machine's cores bound the throughput at cores x 1000 / (CPU ms per request), so this is the lowest
+    // mean latency the local stack can reach on this machine, however fast the service's own code is.
+    const cores = os.cpus().length;
+    const ceiling = (cores * 1000) / c16.cpuMsPerRequest.machine;
+    rows.push({
+      metric: `lowest mean latency this machine allows at concurrency ${c16.concurrency} (Little's law: ${c16.concurrency} ÷ ${cores} cores' ceiling of ${Math.round(ceiling)} req/s)`,
+      value: fmt(Math.round(((c16.concurrency * 1000) / ceiling) * 10) / 10),
+      target: '—',
+      result: 'info',
+    });
+  }
   rows.push({
     metric: 'runs the stack worker finished while create-run was measured',
     value: `${r.workerProgress.final ?? 'n/a'} of ${r.workerProgress.created} (worker paused: LOCAL_WORKER_CONCURRENCY=0)`,

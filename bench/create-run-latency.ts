@@ -8,7 +8,7 @@
  * JIT and the stack's connection pools are in their steady state when the samples are taken.
  */
 import { startStack } from '../test/integration/stack.js';
-import { alive, descendants } from './procs.js';
+import { alive, descendants, machineBusyCpuMs, processCpuMs } from './procs.js';
 import { round, type Summary, summarize } from './stats.js';
 
 export const BENCH_TENANT = 'bench';
@@ -22,6 +22,13 @@ export interface LatencyPhase {
   latencyMs: Summary;
   /** Responses other than 202, by status. */
   errors: Record<string, number>;
+  /**
+   * CPU time used per request during the phase, in ms: the stack's Node.js process (gateway, authorizer, handlers,
+   * in-process fauxqs), DynamoDB Local's JVM, this load client, and every core of the machine together (all of those
+   * plus anything else running). With the machine's cores busy, `cores x 1000 / machineMs` requests per second is
+   * the most the machine can serve, whatever the code's latency.
+   */
+  cpuMsPerRequest: { stack: number; dynamoDbLocal: number; client: number; machine: number };
 }
 
 export interface CreateRunLatencyResult {
@@ -111,10 +118,18 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
       return { ms, status: response.status };
     };
 
+    const cpuNow = async () => ({
+      stack: await processCpuMs(stack.process.pid ?? -1),
+      dynamoDbLocal: (await Promise.all(javaPids.map(processCpuMs))).reduce((a, b) => a + b, 0),
+      client: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+      machine: await machineBusyCpuMs(),
+    });
+
     const runPhase = async (concurrency: number, requests: number): Promise<LatencyPhase> => {
       const samples: number[] = [];
       const errors: Record<string, number> = {};
       let remaining = requests;
+      const cpuBefore = await cpuNow();
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
@@ -127,6 +142,8 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
         }),
       );
       const wallMs = performance.now() - t0;
+      const cpuAfter = await cpuNow();
+      const perRequest = (k: keyof typeof cpuAfter) => round((cpuAfter[k] - cpuBefore[k]) / requests);
       return {
         concurrency,
         requests,
@@ -134,6 +151,12 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
         throughputPerSecond: round((requests / wallMs) * 1000),
         latencyMs: summarize(samples),
         errors,
+        cpuMsPerRequest: {
+          stack: perRequest('stack'),
+          dynamoDbLocal: perRequest('dynamoDbLocal'),
+          client: perRequest('client'),
+          machine: perRequest('machine'),
+        },
       };
     };
 

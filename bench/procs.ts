@@ -35,3 +35,36 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`; 100 on every Linux this runs on). */
+let clockTicks: number | undefined;
+async function ticksPerSecond(): Promise<number> {
+  if (clockTicks === undefined) {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const out = await promisify(execFile)('getconf', ['CLK_TCK']).catch(() => ({ stdout: '100' }));
+    clockTicks = Number(out.stdout.trim()) || 100;
+  }
+  return clockTicks;
+}
+
+/** CPU time (user + system) a process has used so far, in ms; NaN when it is gone. */
+export async function processCpuMs(pid: number): Promise<number> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after "(comm)": state is field 3, utime field 14, stime field 15 (man 5 proc).
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / (await ticksPerSecond());
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU time every core of the machine has spent busy (anything but idle and iowait) so far, in ms. */
+export async function machineBusyCpuMs(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '';
+  // "cpu user nice system idle iowait irq softirq steal guest guest_nice"; guest time is already in user.
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  const busy = [user, nice, system, irq, softirq, steal].reduce<number>((sum, v) => sum + (v ?? 0), 0);
+  return (busy * 1000) / (await ticksPerSecond());
+}
