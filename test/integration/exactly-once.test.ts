@@ -12,6 +12,7 @@ import {
   runCount,
   runRecord,
   sendRunMessage,
+  setCredit,
   stack,
   tenantRecord,
   upload,
@@ -92,6 +93,49 @@ describe('idempotent creation', () => {
     expect(b.body.jobId).not.toBe(a.body.jobId);
     await waitForFinal(String(a.body.jobId));
     await waitForFinal(String(b.body.jobId), { key: KEYS.b });
+  });
+});
+
+describe('credit under concurrency', () => {
+  test('runs created at the same moment against a limited credit: exactly those it covers are held, the rest are refused and leave nothing', async () => {
+    const uploadId = await upload('receipt.png', await fixture('receipt.png'), { key: KEYS.b });
+    const body = { uploadId, prompt: 'Receipt', schemaId: 'receipt' };
+    const before = await tenantRecord('tenant-b');
+    const probe = await call('POST', '/v1/runs', { body, key: KEYS.b });
+    expect(probe.status).toBe(202);
+    await waitForFinal(String(probe.body.jobId), { key: KEYS.b });
+    const estimate = Math.round(Number(probe.body.estimatedCostUsd) * 1e6);
+
+    // Credit for three runs and half of a fourth; eight requests race for it.
+    const credit = 3 * estimate + Math.floor(estimate / 2);
+    await setCredit('tenant-b', credit);
+    const held = Number((await tenantRecord('tenant-b')).heldMicros ?? 0);
+    const runsBefore = await runCount('tenant-b');
+    const ledgerBefore = (await ledgerEntries('tenant-b')).length;
+    const replies = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/v1/runs', { body, key: KEYS.b })));
+
+    const accepted = replies.filter((r) => r.status === 202);
+    const refused = replies.filter((r) => r.status !== 202);
+    expect(accepted).toHaveLength(3);
+    for (const reply of refused)
+      expect(reply.body).toMatchObject({ error: { code: 'INSUFFICIENT_CREDIT', status: 402 } });
+    const tenant = await tenantRecord('tenant-b');
+    expect(tenant.availableMicros).toBe(credit - 3 * estimate);
+    expect(Number(tenant.heldMicros)).toBe(held + 3 * estimate);
+    expect(await runCount('tenant-b')).toBe(runsBefore + 3);
+    expect((await ledgerEntries('tenant-b')).length).toBe(ledgerBefore + 3);
+
+    // Settled: the credit keeps what was charged, gets the refunds back, and nothing stays held.
+    let charged = 0;
+    for (const reply of accepted) {
+      const run = await waitForFinal(String(reply.body.jobId), { key: KEYS.b });
+      expect(run.body.status).toBe('completed');
+      charged += Math.round(Number(run.body.chargedUsd) * 1e6);
+    }
+    const settled = await tenantRecord('tenant-b');
+    expect(settled.availableMicros).toBe(credit - charged);
+    expect(Number(settled.heldMicros)).toBe(held);
+    await setCredit('tenant-b', Number(before.availableMicros ?? 1_000_000));
   });
 });
 
