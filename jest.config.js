@@ -18,6 +18,9 @@ const common = {
   // Sources import './x.js' (NodeNext style); jest resolves that to the .ts file.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
+  // `npm run synth` (which runs before the integration tests) leaves bundled assets with their own package.json in
+  // cdk.out/; jest would index them and warn of a module name collision.
+  modulePathIgnorePatterns: ['<rootDir>/cdk.out/', '<rootDir>/bench/results/'],
   setupFiles: ['<rootDir>/test/setup-env.ts'],
 };
 
