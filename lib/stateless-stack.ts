@@ -96,6 +96,9 @@ export const API_ACCESS_LOG_RETENTION = logs.RetentionDays.THREE_MONTHS;
 const sizing: Partial<Record<HandlerName, { memorySize: number; timeout: Duration }>> = {
   'create-run': { memorySize: 1024, timeout: Duration.seconds(20) },
   worker: { memorySize: workerSettings.memoryMb, timeout: Duration.seconds(workerSettings.timeoutSeconds) },
+  // Usage reads every run of the period (a few attributes of each, but DynamoDB still reads whole items, 1 MB a page):
+  // a busy month is tens of pages. More memory is also more CPU for summing them.
+  usage: { memorySize: 1024, timeout: Duration.seconds(25) },
   // A sweep reads a few hundred queued runs at most (reconcileSettings.pageSize per shard).
   reconcile: { memorySize: 512, timeout: Duration.seconds(120) },
 };

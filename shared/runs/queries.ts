@@ -140,6 +140,24 @@ function bucketStarts(from: number, to: number, interval: UsageInterval): number
  * hour, day or month boundaries; the first one may begin before `from` (its totals still count only runs from `from`
  * on). Without an interval: days, or months when the period holds too many days.
  */
+/**
+ * What usage sums of each run: read alone (a ProjectionExpression), since a month of runs with their results, prompts
+ * and attempts would take the function's time and memory; of a verification only whether it accepted.
+ */
+const USAGE_ATTRIBUTES = [
+  'workflow',
+  'status',
+  'estimateMicros',
+  'chargedMicros',
+  'refundedMicros',
+  'confidence',
+  'verification.accepted',
+] as const;
+type UsageFields = Pick<RunRecord, 'createdAt' | 'workflow' | 'status' | 'estimateMicros'> &
+  Partial<Pick<RunRecord, 'chargedMicros' | 'refundedMicros' | 'confidence'>> & {
+    verification?: { accepted: boolean };
+  };
+
 export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
   // The period is [from, to). Timestamps are normalised to the stored form (UTC, milliseconds), because the index
   // compares them as strings: `…T00:00:00Z` would sort after `…T00:00:00.123Z`.
@@ -165,12 +183,13 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
     ]);
   }
 
-  const runs: RunRecord[] = [];
+  const runs: UsageFields[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await listRuns({
       tenantId,
       limit: 500,
+      attributes: USAGE_ATTRIBUTES,
       createdFrom: fromIso,
       // BETWEEN is inclusive: stop one millisecond before `to`.
       createdTo: new Date(to - 1).toISOString(),
@@ -182,7 +201,7 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
   } while (startKey);
 
   const index = new Map(starts.map((start, i) => [start, i]));
-  const perBucket: RunRecord[][] = starts.map(() => []);
+  const perBucket: UsageFields[][] = starts.map(() => []);
   for (const run of runs) perBucket[index.get(bucketStart(Date.parse(run.createdAt), interval)) ?? -1]?.push(run);
   const series = perBucket.map((items, i) => ({
     start: new Date(starts[i] as number).toISOString(),
@@ -201,8 +220,8 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
 }
 
 /** One row per workflow (the runs without one under `null`), sorted by name. */
-function byWorkflow(runs: RunRecord[]): UsageRow[] {
-  const groups = new Map<string | null, RunRecord[]>();
+function byWorkflow(runs: UsageFields[]): UsageRow[] {
+  const groups = new Map<string | null, UsageFields[]>();
   for (const run of runs) {
     const group = groups.get(run.workflow);
     if (group) group.push(run);
@@ -213,11 +232,11 @@ function byWorkflow(runs: RunRecord[]): UsageRow[] {
     .map(([workflow, items]) => summarise(workflow, items));
 }
 
-function summarise(workflow: string | null, runs: RunRecord[]): UsageRow {
+function summarise(workflow: string | null, runs: UsageFields[]): UsageRow {
   const verified = runs.filter((r) => r.verification !== undefined);
   const accepted = verified.filter((r) => r.verification?.accepted === true);
   const confidences = runs.map((r) => r.confidence).filter((c): c is number => typeof c === 'number');
-  const sum = (f: (r: RunRecord) => number) => runs.reduce((acc, r) => acc + f(r), 0);
+  const sum = (f: (r: UsageFields) => number) => runs.reduce((acc, r) => acc + f(r), 0);
   return {
     workflow,
     runs: runs.length,

@@ -276,6 +276,12 @@ export interface ListRunsOptions {
   startKey?: Record<string, unknown>;
   createdFrom?: string;
   createdTo?: string;
+  /**
+   * Only these attributes of each run (dotted paths for nested ones), plus the index key the listing pages by. For
+   * readers that need a few fields of many runs: a run item can hold a 200 KB result, and a reader that loads whole
+   * items for a month of runs runs out of time and memory. The items then hold only these attributes.
+   */
+  attributes?: readonly string[];
 }
 
 /** A run's key in the index a listing reads (what DynamoDB returns as LastEvaluatedKey after that run). */
@@ -315,6 +321,23 @@ export async function listRuns(
     values[':status'] = options.status;
   }
 
+  let projection: string | undefined;
+  if (options.attributes !== undefined) {
+    const keys = ['jobId', 'createdAt', byWorkflow ? 'tenantWorkflow' : 'tenantId'];
+    const paths = [...new Set([...keys, ...options.attributes])];
+    projection = paths
+      .map((path, i) =>
+        path
+          .split('.')
+          .map((segment, j) => {
+            names[`#p${i}_${j}`] = segment;
+            return `#p${i}_${j}`;
+          })
+          .join('.'),
+      )
+      .join(', ');
+  }
+
   const items: RunRecord[] = [];
   let startKey = options.startKey;
   do {
@@ -324,6 +347,7 @@ export async function listRuns(
         IndexName: byWorkflow ? 'byTenantWorkflow' : 'byTenant',
         KeyConditionExpression: keyCondition,
         FilterExpression: filter,
+        ...(projection !== undefined ? { ProjectionExpression: projection } : {}),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,

@@ -293,6 +293,17 @@ describe('stateless stack: functions', () => {
     }
   });
 
+  test('every function behind a route answers within API Gateway’s 29 s integration timeout', () => {
+    const routed = [...new Set(routes.map((r) => r.handler))];
+    expect(routed.length).toBeGreaterThan(5);
+    for (const handler of routed) {
+      const timeout = Number(functionProps(handler).Timeout ?? 3);
+      expect({ handler, under29s: timeout < 29 }).toEqual({ handler, under29s: true });
+    }
+    // usage reads a whole period of runs: more time and memory than the default.
+    expect(functionProps('usage')).toMatchObject({ Timeout: 25, MemorySize: 1024 });
+  });
+
   test('worker: SQS event source with partial batch failures, batch size and max concurrency', () => {
     statelessTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
     statelessTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {

@@ -170,6 +170,30 @@ describe('GET /v1/usage', () => {
           ':to': '2026-11-29T23:59:59.999Z',
         }),
       );
+      // Only what usage sums is read: never a run's result, prompt, metadata, attempts or corrections.
+      const projected = (q.ProjectionExpression ?? '')
+        .split(', ')
+        .map((path) =>
+          path
+            .split('.')
+            .map((name) => q.ExpressionAttributeNames?.[name])
+            .join('.'),
+        )
+        .sort();
+      expect(projected).toEqual(
+        [
+          'jobId',
+          'createdAt',
+          'tenantId',
+          'workflow',
+          'status',
+          'estimateMicros',
+          'chargedMicros',
+          'refundedMicros',
+          'confidence',
+          'verification.accepted',
+        ].sort(),
+      );
     }
   });
 
