@@ -107,7 +107,12 @@ function client(values: { 'base-url'?: string; 'api-key'?: string }): VisionClie
   const apiKey = values['api-key'] ?? process.env.VISION_API_KEY;
   if (!baseUrl) throw new UsageError('no service address: set VISION_BASE_URL or pass --base-url');
   if (!apiKey) throw new UsageError('no API key: set VISION_API_KEY or pass --api-key');
-  return new VisionClient({ baseUrl, apiKey });
+  try {
+    return new VisionClient({ baseUrl, apiKey });
+  } catch (error) {
+    // The SDK refuses an address that is not an http(s) URL.
+    throw new UsageError((error as Error).message.replace(/^VisionClient: /, ''));
+  }
 }
 
 function parse<const T extends ParseArgsConfig>(config: T, positionals: number): ReturnType<typeof parseArgs<T>> {
@@ -401,6 +406,10 @@ function report(error: unknown): number {
     process.stderr.write(`error: ${error.code}${status}: ${error.message}${where}\n`);
     if (error.details && Object.keys(error.details).length > 0) {
       process.stderr.write(`details: ${JSON.stringify(error.details)}\n`);
+    }
+    // The run was created and goes on whatever failed here (polling, say): never leave the user without its id.
+    if (error.jobId && !error.run) {
+      process.stderr.write(`run ${error.jobId} continues on the service (vision runs get ${error.jobId})\n`);
     }
     if (error.run) return EXIT.runFailed;
     if (error.code === 'INVALID_ARGUMENT') return EXIT.usage;

@@ -14,7 +14,17 @@
  * - network errors and other 5xx: retried only for idempotent calls: GET, the upload PUT, presign (a spare upload slot
  *   is harmless and expires), and createRun when it carries an Idempotency-Key (analyze/submit always send one).
  * - backoff: capped exponential with full jitter, `random(0, min(maxDelayMs, baseDelayMs * 2^attempt))`.
- * Polling (`waitForRun`, `analyze`) uses the same shape of backoff, 500 ms → 5 s cap by default.
+ * - one attempt waits at most `requestTimeoutMs` (30 s) for the response of an API call (the upload PUT is not limited);
+ *   a timed-out attempt counts as a network error.
+ * - redirects are not followed for calls that carry the API key (the key must never reach another host): a 3xx
+ *   answer is an HTTP_ERROR.
+ * Polling (`waitForRun`, `analyze`) uses the same shape of backoff, 500 ms → 5 s cap by default, and rides out
+ * transient errors (network, 5xx, 429) for up to `maxErrorMs` (2 min) before giving up.
+ *
+ * Once a run exists, every error `analyze` and `waitForRun` throw names it (`jobId`): the run continues on the service,
+ * and `waitForRun(jobId)` resumes. When creation itself ends without an answer (network errors, 5xx after the
+ * retries), `details.uploadId` and `details.idempotencyKey` are set: `analyze({ uploadId }, { ...params,
+ * idempotencyKey })` then answers with the run that request created, if it did, and never creates a second one.
  *
  * Cancellation: an AbortSignal or `timeoutMs` rejects with a `VisionError` whose `code` is `'ABORTED'` (never a
  * DOMException); `details.reason` is `'aborted'` or `'timeout'` and `details.jobId` names the run when it was already
@@ -125,6 +135,8 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** Longest Retry-After honoured, in ms (default 60 000); longer answers are clamped. */
   maxRetryAfterMs?: number;
+  /** Longest wait for the response to one attempt of an API call, in ms (default 30 000; the upload PUT has none). */
+  requestTimeoutMs?: number;
   /** For tests: random in [0, 1) and the sleep function. */
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -135,6 +147,8 @@ export interface PollOptions {
   initialDelayMs?: number;
   /** Polling interval cap in ms (default 5000). */
   maxDelayMs?: number;
+  /** How long polling rides out transient errors (network, 5xx, 429) in a row before it gives up, in ms (default 120 000). */
+  maxErrorMs?: number;
 }
 
 export interface VisionClientOptions {
@@ -185,9 +199,16 @@ export interface AnalyzeOptions {
   confirmCost?: (details: { estimatedCostUsd: number; thresholdUsd: number }) => boolean | Promise<boolean>;
 }
 
-export type FileInput = string | Uint8Array | Blob;
+/** A path, the bytes, a Blob/File, or an upload already made (`{ uploadId }`: no presign, no PUT). */
+export type FileInput = string | Uint8Array | Blob | { uploadId: string };
 
-const DEFAULT_RETRY = { retries: 4, baseDelayMs: 300, maxDelayMs: 5000, maxRetryAfterMs: 60_000 };
+const DEFAULT_RETRY = {
+  retries: 4,
+  baseDelayMs: 300,
+  maxDelayMs: 5000,
+  maxRetryAfterMs: 60_000,
+  requestTimeoutMs: 30_000,
+};
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -238,6 +259,61 @@ export function sniffFileName(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
+function isUploadRef(file: FileInput): file is { uploadId: string } {
+  return (
+    typeof file === 'object' &&
+    file !== null &&
+    !(file instanceof Uint8Array) &&
+    !(typeof Blob !== 'undefined' && file instanceof Blob) &&
+    typeof (file as { uploadId?: unknown }).uploadId === 'string'
+  );
+}
+
+/** A copy of a VisionError with more fields (VisionError's fields are read-only). */
+function rebuilt(error: VisionError, extra: { details?: Record<string, unknown>; jobId?: string }): VisionError {
+  return new VisionError({
+    code: error.code,
+    message: error.message,
+    status: error.status,
+    retryable: error.retryable,
+    ...(error.details || extra.details ? { details: { ...error.details, ...extra.details } } : {}),
+    ...(error.requestId ? { requestId: error.requestId } : {}),
+    ...(error.run ? { run: error.run } : {}),
+    ...((extra.jobId ?? error.jobId) ? { jobId: extra.jobId ?? error.jobId } : {}),
+    ...(error.cause !== undefined ? { cause: error.cause } : {}),
+  });
+}
+
+/** The error with the run it concerns, once there is one (the run continues on the service). */
+function withJob(error: unknown, jobId: string | undefined): unknown {
+  if (!(error instanceof VisionError) || jobId === undefined || error.jobId !== undefined) return error;
+  return rebuilt(error, { jobId, details: { jobId } });
+}
+
+function withDetails(error: VisionError, details: Record<string, unknown>): VisionError {
+  return rebuilt(error, { details });
+}
+
+/** True when a creation ended without an answer from the service: the run may or may not exist. */
+function outcomeUnknown(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (isAbort(error, signal)) return true;
+  return error instanceof VisionError && (error.code === 'NETWORK_ERROR' || error.status >= 500);
+}
+
+/** A cancellation by the caller's signal as the SDK reports it (never a DOMException). */
+function abortError(cause: unknown): VisionError {
+  if (cause instanceof VisionError) return cause;
+  const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
+  return new VisionError({
+    code: 'ABORTED',
+    message: timedOut ? 'timed out' : 'aborted',
+    status: 0,
+    retryable: timedOut,
+    details: { reason: timedOut ? 'timeout' : 'aborted' },
+    cause,
+  });
+}
+
 function isAbort(error: unknown, signal?: AbortSignal): boolean {
   return (
     signal?.aborted === true ||
@@ -273,11 +349,14 @@ export class VisionClient {
   constructor(options: VisionClientOptions) {
     if (!options?.baseUrl) throw new TypeError('VisionClient: baseUrl is required');
     if (!options.apiKey) throw new TypeError('VisionClient: apiKey is required');
+    if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
+      throw new TypeError(`VisionClient: baseUrl must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`);
+    }
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.poll = { initialDelayMs: 500, maxDelayMs: 5000, ...options.poll };
+    this.poll = { initialDelayMs: 500, maxDelayMs: 5000, maxErrorMs: 120_000, ...options.poll };
     this.userAgent = options.userAgent ?? 'vision-sdk/0.1.0';
   }
 
@@ -392,7 +471,7 @@ export class VisionClient {
       jobId = created.jobId;
       return await this.pollUntilFinal(created.jobId, signal, options.onProgress, started);
     } catch (error) {
-      throw this.normalizeAbort(error, signal, options, jobId);
+      throw withJob(this.normalizeAbort(error, signal, options, jobId), jobId);
     } finally {
       cleanup();
     }
@@ -421,7 +500,7 @@ export class VisionClient {
     try {
       return await this.pollUntilFinal(jobId, signal, options.onProgress, started);
     } catch (error) {
-      throw this.normalizeAbort(error, signal, options, jobId);
+      throw withJob(this.normalizeAbort(error, signal, options, jobId), jobId);
     } finally {
       cleanup();
     }
@@ -434,16 +513,22 @@ export class VisionClient {
     signal: AbortSignal | undefined,
     started: number,
   ): Promise<CreateRunResponse> {
-    const { bytes, fileName } = await readInput(file, params.fileName);
     const progress = (event: Omit<ProgressEvent, 'elapsedMs'>) =>
       options.onProgress?.({ ...event, elapsedMs: Date.now() - started });
 
-    const presigned = await this.presign({ fileName, contentLength: bytes.byteLength }, { signal });
-    progress({ stage: 'uploading', uploadedBytes: 0, totalBytes: bytes.byteLength });
-    await this.upload(presigned, bytes, { signal });
-    progress({ stage: 'uploading', uploadedBytes: bytes.byteLength, totalBytes: bytes.byteLength });
+    let uploadId: string;
+    if (isUploadRef(file)) {
+      uploadId = file.uploadId;
+    } else {
+      const { bytes, fileName } = await readInput(file, params.fileName);
+      const presigned = await this.presign({ fileName, contentLength: bytes.byteLength }, { signal });
+      progress({ stage: 'uploading', uploadedBytes: 0, totalBytes: bytes.byteLength });
+      await this.upload(presigned, bytes, { signal });
+      progress({ stage: 'uploading', uploadedBytes: bytes.byteLength, totalBytes: bytes.byteLength });
+      uploadId = presigned.uploadId;
+    }
 
-    const body: CreateRunInput = { uploadId: presigned.uploadId, prompt: params.prompt };
+    const body: CreateRunInput = { uploadId, prompt: params.prompt };
     if (params.outputFormat !== undefined) body.outputFormat = params.outputFormat;
     if (params.schemaId !== undefined) body.schemaId = params.schemaId;
     if (params.schema !== undefined) body.schema = params.schema;
@@ -452,9 +537,15 @@ export class VisionClient {
     if (params.maxCostUsd !== undefined) body.maxCostUsd = params.maxCostUsd;
     if (params.confirmCost !== undefined) body.confirmCost = params.confirmCost;
 
+    const idempotencyKey = params.idempotencyKey ?? randomUUID();
+    // A creation that ends without an answer may have created the run: say how to ask again without a second one.
+    const create = (input: CreateRunInput) =>
+      this.createRun(input, { idempotencyKey, signal }).catch((error: unknown) => {
+        throw outcomeUnknown(error, signal) ? withDetails(error as VisionError, { uploadId, idempotencyKey }) : error;
+      });
     let created: CreateRunResponse;
     try {
-      created = await this.createRun(body, { idempotencyKey: params.idempotencyKey ?? randomUUID(), signal });
+      created = await create(body);
     } catch (error) {
       if (
         !(error instanceof VisionError) ||
@@ -466,8 +557,9 @@ export class VisionClient {
       const estimatedCostUsd = Number(error.details?.estimatedCostUsd);
       const thresholdUsd = Number(error.details?.thresholdUsd);
       if (!(await options.confirmCost({ estimatedCostUsd, thresholdUsd }))) throw error;
-      // A different body needs a different Idempotency-Key.
-      created = await this.createRun({ ...body, confirmCost: true }, { idempotencyKey: randomUUID(), signal });
+      // The same key: the service remembers only accepted creations, so the refused one left nothing behind it, and
+      // a later call with this key and the confirmed body still answers with this run.
+      created = await create({ ...body, confirmCost: true });
     }
     progress({ stage: 'queued', jobId: created.jobId });
     return created;
@@ -487,8 +579,21 @@ export class VisionClient {
     };
     const random = this.retry.random ?? Math.random;
     const wait = this.retry.sleep ?? sleep;
+    let failingSince: number | undefined;
     for (let attempt = 0; ; attempt++) {
-      const run = await this.getRun(jobId, { signal });
+      let run: RunResponse;
+      try {
+        run = await this.getRun(jobId, { signal });
+        failingSince = undefined;
+      } catch (error) {
+        // The run goes on whatever happens to this client's reads: ride out an outage (each read already retried)
+        // rather than hand the caller an error that invites creating the run again.
+        if (!(error instanceof VisionError) || !error.retryable || error.code === 'ABORTED') throw error;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince >= this.poll.maxErrorMs) throw error;
+        await wait(backoffDelay(attempt, this.poll.initialDelayMs, this.poll.maxDelayMs, random), signal);
+        continue;
+      }
       if (run.status === 'completed') {
         progress('completed');
         return run;
@@ -589,25 +694,56 @@ export class VisionClient {
 
     const random = this.retry.random ?? Math.random;
     const wait = this.retry.sleep ?? sleep;
+    const pause = (ms: number) => wait(ms, spec.signal).catch((reason: unknown) => Promise.reject(abortError(reason)));
+    // API calls get a deadline per attempt; the upload PUT (spec.url) may take as long as the bytes need.
+    const attemptTimeoutMs = spec.url === undefined ? this.retry.requestTimeoutMs : undefined;
     for (let attempt = 0; ; attempt++) {
+      if (spec.signal?.aborted) throw abortError(spec.signal.reason);
       let response: Response;
+      const attemptTimer = attemptTimeoutMs !== undefined ? AbortSignal.timeout(attemptTimeoutMs) : undefined;
+      const signal =
+        attemptTimer && spec.signal ? AbortSignal.any([spec.signal, attemptTimer]) : (attemptTimer ?? spec.signal);
       try {
-        response = await this.fetchImpl(url, { method: spec.method, headers, body, signal: spec.signal });
+        response = await this.fetchImpl(url, {
+          method: spec.method,
+          headers,
+          body,
+          ...(signal ? { signal } : {}),
+          // The key must never reach another host: a redirect is answered as an error, not followed.
+          ...(spec.auth !== false ? { redirect: 'manual' as const } : {}),
+        });
       } catch (cause) {
-        if (isAbort(cause, spec.signal)) throw cause;
+        const timedOut = attemptTimer?.aborted === true && spec.signal?.aborted !== true;
+        if (!timedOut && isAbort(cause, spec.signal)) throw abortError(spec.signal?.reason ?? cause);
         if (spec.idempotent && attempt < this.retry.retries) {
-          await wait(backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random), spec.signal);
+          await pause(backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random));
           continue;
         }
+        // fetch says only "fetch failed"; what a user can act on (ECONNREFUSED, ENOTFOUND, a TLS error) is its cause.
+        const inner = (cause as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+        const detail = typeof inner?.code === 'string' ? inner.code : inner?.message;
+        const reason = timedOut
+          ? `no response within ${attemptTimeoutMs} ms`
+          : `${(cause as Error)?.message ?? String(cause)}${typeof detail === 'string' && detail !== '' ? ` (${detail})` : ''}`;
         throw new VisionError({
           code: 'NETWORK_ERROR',
-          message: `${spec.method} ${url.origin}${url.pathname}: ${(cause as Error)?.message ?? String(cause)}`,
+          message: `${spec.method} ${url.origin}${url.pathname}: ${reason}`,
           status: 0,
           retryable: true,
           cause,
         });
       }
       if (response.ok) return response;
+      if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+        await response.arrayBuffer().catch(() => undefined);
+        throw new VisionError({
+          code: 'HTTP_ERROR',
+          message: `${spec.method} ${spec.path} was redirected${response.headers.get('location') ? ` to ${response.headers.get('location')}` : ''}; not followed (the API key is sent to the base URL only)`,
+          status: response.status,
+          retryable: false,
+          ...(response.headers.get('x-request-id') ? { requestId: response.headers.get('x-request-id') ?? '' } : {}),
+        });
+      }
 
       const status = response.status;
       const always = status === 429 || status === 503;
@@ -619,7 +755,7 @@ export class VisionClient {
           retryAfter !== undefined
             ? Math.min(retryAfter, this.retry.maxRetryAfterMs)
             : backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random);
-        await wait(delay, spec.signal);
+        await pause(delay);
         continue;
       }
       throw await errorFromResponse(response, spec);
@@ -685,6 +821,9 @@ async function readInput(file: FileInput, fileName?: string): Promise<{ bytes: U
       status: 0,
       retryable: false,
     });
+  }
+  if (bytes.byteLength === 0) {
+    throw new VisionError({ code: 'INVALID_ARGUMENT', message: 'the file is empty', status: 0, retryable: false });
   }
   name ??= sniffFileName(bytes);
   if (!name) {

@@ -207,6 +207,7 @@ describe('vision CLI against the local stack', () => {
       ['runs'],
       ['runs', 'list', '--status', 'done'],
       ['frobnicate'],
+      ['schemas', '--base-url', 'notaurl'],
     ];
     for (const args of cases) {
       const out = await vision(args);
@@ -226,6 +227,8 @@ describe('vision CLI against the local stack', () => {
     const out = await vision(['schemas', '--base-url', 'http://127.0.0.1:9']);
     expect(out.code).toBe(5);
     expect(out.stderr).toContain('NETWORK_ERROR');
+    // The cause a user can act on, not only "fetch failed" (port 9 is one fetch refuses to use).
+    expect(out.stderr).toContain('fetch failed (bad port)');
   });
 });
 

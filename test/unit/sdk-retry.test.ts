@@ -185,3 +185,155 @@ describe('VisionClient polling', () => {
     expect(error).toMatchObject({ code: 'ABORTED', retryable: false, details: { reason: 'aborted' } });
   });
 });
+
+describe('VisionClient after a run exists, and what creation tells when it gets no answer', () => {
+  const base = { jobId: 'j', status: 'queued', stage: 'waiting' };
+  const unavailable = () => json(503, errorBody('INTERNAL_ERROR', 503, true));
+
+  test('polling rides out an outage (each read already retried) and still delivers the completed run', async () => {
+    const sleeps: number[] = [];
+    const { fetch, calls } = fakeFetch([
+      () => json(200, base),
+      // One getRun: four 503s (the first try and three retries), then the next poll answers.
+      unavailable,
+      unavailable,
+      unavailable,
+      unavailable,
+      () => json(200, { ...base, status: 'completed', result: { total: 1 } }),
+    ]);
+    const run = await client(fetch, sleeps).waitForRun('j');
+    expect(run.result).toEqual({ total: 1 });
+    expect(calls).toHaveLength(6);
+  });
+
+  test('an outage longer than maxErrorMs, or a refusal, ends polling with an error that names the run', async () => {
+    const outage = fakeFetch([() => json(200, base), unavailable]);
+    const vision = new VisionClient({
+      baseUrl: 'http://svc.test',
+      apiKey: 'k',
+      fetch: outage.fetch,
+      retry: { retries: 1, sleep: async () => {} },
+      poll: { maxErrorMs: 0 },
+    });
+    const error = (await vision.waitForRun('j').catch((e: unknown) => e)) as VisionError;
+    expect(error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, jobId: 'j', details: { jobId: 'j' } });
+
+    const revoked = fakeFetch([() => json(401, errorBody('UNAUTHORIZED', 401, false))]);
+    const refused = (await client(revoked.fetch, [])
+      .waitForRun('j')
+      .catch((e: unknown) => e)) as VisionError;
+    expect(refused).toMatchObject({ code: 'UNAUTHORIZED', jobId: 'j' });
+    expect(revoked.calls).toHaveLength(1);
+  });
+
+  const presign = () =>
+    json(200, {
+      uploadId: 'upl_1',
+      uploadUrl: 'http://store.test/put',
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/octet-stream' },
+    });
+  const stored = () => new Response(null, { status: 200, headers: { etag: '"e"' } });
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+
+  test('a creation left without an answer names the upload and key; analyze({ uploadId }) with that key asks again without a new upload', async () => {
+    const first = fakeFetch([presign, stored, () => json(500, errorBody('INTERNAL_ERROR', 500, true))]);
+    const error = (await client(first.fetch, [])
+      .analyze(png, { prompt: 'p', idempotencyKey: 'idem-7' })
+      .catch((e: unknown) => e)) as VisionError;
+    expect(error).toMatchObject({ code: 'INTERNAL_ERROR', details: { uploadId: 'upl_1', idempotencyKey: 'idem-7' } });
+    expect(error.jobId).toBeUndefined();
+
+    const again = fakeFetch([
+      () => json(202, { ...base }),
+      () => json(200, { ...base, status: 'completed', result: {} }),
+    ]);
+    await client(again.fetch, []).analyze({ uploadId: 'upl_1' }, { prompt: 'p', idempotencyKey: 'idem-7' });
+    expect(again.calls[0]?.url).toBe('http://svc.test/v1/runs');
+    expect(JSON.parse(String(again.calls[0]?.init.body))).toEqual({ uploadId: 'upl_1', prompt: 'p' });
+    expect((again.calls[0]?.init.headers as Record<string, string> | undefined)?.['Idempotency-Key']).toBe('idem-7');
+  });
+
+  test('a refused creation (4xx) is an answer: no upload or key details', async () => {
+    const { fetch } = fakeFetch([presign, stored, () => json(400, errorBody('UNKNOWN_SCHEMA', 400, false))]);
+    const error = (await client(fetch, [])
+      .analyze(png, { prompt: 'p', schemaId: 'x' })
+      .catch((e: unknown) => e)) as VisionError;
+    expect(error.code).toBe('UNKNOWN_SCHEMA');
+    expect(error.details?.idempotencyKey).toBeUndefined();
+  });
+
+  test('the confirmed creation after COST_CONFIRMATION_REQUIRED keeps the Idempotency-Key', async () => {
+    const { fetch, calls } = fakeFetch([
+      presign,
+      stored,
+      () =>
+        json(402, {
+          error: {
+            ...errorBody('COST_CONFIRMATION_REQUIRED', 402, false).error,
+            details: { estimatedCostUsd: 2, thresholdUsd: 1 },
+          },
+        }),
+      () => json(202, base),
+    ]);
+    await client(fetch, []).submit(png, { prompt: 'p' }, { confirmCost: () => true });
+    const keys = calls.slice(2).map((c) => (c.init.headers as Record<string, string> | undefined)?.['Idempotency-Key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(JSON.parse(String(calls[3]?.init.body))).toMatchObject({ confirmCost: true });
+  });
+});
+
+describe('VisionClient transport', () => {
+  test('calls with the key do not follow redirects (the key stays with the base URL); health may', async () => {
+    const { fetch, calls } = fakeFetch([
+      () => new Response(null, { status: 302, headers: { location: 'http://elsewhere.test/v1/schemas' } }),
+      () => json(200, { status: 'ok' }),
+    ]);
+    const vision = client(fetch, []);
+    const error = (await vision.schemas().catch((e: unknown) => e)) as VisionError;
+    expect(error).toMatchObject({ code: 'HTTP_ERROR', status: 302, retryable: false });
+    expect(error.message).toContain('elsewhere.test');
+    expect(calls[0]?.init.redirect).toBe('manual');
+    await vision.health();
+    expect(calls[1]?.init.redirect).toBeUndefined();
+  });
+
+  test('an attempt without a response within requestTimeoutMs is a network error, retried for reads', async () => {
+    const hang = (_url: string, init: RequestInit) =>
+      new Promise<Response>((_resolve, reject) => {
+        init.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+      });
+    const { fetch, calls } = fakeFetch([hang]);
+    const vision = new VisionClient({
+      baseUrl: 'http://svc.test',
+      apiKey: 'k',
+      fetch,
+      retry: { retries: 1, requestTimeoutMs: 20, sleep: async () => {} },
+    });
+    const error = (await vision.getRun('j').catch((e: unknown) => e)) as VisionError;
+    expect(error).toMatchObject({ code: 'NETWORK_ERROR', retryable: true });
+    expect(error.message).toContain('no response within 20 ms');
+    expect(calls).toHaveLength(2);
+  });
+
+  test('a low-level call cancelled by its signal rejects with VisionError ABORTED, not a DOMException', async () => {
+    const { fetch } = fakeFetch([() => json(200, {})]);
+    const error = await client(fetch, [])
+      .getRun('j', { signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VisionError);
+    expect(error).toMatchObject({ code: 'ABORTED', details: { reason: 'aborted' } });
+  });
+
+  test('bad arguments are refused before any request: a base URL that is not http(s), an empty file', async () => {
+    expect(() => new VisionClient({ baseUrl: 'notaurl', apiKey: 'k' })).toThrow(/http\(s\) URL/);
+    expect(() => new VisionClient({ baseUrl: 'ftp://host', apiKey: 'k' })).toThrow(/http\(s\) URL/);
+    const { fetch, calls } = fakeFetch([() => json(200, {})]);
+    const error = await client(fetch, [])
+      .submit(new Uint8Array(0), { prompt: 'p', fileName: 'a.png' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'the file is empty' });
+    expect(calls).toHaveLength(0);
+  });
+});
