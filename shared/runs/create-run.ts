@@ -142,6 +142,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     stage: 'waiting',
     uploadId: upload.uploadId,
     objectKey: upload.objectKey,
+    uploadExpiresAtEpoch: upload.expiresAtEpoch,
     prompt: body.prompt,
     outputFormat: body.outputFormat,
     schemaId: body.schemaId ?? null,

@@ -21,6 +21,11 @@ export async function fileUrl(tenantId: string, jobId: string, now = new Date())
   const run = await getRunForTenant(jobId, tenantId);
   if (!run) throw new NotFoundError('run', jobId);
 
+  // Past the upload's retention the file is not served, even while the bucket's lifecycle (which counts whole days and
+  // leaves room for runs still queued) has not deleted it yet.
+  if (run.uploadExpiresAtEpoch !== undefined && now.getTime() >= run.uploadExpiresAtEpoch * 1000) {
+    throw new RunFileExpiredError(jobId, config.uploadRetentionHours);
+  }
   // Presigning never fails for a missing object, so check first: "expired" is a clearer answer than a broken image.
   if (!(await objectExists(run.objectKey))) throw new RunFileExpiredError(jobId, config.uploadRetentionHours);
 

@@ -44,6 +44,11 @@ export interface RunRecord {
   stage: 'waiting' | 'processing' | 'done';
   uploadId: string;
   objectKey: string;
+  /**
+   * When the upload's retention ends (epoch seconds): the file is not served after it, although the bucket's lifecycle
+   * (whole days, for runs still in the queue) deletes the bytes a day or two later. Absent on runs created before.
+   */
+  uploadExpiresAtEpoch?: number;
   prompt: string;
   outputFormat: 'json' | 'text';
   schemaId: string | null;

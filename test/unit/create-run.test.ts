@@ -77,7 +77,7 @@ describe('a run is accepted', () => {
   });
 
   test('the run, the tenant hold and the ledger hold entry are written in exactly one transaction', async () => {
-    arrangeCreateRun(mocks);
+    const world = arrangeCreateRun(mocks);
     const answer = await create(minimal);
     const [tx, ...others] = transactions(mocks);
     expect(others).toHaveLength(0);
@@ -95,6 +95,8 @@ describe('a run is accepted', () => {
         tenantId: 'tenant-a',
         status: 'queued',
         uploadId: 'upl_1',
+        // The preview stops serving the file when the upload's retention ends.
+        uploadExpiresAtEpoch: world.upload?.expiresAtEpoch,
         prompt: 'Summarise this document',
         estimateMicros: estimateMicros(1),
         maxCostMicros: null,

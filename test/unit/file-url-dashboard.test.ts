@@ -70,6 +70,19 @@ describe('GET /v1/runs/{jobId}/file', () => {
     expect(error.details).toEqual({ id: 'run_1', reason: 'file_expired' });
   });
 
+  test('past the upload retention the file is not served, although the bucket still holds it', async () => {
+    const hourAgo = Math.floor(Date.now() / 1000) - 3600;
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ uploadExpiresAtEpoch: hourAgo }) });
+    storage.put(completedRunItem().objectKey, new Uint8Array(13775));
+    const error = expectError(await getFile('run_1'), 'NOT_FOUND');
+    expect(error.details).toEqual({ id: 'run_1', reason: 'file_expired' });
+    expect(storage.requests).toHaveLength(0);
+
+    // Within it, served as usual.
+    ddb.on(GetCommand).resolves({ Item: completedRunItem({ uploadExpiresAtEpoch: hourAgo + 7200 }) });
+    expect((await getFile('run_1')).status).toBe(200);
+  });
+
   test('a storage outage is a retryable 500, not a 404', async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem() });
     storage.put(completedRunItem().objectKey, new Uint8Array(1));
