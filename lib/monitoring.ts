@@ -23,6 +23,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../shared/infra/metrics.js';
+import { reconcileSettings } from '../shared/infra/resources.js';
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -45,6 +46,12 @@ export const ALARM_THRESHOLDS = {
   providerAttemptFailed: 10,
   /** Fallbacks to the next candidate per 5 minutes. */
   providerFallback: 10,
+  /**
+   * Age in seconds of the oldest message in the run queue (Maximum): a backlog. Runs waiting this long are what the
+   * reconciler takes for lost and sends again (reconcileSettings.resendAfterSeconds), so the operator hears of it
+   * when that starts: the workers are too few (maxConcurrency), throttled or failing.
+   */
+  runQueueOldestMessageSeconds: reconcileSettings.resendAfterSeconds,
 } as const;
 
 export interface MonitoringProps {
@@ -53,6 +60,7 @@ export interface MonitoringProps {
   readonly worker: lambda.IFunction;
   readonly reconciler: lambda.IFunction;
   readonly deadLetterQueue: sqs.IQueue;
+  readonly runQueue: sqs.IQueue;
   readonly functions: readonly lambda.IFunction[];
   /** Subscribes this address to the alarm topic (CDK context `alarmEmail`). @default no subscription */
   readonly alarmEmail?: string;
@@ -131,6 +139,10 @@ export class Monitoring extends Construct {
       apiLatencyP99Ms: stage.metricLatency({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES }),
       providerAttemptFailed: custom(METRIC_NAMES.providerAttemptFailed, cloudwatch.Stats.SUM),
       providerFallback: custom(METRIC_NAMES.providerFallback, cloudwatch.Stats.SUM),
+      runQueueOldestMessageSeconds: props.runQueue.metricApproximateAgeOfOldestMessage({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: FIVE_MINUTES,
+      }),
     };
     const descriptions: Record<keyof typeof ALARM_THRESHOLDS, string> = {
       deadLetterMessages: 'Runs in the dead-letter queue: every delivery failed. Inspect and redrive or settle them.',
@@ -140,6 +152,8 @@ export class Monitoring extends Construct {
       apiLatencyP99Ms: 'API p99 latency is high.',
       providerAttemptFailed: 'Provider attempts are failing (see the per-provider widget of the dashboard).',
       providerFallback: 'Runs are falling back from their first provider.',
+      runQueueOldestMessageSeconds:
+        'Runs wait in the queue longer than the reconciler allows before resending them: workers too few, throttled or failing.',
     };
     const evaluation: Partial<Record<keyof typeof ALARM_THRESHOLDS, number>> = { apiLatencyP99Ms: 3 };
 

@@ -345,6 +345,7 @@ export class StatelessStack extends Stack {
       worker: this.functions.worker,
       reconciler: this.functions.reconcile,
       deadLetterQueue: props.resources.runDeadLetterQueue,
+      runQueue: props.resources.runQueue,
       functions: Object.values(this.functions),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
     });

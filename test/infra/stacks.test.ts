@@ -837,6 +837,14 @@ describe('alarms and dashboard', () => {
     });
   });
 
+  test('run queue backlog: the oldest message older than the reconciler waits before resending', () => {
+    const alarm = alarmOn('ApproximateAgeOfOldestMessage', 'AWS/SQS');
+    expect(alarm).toEqual(
+      expect.objectContaining({ Threshold: reconcileSettings.resendAfterSeconds, Statistic: 'Maximum' }),
+    );
+    expect(refersTo(alarm.Dimensions, logicalIdOf(stateful, stateful.runQueue))).toBe(true);
+  });
+
   test('dead-letter queue: visible messages > 0', () => {
     const alarm = alarmOn('ApproximateNumberOfMessagesVisible', 'AWS/SQS');
     expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Maximum', EvaluationPeriods: 1 }));
