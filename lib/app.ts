@@ -20,7 +20,7 @@
  * | `destroyOnRemoval`           | `false`                    | `false`: RETAIN tables, buckets, queues, secret, log groups; `true`: DESTROY (throwaway dev stages) |
  * | `workerPackaging`            | `image`                    | how the worker ships its native modules (lib/vision-function.ts)       |
  * | `apiGatewayCloudWatchRole`   | `true`                     | create the account-wide API Gateway → CloudWatch Logs role (needed for API access/execution logs); `false` when the account already has one |
- * | `stageThrottleRps`           | `200` (10 x per-key rate)  | stage-wide API Gateway throttle (requests per second) over all keys together; integer >= the per-key rate (shared/infra/routes.ts `gatewaySettings.throttle`, 20) |
+ * | `stageThrottleRps`           | `200` (10 x per-key rate)  | stage API Gateway throttle (requests per second) over all keys together, applied to each route on its own; integer >= the per-key rate (shared/infra/routes.ts `gatewaySettings.throttle`, 20) |
  * | `stageThrottleBurst`         | `400` (10 x per-key burst) | stage-wide burst; integer >= the per-key burst (40). Each key is throttled at 20 rps / burst 40 by the usage plan (lib/stateless-stack.ts PER_KEY_THROTTLE) |
  * | `alarmEmail`                 | unset                      | e-mail address subscribed to the alarm topic (SNS, output `AlarmTopicArn`); AWS mails a confirmation link first |
  *

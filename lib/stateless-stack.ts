@@ -48,8 +48,10 @@ export const PER_KEY_THROTTLE = {
 } as const;
 
 /**
- * Stage-wide throttling, the outer bound over all keys together (and the only bound for the public routes): by
- * default 10 x the per-key rate, i.e. ten clients at their full rate at once. CDK context `stageThrottleRps` /
+ * Stage throttling, the outer bound over all keys together (and the only bound for the public routes): by default
+ * 10 x the per-key rate, i.e. ten clients at their full rate at once. API Gateway applies these stage limits to each
+ * method on its own ("per-API, per-stage throttling limits are applied at the API method level", Request throttling
+ * in the API Gateway developer guide), not to the stage's methods together. CDK context `stageThrottleRps` /
  * `stageThrottleBurst` (lib/app.ts) override it; it must stay below the account's regional API Gateway quota
  * (10,000 rps by default, 2,500 in some newer regions), which all APIs of the account share.
  */
