@@ -147,7 +147,9 @@ export const runQueue = {
   envVar: 'RUN_QUEUE_URL',
   // AWS guidance for SQS event sources: visibility timeout >= 6 x the function timeout.
   visibilityTimeoutSeconds: 6 * workerSettings.timeoutSeconds,
-  maxReceiveCount: 3,
+  // AWS guidance for Lambda's SQS event source: at least 5, so that receives lost to throttling (a new account's low
+  // concurrency quota) do not send healthy runs to the DLQ, where the reconciler fails them.
+  maxReceiveCount: 5,
   retentionSeconds: 4 * 24 * 3600,
   deadLetter: { id: 'RunDeadLetterQueue', retentionSeconds: 14 * 24 * 3600 },
 } as const;

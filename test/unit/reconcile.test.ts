@@ -157,7 +157,7 @@ describe('reconcileRuns', () => {
     const dead = runItem({
       jobId: 'run_dead',
       createdAt: ago(7200),
-      deliveries: 3,
+      deliveries: runQueue.maxReceiveCount,
       deliveredAt: ago(options.deadAfterSeconds + 1),
     });
     arrange(dead);
@@ -176,13 +176,25 @@ describe('reconcileRuns', () => {
   });
 
   test('a run a worker settles at the same moment is left to it: the money moves once', async () => {
-    arrange(runItem({ jobId: 'run_dead', createdAt: ago(7200), deliveries: 3, deliveredAt: ago(7000) }));
+    arrange(
+      runItem({
+        jobId: 'run_dead',
+        createdAt: ago(7200),
+        deliveries: runQueue.maxReceiveCount,
+        deliveredAt: ago(7000),
+      }),
+    );
     ddb.on(TransactWriteCommand).rejects(transactionCancelled(['ConditionalCheckFailed', 'None', 'None']));
     expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: [] });
   });
 
   test('a run the index still lists but the table has settled is left alone', async () => {
-    const listed = runItem({ jobId: 'run_done', createdAt: ago(7200), deliveries: 3, deliveredAt: ago(7000) });
+    const listed = runItem({
+      jobId: 'run_done',
+      createdAt: ago(7200),
+      deliveries: runQueue.maxReceiveCount,
+      deliveredAt: ago(7000),
+    });
     arrange(listed);
     ddb
       .on(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_done' } })

@@ -3,6 +3,7 @@
  * settlement written once with the money, fallback across candidates, the budget cap, duplicate deliveries, and what
  * SQS is told to redeliver.
  */
+
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   DynamoDBDocumentClient,
@@ -13,6 +14,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
+import { runQueue } from '../../shared/infra/resources.js';
 import { chainedPlan } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
@@ -367,7 +369,9 @@ describe('duplicates and races', () => {
     arrange(runItem());
     heldByAnotherDelivery();
     const local = succeeding('local');
-    const response = await deliver({ local }, [{ body: '{"jobId":"run_1"}', receiveCount: 3, messageId: 'm-1' }]);
+    const response = await deliver({ local }, [
+      { body: '{"jobId":"run_1"}', receiveCount: runQueue.maxReceiveCount, messageId: 'm-1' },
+    ]);
     expect(response.batchItemFailures).toEqual([]);
     expect(local.calls).toHaveLength(0);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
@@ -472,7 +476,7 @@ describe('infrastructure failures and redelivery', () => {
     arrange(runItem());
     ddb.on(TransactWriteCommand).rejectsOnce(new Error('ProvisionedThroughputExceededException')).resolves({});
     const response = await deliver({ local: succeeding('local') }, [
-      { body: '{"jobId":"run_1"}', receiveCount: 3, messageId: 'm-1' },
+      { body: '{"jobId":"run_1"}', receiveCount: runQueue.maxReceiveCount, messageId: 'm-1' },
     ]);
     expect(response.batchItemFailures).toEqual([]);
     const [completed, failed] = settlements().map((t) => t.TransactItems?.[0]?.Update?.ExpressionAttributeValues ?? {});
@@ -487,7 +491,7 @@ describe('infrastructure failures and redelivery', () => {
     arrange(runItem());
     s3.on(GetObjectCommand).rejects(new Error('SlowDown'));
     const response = await deliver({ local: succeeding('local') }, [
-      { body: '{"jobId":"run_1"}', receiveCount: 3, messageId: 'm-1' },
+      { body: '{"jobId":"run_1"}', receiveCount: runQueue.maxReceiveCount, messageId: 'm-1' },
     ]);
     expect(response.batchItemFailures).toEqual([]);
     const { values, tenant } = theSettlement();
