@@ -133,7 +133,7 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** Backoff cap in ms (default 5000). */
   maxDelayMs?: number;
-  /** Longest Retry-After honoured, in ms (default 60 000); longer answers are clamped. */
+  /** Longest Retry-After waited for, in ms (default 60 000); a longer one ends the call with `details.retryAfterMs`. */
   maxRetryAfterMs?: number;
   /** Longest wait for the response to one attempt of an API call, in ms (default 30 000; the upload PUT has none). */
   requestTimeoutMs?: number;
@@ -747,18 +747,18 @@ export class VisionClient {
 
       const status = response.status;
       const always = status === 429 || status === 503;
-      const retry = (always || (spec.idempotent && status >= 500)) && attempt < this.retry.retries;
+      const retryAfter = always ? parseRetryAfter(response.headers.get('retry-after')) : undefined;
+      // Asked to wait longer than we would: answer now, with the wait, rather than ask again too early.
+      const tooLong = retryAfter !== undefined && retryAfter > this.retry.maxRetryAfterMs;
+      const retry = (always || (spec.idempotent && status >= 500)) && attempt < this.retry.retries && !tooLong;
       if (retry) {
         await response.arrayBuffer().catch(() => undefined);
-        const retryAfter = always ? parseRetryAfter(response.headers.get('retry-after')) : undefined;
-        const delay =
-          retryAfter !== undefined
-            ? Math.min(retryAfter, this.retry.maxRetryAfterMs)
-            : backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random);
+        const delay = retryAfter ?? backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random);
         await pause(delay);
         continue;
       }
-      throw await errorFromResponse(response, spec);
+      const error = await errorFromResponse(response, spec);
+      throw retryAfter !== undefined ? withDetails(error, { retryAfterMs: retryAfter }) : error;
     }
   }
 }

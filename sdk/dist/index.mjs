@@ -455,15 +455,17 @@ var VisionClient = class {
       }
       const status = response.status;
       const always = status === 429 || status === 503;
-      const retry = (always || spec.idempotent && status >= 500) && attempt < this.retry.retries;
+      const retryAfter = always ? parseRetryAfter(response.headers.get("retry-after")) : void 0;
+      const tooLong = retryAfter !== void 0 && retryAfter > this.retry.maxRetryAfterMs;
+      const retry = (always || spec.idempotent && status >= 500) && attempt < this.retry.retries && !tooLong;
       if (retry) {
         await response.arrayBuffer().catch(() => void 0);
-        const retryAfter = always ? parseRetryAfter(response.headers.get("retry-after")) : void 0;
-        const delay = retryAfter !== void 0 ? Math.min(retryAfter, this.retry.maxRetryAfterMs) : backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random);
+        const delay = retryAfter ?? backoffDelay(attempt, this.retry.baseDelayMs, this.retry.maxDelayMs, random);
         await pause(delay);
         continue;
       }
-      throw await errorFromResponse(response, spec);
+      const error = await errorFromResponse(response, spec);
+      throw retryAfter !== void 0 ? withDetails(error, { retryAfterMs: retryAfter }) : error;
     }
   }
 };

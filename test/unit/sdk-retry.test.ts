@@ -337,3 +337,16 @@ describe('VisionClient transport', () => {
     expect(calls).toHaveLength(0);
   });
 });
+
+test('a Retry-After longer than maxRetryAfterMs ends the call at once with the wait in details', async () => {
+  const sleeps: number[] = [];
+  const { fetch, calls } = fakeFetch([
+    () => json(429, errorBody('RATE_LIMITED', 429, true), { 'retry-after': '3600' }),
+  ]);
+  const error = (await client(fetch, sleeps)
+    .schemas()
+    .catch((e: unknown) => e)) as VisionError;
+  expect(error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { retryAfterMs: 3_600_000 } });
+  expect(calls).toHaveLength(1);
+  expect(sleeps).toEqual([]);
+});
