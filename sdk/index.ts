@@ -658,7 +658,17 @@ export class VisionClient {
 
   private async request<T>(spec: RequestSpec): Promise<T> {
     const response = await this.send(spec);
-    const text = await response.text();
+    // The body may still break off (the attempt's deadline, the connection): a VisionError like any other failure.
+    const text = await response.text().catch((cause: unknown) => {
+      if (spec.signal?.aborted) throw abortError(spec.signal.reason);
+      throw new VisionError({
+        code: 'NETWORK_ERROR',
+        message: `${spec.method} ${spec.path}: the response broke off (${(cause as Error)?.message ?? String(cause)})`,
+        status: 0,
+        retryable: true,
+        cause,
+      });
+    });
     if (text === '') return {} as T;
     try {
       return JSON.parse(text) as T;

@@ -374,7 +374,16 @@ var VisionClient = class {
   }
   async request(spec) {
     const response = await this.send(spec);
-    const text = await response.text();
+    const text = await response.text().catch((cause) => {
+      if (spec.signal?.aborted) throw abortError(spec.signal.reason);
+      throw new VisionError({
+        code: "NETWORK_ERROR",
+        message: `${spec.method} ${spec.path}: the response broke off (${cause?.message ?? String(cause)})`,
+        status: 0,
+        retryable: true,
+        cause
+      });
+    });
     if (text === "") return {};
     try {
       return JSON.parse(text);

@@ -350,3 +350,18 @@ test('a Retry-After longer than maxRetryAfterMs ends the call at once with the w
   expect(calls).toHaveLength(1);
   expect(sleeps).toEqual([]);
 });
+
+test('a response body that breaks off is a NETWORK_ERROR, not a raw stream error', async () => {
+  const broken = new ReadableStream({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"items": ['));
+      controller.error(new Error('socket hang up'));
+    },
+  });
+  const { fetch } = fakeFetch([() => new Response(broken, { status: 200 })]);
+  const error = await client(fetch, [])
+    .schemas()
+    .catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(VisionError);
+  expect(error).toMatchObject({ code: 'NETWORK_ERROR', retryable: true });
+});
