@@ -136,11 +136,6 @@ function bucketStarts(from: number, to: number, interval: UsageInterval): number
 }
 
 /**
- * Totals per workflow over runs created in [from, to), and the same per time bucket for charts. Buckets start at UTC
- * hour, day or month boundaries; the first one may begin before `from` (its totals still count only runs from `from`
- * on). Without an interval: days, or months when the period holds too many days.
- */
-/**
  * What usage sums of each run: read alone (a ProjectionExpression), since a month of runs with their results, prompts
  * and attempts would take the function's time and memory; of a verification only whether it accepted.
  */
@@ -158,6 +153,11 @@ type UsageFields = Pick<RunRecord, 'createdAt' | 'workflow' | 'status' | 'estima
     verification?: { accepted: boolean };
   };
 
+/**
+ * Totals per workflow over runs created in [from, to), and the same per time bucket for charts. Buckets start at UTC
+ * hour, day or month boundaries; the first one may begin before `from` (its totals still count only runs from `from`
+ * on). Without an interval: days, or months when the period holds too many days.
+ */
 export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
   // The period is [from, to). Timestamps are normalised to the stored form (UTC, milliseconds), because the index
   // compares them as strings: `…T00:00:00Z` would sort after `…T00:00:00.123Z`.
