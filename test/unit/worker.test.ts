@@ -3,7 +3,6 @@
  * settlement written once with the money, fallback across candidates, the budget cap, duplicate deliveries, and what
  * SQS is told to redeliver.
  */
-
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   DynamoDBDocumentClient,
