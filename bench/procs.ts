@@ -1,5 +1,7 @@
 /** Process helpers (Linux /proc): find the processes a child started, and check that they are gone. */
+import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 
 /** Every descendant process of `pid` with its command name. */
 export async function descendants(pid: number): Promise<{ pid: number; comm: string }[]> {
@@ -40,8 +42,6 @@ export function alive(pid: number): boolean {
 let clockTicks: number | undefined;
 async function ticksPerSecond(): Promise<number> {
   if (clockTicks === undefined) {
-    const { execFile } = await import('node:child_process');
-    const { promisify } = await import('node:util');
     const out = await promisify(execFile)('getconf', ['CLK_TCK']).catch(() => ({ stdout: '100' }));
     clockTicks = Number(out.stdout.trim()) || 100;
   }

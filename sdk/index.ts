@@ -23,8 +23,9 @@
  *
  * Once a run exists, every error `analyze` and `waitForRun` throw names it (`jobId`): the run continues on the service,
  * and `waitForRun(jobId)` resumes. When creation itself ends without an answer (network errors, 5xx after the
- * retries), `details.uploadId` and `details.idempotencyKey` are set: `analyze({ uploadId }, { ...params,
- * idempotencyKey })` then answers with the run that request created, if it did, and never creates a second one.
+ * retries), `details.uploadId` and `details.idempotencyKey` are set (and `details.confirmCost` when it was the creation
+ * confirmed through `confirmCost`): `analyze({ uploadId }, { ...params, idempotencyKey })` (with `confirmCost: true`
+ * then) answers with the run that request created, if it did, and never creates a second one.
  *
  * Cancellation: an AbortSignal or `timeoutMs` rejects with a `VisionError` whose `code` is `'ABORTED'` (never a
  * DOMException); `details.reason` is `'aborted'` or `'timeout'` and `details.jobId` names the run when it was already
@@ -539,9 +540,12 @@ export class VisionClient {
 
     const idempotencyKey = params.idempotencyKey ?? randomUUID();
     // A creation that ends without an answer may have created the run: say how to ask again without a second one.
+    // The key answers only the same body again, so the details say when it was the confirmed one.
     const create = (input: CreateRunInput) =>
       this.createRun(input, { idempotencyKey, signal }).catch((error: unknown) => {
-        throw outcomeUnknown(error, signal) ? withDetails(error as VisionError, { uploadId, idempotencyKey }) : error;
+        if (!outcomeUnknown(error, signal)) throw error;
+        const confirmed = input.confirmCost === true && params.confirmCost !== true ? { confirmCost: true } : {};
+        throw withDetails(error as VisionError, { uploadId, idempotencyKey, ...confirmed });
       });
     let created: CreateRunResponse;
     try {

@@ -283,7 +283,9 @@ var VisionClient = class {
     if (params.confirmCost !== void 0) body.confirmCost = params.confirmCost;
     const idempotencyKey = params.idempotencyKey ?? randomUUID();
     const create = (input) => this.createRun(input, { idempotencyKey, signal }).catch((error) => {
-      throw outcomeUnknown(error, signal) ? withDetails(error, { uploadId, idempotencyKey }) : error;
+      if (!outcomeUnknown(error, signal)) throw error;
+      const confirmed = input.confirmCost === true && params.confirmCost !== true ? { confirmCost: true } : {};
+      throw withDetails(error, { uploadId, idempotencyKey, ...confirmed });
     });
     let created;
     try {

@@ -10,20 +10,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { config } from '../../shared/config.js';
 import { ApiError, type ErrorCode } from '../../shared/errors.js';
 import type { FileFacts } from '../../shared/file-facts.js';
-import { type InspectLimits, inspectUpload } from '../../shared/inspect/index.js';
+import { inspectUpload } from '../../shared/inspect/index.js';
 import { pdfTextLayer, prepareImage, renderPdfPages } from '../../shared/media/index.js';
 import { ProviderFailure } from '../../shared/providers/types.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const MiB = 1024 * 1024;
-const LIMITS: InspectLimits = {
-  imageMaxBytes: 20 * MiB,
-  imageMaxPixels: 100_000_000,
-  pdfMaxBytes: 50 * MiB,
-  pdfMaxPages: 200,
-};
+/** The limits create-run inspects with (the contract's defaults: the tests set none). */
+const LIMITS = config.limits;
 /** The file errors inspection may answer with (the contract's table). */
 const FILE_ERRORS: ErrorCode[] = ['CORRUPT_FILE', 'UNSUPPORTED_FILE_TYPE', 'FILE_TOO_LARGE', 'TOO_MANY_PAGES'];
 

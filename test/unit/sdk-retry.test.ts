@@ -282,6 +282,25 @@ describe('VisionClient after a run exists, and what creation tells when it gets 
     expect(keys[1]).toBe(keys[0]);
     expect(JSON.parse(String(calls[3]?.init.body))).toMatchObject({ confirmCost: true });
   });
+
+  test('a confirmed creation left without an answer says so (the key answers only the confirmed body again)', async () => {
+    const { fetch } = fakeFetch([
+      presign,
+      stored,
+      () =>
+        json(402, {
+          error: {
+            ...errorBody('COST_CONFIRMATION_REQUIRED', 402, false).error,
+            details: { estimatedCostUsd: 2, thresholdUsd: 1 },
+          },
+        }),
+      () => json(500, errorBody('INTERNAL_ERROR', 500, true)),
+    ]);
+    const error = (await client(fetch, [])
+      .submit(png, { prompt: 'p', idempotencyKey: 'idem-9' }, { confirmCost: () => true })
+      .catch((e: unknown) => e)) as VisionError;
+    expect(error.details).toMatchObject({ uploadId: 'upl_1', idempotencyKey: 'idem-9', confirmCost: true });
+  });
 });
 
 describe('VisionClient transport', () => {
