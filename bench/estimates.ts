@@ -65,15 +65,9 @@ import {
 } from '../shared/providers/openai/profile.js';
 import { createTextractProvider } from '../shared/providers/textract/adapter.js';
 import { billedPages, textractApiFor, textractPageMicros } from '../shared/providers/textract/profile.js';
-import {
-  type ProviderAdapter,
-  type ProviderId,
-  type ProviderInput,
-  type Step,
-  singlePassSteps,
-  type TaskSpec,
-} from '../shared/providers/types.js';
+import type { ProviderAdapter, ProviderInput } from '../shared/providers/types.js';
 import { buildTask, registry } from '../shared/registry/registry.js';
+import { type ProviderId, type Step, singlePassSteps, type TaskSpec } from '../shared/task.js';
 import { type ExpenseField, type FakeCase, startProviderFakes, TOKEN_MODEL } from './provider-fakes.js';
 import { round } from './stats.js';
 

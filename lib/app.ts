@@ -37,7 +37,7 @@ import * as path from 'node:path';
 import { type App, type Environment, RemovalPolicy, Tags, Token } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
 import { runQueue } from '../shared/infra/resources.js';
-import { PROVIDER_IDS, type ProviderId } from '../shared/providers/types.js';
+import { PROVIDER_IDS, type ProviderId } from '../shared/task.js';
 import { BEDROCK_PROFILE_PREFIX } from './provider-iam.js';
 import { StatefulStack } from './stateful-stack.js';
 import { DEFAULT_STAGE_THROTTLE, PER_KEY_THROTTLE, StatelessStack, type ThrottleLimits } from './stateless-stack.js';

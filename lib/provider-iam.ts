@@ -5,7 +5,7 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { ProviderId } from '../shared/providers/types.js';
+import type { ProviderId } from '../shared/task.js';
 
 /** Cross-Region inference-profile prefixes (as in shared/providers/bedrock/profile.ts). */
 export const BEDROCK_PROFILE_PREFIX = /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./;

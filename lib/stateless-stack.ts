@@ -14,7 +14,7 @@ import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors
 import { METRICS_STAGE_ENV } from '../shared/infra/metrics.js';
 import { reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
-import type { ProviderId } from '../shared/providers/types.js';
+import type { ProviderId } from '../shared/task.js';
 import { bindAccess, bindProviderSecret } from './bind.js';
 import { Monitoring } from './monitoring.js';
 import { STATELESS_OUTPUTS } from './outputs.js';

@@ -3,7 +3,7 @@
  * message that names the variable. Resource names (tables, bucket, queue) are read with `resourceName`, which throws
  * when the variable is missing, so a function deployed without its grant-and-env binding fails at init, not mid-request.
  */
-import { PROVIDER_IDS, type ProviderId } from './providers/types.js';
+import { PROVIDER_IDS, type ProviderId } from './task.js';
 // zod/mini like the contract (see contract.ts): every API handler loads this module.
 import * as z from './zod.js';
 

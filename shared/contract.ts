@@ -13,7 +13,7 @@
 import { config } from './config.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 import { jsonProblem, STORED_MAX_DEPTH } from './json-limits.js';
-import { FIELD_TYPES } from './providers/types.js';
+import { FIELD_TYPES } from './task.js';
 import * as z from './zod.js';
 
 const limits = config.limits;

@@ -3,7 +3,7 @@
  * turned into the failures every provider reports (`timeout` when it passes, `unreadable_file` when the file is at
  * fault, `server` when the service's own processing is, `client` when the request cannot be made for another reason).
  */
-import { ProviderFailure } from '../providers/types.js';
+import { ProviderFailure } from '../task.js';
 
 /** setTimeout's largest delay; a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;

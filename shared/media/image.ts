@@ -19,10 +19,10 @@
  */
 import type { OutputInfo, Sharp, SharpConstructor } from 'sharp';
 import type { SupportedMime } from '../file-facts.js';
-import { ProviderFailure } from '../providers/types.js';
+import { ProviderFailure } from '../task.js';
 import { Deadline } from './deadline.js';
-import type { ImageMime, ImageTarget, MediaDeadline, PreparedImage } from './index.js';
 import { type HeifFile, type HeifPixels, type Libheif, libheif, openHeif } from './libheif.js';
+import type { ImageMime, ImageTarget, MediaDeadline, PreparedImage } from './types.js';
 
 /** Images larger than this are refused before decoding (sharp `limitInputPixels`; HEIC checked from its header). */
 export const MAX_INPUT_PIXELS = 100_000_000;

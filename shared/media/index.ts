@@ -22,27 +22,4 @@ export {
   RENDER_MAX_PIXELS,
   renderPdfPages,
 } from './pdf.js';
-
-/** An image format a provider may accept. */
-export type ImageMime = 'image/jpeg' | 'image/png' | 'image/heic' | 'image/webp';
-
-/** What a provider accepts: the image formats it takes, the long side worth sending (pixels), the byte limit. */
-export interface ImageTarget {
-  formats: readonly ImageMime[];
-  maxLongSide: number;
-  maxBytes: number;
-}
-
-/** An image ready to send; `width`/`height` are those of `bytes` (upright, after any downscale). */
-export interface PreparedImage {
-  bytes: Uint8Array;
-  mime: ImageMime;
-  width: number;
-  height: number;
-}
-
-/** The attempt's deadline (a provider's `InvokeOptions` fits). */
-export interface MediaDeadline {
-  signal: AbortSignal;
-  deadlineMs: number;
-}
+export type { ImageMime, ImageTarget, MediaDeadline, PreparedImage } from './types.js';

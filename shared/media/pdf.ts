@@ -12,7 +12,7 @@
  * mupdf is loaded on first use, so importing this module is cheap.
  */
 import type * as Mupdf from 'mupdf';
-import { ProviderFailure } from '../providers/types.js';
+import { ProviderFailure } from '../task.js';
 import { Deadline } from './deadline.js';
 import {
   checkTarget,
@@ -24,7 +24,7 @@ import {
   type RawImage,
   runSharp,
 } from './image.js';
-import type { ImageTarget, MediaDeadline, PreparedImage } from './index.js';
+import type { ImageTarget, MediaDeadline, PreparedImage } from './types.js';
 
 /** Pages are rendered at most at this resolution… */
 export const RENDER_MAX_DPI = 200;

@@ -7,7 +7,7 @@ import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import type { ProviderId, Strategy, TaskSpec } from '../providers/types.js';
+import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 
 export interface Plan {
   strategy: Strategy;

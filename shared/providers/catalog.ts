@@ -2,57 +2,16 @@
  * What the planner knows about each provider without loading its SDK: auth needs, what it accepts, which strategies
  * it can run, and an upper-bound cost model. API handlers estimate from this; only the worker loads adapters.
  */
-import type { FileFacts } from '../file-facts.js';
-import type { Micros } from '../money.js';
-import { localCost } from '../pricing/pricing.js';
+
+import type { ProviderId } from '../task.js';
 import { anthropicProfile } from './anthropic/profile.js';
 import { hasAwsCredentials } from './aws-credentials.js';
 import { bedrockProfile } from './bedrock/profile.js';
 import { geminiProfile } from './gemini/profile.js';
+import { localProfile } from './local/profile.js';
 import { openaiProfile } from './openai/profile.js';
 import { textractProfile } from './textract/profile.js';
-import type { ProviderId, Step, Strategy, TaskSpec } from './types.js';
-
-export interface ProviderProfile {
-  id: ProviderId;
-  auth: 'none' | 'api-key' | 'iam';
-  /** Environment variables whose presence means the provider has credentials. Empty for `none` and `iam`. */
-  credentialEnv: readonly string[];
-  /** For `iam` providers: whether AWS credentials or a role are present. */
-  available?: (env: NodeJS.ProcessEnv) => boolean;
-  strategies: readonly Strategy[];
-  /**
-   * What the provider is to the planner. An `ocr_engine` reads the text off the pages (the first step of a chained
-   * OCR-then-analyze plan); a `language_model` can read the file itself or analyze text another step produced.
-   */
-  role: 'ocr_engine' | 'language_model';
-  /**
-   * Whether one attempt answers the task itself, rather than only returning the document's text: always for a
-   * language model; for an OCR engine only a transcription or a schema it extracts natively. The planner prefers
-   * providers that answer (see shared/planning/plan.ts).
-   */
-  answers(task: TaskSpec): boolean;
-  /** Upper bound of what one attempt can cost us, in micros, for this file and task (whatever step it runs). */
-  maxCostMicros(facts: FileFacts, task: TaskSpec): Micros;
-  /** Upper bound of one attempt of one step, in micros: what a chained plan holds for each of its two steps. */
-  stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros;
-}
-
-export const localProfile: ProviderProfile = {
-  id: 'local',
-  auth: 'none',
-  credentialEnv: [],
-  // Local OCR can read text (OCR, then pattern extraction) but cannot look at a picture the way a vision model does.
-  strategies: ['ocr_then_analyze', 'generic_vision_summary'],
-  role: 'ocr_engine',
-  // Field extraction by labels and patterns is what it does; an open question gets the text and key-value pairs.
-  answers: (task) => task.outputFormat === 'text' || task.fields !== null,
-  // Upper bound: every page OCR'd (text-layer pages cost a tenth of that and are refunded).
-  maxCostMicros: (facts) => facts.pages * localCost.ocrPageMicros,
-  // An analyze step only extracts from text it is given: the text-layer page price (local-provider.ts).
-  stepCostMicros: (facts, _task, step) =>
-    Math.max(1, facts.pages) * (step === 'analyze' ? localCost.textLayerPageMicros : localCost.ocrPageMicros),
-};
+import type { ProviderProfile } from './types.js';
 
 /** Profiles by id (each provider's cost model and capabilities; no SDK is loaded here). */
 export const catalog: Partial<Record<ProviderId, ProviderProfile>> = {

@@ -27,9 +27,9 @@
  *   an answer is an unknown key like any other, never a match with something inherited.
  */
 
+import type { FieldType, TaskSpec } from '../task.js';
 import { coerceNumber } from './local/extract-fields.js';
 import { resultJsonSchema, resultKeys } from './task-prompt.js';
-import type { FieldType, TaskSpec } from './types.js';
 
 /** How many problems `resultSchemaErrors` collects when not told otherwise. */
 export const RESULT_SCHEMA_ERROR_LIMIT = 20;

@@ -2,7 +2,7 @@
  * What every LLM adapter sends: the instruction text built from the task (prompt + optional schema scaffold), and the
  * JSON Schema of the expected result (for structured output / tool input). One place, so providers cannot drift.
  */
-import type { FieldSpec, FieldType, TaskSpec } from './types.js';
+import type { FieldSpec, FieldType, TaskSpec } from '../task.js';
 
 const JSON_TYPES: Record<FieldType, Record<string, unknown>> = {
   string: { type: 'string' },

@@ -4,49 +4,8 @@
  * API handlers can estimate without loading any provider SDK.
  */
 import type { FileFacts } from '../file-facts.js';
-
-export const PROVIDER_IDS = ['openai', 'anthropic', 'gemini', 'bedrock', 'textract', 'local'] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
-
-/** The interface's execution strategies. */
-export type Strategy = 'direct_multimodal' | 'ocr_then_analyze' | 'generic_vision_summary';
-
-/** A step of a plan. `ocr` extracts text; `analyze` turns text (or pixels) into the result; `vision` does both from pixels. */
-export type Step = 'ocr' | 'analyze' | 'vision';
-
-/**
- * The steps a single-step plan may run a language model for on this file, so the ones its hold must cover: one
- * `vision` pass from the file, or, for a PDF whose every page has a text layer, an `analyze` pass over that text
- * (decided by the worker, shared/worker/process-run.ts). An image is never sent as text, and `ocr` runs only in a
- * chained plan, which holds each of its steps on its own (`stepCostMicros`).
- */
-export function singlePassSteps(facts: FileFacts): readonly Step[] {
-  return facts.kind === 'pdf' ? ['vision', 'analyze'] : ['vision'];
-}
-
-export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'array', 'object'] as const;
-export type FieldType = (typeof FIELD_TYPES)[number];
-
-/** One expected field of a schema, normalised (a bare string in a schema becomes `{name, type: 'string', required: false}`). */
-export interface FieldSpec {
-  name: string;
-  type: FieldType;
-  description?: string;
-  required: boolean;
-}
-
-/** What the client asked for, normalised from prompt + schemaId/schema + outputFormat. */
-export interface TaskSpec {
-  prompt: string;
-  outputFormat: 'json' | 'text';
-  /** Null when no schema (registry or inline) was given. */
-  fields: FieldSpec[] | null;
-  /** The registry schema id when one was used (lets OCR providers pick a specialised API, e.g. receipts). */
-  schemaId: string | null;
-  schemaLabel: string | null;
-  /** Prompt template with optional {prompt} and {fields} placeholders. */
-  promptScaffold: string | null;
-}
+import type { Micros } from '../money.js';
+import type { ProviderId, ProviderUsage, Step, Strategy, TaskSpec } from '../task.js';
 
 export interface ProviderInput {
   bytes: Uint8Array;
@@ -57,16 +16,6 @@ export interface ProviderInput {
   documentText?: string;
   /** Where the file is stored, for providers that read it from S3 themselves (Textract's asynchronous API). */
   source?: { bucket: string; key: string };
-}
-
-/** Usage one attempt consumed, as the provider reported it. */
-export interface ProviderUsage {
-  /** Pages or images processed. */
-  billableUnits: number;
-  /** What this attempt cost us, in micro-dollars, from actual usage. */
-  costMicros: number;
-  inputTokens?: number;
-  outputTokens?: number;
 }
 
 export interface ProviderOutput {
@@ -91,36 +40,27 @@ export interface ProviderAdapter {
   invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput>;
 }
 
-/**
- * Why an attempt failed; every kind moves the plan to the next candidate. `unreadable_file`: the service could not
- * decode the client's file to send it (a damaged image or PDF that passed the header checks at creation).
- */
-export type FailureKind =
-  | 'timeout'
-  | 'rate_limited'
-  | 'server'
-  | 'client'
-  | 'auth'
-  | 'refusal'
-  | 'invalid_output'
-  | 'unreadable_file';
-
-/** Thrown by adapters. Messages must never contain secrets (keys, auth headers). */
-export class ProviderFailure extends Error {
-  readonly kind: FailureKind;
-  readonly retryAfterMs: number | undefined;
-  /** Usage consumed by the failed attempt, if any (e.g. tokens spent on output that failed the schema). */
-  readonly usage: ProviderUsage | undefined;
-
-  constructor(
-    kind: FailureKind,
-    message: string,
-    options?: { retryAfterMs?: number; usage?: ProviderUsage; cause?: unknown },
-  ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ProviderFailure';
-    this.kind = kind;
-    this.retryAfterMs = options?.retryAfterMs;
-    this.usage = options?.usage;
-  }
+export interface ProviderProfile {
+  id: ProviderId;
+  auth: 'none' | 'api-key' | 'iam';
+  /** Environment variables whose presence means the provider has credentials. Empty for `none` and `iam`. */
+  credentialEnv: readonly string[];
+  /** For `iam` providers: whether AWS credentials or a role are present. */
+  available?: (env: NodeJS.ProcessEnv) => boolean;
+  strategies: readonly Strategy[];
+  /**
+   * What the provider is to the planner. An `ocr_engine` reads the text off the pages (the first step of a chained
+   * OCR-then-analyze plan); a `language_model` can read the file itself or analyze text another step produced.
+   */
+  role: 'ocr_engine' | 'language_model';
+  /**
+   * Whether one attempt answers the task itself, rather than only returning the document's text: always for a
+   * language model; for an OCR engine only a transcription or a schema it extracts natively. The planner prefers
+   * providers that answer (see shared/planning/plan.ts).
+   */
+  answers(task: TaskSpec): boolean;
+  /** Upper bound of what one attempt can cost us, in micros, for this file and task (whatever step it runs). */
+  maxCostMicros(facts: FileFacts, task: TaskSpec): Micros;
+  /** Upper bound of one attempt of one step, in micros: what a chained plan holds for each of its two steps. */
+  stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros;
 }

@@ -3,7 +3,7 @@
  * import with the same zod schema as an inline `schema`, so a broken registry file fails the build's tests.
  */
 import { inlineSchema, type SchemasResponse } from '../contract.js';
-import type { FieldSpec, TaskSpec } from '../providers/types.js';
+import type { FieldSpec, TaskSpec } from '../task.js';
 // zod/mini like the contract (see contract.ts): the create-run and schemas handlers load this module.
 import * as z from '../zod.js';
 import bankStatement from './bank_statement.json' with { type: 'json' };

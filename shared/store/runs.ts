@@ -11,7 +11,7 @@ import type { FileFacts } from '../file-facts.js';
 import { reconcileSettings, tables } from '../infra/resources.js';
 import { log } from '../log.js';
 import { type Micros, microsToUsd } from '../money.js';
-import type { ProviderId, Strategy, TaskSpec } from '../providers/types.js';
+import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 
 export const RUNS_TABLE = resourceName(tables.runs.envVar);
 

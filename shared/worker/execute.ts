@@ -8,14 +8,8 @@ import { log } from '../log.js';
 import type { Micros } from '../money.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import {
-  type ProviderAdapter,
-  ProviderFailure,
-  type ProviderId,
-  type ProviderInput,
-  type ProviderOutput,
-  type Step,
-} from '../providers/types.js';
+import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
+import { ProviderFailure, type ProviderId, type Step } from '../task.js';
 
 export interface ExecuteInput {
   candidates: readonly ProviderId[];

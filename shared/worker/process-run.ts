@@ -16,10 +16,11 @@ import { emitMetrics } from '../metrics.js';
 import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import type { ProviderAdapter, ProviderId, ProviderOutput, Step } from '../providers/types.js';
+import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
+import type { ProviderId, Step } from '../task.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
 import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
 

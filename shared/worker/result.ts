@@ -8,7 +8,8 @@
  *                and grounding the share of those values found verbatim (normalised) in the document text.
  */
 import { coerce } from '../providers/result-validation.js';
-import type { FieldSpec, ProviderOutput, TaskSpec } from '../providers/types.js';
+import type { ProviderOutput } from '../providers/types.js';
+import type { FieldSpec, TaskSpec } from '../task.js';
 
 /** The native confidence of a provider that reports none of its own. */
 export const DEFAULT_NATIVE = 0.5;

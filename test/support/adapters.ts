@@ -1,14 +1,6 @@
 /** Scripted provider adapters: small fakes that succeed, fail or hang as a test says, and record how they were called. */
-import {
-  type FailureKind,
-  type InvokeOptions,
-  type ProviderAdapter,
-  ProviderFailure,
-  type ProviderId,
-  type ProviderInput,
-  type ProviderOutput,
-  type ProviderUsage,
-} from '../../shared/providers/types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../../shared/providers/types.js';
+import { type FailureKind, ProviderFailure, type ProviderId, type ProviderUsage } from '../../shared/task.js';
 
 export interface ScriptedAdapter extends ProviderAdapter {
   calls: { input: ProviderInput; options: InvokeOptions }[];

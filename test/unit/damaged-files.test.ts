@@ -15,7 +15,7 @@ import { ApiError, type ErrorCode } from '../../shared/errors.js';
 import type { FileFacts } from '../../shared/file-facts.js';
 import { inspectUpload } from '../../shared/inspect/index.js';
 import { pdfTextLayer, prepareImage, renderPdfPages } from '../../shared/media/index.js';
-import { ProviderFailure } from '../../shared/providers/types.js';
+import { ProviderFailure } from '../../shared/task.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const MiB = 1024 * 1024;

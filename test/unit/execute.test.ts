@@ -1,6 +1,6 @@
 /** executePlan: deadlines per attempt, fallback on any failure, the budget cap, and what counts as a request. */
 import type { FileFacts } from '../../shared/file-facts.js';
-import type { TaskSpec } from '../../shared/providers/types.js';
+import type { TaskSpec } from '../../shared/task.js';
 import { type ExecuteInput, executePlan } from '../../shared/worker/execute.js';
 import { abortable, failing, hanging, rateLimitedThenSucceeding, succeeding, throwing } from '../support/adapters.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';

@@ -7,7 +7,7 @@ import {
   labelVariants,
   nameWords,
 } from '../../shared/providers/local/extract-fields.js';
-import type { FieldSpec, FieldType } from '../../shared/providers/types.js';
+import type { FieldSpec, FieldType } from '../../shared/task.js';
 
 const f = (name: string, type: FieldType = 'string'): FieldSpec => ({ name, type, required: false });
 

@@ -10,14 +10,9 @@ import * as mupdf from 'mupdf';
 import type { SupportedMime } from '../../shared/file-facts.js';
 import { localCost } from '../../shared/pricing/pricing.js';
 import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
-import type {
-  FieldSpec,
-  InvokeOptions,
-  ProviderInput,
-  ProviderOutput,
-  TaskSpec,
-} from '../../shared/providers/types.js';
-import { ProviderFailure } from '../../shared/providers/types.js';
+import type { InvokeOptions, ProviderInput, ProviderOutput } from '../../shared/providers/types.js';
+import type { FieldSpec, TaskSpec } from '../../shared/task.js';
+import { ProviderFailure } from '../../shared/task.js';
 
 // mupdf reports recoverable problems (e.g. "repairing PDF document") on stderr; the garbage inputs below trigger them.
 mupdf.setLog(() => {});

@@ -20,7 +20,7 @@ import {
   renderPdfPages,
 } from '../../shared/media/index.js';
 import { type Libheif, libheif, libheifInfo, loadLibheif, openHeif } from '../../shared/media/libheif.js';
-import { ProviderFailure } from '../../shared/providers/types.js';
+import { ProviderFailure } from '../../shared/task.js';
 
 // mupdf reports recoverable problems (e.g. "repairing PDF document") on stderr; the garbage inputs below trigger them.
 mupdf.setLog(() => {});

@@ -7,7 +7,8 @@ import { priceFor } from '../../shared/pricing/pricing.js';
 import rawPricing from '../../shared/pricing/pricing.json' with { type: 'json' };
 import { availableProviders, catalog } from '../../shared/providers/catalog.js';
 import { coerce } from '../../shared/providers/result-validation.js';
-import type { FieldSpec, ProviderOutput, TaskSpec } from '../../shared/providers/types.js';
+import type { ProviderOutput } from '../../shared/providers/types.js';
+import type { FieldSpec, TaskSpec } from '../../shared/task.js';
 import { computeConfidence, shapeResult } from '../../shared/worker/result.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS } from '../support/pricing.js';
 

@@ -8,7 +8,7 @@ import {
   resultSchemaErrors,
 } from '../../shared/providers/result-validation.js';
 import { resultFromAnswer, resultJsonSchema, resultKeys } from '../../shared/providers/task-prompt.js';
-import type { FieldSpec, TaskSpec } from '../../shared/providers/types.js';
+import type { FieldSpec, TaskSpec } from '../../shared/task.js';
 
 function task(fields: FieldSpec[] | null, outputFormat: TaskSpec['outputFormat'] = 'json'): TaskSpec {
   return { prompt: 'Read it.', outputFormat, fields, schemaId: null, schemaLabel: null, promptScaffold: null };

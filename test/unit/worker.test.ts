@@ -17,9 +17,10 @@ import { runQueue } from '../../shared/infra/resources.js';
 import { chainedPlan } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
-import type { ProviderAdapter, ProviderId } from '../../shared/providers/types.js';
+import type { ProviderAdapter } from '../../shared/providers/types.js';
 import { storedBytes } from '../../shared/store/run-results.js';
 import type { RunRecord } from '../../shared/store/runs.js';
+import type { ProviderId } from '../../shared/task.js';
 import { failing, hanging, succeeding, throwing } from '../support/adapters.js';
 import {
   completedRunItem,

@@ -40,20 +40,13 @@ import type {
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import { prepareImage } from '../../media/index.js';
+import type { ProviderUsage, Step, TaskSpec } from '../../task.js';
+import { type FailureKind, ProviderFailure } from '../../task.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer, truncateUtf8 } from '../task-prompt.js';
-import type {
-  InvokeOptions,
-  ProviderAdapter,
-  ProviderInput,
-  ProviderOutput,
-  ProviderUsage,
-  Step,
-  TaskSpec,
-} from '../types.js';
-import { type FailureKind, ProviderFailure } from '../types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
   ANALYZE_TEXT_BYTES_PER_PAGE,
   ANTHROPIC_IMAGE_TARGET,

@@ -38,12 +38,13 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { pdfTextLayer, prepareImage } from '../../media/index.js';
+import type { ProviderUsage } from '../../task.js';
+import { ProviderFailure } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
-import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput, ProviderUsage } from '../types.js';
-import { ProviderFailure } from '../types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
   analyzeText,
   BEDROCK_IMAGE_TARGET,

@@ -25,6 +25,8 @@
  */
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
+import type { ProviderUsage, TaskSpec } from '../../task.js';
+import { ProviderFailure } from '../../task.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -35,15 +37,7 @@ import {
   resultJsonSchema,
   truncateUtf8,
 } from '../task-prompt.js';
-import type {
-  InvokeOptions,
-  ProviderAdapter,
-  ProviderInput,
-  ProviderOutput,
-  ProviderUsage,
-  TaskSpec,
-} from '../types.js';
-import { ProviderFailure } from '../types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
   ANALYZE_MAX_TEXT_BYTES_PER_PAGE,
   type GeminiModelPricing,

@@ -19,7 +19,7 @@
  *    become an ID document's `fullName`, and a card holder's name an invoice's `vendor`: values the document shows,
  *    but not as what the field means.
  */
-import type { FieldSpec, FieldType } from '../types.js';
+import type { FieldSpec, FieldType } from '../../task.js';
 
 type Concept =
   | 'total'

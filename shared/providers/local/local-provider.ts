@@ -36,8 +36,8 @@ import { Deadline } from '../../media/deadline.js';
 import { runSharp, uprightImage } from '../../media/image.js';
 import { hasTextLayer, PdfFile, RENDER_MAX_PIXELS } from '../../media/pdf.js';
 import { localCost } from '../../pricing/pricing.js';
+import { ProviderFailure } from '../../task.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
-import { ProviderFailure } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
 
 // The decoding limits (images: 100 MP before decoding; PDF renders: 25 MP) and the text-layer rule live with the

@@ -33,6 +33,8 @@ import type {
 import * as z from 'zod';
 import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
+import type { FailureKind, ProviderUsage, Step, TaskSpec } from '../../task.js';
+import { ProviderFailure } from '../../task.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -43,17 +45,7 @@ import {
   resultJsonSchema,
   truncateUtf8,
 } from '../task-prompt.js';
-import type {
-  FailureKind,
-  InvokeOptions,
-  ProviderAdapter,
-  ProviderInput,
-  ProviderOutput,
-  ProviderUsage,
-  Step,
-  TaskSpec,
-} from '../types.js';
-import { ProviderFailure } from '../types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
   documentTextAllowance,
   documentTextBlock,

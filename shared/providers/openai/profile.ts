@@ -16,11 +16,11 @@
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
+import { type FieldSpec, type Step, singlePassSteps, type TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import type { ProviderProfile } from '../catalog.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import { type FieldSpec, type Step, singlePassSteps, type TaskSpec } from '../types.js';
+import type { ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());

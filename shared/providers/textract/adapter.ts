@@ -54,6 +54,7 @@ import {
   UnsupportedDocumentException,
 } from '@aws-sdk/client-textract';
 import { Deadline, type ImageTarget, prepareImage, renderPdfPages } from '../../media/index.js';
+import { type FieldSpec, type FieldType, ProviderFailure, type ProviderUsage } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
 import {
   coerceBoolean,
@@ -65,16 +66,7 @@ import {
 } from '../local/extract-fields.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult } from '../task-prompt.js';
-import {
-  type FieldSpec,
-  type FieldType,
-  type InvokeOptions,
-  type ProviderAdapter,
-  ProviderFailure,
-  type ProviderInput,
-  type ProviderOutput,
-  type ProviderUsage,
-} from '../types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
   billedPages,
   buildQueries,

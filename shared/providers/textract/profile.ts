@@ -9,11 +9,11 @@
  */
 import type { FileFacts } from '../../file-facts.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
+import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import type { ProviderProfile } from '../catalog.js';
 import { nameWords } from '../local/extract-fields.js';
-import type { FieldSpec, Step, TaskSpec } from '../types.js';
+import type { ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const pricingFile = z.object({

@@ -25,15 +25,8 @@ import {
 } from '../../../shared/providers/anthropic/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
-import {
-  type InvokeOptions,
-  type ProviderAdapter,
-  ProviderFailure,
-  type ProviderInput,
-  type ProviderOutput,
-  type Step,
-  type TaskSpec,
-} from '../../../shared/providers/types.js';
+import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
+import { ProviderFailure, type Step, type TaskSpec } from '../../../shared/task.js';
 import {
   type FakeServer,
   type RecordedRequest,

@@ -39,8 +39,9 @@ import {
 } from '../../../shared/providers/bedrock/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
-import type { ProviderInput, ProviderOutput, Step, TaskSpec } from '../../../shared/providers/types.js';
-import { ProviderFailure } from '../../../shared/providers/types.js';
+import type { ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
+import type { Step, TaskSpec } from '../../../shared/task.js';
+import { ProviderFailure } from '../../../shared/task.js';
 import {
   type FakeServer,
   type RecordedRequest,

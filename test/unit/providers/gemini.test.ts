@@ -25,15 +25,10 @@ import {
   tokenCostMicros,
 } from '../../../shared/providers/gemini/profile.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
-import type {
-  ProviderAdapter,
-  ProviderInput,
-  ProviderOutput,
-  Step,
-  TaskSpec,
-} from '../../../shared/providers/types.js';
-import { ProviderFailure } from '../../../shared/providers/types.js';
+import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
 import { normaliseFields, registry } from '../../../shared/registry/registry.js';
+import type { Step, TaskSpec } from '../../../shared/task.js';
+import { ProviderFailure } from '../../../shared/task.js';
 import { type FakeServer, type RecordedRequest, startFakeServer } from '../../support/fake-server.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures');

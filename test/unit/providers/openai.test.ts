@@ -34,14 +34,8 @@ import {
 } from '../../../shared/providers/openai/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { buildInstruction, resultJsonSchema } from '../../../shared/providers/task-prompt.js';
-import {
-  type InvokeOptions,
-  ProviderFailure,
-  type ProviderInput,
-  type ProviderOutput,
-  type Step,
-  type TaskSpec,
-} from '../../../shared/providers/types.js';
+import type { InvokeOptions, ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
+import { ProviderFailure, type Step, type TaskSpec } from '../../../shared/task.js';
 import {
   type FakeServer,
   type RecordedRequest,

@@ -24,16 +24,9 @@ import {
   textractPricing,
   textractProfile,
 } from '../../../shared/providers/textract/profile.js';
-import {
-  type FieldSpec,
-  type InvokeOptions,
-  ProviderFailure,
-  type ProviderInput,
-  type ProviderOutput,
-  type Step,
-  type TaskSpec,
-} from '../../../shared/providers/types.js';
+import type { InvokeOptions, ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
 import { buildTask, registry } from '../../../shared/registry/registry.js';
+import { type FieldSpec, ProviderFailure, type Step, type TaskSpec } from '../../../shared/task.js';
 import {
   type FakeServer,
   type RecordedRequest,
