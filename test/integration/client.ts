@@ -1,7 +1,7 @@
 /** A small HTTP client for the integration tests: real requests against the local stack, plus direct table reads. */
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { StackInfo } from './stack.js';
 
@@ -136,9 +136,35 @@ export async function setCredit(tenantId: string, micros: number): Promise<void>
   );
 }
 
+function sqsClient(): SQSClient {
+  return new SQSClient({ endpoint: stack().endpoints.sqs, useQueueUrlAsEndpoint: false });
+}
+
 /** Sends a raw message to the run queue (to simulate SQS delivering a duplicate). */
 export async function sendRunMessage(jobId: string): Promise<void> {
-  await new SQSClient({ endpoint: stack().endpoints.sqs, useQueueUrlAsEndpoint: false }).send(
+  await sqsClient().send(
     new SendMessageCommand({ QueueUrl: stack().resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
   );
+}
+
+/**
+ * Waits until the run queue holds no message, visible or in flight: every delivery (duplicates and redeliveries
+ * included) has been handled and deleted. Polls with a deadline instead of sleeping for a guessed time.
+ */
+export async function waitForRunQueueDrained(timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { Attributes } = await sqsClient().send(
+      new GetQueueAttributesCommand({
+        QueueUrl: stack().resources.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    const waiting =
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    if (waiting === 0) return;
+    if (Date.now() > deadline) throw new Error(`the run queue still holds ${waiting} message(s) at the deadline`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

@@ -17,6 +17,7 @@ import {
   tenantRecord,
   upload,
   waitForFinal,
+  waitForRunQueueDrained,
 } from './client.js';
 
 async function createdRun(body: Record<string, unknown>, headers: Record<string, string> = {}) {
@@ -177,9 +178,9 @@ describe('worker exactly-once', () => {
     await sendRunMessage(jobId);
     const final = await waitForFinal(jobId);
     expect(final.body.status).toBe('completed');
-    // Give the duplicates time to be consumed, then check nothing moved.
+    // Once both duplicates have been handled and deleted, nothing has moved.
     const tenantAfter = await tenantRecord('tenant-a');
-    await new Promise((r) => setTimeout(r, 2500));
+    await waitForRunQueueDrained();
     await expectSettledOnce(jobId);
     expect((await tenantRecord('tenant-a')).chargedMicros).toBe(tenantAfter.chargedMicros);
     expect((await call('GET', `/v1/runs/${jobId}`)).body.completedAt).toBe(final.body.completedAt);
@@ -199,8 +200,8 @@ describe('worker exactly-once', () => {
     const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
     expect(final.body.status).toBe('completed');
     const charged = (await tenantRecord('tenant-a')).chargedMicros;
-    // Wait past the visibility timeout (3 s in the test stack) so the redelivery happens.
-    await new Promise((r) => setTimeout(r, 5000));
+    // The message was not deleted: it comes back after the visibility timeout (3 s here), and is then handled.
+    await waitForRunQueueDrained();
     await expectSettledOnce(jobId);
     expect((await tenantRecord('tenant-a')).chargedMicros).toBe(charged);
   });

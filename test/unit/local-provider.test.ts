@@ -290,44 +290,6 @@ describe('local provider: deadlines and bad input', () => {
     expect(failure.kind).toBe('timeout');
   });
 
-  test(
-    'a deadline that passes during OCR throws a timeout failure; a job queued behind it still succeeds',
-    async () => {
-      // Warm up so that the deadline falls inside recognition, not worker start-up.
-      await localProvider.invoke(fixtureInput('receipt.png', task('text')), options());
-      // Decoding takes a few ms and recognition a few hundred: the first job's deadline passes mid-OCR and the
-      // worker is terminated; the second job, queued on the same worker, is re-run on a fresh one.
-      const [short, long] = await Promise.allSettled([
-        localProvider.invoke(fixtureInput('receipt.png', task('text')), options(120)),
-        localProvider.invoke(fixtureInput('receipt.png', task('json', RECEIPT_FIELDS)), options()),
-      ]);
-      expect(short.status).toBe('rejected');
-      const failure = (short as PromiseRejectedResult).reason;
-      expect(failure).toBeInstanceOf(ProviderFailure);
-      expect((failure as ProviderFailure).kind).toBe('timeout');
-      expect(long.status).toBe('fulfilled');
-      expect((long as PromiseFulfilledResult<ProviderOutput>).value.result).toEqual(RECEIPT_RESULT);
-
-      const after = await localProvider.invoke(fixtureInput('receipt.png', task('json', RECEIPT_FIELDS)), options());
-      expect(after.result).toEqual(RECEIPT_RESULT);
-    },
-    OCR_TIMEOUT,
-  );
-
-  test(
-    'a timeout part-way through a PDF reports the usage of the pages already read',
-    async () => {
-      await localProvider.invoke(fixtureInput('receipt.png', task('text')), options()); // warm
-      const pdf = buildPdf([{ lines: INVOICE_PAGES[0] ?? [] }, { png: receiptPng(200) }]);
-      const failure = await failureOf(
-        localProvider.invoke(input(pdf, 'application/pdf', task('text'), 2), options(150)),
-      );
-      expect(failure.kind).toBe('timeout');
-      expect(failure.usage).toEqual({ billableUnits: 1, costMicros: localCost.textLayerPageMicros });
-    },
-    OCR_TIMEOUT,
-  );
-
   test.each<[string, SupportedMime]>([
     ['application/pdf', 'application/pdf'],
     ['image/png', 'image/png'],
