@@ -1,6 +1,6 @@
 /**
- * SQS-triggered worker. Each record is one run; failures are reported per record (partial batch response) so one bad
- * run never redelivers its neighbours. Idempotency is by jobId inside processRun, not by message id.
+ * SQS-triggered worker. Each record is one run (the event source's batch size is 1: a run may use the whole invocation);
+ * failures are reported per record (partial batch response). Idempotency is by jobId inside processRun, not message id.
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueue } from '../shared/infra/resources.js';
@@ -8,12 +8,6 @@ import { log } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { jobIdOf } from '../shared/runs/run-message.js';
 import { type ProcessOptions, processRun } from '../shared/worker/process-run.js';
-
-/**
- * Time a run needs at least to be started. A later record of a batch that would start with less is handed back to SQS
- * untouched (redelivered after the visibility timeout) rather than run short of time and failed for good.
- */
-export const MIN_RUN_MS = 60_000;
 
 type WorkerDependencies = Pick<ProcessOptions, 'adapters' | 'fault'> &
   Partial<Pick<ProcessOptions, 'visibilityTimeoutSeconds'>>;
@@ -28,14 +22,7 @@ export function createWorkerHandler({
 }: WorkerDependencies) {
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-    for (const [index, record] of event.Records.entries()) {
-      if (index > 0 && context.getRemainingTimeInMillis() < MIN_RUN_MS) {
-        log.warn('too little time left in this invocation; the run will be redelivered', {
-          messageId: record.messageId,
-        });
-        batchItemFailures.push({ itemIdentifier: record.messageId });
-        continue;
-      }
+    for (const record of event.Records) {
       const jobId = jobIdOf(record.body);
       if (jobId === undefined) {
         // A malformed message can never succeed; retrying would only move it to the DLQ later.

@@ -42,8 +42,8 @@ export interface ProcessOptions {
    */
   visibilityTimeoutSeconds: number;
   /**
-   * Test seam for crash simulation (used by the local stack only when fault injection is enabled): called just before
-   * and just after the settlement transaction; throwing aborts the delivery the way a crashed invocation would.
+   * Crash simulation (the local stack, with fault injection on): throwing aborts the delivery as a crash would. It
+   * stays a seam here because only processRun can place a crash between the providers' answer and the settlement.
    */
   fault?: (point: 'before-settle' | 'after-settle', run: RunRecord) => void;
 }

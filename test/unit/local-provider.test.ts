@@ -10,7 +10,7 @@ import * as mupdf from 'mupdf';
 import type { SupportedMime } from '../../shared/file-facts.js';
 import { localCost } from '../../shared/pricing/pricing.js';
 import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
-import type { InvokeOptions, ProviderInput, ProviderOutput } from '../../shared/providers/types.js';
+import type { InvokeOptions, ProviderInput } from '../../shared/providers/types.js';
 import type { FieldSpec, TaskSpec } from '../../shared/task.js';
 import { ProviderFailure } from '../../shared/task.js';
 

@@ -444,27 +444,6 @@ describe('infrastructure failures and redelivery', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  test('a later run of a batch that would start short of time is handed back untouched, not failed for good', async () => {
-    arrange(runItem());
-    arrange(runItem({ jobId: 'run_2' }));
-    const handler = createWorkerHandler({ adapters: { local: succeeding('local') } });
-    // The first run used most of the invocation: 20 s are left when the second would start.
-    const left = [170_000, 20_000];
-    const context = { getRemainingTimeInMillis: () => left.shift() ?? 20_000 };
-    const response = await handler(
-      sqsEvent([
-        { body: '{"jobId":"run_1"}', messageId: 'm-1' },
-        { body: '{"jobId":"run_2"}', messageId: 'm-2' },
-      ]),
-      context,
-    );
-    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-2' }]);
-    theSettlement('run_1');
-    // run_2 was not even marked as being processed.
-    const touched = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.Key?.jobId);
-    expect(touched).not.toContain('run_2');
-  });
-
   test('a settlement write failure (not a cancellation) is redelivered', async () => {
     arrange(runItem());
     ddb.on(TransactWriteCommand).rejects(new Error('ProvisionedThroughputExceededException'));
