@@ -1,12 +1,7 @@
 /**
- * API-key authorizer (API Gateway REQUEST authorizer). Looks the key up by hash; an unknown or revoked key is denied
- * with API Gateway's `Unauthorized` convention (→ 401, body shaped by the gateway response). The policy allows every
- * route of the API because API Gateway caches it per key for all routes; scopes are checked by each route's handler.
- *
- * An allowed key that has a usage-plan key (deployments: the keys CLI creates one per client key) is returned as
- * `usageIdentifierKey`, so API Gateway's usage plan throttles each client key on its own (the RestApi takes API keys
- * from the authorizer: lib/stateless-stack.ts PER_KEY_THROTTLE). A key without one (the local stack) gets none; the
- * local gateway throttles per client key itself. The value is never logged.
+ * API-key authorizer (API Gateway REQUEST authorizer): looks the key up by hash; unknown or revoked → `Unauthorized`.
+ * Not to undo: the policy allows every route (API Gateway caches it per key for all routes; handlers check scopes), and
+ * the usage-plan key is returned as `usageIdentifierKey`, never logged. docs/decisions.md#the-api-key-authorizer.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { findActiveKey } from '../shared/store/tenants.js';

@@ -1,35 +1,9 @@
 /**
- * Vision Analysis Service SDK (Node 20+, ESM, no runtime dependencies beyond Node built-ins).
- *
- *   import { VisionClient, VisionError } from 'vision-analysis-service/sdk';
- *   const client = new VisionClient({ baseUrl, apiKey });
- *   const run = await client.analyze('receipt.png', { prompt: 'Extract the receipt', schemaId: 'receipt' });
- *   run.result.total; // typed completed envelope
- *
- * Request/response types come from shared/contract.ts (type-only imports: nothing of the service is loaded at run time).
- *
- * Retries (per HTTP call):
- * - 429 and 503: always retried (the request was not processed), waiting `Retry-After` (seconds or HTTP date) when sent,
- *   otherwise the backoff below.
- * - network errors and other 5xx: retried only for idempotent calls: GET, the upload PUT, presign (a spare upload slot
- *   is harmless and expires), and createRun when it carries an Idempotency-Key (analyze/submit always send one).
- * - backoff: capped exponential with full jitter, `random(0, min(maxDelayMs, baseDelayMs * 2^attempt))`.
- * - one attempt waits at most `requestTimeoutMs` (30 s) for the response of an API call (the upload PUT is not limited);
- *   a timed-out attempt counts as a network error.
- * - redirects are not followed for calls that carry the API key (the key must never reach another host): a 3xx
- *   answer is an HTTP_ERROR.
- * Polling (`waitForRun`, `analyze`) uses the same shape of backoff, 500 ms → 5 s cap by default, and rides out
- * transient errors (network, 5xx, 429) for up to `maxErrorMs` (2 min) before giving up.
- *
- * Once a run exists, every error `analyze` and `waitForRun` throw names it (`jobId`): the run continues on the service,
- * and `waitForRun(jobId)` resumes. When creation itself ends without an answer (network errors, 5xx after the
- * retries), `details.uploadId` and `details.idempotencyKey` are set (and `details.confirmCost` when it was the creation
- * confirmed through `confirmCost`): `analyze({ uploadId }, { ...params, idempotencyKey })` (with `confirmCost: true`
- * then) answers with the run that request created, if it did, and never creates a second one.
- *
- * Cancellation: an AbortSignal or `timeoutMs` rejects with a `VisionError` whose `code` is `'ABORTED'` (never a
- * DOMException); `details.reason` is `'aborted'` or `'timeout'` and `details.jobId` names the run when it was already
- * created, so the caller can resume with `waitForRun(jobId)`. Cancelling never cancels the run on the service.
+ * Vision Analysis Service SDK (Node 20+, ESM, no runtime dependencies beyond Node built-ins): `VisionClient` and
+ * `VisionError`. Types are type-only imports from shared/contract.ts, so nothing of the service loads at run time.
+ * Decisions not to undo: only idempotent calls are retried after a network error or 5xx (createRun only with an
+ * Idempotency-Key), and calls carrying the API key never follow a redirect. Retries, polling and cancellation:
+ * docs/sdk.md.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

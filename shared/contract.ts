@@ -1,14 +1,8 @@
 /**
- * The API contract as zod schemas: every request body, query and response of interface.md + contract-v1.md.
- * Handlers validate with these; docs/openapi.json is generated from them (scripts/openapi.ts); types are inferred.
- * Request objects are strict (unknown fields → 400 INVALID_REQUEST) so typos surface.
- *
- * Written with zod/mini (functional API: `z.optional(x)`, `x.check(z.minLength(1))`) for the handlers' bundle size
- * (300 KB minified each): every classic zod schema carries the whole chaining API and its JSON-schema processors,
- * which no bundler can shake out, so classic cost each API handler ~100 KB (get-run: 325 KB); mini, with the same
- * schemas, ~44 KB (get-run: 268 KB). Same package and core: validation, error messages (English locale, set up in
- * ./zod.ts) and the generated docs/openapi.json are unchanged, and classic schemas elsewhere (SDK, CLI, worker
- * adapters) mix with these freely. Every module an API handler loads uses mini: one classic schema brings it all back.
+ * The API contract as zod schemas: every request body, query and response of interface.md + contract-v1.md; handlers
+ * validate with these, docs/openapi.json is generated from them, types are inferred. Request objects are strict.
+ * Not to undo: every module an API handler loads uses zod/mini (one classic schema brings ~100 KB back into each
+ * bundle): docs/decisions.md#why-the-apis-schemas-use-zodmini.
  */
 import { config } from './config.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';

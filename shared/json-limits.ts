@@ -1,13 +1,7 @@
 /**
- * Limits on the shape of JSON a client sends, checked by walking the value iteratively (never recursively):
- * - every request body, before validation (shared/http.ts): at most BODY_MAX_DEPTH levels and no `__proto__` key.
- *   zod's schemas recurse, so a 256 KiB body nested 100,000 levels deep would overflow the stack (a 500) instead of
- *   getting its 400; and JSON.parse keeps a `__proto__` key that any later copy silently turns into a prototype.
- * - values stored as sent (run metadata, verify corrections; shared/contract.ts): at most STORED_MAX_DEPTH levels
- *   and numbers DynamoDB can hold exactly. DynamoDB allows 32 levels in an item (the run item and the idempotency
- *   record wrap these values in three more), numbers of magnitude 1e-130 and up, and the SDK refuses integers beyond
- *   2^53 - 1 that it cannot represent exactly. Without these checks such values passed validation and failed the
- *   write: a 500 for a request that can never succeed.
+ * Limits on the shape of JSON a client sends, checked by walking the value iteratively (never recursively): request
+ * bodies before validation (depth, no `__proto__`), and values stored as sent (depth, numbers DynamoDB holds exactly).
+ * Without them such input overflowed the stack or failed the write with a 500: docs/decisions.md#limits-on-the-shape-of-client-json.
  */
 
 export const BODY_MAX_DEPTH = 32;

@@ -1,21 +1,8 @@
 /**
- * Images for providers: decode (HEIC through libheif, the rest through sharp), turn upright from the EXIF orientation,
- * downscale to what the provider is worth sending, and encode until the bytes fit its limit.
- *
- * - **HEIC.** sharp's prebuilt libvips reads HEIF only with AV1 (no HEVC, for patent reasons), so iPhone photos are
- *   decoded by libheif compiled to WASM (libheif-js, the decoder heic-convert ships), loaded by `./libheif.ts` with a
- *   faster, bit-identical inverse transform in place of libde265's reference one (over half of the decode). The
- *   container parse reports the dimensions before any pixel is decoded, so the pixel cap is enforced from the header;
- *   the decoded RGB (RGBA only when the image has alpha) goes to sharp as raw pixels. libheif applies the container's
- *   rotation/mirror (`irot`/`imir`) itself, which is where HEIC keeps orientation.
- * - **Decode once, encode until it fits.** The image is decoded, oriented and downscaled to raw pixels once; the
- *   encoder then steps JPEG quality 85 → 72 → 60 and, if still over `maxBytes`, shrinks the pixels (encoded size is
- *   roughly proportional to the pixel count) and tries again at 60.
- * - **Bounded work.** sharp refuses inputs over MAX_INPUT_PIXELS (`limitInputPixels`) before decoding; every sharp
- *   call is raced against the deadline and given sharp's own `timeout` so libvips stops too. The libheif decode is
- *   synchronous WASM and cannot be interrupted: the deadline is checked before and after it.
- *
- * sharp and libheif are loaded on first use, so importing this module is cheap.
+ * Images for providers: decode (HEIC through ./libheif.ts, the rest through sharp), turn upright, downscale to what
+ * the provider is worth sending, and encode until the bytes fit its limit.
+ * Not to undo: pixel caps are enforced from the header before decoding, and every sharp call races the deadline and
+ * gets sharp's own timeout. sharp and libheif load on first use. More: docs/decisions.md#images-for-providers.
  */
 import type { OutputInfo, Sharp, SharpConstructor } from 'sharp';
 import type { SupportedMime } from '../file-facts.js';

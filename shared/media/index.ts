@@ -1,14 +1,7 @@
 /**
- * Media preparation shared by every provider: an uploaded image or PDF turned into what a provider's API accepts.
- *
- * - `prepareImage`: HEIC decoded when the provider does not take it, EXIF orientation applied, downscaled to the
- *   provider's useful long side, encoded (JPEG unless the provider takes only PNG) until it fits the byte limit.
- * - `renderPdfPages`: PDF pages rasterised by mupdf within the same kind of target.
- * - `pdfTextLayer`: the text a PDF carries, page by page.
- *
- * Every function takes the attempt's deadline: once it passes (or the signal aborts) the work stops with
- * `ProviderFailure('timeout')`; a file that cannot be decoded fails with `ProviderFailure('unreadable_file')`. sharp, mupdf and
- * libheif are loaded on first use, so importing this module costs nothing.
+ * Media preparation shared by every provider: `prepareImage`, `renderPdfPages`, `pdfTextLayer`. Every function takes
+ * the attempt's deadline (`timeout` once it passes); a file that cannot be decoded fails `unreadable_file`. sharp,
+ * mupdf and libheif load on first use, so importing this module costs nothing.
  */
 export type { SupportedMime } from '../file-facts.js';
 export { Deadline } from './deadline.js';

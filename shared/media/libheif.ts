@@ -1,24 +1,8 @@
 /**
- * libheif (the WebAssembly build of libheif-js, with libde265 for HEVC) loaded directly, with a faster inverse
- * transform put in its function table.
- *
- * Why directly and not through heic-decode: heic-decode asks libheif for RGBA (a quarter of the output bytes are an
- * alpha channel a camera photo does not have, which then had to be checked and dropped) and copies the pixels in a
- * JS loop behind a `setTimeout`. Here an image without alpha is decoded straight to packed RGB and copied once out of
- * the WASM heap; the same libheif call (`heif_decode_image` to interleaved RGB/RGBA, no options) does the colour
- * conversion, orientation (`irot`/`imir`) and cropping, so the pixels are those heic-decode gave, minus the alpha byte.
- *
- * Why the patch: in libheif-js, libde265 is compiled without SIMD and uses its reference inverse DCT, a plain matrix
- * product (`transform_idct_add<uint8_t>` in fallback-dct.cc: N³ multiply-adds per pass). Profiling a 12 MP photo shows
- * it is over half of the decode (the rest is mostly CABAC and residual parsing). libde265 calls it through function
- * pointers (`acceleration_functions::transform_add_8[0..3]`), i.e. through slots of the WASM function table; the loader
- * puts in those slots the functions of a small module (./heic-idct/build.ts) that computes the same integer transform
- * as a partial butterfly on WASM SIMD: bit-identical output (tested on every byte), ~2.2x faster decode.
- *
- * Guards: the slots are known for one libheif.wasm only, so the patch applies only when the file's SHA-256 is that of
- * libheif-js 1.23.2; each replacement is then compared with the function it replaces on test blocks before it goes in.
- * Any mismatch (another libheif-js version, a runtime without WASM SIMD) leaves libheif as it is: slower, same pixels.
- * `libheifInfo()` says which one is in use.
+ * libheif (libheif-js WASM, with libde265) loaded directly, with a faster inverse transform put in its function table.
+ * Not to undo: the patch applies only to the libheif.wasm whose SHA-256 it knows, and only after each replacement
+ * matches the original on test blocks; otherwise libheif runs as shipped (slower, same pixels). `libheifInfo()` says
+ * which. Why and how: docs/decisions.md#heic-decoding-with-a-faster-inverse-transform.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -1,15 +1,7 @@
 /**
  * PDFs for providers, through mupdf (WASM): the text layer page by page, and pages rendered to images.
- *
- * - **Resolution.** A page is rendered at the highest scale that keeps its long side within the target's
- *   `maxLongSide`, never above RENDER_MAX_DPI (200 dpi reads small print; more only adds bytes), and never over
- *   RENDER_MAX_PIXELS (a page box of several metres would otherwise allocate gigabytes).
- * - **Bounded work.** mupdf is synchronous WASM: the deadline is checked before each page, and the encoding of each
- *   rendered page (sharp) is raced against it.
- * - **Failures.** A file mupdf cannot open, a password-protected one, or an unreadable page tree or page is the file's
- *   fault: `ProviderFailure('unreadable_file')`; a page index out of range is the caller's: `ProviderFailure('client')`.
- *
- * mupdf is loaded on first use, so importing this module is cheap.
+ * Not to undo: renders stay under RENDER_MAX_DPI and RENDER_MAX_PIXELS, and a file mupdf cannot open is the file's
+ * fault (`unreadable_file`), a page out of range the caller's (`client`). docs/decisions.md#pdfs-for-providers.
  */
 import type * as Mupdf from 'mupdf';
 import { ProviderFailure } from '../task.js';

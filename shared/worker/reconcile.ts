@@ -1,24 +1,8 @@
 /**
- * The reconciler: a scheduled sweep (functions/reconcile.ts; every few minutes on the local stack) over the runs that
- * are still queued, so that no run waits forever with the client's money held. It closes the gaps the request path
- * and the worker cannot close themselves:
- *
- * - **A message that never reached a worker**: create-run committed the run and its hold but the send failed after
- *   the commit was out of reach (the invocation died between the two, or the failure settlement itself failed). A run
- *   never delivered `resendAfterSeconds` after its last message is sent again, at most `maxResends` times. A resend
- *   is harmless when the first message was only slow: the worker is idempotent by jobId.
- * - **A message that went to the DLQ without a settlement**: the invocation of the last allowed delivery crashed
- *   (timeout, out of memory), so the worker's own last-delivery refund never ran. A run delivered `maxReceiveCount`
- *   times whose last delivery began `deadAfterSeconds` ago is failed and refunded.
- * - **A message that went silent after a delivery**: its later receives never reached the run (a throttled read, a
- *   crashed init), so the run does not know it was dead-lettered. A delivered run with no delivery or resend for
- *   `silentAfterSeconds` (longer than any message could still be retried and moved) is sent again, within the same
- *   `maxResends`; the worker is idempotent by jobId, so a message that was only stuck in a backlog costs nothing.
- * - **A message that can no longer exist**: older than the queue's retention since it was last sent. Failed and
- *   refunded too.
- *
- * Failing uses the worker's settlement (store/ledger.ts), conditional on the run still being queued, so a worker that
- * settles the run at the same moment wins or loses cleanly: the money moves once either way.
+ * The reconciler: a scheduled sweep over the runs still queued, so that no run waits forever with the client's money
+ * held. It sends again the message of a run that never reached a worker or went silent, and fails and refunds a run
+ * whose message died. Failing goes through the worker's own settlement, conditional on the run still being queued, so
+ * the money moves once whoever wins. The four gaps it closes: docs/decisions.md#the-reconciler.
  */
 import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';

@@ -1,22 +1,7 @@
 /**
- * Builds the WebAssembly inverse transform that `../libheif.ts` puts in place of libde265's reference one inside
- * libheif-js (see there for why and how). Build time only; nothing here runs in the service.
- *
- *   apt-get install clang lld        # Debian 12: clang 14 with the wasm32 target, wasm-ld
- *   npx tsx shared/media/heic-idct/build.ts
- *
- * 1. Generates `idct.c` (committed, for review): the HEVC inverse DCT of 4, 8, 16 and 32 points as a partial butterfly
- *    (even/odd decomposition, HM's structure) on WebAssembly SIMD, with the standard's integer matrix inlined as
- *    constants, plus the 2-D "transform and add" that libde265's `transform_NxN_add_8_fallback` does.
- * 2. Compiles it with clang (-O3 -msimd128) into a module that imports its memory (libheif's own) and has no data
- *    segment and no static variable (instantiating it must not write to libheif's memory); its stack pointer is
- *    exported so that the loader points it at a block it allocates in libheif's heap.
- * 3. Writes `../heic-idct-wasm.ts` (the module, base64) with its SHA-256.
- *
- * Bit-exactness with libde265 holds by construction (the butterfly only regroups the same integer products; the
- * first pass rounds with 64 >> 7 and saturates to int16, the second rounds with 2048 >> 12 and the sum with the
- * prediction saturates to 0..255, exactly like `transform_idct_add<uint8_t>`), and it is tested: test/unit/media.test.ts
- * decodes fixtures with and without it and compares every byte.
+ * Builds the WebAssembly inverse transform that ../libheif.ts puts in place of libde265's reference one (build time
+ * only: `apt-get install clang lld && npx tsx shared/media/heic-idct/build.ts`). Writes idct.c and ../heic-idct-wasm.ts.
+ * Bit-exact with libde265 by construction and by test (test/unit/media.test.ts): docs/decisions.md#the-wasm-inverse-transform-build.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
