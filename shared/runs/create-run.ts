@@ -34,10 +34,11 @@ import {
   type IdempotencyRecord,
 } from '../store/idempotency.js';
 import { createRunWithHold, settleRun } from '../store/ledger.js';
-import { queuedShardOf, type RunRecord, toRunResponse } from '../store/runs.js';
+import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 import { openStoredObject } from '../uploads/stored-object.js';
 import { enqueueRun } from './run-message.js';
+import { toRunResponse } from './run-view.js';
 
 export interface CreateRunInput {
   tenantId: string;
