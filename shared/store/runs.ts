@@ -138,14 +138,9 @@ export async function getRun(jobId: string): Promise<RunRecord | null> {
 export type Claim = 'claimed' | 'final' | 'leased';
 
 /**
- * Claims a queued run for one delivery, until `leaseUntil`, and counts the delivery (with its SQS receive count).
- * - 'claimed': this delivery may process the run (no claim, or the last one has lapsed).
- * - 'leased': another delivery holds an unexpired claim (a duplicate message, or a redelivery racing a live
- *   invocation): the provider must not be called a second time. The delivery is still counted, with its SQS receive
- *   count (`lastReceiveCount`), by which the reconciler tells a dead-lettered run.
- * - 'final': the run is already completed or failed.
- * A claim never outlives the invocation that took it (callers pass its deadline, capped by the visibility timeout), so
- * a crashed delivery blocks nobody for longer than SQS would wait to redeliver it anyway.
+ * Claims a queued run for one delivery until `leaseUntil`, and counts the delivery with its SQS receive count:
+ * 'claimed' (process it), 'leased' (another delivery holds it: never call the provider twice) or 'final'.
+ * Callers cap the lease by their own deadline. Why: docs/decisions.md#a-claim-per-delivery
  */
 export async function claimRun(
   jobId: string,
