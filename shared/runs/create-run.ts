@@ -27,18 +27,18 @@ import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
-import { createRunWithHold } from '../store/hold.js';
 import {
   deleteIdempotencyRecord,
   getIdempotencyRecord,
   IdempotencyConflict,
   type IdempotencyRecord,
 } from '../store/idempotency.js';
-import { settleRun } from '../store/ledger.js';
-import { queuedShardOf, type RunRecord, toRunResponse } from '../store/runs.js';
+import { createRunWithHold, settleRun } from '../store/ledger.js';
+import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 import { openStoredObject } from '../uploads/stored-object.js';
 import { enqueueRun } from './run-message.js';
+import { toRunResponse } from './run-view.js';
 
 export interface CreateRunInput {
   tenantId: string;

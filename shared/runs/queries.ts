@@ -12,7 +12,8 @@ import {
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { withResult } from '../store/run-results.js';
-import { getRunForTenant, JOB_ID, listRuns, type RunRecord, runIndexKey, toRunResponse } from '../store/runs.js';
+import { getRunForTenant, JOB_ID, listRuns, type RunRecord, runIndexKey } from '../store/runs.js';
+import { toRunResponse } from './run-view.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
   const run = await getRunForTenant(jobId, tenantId);

@@ -1,23 +1,106 @@
 /**
- * The money path. A run is created together with its hold (store/hold.ts), and finished together with its settlement
- * (here), each as ONE DynamoDB transaction keyed by the run id:
- *   create  = put run (must not exist) + take the hold from the tenant + ledger entry `{jobId}#hold` (+ idempotency record)
- *   settle  = final run state (only if still queued) + release the hold / book charge and refund + ledger `{jobId}#settle`
- * The conditions make both exactly-once: a retried request, a duplicate SQS message or a crash between steps either
- * finds the transaction done (and changes nothing) or redoes all of it.
+ * The money path: a run is created with its hold (`createRunWithHold`) and finished with its settlement (`settleRun`),
+ * each ONE DynamoDB transaction keyed by the run id, whose conditions make it exactly-once. Items are named, and a
+ * cancellation is read by name (transact.ts). Why: docs/decisions.md#one-transaction-per-money-step
  */
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';
-import { runError } from '../errors.js';
+import { InsufficientCreditError, runError } from '../errors.js';
 import { tables } from '../infra/resources.js';
-import type { Micros } from '../money.js';
+import { type Micros, microsToUsd } from '../money.js';
+import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { resultPartPuts, splitResult } from './run-results.js';
 import { RUNS_TABLE, type RunError, type RunRecord, type RunUsage } from './runs.js';
-import { transactWrite } from './transact.js';
+import { getTenant, tenantsTable } from './tenants.js';
+import { failedConditions, transactWriteNamed } from './transact.js';
 
-export const TENANTS_TABLE = resourceName(tables.tenants.envVar);
 export const LEDGER_TABLE = resourceName(tables.ledger.envVar);
+
+/**
+ * Writes the run, takes the hold and (optionally) records the idempotency key, atomically.
+ * Throws InsufficientCreditError when a limited tenant cannot cover the hold, IdempotencyConflict when the same key
+ * was committed concurrently. Returns the record as written.
+ */
+export async function createRunWithHold(run: RunRecord, idempotency: IdempotencyRecord | null): Promise<RunRecord> {
+  const tenant = await getTenant(run.tenantId);
+  if (!tenant) throw new Error(`tenant ${run.tenantId} does not exist`);
+  return holdAs(run, idempotency, tenant.availableMicros !== undefined, false);
+}
+
+/**
+ * The transaction for a tenant read as limited or not. `retried`: the tenant's limit changed between the read and the
+ * write, and this is the one retry with the fresh state.
+ */
+async function holdAs(
+  run: RunRecord,
+  idempotency: IdempotencyRecord | null,
+  limited: boolean,
+  retried: boolean,
+): Promise<RunRecord> {
+  const hold = run.estimateMicros;
+  const record: RunRecord = { ...run, holdFromCredit: limited };
+
+  const tenantUpdate = limited
+    ? {
+        UpdateExpression: 'SET availableMicros = availableMicros - :hold ADD heldMicros :hold',
+        ConditionExpression: 'attribute_exists(availableMicros) AND availableMicros >= :hold',
+      }
+    : {
+        UpdateExpression: 'ADD heldMicros :hold',
+        ConditionExpression: 'attribute_exists(tenantId) AND attribute_not_exists(availableMicros)',
+      };
+
+  const items = {
+    run: { Put: { TableName: RUNS_TABLE, Item: record, ConditionExpression: 'attribute_not_exists(jobId)' } },
+    tenant: {
+      Update: {
+        TableName: tenantsTable(),
+        Key: { tenantId: run.tenantId },
+        ...tenantUpdate,
+        ExpressionAttributeValues: { ':hold': hold },
+      },
+    },
+    ledger: {
+      Put: {
+        TableName: LEDGER_TABLE,
+        Item: {
+          tenantId: run.tenantId,
+          entryId: `${run.jobId}#hold`,
+          jobId: run.jobId,
+          kind: 'hold',
+          amountMicros: hold,
+          createdAt: run.createdAt,
+        },
+        ConditionExpression: 'attribute_not_exists(entryId)',
+      },
+    },
+    idempotency: idempotency ? idempotencyPut(idempotency) : null,
+  };
+
+  try {
+    // The token makes the transaction idempotent for 10 minutes: if the SDK retries after a lost response, DynamoDB
+    // answers success instead of failing the run's own `attribute_not_exists` condition. The retry after a changed
+    // limit is a different transaction, so it has its own token (the same token with other parameters would be
+    // refused with IdempotentParameterMismatch).
+    const token = `${run.jobId.replace(/^run_/, '')}${retried ? 'r' : ''}`;
+    await transactWriteNamed(items, { ClientRequestToken: token });
+    return record;
+  } catch (error: unknown) {
+    const failed = failedConditions(error, items);
+    // First: a concurrent request with the same Idempotency-Key committed (it may also have taken the last credit,
+    // failing the tenant's condition too); it is answered with that request's response, not a 402.
+    if (failed.has('idempotency')) throw new IdempotencyConflict();
+    if (failed.has('tenant')) {
+      const fresh = await getTenant(run.tenantId);
+      if (!fresh) throw new Error(`tenant ${run.tenantId} does not exist`);
+      const nowLimited = fresh.availableMicros !== undefined;
+      // The tenant's limit changed between the read and the write: retry once with the fresh state.
+      if (nowLimited !== limited && !retried) return holdAs(run, idempotency, nowLimited, true);
+      throw new InsufficientCreditError(microsToUsd(hold), microsToUsd(fresh.availableMicros ?? 0));
+    }
+    throw error;
+  }
+}
 
 /**
  * The error of a run that no delivery could process (an infrastructure failure on its last delivery, or a message
@@ -93,53 +176,52 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
     ? 'ADD heldMicros :negHold, chargedMicros :charged, refundedMicros :refunded, availableMicros :refunded'
     : 'ADD heldMicros :negHold, chargedMicros :charged, refundedMicros :refunded';
 
+  const items = {
+    run: {
+      Update: {
+        TableName: RUNS_TABLE,
+        Key: { jobId: run.jobId },
+        UpdateExpression: update,
+        ConditionExpression: '#status = :queued',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    },
+    tenant: {
+      Update: {
+        TableName: tenantsTable(),
+        Key: { tenantId: run.tenantId },
+        UpdateExpression: tenantUpdate,
+        ExpressionAttributeValues: { ':negHold': -hold, ':charged': charged, ':refunded': refunded },
+      },
+    },
+    ledger: {
+      Put: {
+        TableName: LEDGER_TABLE,
+        Item: {
+          tenantId: run.tenantId,
+          entryId: `${run.jobId}#settle`,
+          jobId: run.jobId,
+          kind: 'settle',
+          outcome: outcome.status,
+          holdMicros: hold,
+          chargedMicros: charged,
+          refundedMicros: refunded,
+          createdAt: completedAt,
+        },
+        ConditionExpression: 'attribute_not_exists(entryId)',
+      },
+    },
+    resultParts: parts ? resultPartPuts(run, parts) : null,
+  };
+
   try {
-    await transactWrite({
-      TransactItems: [
-        {
-          Update: {
-            TableName: RUNS_TABLE,
-            Key: { jobId: run.jobId },
-            UpdateExpression: update,
-            ConditionExpression: '#status = :queued',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          },
-        },
-        {
-          Update: {
-            TableName: TENANTS_TABLE,
-            Key: { tenantId: run.tenantId },
-            UpdateExpression: tenantUpdate,
-            ExpressionAttributeValues: { ':negHold': -hold, ':charged': charged, ':refunded': refunded },
-          },
-        },
-        {
-          Put: {
-            TableName: LEDGER_TABLE,
-            Item: {
-              tenantId: run.tenantId,
-              entryId: `${run.jobId}#settle`,
-              jobId: run.jobId,
-              kind: 'settle',
-              outcome: outcome.status,
-              holdMicros: hold,
-              chargedMicros: charged,
-              refundedMicros: refunded,
-              createdAt: completedAt,
-            },
-            ConditionExpression: 'attribute_not_exists(entryId)',
-          },
-        },
-        ...(parts ? resultPartPuts(run, parts) : []),
-      ],
-    });
+    await transactWriteNamed(items);
     return true;
   } catch (error: unknown) {
-    if (error instanceof TransactionCanceledException) {
-      const reasons = error.CancellationReasons ?? [];
-      if (reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[2]?.Code === 'ConditionalCheckFailed') return false;
-    }
+    // The run was already final, or its settlement already booked: a duplicate delivery, which changes nothing.
+    const failed = failedConditions(error, items);
+    if (failed.has('run') || failed.has('ledger')) return false;
     throw error;
   }
 }

@@ -1,24 +1,23 @@
 /**
- * Run records in the Runs table: the item shape, reads, listing, and conversion to the contract's response.
+ * Run records in the Runs table: the item shape, reads, claims and listing (persistence only; the API's view of a run
+ * is shared/runs/run-view.ts).
  * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applied, ddb } from '../aws/dynamodb.js';
 import { resourceName } from '../config.js';
-import type { Attempt, RunResponse, Verification } from '../contract.js';
+import type { Attempt, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
 import type { FileFacts } from '../file-facts.js';
 import { reconcileSettings, tables } from '../infra/resources.js';
 import { log } from '../log.js';
-import { type Micros, microsToUsd } from '../money.js';
+import type { Micros } from '../money.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 
 export const RUNS_TABLE = resourceName(tables.runs.envVar);
 
 /** The sparse index of queued runs (shared/infra/resources.ts). */
 const QUEUED_INDEX = 'queued';
-
-export const PROTOCOL_VERSION = '0.1.0';
 
 export interface RunUsage {
   requests: number;
@@ -35,7 +34,7 @@ export interface RunError {
   details?: Record<string, unknown>;
 }
 
-/** A run as stored. Money is integer micros; the contract's dollars are derived in `toRunResponse`. */
+/** A run as stored. Money is integer micros; the contract's dollars are derived in runs/run-view.ts. */
 export interface RunRecord {
   jobId: string;
   tenantId: string;
@@ -139,14 +138,9 @@ export async function getRun(jobId: string): Promise<RunRecord | null> {
 export type Claim = 'claimed' | 'final' | 'leased';
 
 /**
- * Claims a queued run for one delivery, until `leaseUntil`, and counts the delivery (with its SQS receive count).
- * - 'claimed': this delivery may process the run (no claim, or the last one has lapsed).
- * - 'leased': another delivery holds an unexpired claim (a duplicate message, or a redelivery racing a live
- *   invocation): the provider must not be called a second time. The delivery is still counted, with its SQS receive
- *   count (`lastReceiveCount`), by which the reconciler tells a dead-lettered run.
- * - 'final': the run is already completed or failed.
- * A claim never outlives the invocation that took it (callers pass its deadline, capped by the visibility timeout), so
- * a crashed delivery blocks nobody for longer than SQS would wait to redeliver it anyway.
+ * Claims a queued run for one delivery until `leaseUntil`, and counts the delivery with its SQS receive count:
+ * 'claimed' (process it), 'leased' (another delivery holds it: never call the provider twice) or 'final'.
+ * Callers cap the lease by their own deadline. Why: docs/decisions.md#a-claim-per-delivery
  */
 export async function claimRun(
   jobId: string,
@@ -366,62 +360,4 @@ export async function listRuns(
   if (items.length <= options.limit) return { items };
   const shown = items.slice(0, options.limit);
   return { items: shown, lastKey: runIndexKey(shown[shown.length - 1] as RunRecord, byWorkflow) };
-}
-
-/** The contract's view of a run in its current state. */
-export function toRunResponse(run: RunRecord): RunResponse {
-  const base = {
-    jobId: run.jobId,
-    uploadId: run.uploadId,
-    prompt: run.prompt,
-    outputFormat: run.outputFormat,
-    schemaId: run.schemaId,
-    estimatedCostUsd: microsToUsd(run.estimateMicros),
-    metadata: run.metadata as RunResponse['metadata'],
-    workflow: run.workflow,
-    createdAt: run.createdAt,
-    file: {
-      name: run.fileName ?? null,
-      type: run.file.mime,
-      sizeBytes: run.file.sizeBytes,
-      pages: run.file.pages,
-      ...(run.file.width !== undefined ? { width: run.file.width } : {}),
-      ...(run.file.height !== undefined ? { height: run.file.height } : {}),
-    },
-  };
-  if (run.status === 'completed' && run.usage && run.result) {
-    return {
-      ...base,
-      status: 'completed',
-      protocolVersion: PROTOCOL_VERSION,
-      requests: run.usage.requests,
-      result: run.result,
-      usage: {
-        requests: run.usage.requests,
-        billableUnits: run.usage.billableUnits,
-        costUsd: microsToUsd(run.usage.costMicros),
-        priceUsd: microsToUsd(run.usage.priceMicros),
-      },
-      chargedUsd: microsToUsd(run.chargedMicros ?? 0),
-      refundedUsd: microsToUsd(run.refundedMicros ?? 0),
-      confidence: run.confidence ?? 0,
-      strategy: run.strategy,
-      attempts: run.attempts ?? [],
-      completedAt: run.completedAt ?? run.createdAt,
-      ...(run.verification ? { verification: run.verification } : {}),
-    };
-  }
-  if (run.status === 'failed' && run.error) {
-    return {
-      ...base,
-      status: 'failed',
-      // The contract's error object names a request: for a run that failed in the worker, the one that created it.
-      error: run.requestId ? { ...run.error, requestId: run.requestId } : run.error,
-      chargedUsd: microsToUsd(run.chargedMicros ?? 0),
-      refundedUsd: microsToUsd(run.refundedMicros ?? 0),
-      attempts: run.attempts ?? [],
-      completedAt: run.completedAt ?? run.createdAt,
-    };
-  }
-  return { ...base, status: 'queued', stage: run.stage === 'processing' ? 'processing' : 'waiting' };
 }

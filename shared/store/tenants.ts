@@ -50,7 +50,8 @@ export interface UsagePlanKey {
   value: string;
 }
 
-function tenantsTable(): string {
+/** The Tenants table's name (the ledger's transactions update tenants too). */
+export function tenantsTable(): string {
   return resourceName(tables.tenants.envVar);
 }
 function keysTable(): string {

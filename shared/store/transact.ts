@@ -50,6 +50,46 @@ function marshallable(item: TransactItem): TransactItem {
 }
 
 /**
+ * A transaction's items by name, sent in the record's key order; a name stands for one item, several (a result's
+ * parts) or none (null). DynamoDB reports why a transaction was cancelled by item position: read it by name with
+ * `failedConditions`, never by counting.
+ */
+export type NamedItems<Name extends string> = Record<Name, TransactItem | readonly TransactItem[] | null>;
+
+function entriesOf<Name extends string>(named: NamedItems<Name>): [Name, readonly TransactItem[]][] {
+  return (Object.entries(named) as [Name, TransactItem | readonly TransactItem[] | null][]).map(([name, value]) => [
+    name,
+    value === null ? [] : isItemList(value) ? value : [value],
+  ]);
+}
+
+function isItemList(value: TransactItem | readonly TransactItem[]): value is readonly TransactItem[] {
+  return Array.isArray(value);
+}
+
+/** The names of the items whose condition failed, when `error` cancelled the transaction of `named`; else none. */
+export function failedConditions<Name extends string>(error: unknown, named: NamedItems<Name>): Set<Name> {
+  const failed = new Set<Name>();
+  if (!(error instanceof TransactionCanceledException)) return failed;
+  const reasons = error.CancellationReasons ?? [];
+  let position = 0;
+  for (const [name, items] of entriesOf(named)) {
+    for (let i = 0; i < items.length; i++, position++) {
+      if (reasons[position]?.Code === 'ConditionalCheckFailed') failed.add(name);
+    }
+  }
+  return failed;
+}
+
+/** Sends the named items as one transaction (`transactWrite`), in the record's key order. */
+export async function transactWriteNamed<Name extends string>(
+  named: NamedItems<Name>,
+  options: Omit<TransactWriteCommandInput, 'TransactItems'> = {},
+): Promise<void> {
+  await transactWrite({ ...options, TransactItems: entriesOf(named).flatMap(([, items]) => items) });
+}
+
+/**
  * Sends the transaction, retrying conflict-only cancellations with jittered backoff (6 tries within ~1.5 s). A
  * cancelled transaction committed nothing, so each retry gets its own ClientRequestToken (`<token>-<try>`, within
  * DynamoDB's 36 characters): DynamoDB may remember a token for 10 minutes after its request completed, and a

@@ -1,7 +1,13 @@
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { isConflictOnly, plainObjectsAsMaps, transactWrite } from '../../shared/store/transact.js';
+import {
+  failedConditions,
+  isConflictOnly,
+  plainObjectsAsMaps,
+  transactWrite,
+  transactWriteNamed,
+} from '../../shared/store/transact.js';
 import { transactionCancelled } from '../support/aws.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -89,5 +95,25 @@ describe('transactWrite', () => {
   test('isConflictOnly is false for other errors', () => {
     expect(isConflictOnly(new Error('boom'))).toBe(false);
     expect(isConflictOnly(transactionCancelled(['None', 'None']))).toBe(false);
+  });
+});
+
+describe('named transaction items', () => {
+  const put = (id: string) => ({ Put: { TableName: 't', Item: { id } } });
+  const named = { run: put('run'), parts: [put('p0'), put('p1')], none: null, ledger: put('ledger') };
+
+  test('are sent in the order of their names, a list as its items and null as none', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    await transactWriteNamed(named, { ClientRequestToken: 'tok' });
+    const sent = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input;
+    expect(sent?.TransactItems?.map((item) => item.Put?.Item?.id)).toEqual(['run', 'p0', 'p1', 'ledger']);
+    expect(sent?.ClientRequestToken).toBe('tok');
+  });
+
+  test('a cancellation names the items whose condition failed, whatever their position', () => {
+    const cancelled = transactionCancelled(['None', 'None', 'ConditionalCheckFailed', 'ConditionalCheckFailed']);
+    expect(failedConditions(cancelled, named)).toEqual(new Set(['parts', 'ledger']));
+    expect(failedConditions(transactionCancelled(['TransactionConflict']), named)).toEqual(new Set());
+    expect(failedConditions(new Error('network'), named)).toEqual(new Set());
   });
 });

@@ -1,0 +1,67 @@
+/**
+ * The API's view of a run: what get-run, list-runs and create-run answer, derived from the stored record (micros become
+ * the contract's dollars here and nowhere else).
+ */
+import type { RunResponse } from '../contract.js';
+import { microsToUsd } from '../money.js';
+import type { RunRecord } from '../store/runs.js';
+
+export const PROTOCOL_VERSION = '0.1.0';
+
+/** The contract's view of a run in its current state. */
+export function toRunResponse(run: RunRecord): RunResponse {
+  const base = {
+    jobId: run.jobId,
+    uploadId: run.uploadId,
+    prompt: run.prompt,
+    outputFormat: run.outputFormat,
+    schemaId: run.schemaId,
+    estimatedCostUsd: microsToUsd(run.estimateMicros),
+    metadata: run.metadata as RunResponse['metadata'],
+    workflow: run.workflow,
+    createdAt: run.createdAt,
+    file: {
+      name: run.fileName ?? null,
+      type: run.file.mime,
+      sizeBytes: run.file.sizeBytes,
+      pages: run.file.pages,
+      ...(run.file.width !== undefined ? { width: run.file.width } : {}),
+      ...(run.file.height !== undefined ? { height: run.file.height } : {}),
+    },
+  };
+  if (run.status === 'completed' && run.usage && run.result) {
+    return {
+      ...base,
+      status: 'completed',
+      protocolVersion: PROTOCOL_VERSION,
+      requests: run.usage.requests,
+      result: run.result,
+      usage: {
+        requests: run.usage.requests,
+        billableUnits: run.usage.billableUnits,
+        costUsd: microsToUsd(run.usage.costMicros),
+        priceUsd: microsToUsd(run.usage.priceMicros),
+      },
+      chargedUsd: microsToUsd(run.chargedMicros ?? 0),
+      refundedUsd: microsToUsd(run.refundedMicros ?? 0),
+      confidence: run.confidence ?? 0,
+      strategy: run.strategy,
+      attempts: run.attempts ?? [],
+      completedAt: run.completedAt ?? run.createdAt,
+      ...(run.verification ? { verification: run.verification } : {}),
+    };
+  }
+  if (run.status === 'failed' && run.error) {
+    return {
+      ...base,
+      status: 'failed',
+      // The contract's error object names a request: for a run that failed in the worker, the one that created it.
+      error: run.requestId ? { ...run.error, requestId: run.requestId } : run.error,
+      chargedUsd: microsToUsd(run.chargedMicros ?? 0),
+      refundedUsd: microsToUsd(run.refundedMicros ?? 0),
+      attempts: run.attempts ?? [],
+      completedAt: run.completedAt ?? run.createdAt,
+    };
+  }
+  return { ...base, status: 'queued', stage: run.stage === 'processing' ? 'processing' : 'waiting' };
+}
