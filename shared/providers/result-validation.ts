@@ -28,6 +28,7 @@
  */
 
 import type { FieldType, TaskSpec } from '../task.js';
+import { isPlainObject } from './common.js';
 import { coerceNumber } from './local/extract-fields.js';
 import { resultJsonSchema, resultKeys } from './task-prompt.js';
 
@@ -61,10 +62,6 @@ export function resultSchemaErrors(
   const collector: Collector = { errors: [], limit: Math.floor(limit) };
   check(value, schema, '$', collector);
   return collector.errors;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function full(collector: Collector): boolean {

@@ -42,6 +42,7 @@ import type {
 import { prepareImage } from '../../media/index.js';
 import type { ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { type FailureKind, ProviderFailure } from '../../task.js';
+import { base64, isPlainObject, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -96,11 +97,6 @@ function clientFor(apiKey: string, baseURL: string | undefined): Anthropic {
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Replaces every occurrence of the key in a text (provider messages could, in principle, echo a header). */
-function redact(text: string, secret: string | undefined): string {
-  return secret ? text.split(secret).join('[redacted]') : text;
-}
-
 class Attempt {
   readonly requests: RequestTokens[] = [];
 
@@ -133,7 +129,7 @@ class Attempt {
   /** A failure of `kind`, scrubbed of the key, carrying the usage consumed so far. */
   fail(kind: FailureKind, message: string, retryAfterMs?: number): ProviderFailure {
     const usage = this.usage();
-    return new ProviderFailure(kind, `${LABEL}: ${redact(message, this.apiKey)}`, {
+    return new ProviderFailure(kind, `${LABEL}: ${redact(message, [this.apiKey])}`, {
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(usage === undefined ? {} : { usage }),
     });
@@ -207,10 +203,6 @@ function toFailure(error: unknown, attempt: Attempt, signal: AbortSignal): Provi
     );
   }
   return attempt.fail('server', `unexpected error: ${error instanceof Error ? error.message : String(error)}`);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -288,10 +280,6 @@ function parseContent(body: Record<string, unknown>): ParsedResponse | undefined
 // ---------------------------------------------------------------------------------------------------------------
 // Requests
 // ---------------------------------------------------------------------------------------------------------------
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-}
 
 /** The content block that carries the file: an image block (prepared by shared/media) or a PDF document block. */
 async function fileBlock(input: ProviderInput, attempt: Attempt, options: InvokeOptions): Promise<ContentBlockParam> {

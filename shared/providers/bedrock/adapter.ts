@@ -41,6 +41,7 @@ import { pdfTextLayer, prepareImage } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
+import { truncate } from '../common.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
@@ -74,12 +75,6 @@ const MAX_MESSAGE_CHARS = 300;
 // ---------------------------------------------------------------------------------------------------------------
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Removes AWS credentials from text (shared/providers/aws-credentials.ts), then truncates. */
-export function redact(text: string, env: NodeJS.ProcessEnv = process.env): string {
-  const out = redactAwsCredentials(text, env);
-  return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
-}
 
 interface SdkErrorShape {
   name?: string;
@@ -146,7 +141,7 @@ export function failureFor(
     return new ProviderFailure('timeout', 'bedrock: the attempt deadline passed before Bedrock answered');
   }
   const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
-  const detail = redact(e.message ?? String(error), env);
+  const detail = truncate(redactAwsCredentials(e.message ?? String(error), env), MAX_MESSAGE_CHARS);
   const message = `bedrock: ${name}${status === undefined ? '' : ` (HTTP ${status})`}: ${detail}`;
   const rateLimited = (): ProviderFailure => {
     const retryAfterMs = parseRetryAfterHeader(e.$response?.headers?.['retry-after']);
@@ -319,7 +314,7 @@ function replayable(content: readonly ContentBlock[]): ContentBlock[] {
 
 function quoteErrors(errors: readonly string[]): string {
   const text = errors.map((e) => `- ${e}`).join('\n');
-  return text.length > REPAIR_ERRORS_MAX_CHARS ? `${text.slice(0, REPAIR_ERRORS_MAX_CHARS)}…` : text;
+  return truncate(text, REPAIR_ERRORS_MAX_CHARS);
 }
 
 /** Refusals, truncation and malformed answers, by stop reason (checked before the content is used). */

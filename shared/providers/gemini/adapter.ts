@@ -27,6 +27,7 @@ import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGen
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import type { ProviderUsage, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
+import { base64, isPlainObject, redact, truncate } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -99,10 +100,6 @@ function loadGenAi(): Promise<GenAiModule> {
 // Answers (validated by ../result-validation.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Parses the model's JSON answer (tolerating a Markdown code fence); the error says why it is not JSON. */
 function parseJsonAnswer(text: string): { value: unknown } | { error: string } {
   const trimmed = text
@@ -127,15 +124,6 @@ function shapeAnswer(task: TaskSpec, value: Record<string, unknown>): Record<str
 // ---------------------------------------------------------------------------------------------------------------
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Removes every occurrence of the key from a message (upstream texts are quoted, and must never carry it). */
-function redact(text: string, secret: string): string {
-  return secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
 
 /** Milliseconds from a `google.rpc.RetryInfo` detail's `retryDelay` (a protobuf Duration in JSON: "43s", "0.5s"). */
 function retryAfterFromDetails(details: unknown): number | undefined {
@@ -179,7 +167,7 @@ function parseUpstream(raw: string): UpstreamError {
 /** Maps an HTTP error from the API to a failure kind (the Gemini API answers an invalid key with 400 API_KEY_INVALID). */
 function apiFailure(status: number, rawMessage: string, headers: Headers | undefined, apiKey: string): ProviderFailure {
   const upstream = parseUpstream(rawMessage);
-  const quoted = redact(truncate(upstream.message, MAX_UPSTREAM_MESSAGE), apiKey);
+  const quoted = redact(upstream.message, [apiKey], MAX_UPSTREAM_MESSAGE);
   const message = `gemini: HTTP ${status}${upstream.status ? ` ${upstream.status}` : ''}: ${quoted}`;
   if (status === 429) {
     const retryAfterMs = parseRetryAfterHeader(headers?.get('retry-after')) ?? retryAfterFromDetails(upstream.details);
@@ -280,7 +268,7 @@ async function send(attempt: Attempt, contents: Content[]): Promise<GenerateCont
     if (errorName(error) === 'SyntaxError') {
       throw new ProviderFailure('invalid_output', 'gemini: the API answered with a body that is not JSON');
     }
-    throw new ProviderFailure('server', `gemini: request failed: ${redact(describe(error), attempt.apiKey)}`);
+    throw new ProviderFailure('server', `gemini: request failed: ${redact(describe(error), [attempt.apiKey])}`);
   }
 }
 
@@ -336,10 +324,6 @@ function repairMessage(error: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Input
 // ---------------------------------------------------------------------------------------------------------------
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-}
 
 /** The parts that carry the document: the text another step read, the PDF inline, or the prepared image inline. */
 async function documentParts(input: ProviderInput, options: InvokeOptions, deadline: Deadline): Promise<Part[]> {

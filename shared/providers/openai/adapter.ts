@@ -35,6 +35,7 @@ import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/
 import { usdToMicrosCeil } from '../../money.js';
 import type { FailureKind, ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
+import { base64, isPlainObject, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -72,13 +73,6 @@ const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Removes the API key (and anything shaped like an OpenAI key) from text that goes into a failure message. */
-function redact(text: string, apiKey: string | undefined): string {
-  let out = apiKey ? text.split(apiKey).join('[redacted]') : text;
-  out = out.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[redacted]');
-  return out.length > MESSAGE_MAX_CHARS ? `${out.slice(0, MESSAGE_MAX_CHARS)}…` : out;
-}
-
 /** Milliseconds to wait from `retry-after-ms`, `retry-after` (seconds or HTTP date) or OpenAI's reset headers. */
 export function retryAfterMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
   if (!headers) return undefined;
@@ -113,7 +107,11 @@ function failureFromError(error: unknown, deadline: Deadline, apiKey: string): P
   if (error instanceof APIError) {
     const status = error.status;
     const body = error.error as { message?: unknown } | undefined;
-    const detail = redact(typeof body?.message === 'string' ? body.message : error.message, apiKey);
+    const detail = redact(
+      typeof body?.message === 'string' ? body.message : error.message,
+      [apiKey],
+      MESSAGE_MAX_CHARS,
+    );
     const message = `openai: HTTP ${status ?? '?'}${error.code ? ` (${error.code})` : ''}: ${detail}`;
     let kind: FailureKind;
     if (status === 429) {
@@ -147,10 +145,6 @@ function rejectsLogprobs(error: unknown): boolean {
 
 type JsonSchema = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function schemaTypes(schema: JsonSchema): string[] | null {
   if (typeof schema.type === 'string') return [schema.type];
   if (Array.isArray(schema.type)) return schema.type.filter((t): t is string => typeof t === 'string');
@@ -164,11 +158,11 @@ export function strictCompatible(schema: JsonSchema): boolean {
   if (types.includes('object')) {
     const properties = schema.properties;
     const required = Array.isArray(schema.required) ? schema.required : [];
-    if (!isRecord(properties) || schema.additionalProperties !== false) return false;
+    if (!isPlainObject(properties) || schema.additionalProperties !== false) return false;
     if (!Object.keys(properties).every((key) => required.includes(key))) return false;
-    if (!Object.values(properties).every((p) => isRecord(p) && strictCompatible(p))) return false;
+    if (!Object.values(properties).every((p) => isPlainObject(p) && strictCompatible(p))) return false;
   }
-  if (types.includes('array') && !(isRecord(schema.items) && strictCompatible(schema.items))) return false;
+  if (types.includes('array') && !(isPlainObject(schema.items) && strictCompatible(schema.items))) return false;
   return true;
 }
 
@@ -190,7 +184,7 @@ function checkAnswer(text: string, task: TaskSpec): { value: Record<string, unkn
     const more = problems.length > PROBLEMS_QUOTED ? ' (and more)' : '';
     return { error: `${problems.slice(0, PROBLEMS_QUOTED).join('; ')}${more}` };
   }
-  return isRecord(value) ? { value } : { error: 'the answer is not a JSON object' };
+  return isPlainObject(value) ? { value } : { error: 'the answer is not a JSON object' };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -329,7 +323,7 @@ async function documentFor(input: ProviderInput, step: Step, media: InvokeOption
     if (utf8Bytes(layer) > documentTextAllowance(input.facts.pages)) {
       throw new ProviderFailure('client', 'openai: the PDF carries more text than the cost estimate allows');
     }
-    const data = Buffer.from(input.bytes).toString('base64');
+    const data = base64(input.bytes);
     // Page images default to low detail on models before GPT-5.6: enough beside a text layer, too coarse for a scan.
     const scanned = pages.some((p) => !hasTextLayer(p));
     return {
@@ -345,7 +339,7 @@ async function documentFor(input: ProviderInput, step: Step, media: InvokeOption
     };
   }
   const image = await prepareImage(input.bytes, input.facts.mime, IMAGE_TARGET, media);
-  const data = Buffer.from(image.bytes).toString('base64');
+  const data = base64(image.bytes);
   return {
     parts: [{ type: 'input_image', image_url: `data:${image.mime};base64,${data}`, detail: 'high' }],
     readText: undefined,
@@ -479,7 +473,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       const status = response.status ?? 'completed';
       if (status === 'failed') {
         const code = response.error?.code;
-        const detail = redact(response.error?.message ?? 'no detail', apiKey);
+        const detail = redact(response.error?.message ?? 'no detail', [apiKey], MESSAGE_MAX_CHARS);
         throw fail(failedResponseKind(code), `openai: the response failed${code ? ` (${code})` : ''}: ${detail}`);
       }
       if (status === 'incomplete') {
@@ -496,7 +490,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
         .filter((item) => item.type === 'message' && item.phase !== 'commentary')
         .flatMap((item) => item.content ?? []);
       const refusal = parts.find((p) => p.type === 'refusal');
-      if (refusal) throw fail('refusal', `openai: the model refused: ${redact(refusal.refusal ?? '', apiKey)}`);
+      if (refusal)
+        throw fail(
+          'refusal',
+          `openai: the model refused: ${redact(refusal.refusal ?? '', [apiKey], MESSAGE_MAX_CHARS)}`,
+        );
       const texts = parts.filter((p) => p.type === 'output_text');
       const logprobs = logprobsAsked && texts.some((p) => p.logprobs) ? texts.flatMap((p) => p.logprobs ?? []) : null;
       return { text: texts.map((p) => p.text ?? '').join(''), logprobs };
@@ -520,7 +518,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       if ('error' in checked) {
         throw fail(
           'invalid_output',
-          `openai: the answer does not match the result schema after a repair: ${redact(checked.error, apiKey)}`,
+          `openai: the answer does not match the result schema after a repair: ${redact(checked.error, [apiKey], MESSAGE_MAX_CHARS)}`,
         );
       }
     }

@@ -130,9 +130,6 @@ const AUTH_ERROR_CODES = new Set([
   'CredentialsProviderError',
 ]);
 
-/** Credentials, access key ids and signing fragments, should a server ever echo them: never let them into a message. */
-const redact = (message: string): string => redactAwsCredentials(message);
-
 interface ErrorWithResponse {
   $metadata?: { httpStatusCode?: number };
   $response?: { headers?: Record<string, string | undefined> };
@@ -185,7 +182,7 @@ function toFailure(
       ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
     });
   }
-  const detail = error instanceof Error ? `${error.name}: ${redact(error.message)}` : 'unknown error';
+  const detail = error instanceof Error ? `${error.name}: ${redactAwsCredentials(error.message)}` : 'unknown error';
   if (deadline.expired()) {
     return new ProviderFailure('timeout', `textract: deadline passed during ${operation}`, {
       ...carried('timeout'),
@@ -666,7 +663,7 @@ class Attempt {
         // Textract's own reason, e.g. "Request has unsupported document format".
         throw new ProviderFailure(
           'server',
-          `textract: the ${name} job failed: ${redact(page.StatusMessage ?? 'no reason given')}`,
+          `textract: the ${name} job failed: ${redactAwsCredentials(page.StatusMessage ?? 'no reason given')}`,
         );
       }
       if (page.JobStatus !== 'SUCCEEDED' && page.JobStatus !== 'PARTIAL_SUCCESS') {

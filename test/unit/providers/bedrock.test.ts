@@ -17,12 +17,8 @@ import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
-import {
-  createBedrockProvider,
-  failureFor,
-  parseRetryAfter,
-  redact,
-} from '../../../shared/providers/bedrock/adapter.js';
+import { redactAwsCredentials } from '../../../shared/providers/aws-credentials.js';
+import { createBedrockProvider, failureFor, parseRetryAfter } from '../../../shared/providers/bedrock/adapter.js';
 import pricingJson from '../../../shared/providers/bedrock/pricing.json' with { type: 'json' };
 import {
   BEDROCK_MAX_PDF_BYTES,
@@ -723,7 +719,7 @@ describe('bedrock adapter: secrets', () => {
   });
 
   it('redacts credential shapes even when their values are unknown', () => {
-    const text = redact(
+    const text = redactAwsCredentials(
       'Credential=AKIAABCDEFGHIJKLMNOP/20261122/us-east-1/bedrock/aws4_request, Signature=abcdef0123456789abcdef Bearer xyz.abc',
       {},
     );
