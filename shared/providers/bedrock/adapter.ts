@@ -37,7 +37,7 @@ import {
   type ToolInputSchema,
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { pdfTextLayer, prepareImage } from '../../media/index.js';
+import { Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
@@ -180,31 +180,6 @@ function withUsage(failure: ProviderFailure, usage: ProviderUsage | undefined): 
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Deadline
-// ---------------------------------------------------------------------------------------------------------------
-
-class Deadline {
-  constructor(readonly options: InvokeOptions) {}
-
-  remainingMs(): number {
-    return this.options.deadlineMs - Date.now();
-  }
-
-  expired(): boolean {
-    return this.options.signal.aborted || this.remainingMs() <= 0;
-  }
-
-  check(stage: string): void {
-    if (this.expired()) throw new ProviderFailure('timeout', `bedrock: deadline passed while ${stage}`);
-  }
-
-  /** An abort signal for one request: the attempt's signal, or the deadline, whichever comes first. */
-  requestSignal(): AbortSignal {
-    return AbortSignal.any([this.options.signal, AbortSignal.timeout(Math.max(1, this.remainingMs()))]);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Requests
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -255,7 +230,7 @@ async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<Con
     return { document: { format: 'pdf', name: 'document', source: { bytes: input.bytes } } };
   }
   try {
-    const image = await prepareImage(input.bytes, input.facts.mime, BEDROCK_IMAGE_TARGET, deadline.options);
+    const image = await prepareImage(input.bytes, input.facts.mime, BEDROCK_IMAGE_TARGET, deadline);
     return { image: { format: image.mime === 'image/png' ? 'png' : 'jpeg', source: { bytes: image.bytes } } };
   } catch (error) {
     if (error instanceof ProviderFailure) throw error;
@@ -267,7 +242,7 @@ async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<Con
 /** The PDF's text layer joined, or undefined (best effort: a failure only means no grounding text). */
 async function pdfText(input: ProviderInput, deadline: Deadline): Promise<string | undefined> {
   try {
-    const pages = await pdfTextLayer(input.bytes, deadline.options);
+    const pages = await pdfTextLayer(input.bytes, deadline);
     const text = pages
       .map((p) => p.trim())
       .filter((p) => p !== '')
@@ -384,7 +359,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
   }
 
   async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
-    const deadline = new Deadline(options);
+    const deadline = new Deadline(options.signal, options.deadlineMs, 'bedrock');
     deadline.check('starting');
     const model = resolveBedrockModel(env);
     if (!model) {
