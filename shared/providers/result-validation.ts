@@ -29,7 +29,7 @@
 
 import type { FieldType, TaskSpec } from '../task.js';
 import { isPlainObject } from './common.js';
-import { coerceNumber } from './local/extract-fields.js';
+import { coerceNumber } from './fields.js';
 import { resultJsonSchema, resultKeys } from './task-prompt.js';
 
 /** How many problems `resultSchemaErrors` collects when not told otherwise. */

@@ -56,14 +56,8 @@ import {
 import { Deadline, type ImageTarget, prepareImage, renderPdfPages } from '../../media/index.js';
 import { type FieldSpec, type FieldType, ProviderFailure, type ProviderUsage } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
-import {
-  coerceBoolean,
-  coerceDate,
-  coerceNumber,
-  extractFields,
-  extractKeyValues,
-  nameWords,
-} from '../local/extract-fields.js';
+import { coerceText, nameWords } from '../fields.js';
+import { extractFields, extractKeyValues } from '../local/extract-fields.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
@@ -327,25 +321,9 @@ function confidenceOf(reading: Reading): number {
 /** A value Textract read, in the field's type (dates as ISO when the notation is unambiguous); null when it is not one. */
 function typed(raw: string | undefined, type: FieldType): unknown {
   const text = raw?.trim();
-  if (!text) return null;
-  switch (type) {
-    case 'number':
-      return coerceNumber(text);
-    case 'integer': {
-      const n = coerceNumber(text);
-      return n !== null && Number.isInteger(n) ? n : null;
-    }
-    case 'boolean':
-      return coerceBoolean(text);
-    case 'date':
-      return coerceDate(text);
-    case 'array':
-    case 'object':
-      // Textract answers with one piece of text; a list or an object cannot be read from it without guessing.
-      return null;
-    default:
-      return text;
-  }
+  // Textract answers with one piece of text; a list cannot be read from it without guessing (nor can an object).
+  if (!text || type === 'array') return null;
+  return coerceText(text, type);
 }
 
 function summaryOf(text: string): string {

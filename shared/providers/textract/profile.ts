@@ -12,7 +12,7 @@ import { type Micros, usdToMicrosCeil } from '../../money.js';
 import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import { nameWords } from '../local/extract-fields.js';
+import { nameWords } from '../fields.js';
 import type { ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
