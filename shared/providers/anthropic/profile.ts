@@ -14,11 +14,12 @@
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import type { Micros } from '../../money.js';
-import { type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -298,7 +299,7 @@ export function ceilMicros(micros: number): Micros {
 }
 
 /** Upper bound of one attempt of `step` with `model`'s prices: the first request and one repair request. */
-export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, prices: AnthropicModelPrices): Micros {
+function attemptCostMicros(facts: FileFacts, task: TaskSpec, step: Step, prices: AnthropicModelPrices): Micros {
   const cap = outputTokenCap(facts, task, step, prices);
   // A prompt larger than the context window is refused with a 400 and not billed: no billed prompt exceeds it.
   const first = Math.min(promptTokenBound(facts, task, step), prices.contextWindowTokens);
@@ -310,24 +311,13 @@ export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, p
 }
 
 /**
- * Upper bound of one attempt's cost for this file and task in a single-step plan (the steps of `singlePassSteps`).
- * A model without prices is bounded by the most expensive known one (the adapter refuses to call it, so the attempt
- * costs nothing).
+ * Upper bound of one attempt of `step`. A model without prices is bounded by the most expensive known one (the
+ * adapter refuses to call it, so the attempt costs nothing).
  */
-export function anthropicMaxCostMicros(facts: FileFacts, task: TaskSpec, env: NodeJS.ProcessEnv = process.env): Micros {
-  return Math.max(...singlePassSteps(facts).map((step) => anthropicStepCostMicros(facts, task, step, env)));
-}
-
-/** Upper bound of one attempt of `step` (the most expensive known model's when the configured one has no prices). */
-export function anthropicStepCostMicros(
-  facts: FileFacts,
-  task: TaskSpec,
-  step: Step,
-  env: NodeJS.ProcessEnv = process.env,
-): Micros {
-  const known = anthropicModelPrices(anthropicModelId(env));
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
+  const known = anthropicModelPrices(anthropicModelId(options.env));
   const candidates = known ? [known] : Object.values(anthropicPricing.models);
-  return Math.max(...candidates.map((prices) => attemptCostBound(facts, task, step, prices)));
+  return Math.max(...candidates.map((prices) => attemptCostMicros(facts, task, step, prices)));
 }
 
 /** The catalog entry: API-key auth, every strategy, the attempt cost bound above. */
@@ -340,6 +330,6 @@ export const anthropicProfile: ProviderProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  maxCostMicros: (facts, task) => anthropicMaxCostMicros(facts, task),
-  stepCostMicros: (facts, task, step) => anthropicStepCostMicros(facts, task, step),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
 };

@@ -23,12 +23,13 @@
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
-import { type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -265,8 +266,8 @@ export function bedrockInputTokenBound(
   return text + media;
 }
 
-/** Upper bound of one attempt's cost (including a JSON repair request) for a step, in micros. */
-export function bedrockAttemptCostBound(
+/** Upper bound of one attempt's cost (including a JSON repair request) for a step with `model`, in micros. */
+function attemptCostMicros(
   facts: FileFacts,
   task: TaskSpec,
   step: Step,
@@ -297,13 +298,14 @@ function hasBedrockCredentials(env: NodeJS.ProcessEnv): boolean {
 export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessEnv): boolean };
 
 /** Upper bound of one attempt of `step` with the configured model (an analyze step's text is cut, see analyzeText). */
-function bedrockStepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros {
-  return bedrockAttemptCostBound(
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
+  const allowance = ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages);
+  return attemptCostMicros(
     facts,
     task,
     step,
-    resolveBedrockModel(process.env) ?? costliestModel(),
-    step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined,
+    resolveBedrockModel(options.env) ?? costliestModel(),
+    step === 'analyze' ? Math.min(allowance, options.documentTextBytes ?? allowance) : undefined,
   );
 }
 
@@ -318,8 +320,7 @@ export const bedrockProfile: BedrockProfile = {
   answers: () => true,
   // An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses it before any request); were it configured
   // explicitly, the costliest priced model bounds it.
-  stepCostMicros: bedrockStepCostMicros,
-  maxCostMicros: (facts, task) =>
-    Math.max(...singlePassSteps(facts).map((step) => bedrockStepCostMicros(facts, task, step))),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

@@ -14,11 +14,12 @@
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { Micros } from '../../money.js';
-import { type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -188,8 +189,8 @@ export function mediaTokenBound(facts: FileFacts, step: Step, pricing: GeminiMod
 }
 
 /** Upper bound, in micros at list price, of one attempt of `step`: a request and one repair request. */
-export function maxCostMicrosForStep(facts: FileFacts, task: TaskSpec, step: Step, model?: string): Micros {
-  const pricing = estimatePricing(model ?? geminiModel());
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
+  const pricing = estimatePricing(geminiModel(options.env));
   const cap = outputTokenCap(task, step, facts.pages, pricing);
   const firstInput = promptTokenBound(task, step) + mediaTokenBound(facts, step, pricing);
   // The repair request resends everything, plus the first answer (at most the cap) and the repair message.
@@ -227,7 +228,6 @@ export const geminiProfile: ProviderProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  stepCostMicros: (facts, task, step) => maxCostMicrosForStep(facts, task, step),
-  maxCostMicros: (facts, task) =>
-    Math.max(...singlePassSteps(facts).map((step) => maxCostMicrosForStep(facts, task, step))),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
 };

@@ -16,11 +16,12 @@
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
-import { type FieldSpec, type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -262,15 +263,11 @@ export function usageUsd(usages: readonly TokenUsage[], prices: OpenAIModelPrice
 }
 
 /** Upper bound of one attempt's cost for a step, in micros (every input token at the full input price). */
-export function openaiMaxCostMicros(
-  facts: FileFacts,
-  task: TaskSpec,
-  step: Step,
-  env: NodeJS.ProcessEnv = process.env,
-): Micros {
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
   // An unpriced OPENAI_MODEL is refused by the adapter before any request; estimate with the default model so that
   // the hold is never below what a working configuration costs.
-  const prices = pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+  const prices =
+    pricesFor(openaiModel(options.env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
   const { call, repair } = attemptTokenBounds(facts, task, step, prices);
   const usd =
     ((call.input + repair.input) * prices.inputPerMTokUsd + (call.output + repair.output) * prices.outputPerMTokUsd) /
@@ -292,7 +289,6 @@ export const openaiProfile: ProviderProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  stepCostMicros: (facts, task, step) => openaiMaxCostMicros(facts, task, step),
-  maxCostMicros: (facts, task) =>
-    Math.max(...singlePassSteps(facts).map((step) => openaiMaxCostMicros(facts, task, step))),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
 };

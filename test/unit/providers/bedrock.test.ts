@@ -23,7 +23,6 @@ import pricingJson from '../../../shared/providers/bedrock/pricing.json' with { 
 import {
   BEDROCK_MAX_PDF_BYTES,
   baseModelId,
-  bedrockAttemptCostBound,
   bedrockModelId,
   bedrockOutputTokenCap,
   bedrockProfile,
@@ -816,7 +815,9 @@ describe('bedrock profile', () => {
       expect(sent().body.inferenceConfig?.maxTokens).toBe(cap);
       const bound = bedrockProfile.maxCostMicros(input.facts, task);
       // PDFs are also bounded for the text (`analyze`) path the worker takes when they have a text layer.
-      expect(bound).toBeGreaterThanOrEqual(bedrockAttemptCostBound(input.facts, task, 'vision', model));
+      expect(bound).toBeGreaterThanOrEqual(
+        bedrockProfile.stepCostMicros(input.facts, task, 'vision', { env: { AWS_REGION: 'us-east-1' } }),
+      );
       expect({ name, bound }).toEqual({ name, bound: expect.any(Number) });
       expect(bound).toBeGreaterThanOrEqual(out.usage.costMicros);
     }
