@@ -1,15 +1,7 @@
 /**
- * What the planner knows about the Anthropic provider (Claude through the Messages API) without loading its SDK: the
- * model and its prices, what each request of an attempt contains (instruction, result tool, file), the output cap,
- * and so the upper bound of one attempt's cost. The adapter builds its requests and computes its cost with the same
- * functions, so the estimate and the call cannot disagree.
- *
- * Cost model: Claude bills tokens. An attempt is at most two requests (the call and one repair request that re-sends
- * the file, the model's invalid answer and the validation errors), each billed input × input price + output × output
- * price, at the tier the request's prompt size falls in (Haiku 5.5 bills a prompt over 100,000 tokens at 5× on every
- * token of that request). The bound takes, for each request, an upper bound of its prompt (UTF-8 bytes of the text we
- * send, twice that for the tool definition, image tokens of the image as sent, a generous per-page figure for PDFs) and
- * the full output cap, priced at the tier that prompt bound falls in.
+ * What the planner knows about the Anthropic provider without its SDK: the model, its prices, what each request holds,
+ * the output cap and the bound of one attempt (a call and one repair, priced at the tier each prompt falls in). The
+ * adapter builds and prices its requests with these same functions. See docs/decisions.md#anthropic-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';

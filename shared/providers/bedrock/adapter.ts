@@ -1,29 +1,7 @@
 /**
- * The `bedrock` provider: Amazon Bedrock's Converse API (`ConverseCommand`) with a Nova vision model (profile.ts picks
- * it: `BEDROCK_MODEL_ID`, default Nova 2 Lite through an inference profile).
- *
- * Why it is built this way:
- * - **Credentials are the SDK's.** IAM through the default chain (Lambda role, profile, environment), or a Bedrock API
- *   key in `AWS_BEARER_TOKEN_BEDROCK`, which the SDK sends as a bearer token. The endpoint is the SDK's too: it reads
- *   `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` (then `AWS_ENDPOINT_URL`) itself, which is how tests reach a local fake.
- * - **HTTP/1.1.** The Bedrock Runtime client defaults to an HTTP/2 handler (for its bidirectional streams); Converse
- *   is one request and one response, so the client gets the keep-alive HTTP/1.1 `NodeHttpHandler` (what boto3 uses),
- *   which also lets the tests' HTTP/1.1 fake server stand in for Bedrock.
- * - **The plan retries, not the SDK** (`maxAttempts: 1`). Each request is bound to the attempt's deadline twice: an
- *   abort signal (the attempt's own, or the deadline timer) and the handler's `requestTimeout` for what is left.
- * - **Media as Converse wants it.** Images are re-encoded to JPEG/PNG within Converse's limits by `prepareImage`
- *   (HEIC converted, EXIF orientation applied, long side <= 1568 px, <= 3.75 MB); PDFs go as a document block
- *   (<= 4.5 MB, larger is refused without a request) and Nova reads their text and page images itself.
- * - **JSON through a forced tool.** One tool whose input schema is the result schema, `toolChoice: {tool}`; its input
- *   is checked for what coercion cannot fix (answerErrors, ../result-validation.ts), and an invalid one gets exactly one repair request
- *   (the tool result quotes the errors); invalid again is `invalid_output`, carrying the tokens both requests used.
- *   Text results (outputFormat text, and the OCR step) are plain text answers.
- * - **Money from usage.** Cost is computed from the response's `usage` tokens at pricing.json's prices; the profile's
- *   bound uses the same prices and `maxTokens`. Bedrock offers no token log-probabilities, so there is no native
- *   confidence. For a PDF schema extraction the PDF's own text layer (what Nova read) is returned as `documentText`, so
- *   the worker can check extracted values against it.
- * - **No secrets in messages.** Error text from AWS is passed through `redact()` (credential values from the
- *   environment, access-key ids, signatures, bearer tokens) and truncated.
+ * The `bedrock` provider: Amazon Bedrock's Converse API with a Nova vision model. Credentials and endpoint are the
+ * SDK's; HTTP/1.1; SDK retries off (the plan retries) and every request bound to the attempt's deadline; JSON through
+ * a forced tool with one repair; AWS text redacted before it reaches a failure. See docs/decisions.md#bedrock-adapter.
  */
 import {
   BedrockRuntimeClient,

@@ -1,27 +1,7 @@
 /**
- * The `gemini` provider: Google's Gemini API (Generative Language API, `models.generateContent`) through the official
- * `@google/genai` SDK.
- *
- * Why it is built this way:
- * - **The file goes inline.** Images are prepared by shared/media (EXIF orientation applied, long side ≤ 3072 px,
- *   ≤ 15 MiB) and sent as `inlineData`; Gemini reads HEIC natively, so a HEIC that already fits is sent untouched.
- *   PDFs are sent as `application/pdf` inline data (Gemini reads both the page images and the text layer), up to the
- *   50 MB the API accepts inline (https://ai.google.dev/gemini-api/docs/file-input-methods); a larger one is a client
- *   failure. Every request is self-contained: nothing is uploaded to the Files API, nothing outlives the attempt.
- * - **Structured output.** JSON answers are requested with `responseMimeType: application/json` and
- *   `responseJsonSchema` (full JSON Schema, so the shared schema's `["string", "null"]` unions go as they are). The
- *   answer is still checked here (answerErrors: what coercion cannot fix); an invalid one gets ONE repair request (the conversation plus the validation
- *   error), and a second invalid answer is an `invalid_output` failure carrying the usage of both requests.
- * - **Bounded cost.** `maxOutputTokens` is set from the task (profile.ts `outputTokenCap`, which the estimate also
- *   uses); on Gemini 3 it caps thinking and answer together, and thinking runs at level LOW. Cost is computed from the
- *   response's `usageMetadata` (prompt, candidates and thoughts tokens) at pricing.json's rates.
- * - **The plan owns retries.** The SDK's own retries are off (no `retryOptions`), automatic continuation is off, and
- *   each request carries the attempt's abort signal and remaining time as its timeout. A 429 becomes `rate_limited`
- *   with the delay from `Retry-After` or the error's `google.rpc.RetryInfo`.
- * - **No secrets out.** The API key travels only in the `x-goog-api-key` header the SDK sets; upstream messages are
- *   scrubbed of it and SDK errors are never attached as causes (they may carry request details).
- *
- * The SDK is imported on first use, so loading the worker's adapter table does not load it.
+ * The `gemini` provider: the Gemini API's `generateContent` through `@google/genai` (imported on first use). The file
+ * goes inline, JSON through `responseJsonSchema` with one repair, nothing is stored at Google, and the plan owns
+ * retries (SDK retries and automatic continuation off). See docs/decisions.md#gemini-adapter.
  */
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';

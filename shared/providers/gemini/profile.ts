@@ -1,16 +1,7 @@
 /**
- * The Gemini provider's light profile: which model runs, what it costs (pricing.json, validated here), how many
- * output tokens one request may produce, and the upper bound of one attempt's cost. Imports no SDK: the API handlers
- * load it to estimate.
- *
- * The bound mirrors what the adapter sends, request by request:
- * - input: the instruction and the result schema (one token per UTF-8 byte at most), framing, and the media (an image
- *   at most `imageTokens`, a PDF page at most `pdfPageTokens` plus an allowance for its text layer), or for an
- *   `analyze` step the document text the adapter passes on (truncated to ANALYZE_MAX_TEXT_BYTES_PER_PAGE per page);
- * - output: the cap the adapter sets (`maxOutputTokens` covers thinking and answer together on Gemini 3);
- * - one attempt may be two requests: the first, and one repair request that resends the input plus the invalid
- *   answer and the validation error;
- * - at the list price (never a promotion, which may end between estimate and execution).
+ * The Gemini provider's light profile (no SDK): the model, its prices (pricing.json), the output cap, and the bound of
+ * one attempt: a request and one repair, each with the input the adapter sends and the full cap, at list price (never
+ * a promotion, which may end before the run). See docs/decisions.md#gemini-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { Micros } from '../../money.js';

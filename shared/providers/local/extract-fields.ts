@@ -1,23 +1,8 @@
 /**
- * Rule-based field extraction for the `local` provider: turns a document's text (text layer or OCR) into the values of
- * a schema's fields without any model. Pure functions, no I/O.
- *
- * How a field is found:
- * 1. Label variants are built from the field's name (`invoiceNumber` / `invoice_number` → "invoice number",
- *    "invoice no", "invoice #", …) plus a small synonym table for common concepts (total, date, vendor, email, …).
- *    Variants are tried most specific first ("grand total" before "total", "invoice date" before "date").
- * 2. A label matches on a line as `label[:\s]+value`, case-insensitive, with word boundaries (so "Subtotal" never
- *    matches "total"). A label must start the line or a new "cell" (after a tab, 2+ spaces, `|`, `;` or after a
- *    previous `Key: value` on the same line), so "Sub Total" or "Due Date" do not match "total" or "date".
- *    The value runs to the end of the line, or to the next `Key:` on it; a label alone on its line takes the next line.
- * 3. The value is coerced to the field's type; a value that cannot be coerced is skipped (the next match is tried),
- *    and a field with no usable match is `null` — values are never invented.
- * 4. A few concepts fall back to patterns when no label matched: email / phone / website by regex, a generic `date`
- *    as the first date in the text, vendor / merchant as the first meaningful line (the letterhead) — only in a
- *    transactional document (one that speaks of a total, an invoice or a receipt) — and business-card name / title /
- *    company by line heuristics, only in a document that is not transactional. Otherwise a receipt's letterhead would
- *    become an ID document's `fullName`, and a card holder's name an invoice's `vendor`: values the document shows,
- *    but not as what the field means.
+ * The local provider's rule-based extraction: a schema's fields read from a document's text by their printed labels
+ * (`label[:\s]+value`, at the start of a line or cell, most specific label first), then by patterns for a few
+ * concepts, then coerced (../fields.ts). A field not found is null, never invented; letterhead and card heuristics
+ * apply only to the documents they fit. See docs/decisions.md#local-field-extraction.
  */
 import type { FieldSpec } from '../../task.js';
 import { CURRENCY_CODES, coerceDate, coerceText, findDate } from '../fields.js';

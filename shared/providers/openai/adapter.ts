@@ -1,28 +1,7 @@
 /**
- * The `openai` provider: a GPT model (default gpt-5.4-mini, `OPENAI_MODEL` to change; prices in pricing.json) reads
- * the image or PDF and answers with JSON in the shape of the task's result schema.
- *
- * Why it is built this way:
- * - **Responses API, not Chat Completions.** Both take base64 images, base64 PDFs and a strict `json_schema`, and
- *   both return token logprobs. Responses is the API OpenAI recommends for its GPT-5 (reasoning) models; only its
- *   `input_file` takes a `detail` level for the PDF page images (scans need `high`; Chat Completions' `file` part has
- *   no such control); it reports truncation and content filtering in one place (`status` + `incomplete_details`) and
- *   refusals as a typed content part. It stores responses by default, so requests say `store: false`: documents are
- *   not kept at OpenAI beyond the call.
- * - **No reasoning.** gpt-5.4-mini runs at `reasoning.effort: "none"`: reading a document needs no chain of thought,
- *   it is faster, and OpenAI returns logprobs only for requests without reasoning.
- * - **Confidence from logprobs.** `nativeConfidence` is exp(mean logprob) over the tokens that spell the answer's
- *   values. Keys, quotes and braces are forced by the schema (logprob ≈ 0), so counting them would push every answer
- *   towards 1; when the tokens cannot be aligned with the text, every output token counts. A model that rejects
- *   logprobs (400 on `include`) is asked again without them, once per process, and gives no native confidence.
- * - **Strict structured output when the schema allows it.** OpenAI's strict mode needs every object closed and every
- *   node typed; a free-form field (`array` of anything, `object` without properties) cannot be, so such a schema is
- *   sent non-strict and the answer is checked here. An answer that fails the check gets ONE repair request (the task,
- *   the invalid answer, the error — not the file again, see profile.ts) and then fails as `invalid_output`.
- * - **Bounded cost.** Every request is built with the functions the profile's upper bound uses; a PDF whose text
- *   layer is larger than the bound allows is refused before any request (`client`), and another step's text is cut
- *   to the allowance, so a hold is never exceeded.
- * - **Retries belong to the plan.** The SDK runs with `maxRetries: 0` and the attempt's deadline as its timeout.
+ * The `openai` provider: a GPT model through the Responses API (`store: false`, no reasoning, so logprobs come back
+ * and give the native confidence). Strict structured output when the schema allows it, else checked here; one
+ * repair without the file; SDK retries off. See docs/decisions.md#openai-adapter.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type {

@@ -1,17 +1,7 @@
 /**
- * What the planner knows about the OpenAI provider (GPT models through the Responses API) without loading its SDK:
- * the model and its prices, what each request of an attempt contains (instructions, task text, result schema, file),
- * the output cap, and so the upper bound of one attempt's cost. The adapter builds its requests and prices its usage
- * with the functions below, so the estimate and the call cannot drift apart.
- *
- * Cost model (prices in pricing.json): OpenAI bills input tokens (cached ones cheaper) and output tokens. An attempt
- * is at most two requests: the call, and one repair request that sends the instruction, the model's invalid answer
- * and the validation error — not the file again (with strict structured outputs a repair fixes form, not reading, and
- * re-sending a 200-page PDF would double every PDF estimate for a path that almost never runs). The bound of each
- * request is an upper bound of its input (UTF-8 bytes of every text we send — a byte-level BPE token is at least one
- * byte —, patch tokens of the image as sent, image + text-layer allowance per PDF page) at the full input price,
- * plus the whole output cap at the output price. `max_output_tokens` counts reasoning tokens too, so the cap bounds
- * output whatever the model does.
+ * What the planner knows about the OpenAI provider without its SDK: the model, its prices, what each request holds,
+ * the output cap and the bound of one attempt (the call, and one repair that does not resend the file). The adapter
+ * builds and prices its requests with these same functions. See docs/decisions.md#openai-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
