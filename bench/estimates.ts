@@ -30,13 +30,11 @@ import {
   anthropicModelPrices,
   outputTokenCap as anthropicOutputCap,
   promptTokenBound as anthropicPromptBound,
-  attemptCostBound,
   requestCostMicros,
 } from '../shared/providers/anthropic/profile.js';
 import { createBedrockProvider } from '../shared/providers/bedrock/adapter.js';
 import {
   ANALYZE_TEXT_BYTES_PER_PAGE,
-  bedrockAttemptCostBound,
   bedrockInputTokenBound,
   bedrockOutputTokenCap,
   resolveBedrockModel,
@@ -48,7 +46,6 @@ import {
   outputTokenCap as geminiOutputCap,
   promptTokenBound as geminiPromptBound,
   tokenCostMicros as geminiTokenCost,
-  maxCostMicrosForStep,
   mediaTokenBound,
   modelPricing,
   THINKING_HEADROOM_TOKENS,
@@ -58,7 +55,6 @@ import { createOpenAIProvider } from '../shared/providers/openai/adapter.js';
 import {
   attemptTokenBounds,
   type OpenAIModelPrices,
-  openaiMaxCostMicros,
   openaiModel,
   openaiPricing,
   pricesFor,
@@ -325,23 +321,15 @@ function stepBoundMicros(
   step: Step,
   documentText: string | undefined,
 ): number | undefined {
-  switch (provider) {
-    case 'openai':
-      return openaiMaxCostMicros(facts, task, step);
-    case 'anthropic': {
-      const prices = anthropicModelPrices(anthropicModelId());
-      return prices ? attemptCostBound(facts, task, step, prices) : undefined;
-    }
-    case 'gemini':
-      return maxCostMicrosForStep(facts, task, step);
-    case 'bedrock': {
-      const model = resolveBedrockModel(process.env);
-      const chars = step === 'analyze' ? documentText?.length : undefined;
-      return model ? bedrockAttemptCostBound(facts, task, step, model, chars) : undefined;
-    }
-    default:
-      return catalog[provider]?.maxCostMicros(facts, task);
-  }
+  // Bounded for the text this step was really given (bedrock's bound follows it; the others hold their allowance).
+  const documentTextBytes =
+    step === 'analyze' ? (documentText === undefined ? undefined : Buffer.byteLength(documentText)) : undefined;
+  return catalog[provider]?.stepCostMicros(
+    facts,
+    task,
+    step,
+    documentTextBytes === undefined ? {} : { documentTextBytes },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -8,11 +8,14 @@ import { ProviderFailure } from '../task.js';
 /** setTimeout's largest delay; a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** An attempt's deadline (epoch ms) plus its abort signal; `label` prefixes failure messages ("media", "local provider"). */
+/**
+ * An attempt's deadline (epoch ms) plus its abort signal; `label` prefixes failure messages ("media", "local provider").
+ * It is itself a MediaDeadline, so it can be handed on to media preparation.
+ */
 export class Deadline {
   constructor(
-    private readonly signal: AbortSignal,
-    private readonly deadlineMs: number,
+    readonly signal: AbortSignal,
+    readonly deadlineMs: number,
     readonly label = 'media',
   ) {}
 
@@ -56,6 +59,11 @@ export class Deadline {
   /** Throws the timeout failure if the deadline has passed or the attempt was aborted. */
   check(stage: string): void {
     if (this.expired()) throw this.failure(stage);
+  }
+
+  /** An abort signal for one request: aborts with the attempt's signal or when the deadline passes, whichever is first. */
+  requestSignal(): AbortSignal {
+    return AbortSignal.any([this.signal, AbortSignal.timeout(Math.max(1, this.remainingMs()))]);
   }
 
   /** Whole seconds left, at least 1: for sharp's own `timeout`, which stops libvips work a race cannot. */

@@ -1,3 +1,5 @@
+import { redact } from './common.js';
+
 /**
  * IAM providers (bedrock, textract): whether they can be called (AWS credentials or a role are present), and how
  * their error text is cleaned of credentials. A light module (no SDK) because the API handlers' planner needs it too.
@@ -25,24 +27,13 @@ const SECRET_VARIABLES = [
 ];
 
 /**
- * Removes AWS credentials from text an AWS service (or a proxy) sent back: the values of the credential variables,
- * access-key ids, bearer tokens and SigV4 signing fragments. Used by the IAM providers before a message goes into a
- * ProviderFailure (and from there into logs and attempts).
+ * Removes AWS credentials from text an AWS service (or a proxy) sent back: the values of the credential variables (in
+ * `env` and the process environment), and every credential shape `redact` knows (access-key ids, bearer tokens, SigV4).
  */
 export function redactAwsCredentials(text: string, env: NodeJS.ProcessEnv = process.env): string {
-  let out = text;
-  for (const source of new Set([env, process.env])) {
-    for (const name of SECRET_VARIABLES) {
-      const value = source[name];
-      // Short values (test placeholders such as "test") would blank ordinary words; real credentials are long.
-      if (value && value.length >= 8) out = out.split(value).join('[redacted]');
-    }
-  }
-  return out
-    .replace(/\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{12,}\b/g, '[redacted]')
-    .replace(/\bBearer\s+\S+/gi, 'Bearer [redacted]')
-    .replace(
-      /\b(Signature|Credential|X-Amz-Security-Token|X-Amz-Signature|X-Amz-Credential)=[^\s,&"']+/gi,
-      '$1=[redacted]',
-    );
+  const sources = [...new Set([env, process.env])];
+  return redact(
+    text,
+    sources.flatMap((source) => SECRET_VARIABLES.map((name) => source[name])),
+  );
 }

@@ -1,34 +1,12 @@
 /**
- * Checks a model's answer against the result schema of a task, for every LLM adapter that validates what the model
- * returned before using it (and asks for one repair when it does not match). Adapters call `answerErrors`, which for
- * a task with fields leaves out what `coerce` (below, also used by the worker's shaping) fixes without a repair;
- * `resultSchemaErrors` is the strict check under it.
- *
- * Why it is built this way:
- * - **Only the subset `resultJsonSchema` emits** (task-prompt.ts): `type` as a name or a list of names (`'null'`
- *   included), `properties`, `required`, `additionalProperties: false` and `items`. Every other keyword (such as
- *   `description`) is ignored, and so is a type name outside the JSON Schema ones; this is not a general JSON Schema
- *   validator, and it needs none: the schemas are ours.
- * - **Messages meant for the model.** Each problem is one line that starts with the JSON path of the value it is about
- *   (`$` is the answer, `$.total` a property, `$.keyValues[0].value` inside an array; a key that is not an identifier
- *   is written `$["unit price"]`), then says what is wrong:
- *   - `$.total: expected number or null, got string`
- *   - `$.date: required property is missing`
- *   - `$.extra: property is not in the schema`
- *   Adapters quote them back in the repair request and in the `invalid_output` failure.
- * - **Bounded.** At most `limit` problems are collected and the walk stops there, so a huge wrong answer costs little
- *   and produces a short message.
- * - **Order of the schema.** An object's properties are checked in the schema's order (the order the model was told
- *   the fields in), then required keys the schema does not describe, then keys the schema does not allow.
- * - **Types as JSON sees them.** `number` is a finite number, `integer` a whole number, `object` a plain object (not
- *   an array, not null), `array` an array, `null` only null. A value of the wrong type is reported once; its contents
- *   are not checked further.
- * - **Own keys only.** Properties are looked up with `Object.hasOwn`, so a key such as `__proto__` or `constructor` in
- *   an answer is an unknown key like any other, never a match with something inherited.
+ * Checks a model's answer against the result schema of a task (`answerErrors`, with `resultSchemaErrors` as the
+ * strict check under it), for the adapters that ask for one repair. Only the schema subset `resultJsonSchema` emits;
+ * each problem is one bounded line, JSON path first, meant for the model. See docs/decisions.md#result-validation.
  */
 
 import type { FieldType, TaskSpec } from '../task.js';
-import { coerceNumber } from './local/extract-fields.js';
+import { isPlainObject } from './common.js';
+import { coerceNumber } from './fields.js';
 import { resultJsonSchema, resultKeys } from './task-prompt.js';
 
 /** How many problems `resultSchemaErrors` collects when not told otherwise. */
@@ -61,10 +39,6 @@ export function resultSchemaErrors(
   const collector: Collector = { errors: [], limit: Math.floor(limit) };
   check(value, schema, '$', collector);
   return collector.errors;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function full(collector: Collector): boolean {
@@ -196,16 +170,10 @@ export function coerce(value: unknown, type: FieldType): unknown {
 }
 
 /**
- * The problems of a model's answer to a task that a repair request should fix. For a task with fields, only what
- * coercion cannot: the worker shapes such an answer to exactly the schema's fields (shared/worker/result.ts), so a
- * missing field becomes null, a key the schema does not name is dropped, and a value `coerce` converts to its field's
- * type ("42.50" for a number, 42 for a string, "yes" for a boolean; a blank string is null) is kept; none of those is
- * worth a second, billed request. What remains:
- * - an answer that is not an object;
- * - an answer that names none of the schema's keys (`{}`, the fields wrapped in another object), or leaves some out
- *   while adding keys of its own (fields under other names): filled with nulls, it would be charged for nothing;
- * - a value no conversion turns into its field's type ("n/a" for a number, a number for a date).
- * A text or open-analysis answer is checked against its schema as it is.
+ * The problems of a model's answer that a repair request should fix. For a task with fields, only what coercion
+ * (`coerce`, as the worker shapes the answer) cannot: an answer that is not an object, one that misses the schema's
+ * keys, a value no conversion fits. A text or open answer is checked against its schema as it is.
+ * See docs/decisions.md#what-a-repair-request-fixes.
  */
 export function answerErrors(task: TaskSpec, value: unknown, limit: number = RESULT_SCHEMA_ERROR_LIMIT): string[] {
   if (!(limit >= 1)) throw new RangeError(`answerErrors: limit must be at least 1, got ${limit}`);

@@ -40,6 +40,14 @@ export interface ProviderAdapter {
   invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput>;
 }
 
+/** What a cost bound may be told beyond the file and the task. */
+export interface CostOptions {
+  /** Where the configured model is read from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** For an `analyze` step: the UTF-8 bytes of the text it is given, when known (default: the per-page allowance). */
+  documentTextBytes?: number;
+}
+
 export interface ProviderProfile {
   id: ProviderId;
   auth: 'none' | 'api-key' | 'iam';
@@ -60,7 +68,10 @@ export interface ProviderProfile {
    */
   answers(task: TaskSpec): boolean;
   /** Upper bound of what one attempt can cost us, in micros, for this file and task (whatever step it runs). */
-  maxCostMicros(facts: FileFacts, task: TaskSpec): Micros;
-  /** Upper bound of one attempt of one step, in micros: what a chained plan holds for each of its two steps. */
-  stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros;
+  maxCostMicros(facts: FileFacts, task: TaskSpec, options?: CostOptions): Micros;
+  /**
+   * Upper bound of one attempt of one step, in micros: what a chained plan holds for each of its two steps. The one
+   * name of every provider's cost model; `maxCostMicros` is built from it.
+   */
+  stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options?: CostOptions): Micros;
 }

@@ -1,12 +1,6 @@
-import {
-  coerceBoolean,
-  coerceDate,
-  coerceNumber,
-  extractFields,
-  extractKeyValues,
-  labelVariants,
-  nameWords,
-} from '../../shared/providers/local/extract-fields.js';
+import { coerceBoolean, coerceDate, coerceNumber, nameWords } from '../../shared/providers/fields.js';
+import { labelVariants } from '../../shared/providers/local/concepts.js';
+import { extractFields, extractKeyValues } from '../../shared/providers/local/extract-fields.js';
 import type { FieldSpec, FieldType } from '../../shared/task.js';
 
 const f = (name: string, type: FieldType = 'string'): FieldSpec => ({ name, type, required: false });

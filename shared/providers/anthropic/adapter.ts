@@ -1,31 +1,8 @@
 /**
- * The `anthropic` provider: Claude through the Messages API, with the official SDK (@anthropic-ai/sdk 1.x).
- *
- * Why it is built this way:
- * - **The file goes to the model as it is.** Images are prepared by shared/media (HEIC → JPEG, EXIF orientation,
- *   long side 1568 px, ≤ 5 MiB) and sent as base64 image blocks; PDFs are sent whole as a base64 `document` block,
- *   which Claude reads as text layer plus page images. The file comes before the instruction, as Anthropic advises.
- * - **JSON through a forced tool, not the structured-output feature.** The SDK documents `output_config.format`
- *   (JSON outputs), but its schema subset needs `additionalProperties: false` on every object and a typed `items`,
- *   which our `object` and `array` field types do not have. A tool's `input_schema` takes `resultJsonSchema(task)`
- *   unchanged, so the model is made to call `record_result` (`tool_choice: {type: 'tool'}`) and the tool input is the
- *   result. Forced tool use is incompatible with thinking, so thinking is disabled explicitly (Haiku 5.5 thinks by
- *   default); that also keeps output tokens, hence cost, to the answer itself.
- * - **One repair.** The tool input is checked for what coercion cannot fix (answerErrors, ../result-validation.ts); when it does not
- *   match (or there is no tool call), one repair request sends the model its own call back with the validation errors
- *   as an error tool result and asks again. A second failure is `invalid_output` carrying the usage of both requests.
- * - **The plan is the retry loop.** The SDK's retries are off (`maxRetries: 0`); each request gets the attempt's
- *   remaining time as its timeout and the attempt's abort signal. Failures map to the plan's kinds (429 → rate_limited
- *   with the server's retry hint, 401/403 → auth, 529 overloaded and 5xx → server, abort or timeout → timeout).
- * - **Cost from actual usage.** Every request's `usage` (input, output and cache tokens) is priced with the same
- *   function the profile's upper bound uses (profile.ts), at the tier the request's prompt size falls in.
- * - **No native confidence.** The Messages API offers no log-probabilities, so `nativeConfidence` stays undefined and
- *   the worker falls back to its default.
- * - **Secrets stay out.** The API key is read per call through `apiKeyFor` (environment or Secrets Manager), never put
- *   in a message, and every message built from a provider error is scrubbed of it.
- *
- * Environment: ANTHROPIC_API_KEY (or the PROVIDER_SECRET_ARN secret), ANTHROPIC_MODEL (a model priced in
- * pricing.json; default claude-haiku-5-5), ANTHROPIC_BASE_URL (endpoint override, e.g. a test server or a gateway).
+ * The `anthropic` provider: Claude through the Messages API (@anthropic-ai/sdk). JSON comes through a forced tool
+ * whose input schema is the result schema (thinking off, as forced tool use requires), with one repair; the SDK never
+ * retries (the plan does), and cost is priced from usage by the profile's own functions.
+ * See docs/decisions.md#anthropic-adapter.
  */
 import Anthropic, {
   APIConnectionError,
@@ -42,6 +19,7 @@ import type {
 import { prepareImage } from '../../media/index.js';
 import type { ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { type FailureKind, ProviderFailure } from '../../task.js';
+import { base64, isPlainObject, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -96,11 +74,6 @@ function clientFor(apiKey: string, baseURL: string | undefined): Anthropic {
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Replaces every occurrence of the key in a text (provider messages could, in principle, echo a header). */
-function redact(text: string, secret: string | undefined): string {
-  return secret ? text.split(secret).join('[redacted]') : text;
-}
-
 class Attempt {
   readonly requests: RequestTokens[] = [];
 
@@ -133,7 +106,7 @@ class Attempt {
   /** A failure of `kind`, scrubbed of the key, carrying the usage consumed so far. */
   fail(kind: FailureKind, message: string, retryAfterMs?: number): ProviderFailure {
     const usage = this.usage();
-    return new ProviderFailure(kind, `${LABEL}: ${redact(message, this.apiKey)}`, {
+    return new ProviderFailure(kind, `${LABEL}: ${redact(message, [this.apiKey])}`, {
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(usage === undefined ? {} : { usage }),
     });
@@ -207,10 +180,6 @@ function toFailure(error: unknown, attempt: Attempt, signal: AbortSignal): Provi
     );
   }
   return attempt.fail('server', `unexpected error: ${error instanceof Error ? error.message : String(error)}`);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -288,10 +257,6 @@ function parseContent(body: Record<string, unknown>): ParsedResponse | undefined
 // ---------------------------------------------------------------------------------------------------------------
 // Requests
 // ---------------------------------------------------------------------------------------------------------------
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-}
 
 /** The content block that carries the file: an image block (prepared by shared/media) or a PDF document block. */
 async function fileBlock(input: ProviderInput, attempt: Attempt, options: InvokeOptions): Promise<ContentBlockParam> {

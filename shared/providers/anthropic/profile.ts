@@ -1,24 +1,17 @@
 /**
- * What the planner knows about the Anthropic provider (Claude through the Messages API) without loading its SDK: the
- * model and its prices, what each request of an attempt contains (instruction, result tool, file), the output cap,
- * and so the upper bound of one attempt's cost. The adapter builds its requests and computes its cost with the same
- * functions, so the estimate and the call cannot disagree.
- *
- * Cost model: Claude bills tokens. An attempt is at most two requests (the call and one repair request that re-sends
- * the file, the model's invalid answer and the validation errors), each billed input × input price + output × output
- * price, at the tier the request's prompt size falls in (Haiku 5.5 bills a prompt over 100,000 tokens at 5× on every
- * token of that request). The bound takes, for each request, an upper bound of its prompt (UTF-8 bytes of the text we
- * send, twice that for the tool definition, image tokens of the image as sent, a generous per-page figure for PDFs) and
- * the full output cap, priced at the tier that prompt bound falls in.
+ * What the planner knows about the Anthropic provider without its SDK: the model, its prices, what each request holds,
+ * the output cap and the bound of one attempt (a call and one repair, priced at the tier each prompt falls in). The
+ * adapter builds and prices its requests with these same functions. See docs/decisions.md#anthropic-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import type { Micros } from '../../money.js';
-import { type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -298,7 +291,7 @@ export function ceilMicros(micros: number): Micros {
 }
 
 /** Upper bound of one attempt of `step` with `model`'s prices: the first request and one repair request. */
-export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, prices: AnthropicModelPrices): Micros {
+function attemptCostMicros(facts: FileFacts, task: TaskSpec, step: Step, prices: AnthropicModelPrices): Micros {
   const cap = outputTokenCap(facts, task, step, prices);
   // A prompt larger than the context window is refused with a 400 and not billed: no billed prompt exceeds it.
   const first = Math.min(promptTokenBound(facts, task, step), prices.contextWindowTokens);
@@ -310,24 +303,13 @@ export function attemptCostBound(facts: FileFacts, task: TaskSpec, step: Step, p
 }
 
 /**
- * Upper bound of one attempt's cost for this file and task in a single-step plan (the steps of `singlePassSteps`).
- * A model without prices is bounded by the most expensive known one (the adapter refuses to call it, so the attempt
- * costs nothing).
+ * Upper bound of one attempt of `step`. A model without prices is bounded by the most expensive known one (the
+ * adapter refuses to call it, so the attempt costs nothing).
  */
-export function anthropicMaxCostMicros(facts: FileFacts, task: TaskSpec, env: NodeJS.ProcessEnv = process.env): Micros {
-  return Math.max(...singlePassSteps(facts).map((step) => anthropicStepCostMicros(facts, task, step, env)));
-}
-
-/** Upper bound of one attempt of `step` (the most expensive known model's when the configured one has no prices). */
-export function anthropicStepCostMicros(
-  facts: FileFacts,
-  task: TaskSpec,
-  step: Step,
-  env: NodeJS.ProcessEnv = process.env,
-): Micros {
-  const known = anthropicModelPrices(anthropicModelId(env));
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
+  const known = anthropicModelPrices(anthropicModelId(options.env));
   const candidates = known ? [known] : Object.values(anthropicPricing.models);
-  return Math.max(...candidates.map((prices) => attemptCostBound(facts, task, step, prices)));
+  return Math.max(...candidates.map((prices) => attemptCostMicros(facts, task, step, prices)));
 }
 
 /** The catalog entry: API-key auth, every strategy, the attempt cost bound above. */
@@ -340,6 +322,6 @@ export const anthropicProfile: ProviderProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  maxCostMicros: (facts, task) => anthropicMaxCostMicros(facts, task),
-  stepCostMicros: (facts, task, step) => anthropicStepCostMicros(facts, task, step),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
 };

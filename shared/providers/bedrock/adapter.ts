@@ -1,29 +1,7 @@
 /**
- * The `bedrock` provider: Amazon Bedrock's Converse API (`ConverseCommand`) with a Nova vision model (profile.ts picks
- * it: `BEDROCK_MODEL_ID`, default Nova 2 Lite through an inference profile).
- *
- * Why it is built this way:
- * - **Credentials are the SDK's.** IAM through the default chain (Lambda role, profile, environment), or a Bedrock API
- *   key in `AWS_BEARER_TOKEN_BEDROCK`, which the SDK sends as a bearer token. The endpoint is the SDK's too: it reads
- *   `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` (then `AWS_ENDPOINT_URL`) itself, which is how tests reach a local fake.
- * - **HTTP/1.1.** The Bedrock Runtime client defaults to an HTTP/2 handler (for its bidirectional streams); Converse
- *   is one request and one response, so the client gets the keep-alive HTTP/1.1 `NodeHttpHandler` (what boto3 uses),
- *   which also lets the tests' HTTP/1.1 fake server stand in for Bedrock.
- * - **The plan retries, not the SDK** (`maxAttempts: 1`). Each request is bound to the attempt's deadline twice: an
- *   abort signal (the attempt's own, or the deadline timer) and the handler's `requestTimeout` for what is left.
- * - **Media as Converse wants it.** Images are re-encoded to JPEG/PNG within Converse's limits by `prepareImage`
- *   (HEIC converted, EXIF orientation applied, long side <= 1568 px, <= 3.75 MB); PDFs go as a document block
- *   (<= 4.5 MB, larger is refused without a request) and Nova reads their text and page images itself.
- * - **JSON through a forced tool.** One tool whose input schema is the result schema, `toolChoice: {tool}`; its input
- *   is checked for what coercion cannot fix (answerErrors, ../result-validation.ts), and an invalid one gets exactly one repair request
- *   (the tool result quotes the errors); invalid again is `invalid_output`, carrying the tokens both requests used.
- *   Text results (outputFormat text, and the OCR step) are plain text answers.
- * - **Money from usage.** Cost is computed from the response's `usage` tokens at pricing.json's prices; the profile's
- *   bound uses the same prices and `maxTokens`. Bedrock offers no token log-probabilities, so there is no native
- *   confidence. For a PDF schema extraction the PDF's own text layer (what Nova read) is returned as `documentText`, so
- *   the worker can check extracted values against it.
- * - **No secrets in messages.** Error text from AWS is passed through `redact()` (credential values from the
- *   environment, access-key ids, signatures, bearer tokens) and truncated.
+ * The `bedrock` provider: Amazon Bedrock's Converse API with a Nova vision model. Credentials and endpoint are the
+ * SDK's; HTTP/1.1; SDK retries off (the plan retries) and every request bound to the attempt's deadline; JSON through
+ * a forced tool with one repair; AWS text redacted before it reaches a failure. See docs/decisions.md#bedrock-adapter.
  */
 import {
   BedrockRuntimeClient,
@@ -37,10 +15,11 @@ import {
   type ToolInputSchema,
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { pdfTextLayer, prepareImage } from '../../media/index.js';
+import { Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
+import { truncate } from '../common.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
@@ -74,12 +53,6 @@ const MAX_MESSAGE_CHARS = 300;
 // ---------------------------------------------------------------------------------------------------------------
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Removes AWS credentials from text (shared/providers/aws-credentials.ts), then truncates. */
-export function redact(text: string, env: NodeJS.ProcessEnv = process.env): string {
-  const out = redactAwsCredentials(text, env);
-  return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS)}…` : out;
-}
 
 interface SdkErrorShape {
   name?: string;
@@ -146,7 +119,7 @@ export function failureFor(
     return new ProviderFailure('timeout', 'bedrock: the attempt deadline passed before Bedrock answered');
   }
   const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
-  const detail = redact(e.message ?? String(error), env);
+  const detail = truncate(redactAwsCredentials(e.message ?? String(error), env), MAX_MESSAGE_CHARS);
   const message = `bedrock: ${name}${status === undefined ? '' : ` (HTTP ${status})`}: ${detail}`;
   const rateLimited = (): ProviderFailure => {
     const retryAfterMs = parseRetryAfterHeader(e.$response?.headers?.['retry-after']);
@@ -182,31 +155,6 @@ function withUsage(failure: ProviderFailure, usage: ProviderUsage | undefined): 
     cause: failure,
     ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
   });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Deadline
-// ---------------------------------------------------------------------------------------------------------------
-
-class Deadline {
-  constructor(readonly options: InvokeOptions) {}
-
-  remainingMs(): number {
-    return this.options.deadlineMs - Date.now();
-  }
-
-  expired(): boolean {
-    return this.options.signal.aborted || this.remainingMs() <= 0;
-  }
-
-  check(stage: string): void {
-    if (this.expired()) throw new ProviderFailure('timeout', `bedrock: deadline passed while ${stage}`);
-  }
-
-  /** An abort signal for one request: the attempt's signal, or the deadline, whichever comes first. */
-  requestSignal(): AbortSignal {
-    return AbortSignal.any([this.options.signal, AbortSignal.timeout(Math.max(1, this.remainingMs()))]);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -260,7 +208,7 @@ async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<Con
     return { document: { format: 'pdf', name: 'document', source: { bytes: input.bytes } } };
   }
   try {
-    const image = await prepareImage(input.bytes, input.facts.mime, BEDROCK_IMAGE_TARGET, deadline.options);
+    const image = await prepareImage(input.bytes, input.facts.mime, BEDROCK_IMAGE_TARGET, deadline);
     return { image: { format: image.mime === 'image/png' ? 'png' : 'jpeg', source: { bytes: image.bytes } } };
   } catch (error) {
     if (error instanceof ProviderFailure) throw error;
@@ -272,7 +220,7 @@ async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<Con
 /** The PDF's text layer joined, or undefined (best effort: a failure only means no grounding text). */
 async function pdfText(input: ProviderInput, deadline: Deadline): Promise<string | undefined> {
   try {
-    const pages = await pdfTextLayer(input.bytes, deadline.options);
+    const pages = await pdfTextLayer(input.bytes, deadline);
     const text = pages
       .map((p) => p.trim())
       .filter((p) => p !== '')
@@ -319,7 +267,7 @@ function replayable(content: readonly ContentBlock[]): ContentBlock[] {
 
 function quoteErrors(errors: readonly string[]): string {
   const text = errors.map((e) => `- ${e}`).join('\n');
-  return text.length > REPAIR_ERRORS_MAX_CHARS ? `${text.slice(0, REPAIR_ERRORS_MAX_CHARS)}…` : text;
+  return truncate(text, REPAIR_ERRORS_MAX_CHARS);
 }
 
 /** Refusals, truncation and malformed answers, by stop reason (checked before the content is used). */
@@ -389,7 +337,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
   }
 
   async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
-    const deadline = new Deadline(options);
+    const deadline = new Deadline(options.signal, options.deadlineMs, 'bedrock');
     deadline.check('starting');
     const model = resolveBedrockModel(env);
     if (!model) {

@@ -1,34 +1,19 @@
 /**
- * The `bedrock` provider's light profile: which model runs, what a request is made of (prompt, tool, media limits),
- * and an upper bound of what one attempt can cost. The API handlers load this file, so it imports no SDK; the adapter
- * (adapter.ts) imports the same constants and functions, so the request it sends and the bound computed here cannot
- * drift apart.
- *
- * Cost model (pricing.json, per 1,000 tokens, validated here): Bedrock bills Converse by input and output tokens and
- * reports both in `usage`, so the actual cost is computed from them. The bound takes, for one attempt:
- * - input: our prompt text at one token per character (real tokenizers average ~4 characters a token; a character
- *   never costs more than one token for Latin scripts and rarely for others), the tool's JSON schema likewise, a fixed
- *   allowance for what Bedrock/Nova wraps around a tool call, plus the media:
- *   - an image: Nova resizes every image itself to a closest supported aspect ratio with at least one side ~896 px
- *     (so small images are scaled *up*) and bills ~500-700 pixels per token (its published table: 900x450 ~800 tokens,
- *     900x900 ~1,300, 1400x900 ~1,800, 1.8Kx900 ~2,400, 1.3Kx1.3K ~2,600 —
- *     https://docs.aws.amazon.com/nova/latest/userguide/modalities-image.html). The bound scales the image to what we
- *     send (long side <= 1568 px) or up to a 1,000 px long side, and counts 350 pixels per token plus 300;
- *   - a PDF page: Nova reads PDFs as text with interleaved page/figure images and publishes no per-page figure; we
- *     allow 6,000 tokens a page (a dense page's text is ~1,500 tokens and a full-page image ~2,600);
- * - output: the `maxTokens` cap the adapter sends (bedrockOutputTokenCap), fully used;
- * - for JSON results, one repair request (the same input again, plus the first answer and the validation errors)
- *   with a second full output.
+ * The `bedrock` provider's light profile (no SDK: the API handlers load it): which model runs, what a request is made
+ * of, and the bound of one attempt (prompt at a token a character, media by Nova's image and page allowances, the
+ * full `maxTokens`, one repair for JSON). The adapter uses the same functions.
+ * See docs/decisions.md#bedrock-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
-import { type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -265,8 +250,8 @@ export function bedrockInputTokenBound(
   return text + media;
 }
 
-/** Upper bound of one attempt's cost (including a JSON repair request) for a step, in micros. */
-export function bedrockAttemptCostBound(
+/** Upper bound of one attempt's cost (including a JSON repair request) for a step with `model`, in micros. */
+function attemptCostMicros(
   facts: FileFacts,
   task: TaskSpec,
   step: Step,
@@ -297,13 +282,14 @@ function hasBedrockCredentials(env: NodeJS.ProcessEnv): boolean {
 export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessEnv): boolean };
 
 /** Upper bound of one attempt of `step` with the configured model (an analyze step's text is cut, see analyzeText). */
-function bedrockStepCostMicros(facts: FileFacts, task: TaskSpec, step: Step): Micros {
-  return bedrockAttemptCostBound(
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
+  const allowance = ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages);
+  return attemptCostMicros(
     facts,
     task,
     step,
-    resolveBedrockModel(process.env) ?? costliestModel(),
-    step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined,
+    resolveBedrockModel(options.env) ?? costliestModel(),
+    step === 'analyze' ? Math.min(allowance, options.documentTextBytes ?? allowance) : undefined,
   );
 }
 
@@ -318,8 +304,7 @@ export const bedrockProfile: BedrockProfile = {
   answers: () => true,
   // An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses it before any request); were it configured
   // explicitly, the costliest priced model bounds it.
-  stepCostMicros: bedrockStepCostMicros,
-  maxCostMicros: (facts, task) =>
-    Math.max(...singlePassSteps(facts).map((step) => bedrockStepCostMicros(facts, task, step))),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

@@ -1,32 +1,13 @@
 /**
- * The `gemini` provider: Google's Gemini API (Generative Language API, `models.generateContent`) through the official
- * `@google/genai` SDK.
- *
- * Why it is built this way:
- * - **The file goes inline.** Images are prepared by shared/media (EXIF orientation applied, long side ≤ 3072 px,
- *   ≤ 15 MiB) and sent as `inlineData`; Gemini reads HEIC natively, so a HEIC that already fits is sent untouched.
- *   PDFs are sent as `application/pdf` inline data (Gemini reads both the page images and the text layer), up to the
- *   50 MB the API accepts inline (https://ai.google.dev/gemini-api/docs/file-input-methods); a larger one is a client
- *   failure. Every request is self-contained: nothing is uploaded to the Files API, nothing outlives the attempt.
- * - **Structured output.** JSON answers are requested with `responseMimeType: application/json` and
- *   `responseJsonSchema` (full JSON Schema, so the shared schema's `["string", "null"]` unions go as they are). The
- *   answer is still checked here (answerErrors: what coercion cannot fix); an invalid one gets ONE repair request (the conversation plus the validation
- *   error), and a second invalid answer is an `invalid_output` failure carrying the usage of both requests.
- * - **Bounded cost.** `maxOutputTokens` is set from the task (profile.ts `outputTokenCap`, which the estimate also
- *   uses); on Gemini 3 it caps thinking and answer together, and thinking runs at level LOW. Cost is computed from the
- *   response's `usageMetadata` (prompt, candidates and thoughts tokens) at pricing.json's rates.
- * - **The plan owns retries.** The SDK's own retries are off (no `retryOptions`), automatic continuation is off, and
- *   each request carries the attempt's abort signal and remaining time as its timeout. A 429 becomes `rate_limited`
- *   with the delay from `Retry-After` or the error's `google.rpc.RetryInfo`.
- * - **No secrets out.** The API key travels only in the `x-goog-api-key` header the SDK sets; upstream messages are
- *   scrubbed of it and SDK errors are never attached as causes (they may carry request details).
- *
- * The SDK is imported on first use, so loading the worker's adapter table does not load it.
+ * The `gemini` provider: the Gemini API's `generateContent` through `@google/genai` (imported on first use). The file
+ * goes inline, JSON through `responseJsonSchema` with one repair, nothing is stored at Google, and the plan owns
+ * retries (SDK retries and automatic continuation off). See docs/decisions.md#gemini-adapter.
  */
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import type { ProviderUsage, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
+import { base64, isPlainObject, redact, truncate } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -99,10 +80,6 @@ function loadGenAi(): Promise<GenAiModule> {
 // Answers (validated by ../result-validation.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Parses the model's JSON answer (tolerating a Markdown code fence); the error says why it is not JSON. */
 function parseJsonAnswer(text: string): { value: unknown } | { error: string } {
   const trimmed = text
@@ -127,15 +104,6 @@ function shapeAnswer(task: TaskSpec, value: Record<string, unknown>): Record<str
 // ---------------------------------------------------------------------------------------------------------------
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
-
-/** Removes every occurrence of the key from a message (upstream texts are quoted, and must never carry it). */
-function redact(text: string, secret: string): string {
-  return secret.length >= 4 ? text.split(secret).join('[redacted]') : text;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
 
 /** Milliseconds from a `google.rpc.RetryInfo` detail's `retryDelay` (a protobuf Duration in JSON: "43s", "0.5s"). */
 function retryAfterFromDetails(details: unknown): number | undefined {
@@ -179,7 +147,7 @@ function parseUpstream(raw: string): UpstreamError {
 /** Maps an HTTP error from the API to a failure kind (the Gemini API answers an invalid key with 400 API_KEY_INVALID). */
 function apiFailure(status: number, rawMessage: string, headers: Headers | undefined, apiKey: string): ProviderFailure {
   const upstream = parseUpstream(rawMessage);
-  const quoted = redact(truncate(upstream.message, MAX_UPSTREAM_MESSAGE), apiKey);
+  const quoted = redact(upstream.message, [apiKey], MAX_UPSTREAM_MESSAGE);
   const message = `gemini: HTTP ${status}${upstream.status ? ` ${upstream.status}` : ''}: ${quoted}`;
   if (status === 429) {
     const retryAfterMs = parseRetryAfterHeader(headers?.get('retry-after')) ?? retryAfterFromDetails(upstream.details);
@@ -280,7 +248,7 @@ async function send(attempt: Attempt, contents: Content[]): Promise<GenerateCont
     if (errorName(error) === 'SyntaxError') {
       throw new ProviderFailure('invalid_output', 'gemini: the API answered with a body that is not JSON');
     }
-    throw new ProviderFailure('server', `gemini: request failed: ${redact(describe(error), attempt.apiKey)}`);
+    throw new ProviderFailure('server', `gemini: request failed: ${redact(describe(error), [attempt.apiKey])}`);
   }
 }
 
@@ -336,10 +304,6 @@ function repairMessage(error: string): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Input
 // ---------------------------------------------------------------------------------------------------------------
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-}
 
 /** The parts that carry the document: the text another step read, the PDF inline, or the prepared image inline. */
 async function documentParts(input: ProviderInput, options: InvokeOptions, deadline: Deadline): Promise<Part[]> {

@@ -1,24 +1,16 @@
 /**
- * The Gemini provider's light profile: which model runs, what it costs (pricing.json, validated here), how many
- * output tokens one request may produce, and the upper bound of one attempt's cost. Imports no SDK: the API handlers
- * load it to estimate.
- *
- * The bound mirrors what the adapter sends, request by request:
- * - input: the instruction and the result schema (one token per UTF-8 byte at most), framing, and the media (an image
- *   at most `imageTokens`, a PDF page at most `pdfPageTokens` plus an allowance for its text layer), or for an
- *   `analyze` step the document text the adapter passes on (truncated to ANALYZE_MAX_TEXT_BYTES_PER_PAGE per page);
- * - output: the cap the adapter sets (`maxOutputTokens` covers thinking and answer together on Gemini 3);
- * - one attempt may be two requests: the first, and one repair request that resends the input plus the invalid
- *   answer and the validation error;
- * - at the list price (never a promotion, which may end between estimate and execution).
+ * The Gemini provider's light profile (no SDK): the model, its prices (pricing.json), the output cap, and the bound of
+ * one attempt: a request and one repair, each with the input the adapter sends and the full cap, at list price (never
+ * a promotion, which may end before the run). See docs/decisions.md#gemini-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { Micros } from '../../money.js';
-import { type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -188,8 +180,8 @@ export function mediaTokenBound(facts: FileFacts, step: Step, pricing: GeminiMod
 }
 
 /** Upper bound, in micros at list price, of one attempt of `step`: a request and one repair request. */
-export function maxCostMicrosForStep(facts: FileFacts, task: TaskSpec, step: Step, model?: string): Micros {
-  const pricing = estimatePricing(model ?? geminiModel());
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
+  const pricing = estimatePricing(geminiModel(options.env));
   const cap = outputTokenCap(task, step, facts.pages, pricing);
   const firstInput = promptTokenBound(task, step) + mediaTokenBound(facts, step, pricing);
   // The repair request resends everything, plus the first answer (at most the cap) and the repair message.
@@ -227,7 +219,6 @@ export const geminiProfile: ProviderProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  stepCostMicros: (facts, task, step) => maxCostMicrosForStep(facts, task, step),
-  maxCostMicros: (facts, task) =>
-    Math.max(...singlePassSteps(facts).map((step) => maxCostMicrosForStep(facts, task, step))),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
 };

@@ -1,32 +1,7 @@
 /**
- * The `local` provider: no external API, everything runs inside the worker Lambda.
- *
- * Why it is built this way:
- * - **Text layer first.** Most business PDFs (invoices, statements) are born digital: their text layer is exact (no
- *   recognition errors) and reading it with mupdf costs milliseconds, roughly 10x cheaper than OCR (see pricing.json:
- *   0.00001 vs 0.0001 USD per page). So every PDF page is read through mupdf's structured text first, and only a page
- *   without a meaningful text layer (fewer than shared/media's MIN_TEXT_LAYER_CHARS non-space characters: a scan, a photo, a page of
- *   outlined glyphs) is rendered to a raster and OCR'd. Cost is charged per page by the path each page actually took.
- *   Measured on a 2-vCPU dev box (Node 20, tesseract.js 7 SIMD-LSTM core): a text-layer page takes 1–5 ms; OCR takes
- *   ~0.25 s for a receipt and ~6 s for a dense letter page (50 lines of 10 pt text at 200 dpi); starting the OCR
- *   worker takes ~0.3 s plus ~0.4 s of module loading on the first call.
- * - **OCR with tesseract.js (WASM) in one long-lived worker thread.** Creating a worker and loading the language model
- *   costs ~0.3 s, so the worker is created lazily on first use and reused across invocations (a Lambda container
- *   serves many). `shutdownLocalProvider()` terminates it. The English model is read from the `@tesseract.js-data/eng`
- *   package on disk (`langPath`, `gzip`, `cacheMethod: 'none'`): nothing is downloaded at run time and nothing is
- *   written to the (read-only) working directory.
- * - **Bounded work.** Decoding is shared/media's (the same code every provider uses). Every decode has a pixel cap
- *   (sharp `limitInputPixels`, a dimension check from the HEIC header before decoding, and a render scale capped to
- *   RENDER_MAX_PIXELS for PDF pages) and a time cap (the attempt's deadline: checked between pages, raced against
- *   OCR and image decoding, and passed to sharp's own timeout). A deadline that passes
- *   throws `ProviderFailure('timeout')`; an OCR job that overran is abandoned by terminating the worker, so the next
- *   invocation does not queue behind it.
- * - **Extraction by rules** (extract-fields.ts): labels, synonyms and patterns, coerced to the schema's types. A field
- *   that is not in the text is `null`, never invented. It is cheap and predictable rather than clever; a model-backed
- *   provider is the fallback for documents it cannot read.
- *
- * Heavy modules (mupdf WASM, sharp, tesseract.js, libheif via heic-convert) are imported lazily, so importing this file is cheap
- * and an image never loads mupdf nor a text-layer PDF tesseract.
+ * The `local` provider: everything inside the worker. PDF text layers first (exact and ~10x cheaper), tesseract.js OCR
+ * only for pages without one, in one long-lived worker thread; every decode capped in pixels and time; fields by rules
+ * (extract-fields.ts), never invented. Heavy modules load lazily. See docs/decisions.md#local-provider.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';

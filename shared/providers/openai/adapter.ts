@@ -1,28 +1,7 @@
 /**
- * The `openai` provider: a GPT model (default gpt-5.4-mini, `OPENAI_MODEL` to change; prices in pricing.json) reads
- * the image or PDF and answers with JSON in the shape of the task's result schema.
- *
- * Why it is built this way:
- * - **Responses API, not Chat Completions.** Both take base64 images, base64 PDFs and a strict `json_schema`, and
- *   both return token logprobs. Responses is the API OpenAI recommends for its GPT-5 (reasoning) models; only its
- *   `input_file` takes a `detail` level for the PDF page images (scans need `high`; Chat Completions' `file` part has
- *   no such control); it reports truncation and content filtering in one place (`status` + `incomplete_details`) and
- *   refusals as a typed content part. It stores responses by default, so requests say `store: false`: documents are
- *   not kept at OpenAI beyond the call.
- * - **No reasoning.** gpt-5.4-mini runs at `reasoning.effort: "none"`: reading a document needs no chain of thought,
- *   it is faster, and OpenAI returns logprobs only for requests without reasoning.
- * - **Confidence from logprobs.** `nativeConfidence` is exp(mean logprob) over the tokens that spell the answer's
- *   values. Keys, quotes and braces are forced by the schema (logprob ≈ 0), so counting them would push every answer
- *   towards 1; when the tokens cannot be aligned with the text, every output token counts. A model that rejects
- *   logprobs (400 on `include`) is asked again without them, once per process, and gives no native confidence.
- * - **Strict structured output when the schema allows it.** OpenAI's strict mode needs every object closed and every
- *   node typed; a free-form field (`array` of anything, `object` without properties) cannot be, so such a schema is
- *   sent non-strict and the answer is checked here. An answer that fails the check gets ONE repair request (the task,
- *   the invalid answer, the error — not the file again, see profile.ts) and then fails as `invalid_output`.
- * - **Bounded cost.** Every request is built with the functions the profile's upper bound uses; a PDF whose text
- *   layer is larger than the bound allows is refused before any request (`client`), and another step's text is cut
- *   to the allowance, so a hold is never exceeded.
- * - **Retries belong to the plan.** The SDK runs with `maxRetries: 0` and the attempt's deadline as its timeout.
+ * The `openai` provider: a GPT model through the Responses API (`store: false`, no reasoning, so logprobs come back
+ * and give the native confidence). Strict structured output when the schema allows it, else checked here; one
+ * repair without the file; SDK retries off. See docs/decisions.md#openai-adapter.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type {
@@ -35,6 +14,7 @@ import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/
 import { usdToMicrosCeil } from '../../money.js';
 import type { FailureKind, ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
+import { base64, isPlainObject, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -72,13 +52,6 @@ const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 // Failures
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Removes the API key (and anything shaped like an OpenAI key) from text that goes into a failure message. */
-function redact(text: string, apiKey: string | undefined): string {
-  let out = apiKey ? text.split(apiKey).join('[redacted]') : text;
-  out = out.replace(/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[redacted]');
-  return out.length > MESSAGE_MAX_CHARS ? `${out.slice(0, MESSAGE_MAX_CHARS)}…` : out;
-}
-
 /** Milliseconds to wait from `retry-after-ms`, `retry-after` (seconds or HTTP date) or OpenAI's reset headers. */
 export function retryAfterMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
   if (!headers) return undefined;
@@ -113,7 +86,11 @@ function failureFromError(error: unknown, deadline: Deadline, apiKey: string): P
   if (error instanceof APIError) {
     const status = error.status;
     const body = error.error as { message?: unknown } | undefined;
-    const detail = redact(typeof body?.message === 'string' ? body.message : error.message, apiKey);
+    const detail = redact(
+      typeof body?.message === 'string' ? body.message : error.message,
+      [apiKey],
+      MESSAGE_MAX_CHARS,
+    );
     const message = `openai: HTTP ${status ?? '?'}${error.code ? ` (${error.code})` : ''}: ${detail}`;
     let kind: FailureKind;
     if (status === 429) {
@@ -147,10 +124,6 @@ function rejectsLogprobs(error: unknown): boolean {
 
 type JsonSchema = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function schemaTypes(schema: JsonSchema): string[] | null {
   if (typeof schema.type === 'string') return [schema.type];
   if (Array.isArray(schema.type)) return schema.type.filter((t): t is string => typeof t === 'string');
@@ -164,11 +137,11 @@ export function strictCompatible(schema: JsonSchema): boolean {
   if (types.includes('object')) {
     const properties = schema.properties;
     const required = Array.isArray(schema.required) ? schema.required : [];
-    if (!isRecord(properties) || schema.additionalProperties !== false) return false;
+    if (!isPlainObject(properties) || schema.additionalProperties !== false) return false;
     if (!Object.keys(properties).every((key) => required.includes(key))) return false;
-    if (!Object.values(properties).every((p) => isRecord(p) && strictCompatible(p))) return false;
+    if (!Object.values(properties).every((p) => isPlainObject(p) && strictCompatible(p))) return false;
   }
-  if (types.includes('array') && !(isRecord(schema.items) && strictCompatible(schema.items))) return false;
+  if (types.includes('array') && !(isPlainObject(schema.items) && strictCompatible(schema.items))) return false;
   return true;
 }
 
@@ -190,7 +163,7 @@ function checkAnswer(text: string, task: TaskSpec): { value: Record<string, unkn
     const more = problems.length > PROBLEMS_QUOTED ? ' (and more)' : '';
     return { error: `${problems.slice(0, PROBLEMS_QUOTED).join('; ')}${more}` };
   }
-  return isRecord(value) ? { value } : { error: 'the answer is not a JSON object' };
+  return isPlainObject(value) ? { value } : { error: 'the answer is not a JSON object' };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -329,7 +302,7 @@ async function documentFor(input: ProviderInput, step: Step, media: InvokeOption
     if (utf8Bytes(layer) > documentTextAllowance(input.facts.pages)) {
       throw new ProviderFailure('client', 'openai: the PDF carries more text than the cost estimate allows');
     }
-    const data = Buffer.from(input.bytes).toString('base64');
+    const data = base64(input.bytes);
     // Page images default to low detail on models before GPT-5.6: enough beside a text layer, too coarse for a scan.
     const scanned = pages.some((p) => !hasTextLayer(p));
     return {
@@ -345,7 +318,7 @@ async function documentFor(input: ProviderInput, step: Step, media: InvokeOption
     };
   }
   const image = await prepareImage(input.bytes, input.facts.mime, IMAGE_TARGET, media);
-  const data = Buffer.from(image.bytes).toString('base64');
+  const data = base64(image.bytes);
   return {
     parts: [{ type: 'input_image', image_url: `data:${image.mime};base64,${data}`, detail: 'high' }],
     readText: undefined,
@@ -479,7 +452,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       const status = response.status ?? 'completed';
       if (status === 'failed') {
         const code = response.error?.code;
-        const detail = redact(response.error?.message ?? 'no detail', apiKey);
+        const detail = redact(response.error?.message ?? 'no detail', [apiKey], MESSAGE_MAX_CHARS);
         throw fail(failedResponseKind(code), `openai: the response failed${code ? ` (${code})` : ''}: ${detail}`);
       }
       if (status === 'incomplete') {
@@ -496,7 +469,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
         .filter((item) => item.type === 'message' && item.phase !== 'commentary')
         .flatMap((item) => item.content ?? []);
       const refusal = parts.find((p) => p.type === 'refusal');
-      if (refusal) throw fail('refusal', `openai: the model refused: ${redact(refusal.refusal ?? '', apiKey)}`);
+      if (refusal)
+        throw fail(
+          'refusal',
+          `openai: the model refused: ${redact(refusal.refusal ?? '', [apiKey], MESSAGE_MAX_CHARS)}`,
+        );
       const texts = parts.filter((p) => p.type === 'output_text');
       const logprobs = logprobsAsked && texts.some((p) => p.logprobs) ? texts.flatMap((p) => p.logprobs ?? []) : null;
       return { text: texts.map((p) => p.text ?? '').join(''), logprobs };
@@ -520,7 +497,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       if ('error' in checked) {
         throw fail(
           'invalid_output',
-          `openai: the answer does not match the result schema after a repair: ${redact(checked.error, apiKey)}`,
+          `openai: the answer does not match the result schema after a repair: ${redact(checked.error, [apiKey], MESSAGE_MAX_CHARS)}`,
         );
       }
     }

@@ -1,26 +1,17 @@
 /**
- * What the planner knows about the OpenAI provider (GPT models through the Responses API) without loading its SDK:
- * the model and its prices, what each request of an attempt contains (instructions, task text, result schema, file),
- * the output cap, and so the upper bound of one attempt's cost. The adapter builds its requests and prices its usage
- * with the functions below, so the estimate and the call cannot drift apart.
- *
- * Cost model (prices in pricing.json): OpenAI bills input tokens (cached ones cheaper) and output tokens. An attempt
- * is at most two requests: the call, and one repair request that sends the instruction, the model's invalid answer
- * and the validation error — not the file again (with strict structured outputs a repair fixes form, not reading, and
- * re-sending a 200-page PDF would double every PDF estimate for a path that almost never runs). The bound of each
- * request is an upper bound of its input (UTF-8 bytes of every text we send — a byte-level BPE token is at least one
- * byte —, patch tokens of the image as sent, image + text-layer allowance per PDF page) at the full input price,
- * plus the whole output cap at the output price. `max_output_tokens` counts reasoning tokens too, so the cap bounds
- * output whatever the model does.
+ * What the planner knows about the OpenAI provider without its SDK: the model, its prices, what each request holds,
+ * the output cap and the bound of one attempt (the call, and one repair that does not resend the file). The adapter
+ * builds and prices its requests with these same functions. See docs/decisions.md#openai-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
-import { type FieldSpec, type Step, singlePassSteps, type TaskSpec } from '../../task.js';
+import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { singlePassCostMicros } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderProfile } from '../types.js';
+import type { CostOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -262,15 +253,11 @@ export function usageUsd(usages: readonly TokenUsage[], prices: OpenAIModelPrice
 }
 
 /** Upper bound of one attempt's cost for a step, in micros (every input token at the full input price). */
-export function openaiMaxCostMicros(
-  facts: FileFacts,
-  task: TaskSpec,
-  step: Step,
-  env: NodeJS.ProcessEnv = process.env,
-): Micros {
+function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
   // An unpriced OPENAI_MODEL is refused by the adapter before any request; estimate with the default model so that
   // the hold is never below what a working configuration costs.
-  const prices = pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+  const prices =
+    pricesFor(openaiModel(options.env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
   const { call, repair } = attemptTokenBounds(facts, task, step, prices);
   const usd =
     ((call.input + repair.input) * prices.inputPerMTokUsd + (call.output + repair.output) * prices.outputPerMTokUsd) /
@@ -292,7 +279,6 @@ export const openaiProfile: ProviderProfile = {
   strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
   role: 'language_model',
   answers: () => true,
-  stepCostMicros: (facts, task, step) => openaiMaxCostMicros(facts, task, step),
-  maxCostMicros: (facts, task) =>
-    Math.max(...singlePassSteps(facts).map((step) => openaiMaxCostMicros(facts, task, step))),
+  stepCostMicros,
+  maxCostMicros: singlePassCostMicros(stepCostMicros),
 };

@@ -1,27 +1,8 @@
 /**
- * The `textract` provider: Amazon Textract through `@aws-sdk/client-textract`, authenticated by IAM (the worker's
- * role, or the usual AWS credential chain locally); the endpoint comes from the SDK's own `AWS_ENDPOINT_URL_TEXTRACT`
- * (or `AWS_ENDPOINT_URL`), which is how tests point it at a fake server.
- *
- * Why it is built this way:
- * - **One API per task, the one that fits** (profile.ts `textractApiFor`, shared with the estimate): DetectDocumentText
- *   for OCR, text output and open analysis; AnalyzeExpense for receipts and invoices (its normalised SummaryFields map
- *   straight onto the registry fields); AnalyzeID for identity documents; AnalyzeDocument with QUERIES (one question
- *   per field, aliased by the field) for any other schema of at most 15 fields; text detection plus the local
- *   provider's rule-based extraction for a larger schema. Each API has its own page price.
- * - **Sync when Textract allows it, async from S3 otherwise.** Images (JPEG/PNG; HEIC converted to JPEG) and
- *   single-page PDFs up to 10 MB go inline as `Document.Bytes`. Multi-page PDFs can only be read by the asynchronous
- *   APIs, from S3 (`input.source`): the job is started, then polled about once a second (never past the deadline) and
- *   its results read page by page through `NextToken`. AnalyzeID has no async form: a PDF's first two pages (front and
- *   back, the most it takes) are rendered to JPEG and sent inline.
- * - **The plan is the retry loop**: the SDK makes one attempt (`maxAttempts: 1`), every call carries an abort signal
- *   tied to the attempt's deadline, and failures are mapped to the interface's kinds by the SDK's exception classes.
- * - **Cost from what Textract reports**: `DocumentMetadata.Pages` × the API's page price. Once an async job has
- *   started, its pages are billed whether or not we wait for the result, so a timeout or failure while polling
- *   carries that usage.
- * - **A response that is not what the API promises is `invalid_output`**: every page Textract reads has a PAGE block,
- *   so text detection or queries without one did not read the document (LocalStack's emulated Textract answers like
- *   that, which sends the plan on to the next candidate).
+ * The `textract` provider: Amazon Textract by IAM, one API per task (profile.ts `textractApiFor`, shared with the
+ * estimate); sync for images and one-page PDFs, async from S3 otherwise. The SDK makes one attempt; cost is the pages
+ * Textract reports, and an async job's pages are billed even when we stop waiting.
+ * See docs/decisions.md#textract-adapter.
  */
 import {
   AccessDeniedException,
@@ -56,14 +37,8 @@ import {
 import { Deadline, type ImageTarget, prepareImage, renderPdfPages } from '../../media/index.js';
 import { type FieldSpec, type FieldType, ProviderFailure, type ProviderUsage } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
-import {
-  coerceBoolean,
-  coerceDate,
-  coerceNumber,
-  extractFields,
-  extractKeyValues,
-  nameWords,
-} from '../local/extract-fields.js';
+import { coerceText, nameWords } from '../fields.js';
+import { extractFields, extractKeyValues } from '../local/extract-fields.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
@@ -130,9 +105,6 @@ const AUTH_ERROR_CODES = new Set([
   'CredentialsProviderError',
 ]);
 
-/** Credentials, access key ids and signing fragments, should a server ever echo them: never let them into a message. */
-const redact = (message: string): string => redactAwsCredentials(message);
-
 interface ErrorWithResponse {
   $metadata?: { httpStatusCode?: number };
   $response?: { headers?: Record<string, string | undefined> };
@@ -185,7 +157,7 @@ function toFailure(
       ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
     });
   }
-  const detail = error instanceof Error ? `${error.name}: ${redact(error.message)}` : 'unknown error';
+  const detail = error instanceof Error ? `${error.name}: ${redactAwsCredentials(error.message)}` : 'unknown error';
   if (deadline.expired()) {
     return new ProviderFailure('timeout', `textract: deadline passed during ${operation}`, {
       ...carried('timeout'),
@@ -330,25 +302,9 @@ function confidenceOf(reading: Reading): number {
 /** A value Textract read, in the field's type (dates as ISO when the notation is unambiguous); null when it is not one. */
 function typed(raw: string | undefined, type: FieldType): unknown {
   const text = raw?.trim();
-  if (!text) return null;
-  switch (type) {
-    case 'number':
-      return coerceNumber(text);
-    case 'integer': {
-      const n = coerceNumber(text);
-      return n !== null && Number.isInteger(n) ? n : null;
-    }
-    case 'boolean':
-      return coerceBoolean(text);
-    case 'date':
-      return coerceDate(text);
-    case 'array':
-    case 'object':
-      // Textract answers with one piece of text; a list or an object cannot be read from it without guessing.
-      return null;
-    default:
-      return text;
-  }
+  // Textract answers with one piece of text; a list cannot be read from it without guessing (nor can an object).
+  if (!text || type === 'array') return null;
+  return coerceText(text, type);
 }
 
 function summaryOf(text: string): string {
@@ -666,7 +622,7 @@ class Attempt {
         // Textract's own reason, e.g. "Request has unsupported document format".
         throw new ProviderFailure(
           'server',
-          `textract: the ${name} job failed: ${redact(page.StatusMessage ?? 'no reason given')}`,
+          `textract: the ${name} job failed: ${redactAwsCredentials(page.StatusMessage ?? 'no reason given')}`,
         );
       }
       if (page.JobStatus !== 'SUCCEEDED' && page.JobStatus !== 'PARTIAL_SUCCESS') {

@@ -12,7 +12,7 @@ import { type Micros, usdToMicrosCeil } from '../../money.js';
 import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import { nameWords } from '../local/extract-fields.js';
+import { nameWords } from '../fields.js';
 import type { ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
@@ -115,7 +115,7 @@ export function billedPages(facts: FileFacts, api: TextractApi): number {
  * Upper bound of one attempt: the pages the task's API bills × its page price, or text detection of every page when
  * that is more (an OCR step of the same task reads all pages of a PDF that AnalyzeID would read two of).
  */
-export function textractMaxCostMicros(facts: FileFacts, task: TaskSpec): Micros {
+function textractMaxCostMicros(facts: FileFacts, task: TaskSpec): Micros {
   const api = textractApiFor(task);
   return Math.max(
     billedPages(facts, api) * textractPageMicros[api],

@@ -15,10 +15,8 @@ import { type InspectLimits, inspectUpload } from '../../../shared/inspect/index
 import { createAnthropicProvider, retryAfterMs } from '../../../shared/providers/anthropic/adapter.js';
 import pricingRaw from '../../../shared/providers/anthropic/pricing.json' with { type: 'json' };
 import {
-  anthropicMaxCostMicros,
   anthropicModelPrices,
   anthropicProfile,
-  anthropicStepCostMicros,
   instructionFor,
   outputTokenCap,
   promptTokenBound,
@@ -774,26 +772,26 @@ describe('anthropic profile: the estimate bounds the actual cost', () => {
   );
 
   test('the bound follows the prompt into the long-prompt tier', () => {
-    const small = anthropicMaxCostMicros(pngFacts, receiptTask, {});
-    const twenty = anthropicMaxCostMicros(twentyFacts, receiptTask, {});
+    const small = anthropicProfile.maxCostMicros(pngFacts, receiptTask, { env: {} });
+    const twenty = anthropicProfile.maxCostMicros(twentyFacts, receiptTask, { env: {} });
     // 20 pages × 8,000 tokens is over 100k: every token of both requests at $0.50 / $2.50.
     expect(twenty).toBeGreaterThan(2 * 160_000 * longTier.inputPerMTokUsd);
     expect(small).toBeLessThan(5_000);
-    expect(anthropicMaxCostMicros(pngFacts, receiptTask, { ANTHROPIC_MODEL: 'claude-haiku-4-5' })).toBeGreaterThan(
-      small,
-    );
+    expect(
+      anthropicProfile.maxCostMicros(pngFacts, receiptTask, { env: { ANTHROPIC_MODEL: 'claude-haiku-4-5' } }),
+    ).toBeGreaterThan(small);
   });
 
   test('an image is held for its vision pass; a PDF for the larger of vision and analyze (ocr only in a chain)', () => {
-    const image = anthropicMaxCostMicros(pngFacts, receiptTask, {});
-    expect(image).toBe(anthropicStepCostMicros(pngFacts, receiptTask, 'vision', {}));
+    const image = anthropicProfile.maxCostMicros(pngFacts, receiptTask, { env: {} });
+    expect(image).toBe(anthropicProfile.stepCostMicros(pngFacts, receiptTask, 'vision', { env: {} }));
     // The analyze allowance of a page is larger than the receipt image: it is not held for a step images never run.
-    expect(anthropicStepCostMicros(pngFacts, receiptTask, 'analyze', {})).toBeGreaterThan(image);
-    const pdf = anthropicMaxCostMicros(twentyFacts, receiptTask, {});
+    expect(anthropicProfile.stepCostMicros(pngFacts, receiptTask, 'analyze', { env: {} })).toBeGreaterThan(image);
+    const pdf = anthropicProfile.maxCostMicros(twentyFacts, receiptTask, { env: {} });
     expect(pdf).toBe(
       Math.max(
-        anthropicStepCostMicros(twentyFacts, receiptTask, 'vision', {}),
-        anthropicStepCostMicros(twentyFacts, receiptTask, 'analyze', {}),
+        anthropicProfile.stepCostMicros(twentyFacts, receiptTask, 'vision', { env: {} }),
+        anthropicProfile.stepCostMicros(twentyFacts, receiptTask, 'analyze', { env: {} }),
       ),
     );
   });

@@ -17,17 +17,12 @@ import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
-import {
-  createBedrockProvider,
-  failureFor,
-  parseRetryAfter,
-  redact,
-} from '../../../shared/providers/bedrock/adapter.js';
+import { redactAwsCredentials } from '../../../shared/providers/aws-credentials.js';
+import { createBedrockProvider, failureFor, parseRetryAfter } from '../../../shared/providers/bedrock/adapter.js';
 import pricingJson from '../../../shared/providers/bedrock/pricing.json' with { type: 'json' };
 import {
   BEDROCK_MAX_PDF_BYTES,
   baseModelId,
-  bedrockAttemptCostBound,
   bedrockModelId,
   bedrockOutputTokenCap,
   bedrockProfile,
@@ -723,7 +718,7 @@ describe('bedrock adapter: secrets', () => {
   });
 
   it('redacts credential shapes even when their values are unknown', () => {
-    const text = redact(
+    const text = redactAwsCredentials(
       'Credential=AKIAABCDEFGHIJKLMNOP/20261122/us-east-1/bedrock/aws4_request, Signature=abcdef0123456789abcdef Bearer xyz.abc',
       {},
     );
@@ -820,7 +815,9 @@ describe('bedrock profile', () => {
       expect(sent().body.inferenceConfig?.maxTokens).toBe(cap);
       const bound = bedrockProfile.maxCostMicros(input.facts, task);
       // PDFs are also bounded for the text (`analyze`) path the worker takes when they have a text layer.
-      expect(bound).toBeGreaterThanOrEqual(bedrockAttemptCostBound(input.facts, task, 'vision', model));
+      expect(bound).toBeGreaterThanOrEqual(
+        bedrockProfile.stepCostMicros(input.facts, task, 'vision', { env: { AWS_REGION: 'us-east-1' } }),
+      );
       expect({ name, bound }).toEqual({ name, bound: expect.any(Number) });
       expect(bound).toBeGreaterThanOrEqual(out.usage.costMicros);
     }

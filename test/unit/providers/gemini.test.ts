@@ -17,7 +17,6 @@ import { createGeminiProvider, MAX_INLINE_PDF_BYTES } from '../../../shared/prov
 import {
   geminiPricing,
   geminiProfile,
-  maxCostMicrosForStep,
   mediaTokenBound,
   outputTokenCap,
   promptTokenBound,
@@ -712,7 +711,7 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
       const error = await failure(invoke(file, task, { adapter: providerAt(LIST_NOW) }));
       expect(error.kind).toBe('invalid_output');
       expect(server.requests).toHaveLength(2);
-      expect(error.usage?.costMicros).toBe(maxCostMicrosForStep(file.facts, task, 'vision'));
+      expect(error.usage?.costMicros).toBe(geminiProfile.stepCostMicros(file.facts, task, 'vision'));
       // PDFs are also bounded for the text (`analyze`) path, so the estimate may be higher than the vision bound.
       expect(error.usage?.costMicros).toBeLessThanOrEqual(geminiProfile.maxCostMicros(file.facts, task));
     },
@@ -758,12 +757,14 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
   test('an analyze step is bounded by the text it is allowed to pass on', () => {
     const facts = TEXT_PDF.facts;
     expect(mediaTokenBound(facts, 'analyze', PRICING)).toBe(2 * 6000);
-    expect(maxCostMicrosForStep(facts, RECEIPT_TASK, 'analyze')).toBeGreaterThan(0);
+    expect(geminiProfile.stepCostMicros(facts, RECEIPT_TASK, 'analyze')).toBeGreaterThan(0);
   });
 
   test('an unknown GEMINI_MODEL still gets an estimate (the most expensive listed figures)', () => {
-    expect(maxCostMicrosForStep(RECEIPT_PNG.facts, RECEIPT_TASK, 'vision', 'gemini-9-ultra')).toBe(
-      maxCostMicrosForStep(RECEIPT_PNG.facts, RECEIPT_TASK, 'vision', MODEL),
-    );
+    expect(
+      geminiProfile.stepCostMicros(RECEIPT_PNG.facts, RECEIPT_TASK, 'vision', {
+        env: { GEMINI_MODEL: 'gemini-9-ultra' },
+      }),
+    ).toBe(geminiProfile.stepCostMicros(RECEIPT_PNG.facts, RECEIPT_TASK, 'vision', { env: { GEMINI_MODEL: MODEL } }));
   });
 });

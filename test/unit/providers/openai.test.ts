@@ -27,7 +27,6 @@ import pricingRaw from '../../../shared/providers/openai/pricing.json' with { ty
 import {
   attemptTokenBounds,
   OCR_TASK,
-  openaiMaxCostMicros,
   openaiProfile,
   pricesFor,
   SYSTEM_INSTRUCTIONS,
@@ -938,23 +937,23 @@ describe('openai profile: the estimate bounds the actual cost', () => {
     ).toBeGreaterThanOrEqual(19 * 10_146 * mini.inputPerMTokUsd);
     for (const facts of [one, twenty]) {
       const bound = openaiProfile.maxCostMicros(facts, receiptTask);
-      expect(bound).toBeGreaterThanOrEqual(openaiMaxCostMicros(facts, receiptTask, 'vision', {}));
-      expect(bound).toBeGreaterThanOrEqual(openaiMaxCostMicros(facts, receiptTask, 'analyze', {}));
-      expect(openaiMaxCostMicros(facts, receiptTask, 'ocr', {})).toBeGreaterThan(bound);
+      expect(bound).toBeGreaterThanOrEqual(openaiProfile.stepCostMicros(facts, receiptTask, 'vision', { env: {} }));
+      expect(bound).toBeGreaterThanOrEqual(openaiProfile.stepCostMicros(facts, receiptTask, 'analyze', { env: {} }));
+      expect(openaiProfile.stepCostMicros(facts, receiptTask, 'ocr', { env: {} })).toBeGreaterThan(bound);
     }
     // A single-step plan sends an image as an image: its hold is the vision pass, not the larger text allowance.
     expect(openaiProfile.maxCostMicros(receipt, receiptTask)).toBe(
-      openaiMaxCostMicros(receipt, receiptTask, 'vision', {}),
+      openaiProfile.stepCostMicros(receipt, receiptTask, 'vision', { env: {} }),
     );
-    expect(openaiMaxCostMicros(receipt, receiptTask, 'analyze', {})).toBeGreaterThan(
+    expect(openaiProfile.stepCostMicros(receipt, receiptTask, 'analyze', { env: {} })).toBeGreaterThan(
       openaiProfile.maxCostMicros(receipt, receiptTask),
     );
-    expect(openaiMaxCostMicros(receipt, receiptTask, 'vision', { OPENAI_MODEL: 'gpt-imaginary' })).toBe(
-      openaiMaxCostMicros(receipt, receiptTask, 'vision', {}),
-    );
-    expect(openaiMaxCostMicros(receipt, receiptTask, 'vision', { OPENAI_MODEL: 'gpt-5.4-nano' })).toBeLessThan(
-      openaiMaxCostMicros(receipt, receiptTask, 'vision', {}),
-    );
+    expect(
+      openaiProfile.stepCostMicros(receipt, receiptTask, 'vision', { env: { OPENAI_MODEL: 'gpt-imaginary' } }),
+    ).toBe(openaiProfile.stepCostMicros(receipt, receiptTask, 'vision', { env: {} }));
+    expect(
+      openaiProfile.stepCostMicros(receipt, receiptTask, 'vision', { env: { OPENAI_MODEL: 'gpt-5.4-nano' } }),
+    ).toBeLessThan(openaiProfile.stepCostMicros(receipt, receiptTask, 'vision', { env: {} }));
     // A receipt photo with four fields: a couple of cents at most, not dollars.
     expect(openaiProfile.maxCostMicros(receipt, receiptTask)).toBeLessThan(30_000);
   });
