@@ -30,7 +30,7 @@ const HEAD_BYTES = 4100;
 
 /**
  * Inspects a stored upload of `sizeBytes` bytes and returns its facts, or throws CorruptFileError (reasons `empty`,
- * `truncated`, `encrypted`, `pixel_limit`, `unreadable`), UnsupportedFileTypeError, FileTooLargeError or
+ * `truncated`, `encrypted`, `pixel_limit`, `unreadable`, `implausible`), UnsupportedFileTypeError, FileTooLargeError or
  * TooManyPagesError. Errors from `read` itself propagate unchanged.
  */
 export async function inspectUpload(read: RangeReader, sizeBytes: number, limits: InspectLimits): Promise<FileFacts> {

@@ -32,6 +32,18 @@ export class Incomplete extends Error {
   }
 }
 
+/**
+ * The file asks for more work than any honest PDF of its size could (an array of a million items, objects nested
+ * hundreds deep, a cross-reference section for more objects than the file has bytes for). Not repaired by a scan:
+ * the file is refused.
+ */
+export class ImplausiblePdf extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImplausiblePdf';
+  }
+}
+
 /** The bytes are not valid PDF syntax. */
 export class PdfSyntaxError extends Error {
   constructor(message: string) {
@@ -53,8 +65,39 @@ const DELIMITER = new Uint8Array(256);
 for (const c of '()<>[]{}/%') DELIMITER[c.charCodeAt(0)] = 1;
 
 const isRegular = (c: number) => c >= 0 && WHITESPACE[c] === 0 && DELIMITER[c] === 0;
-// Deeply nested arrays/dictionaries only appear in hostile files; cap the recursion.
+// Deeply nested arrays/dictionaries, and arrays or dictionaries of a hundred thousand items, only appear in hostile
+// files (a page tree's /Kids of 200 pages, a cross-reference /Index of a few hundred subsections are the large honest
+// ones); cap the recursion and the sizes.
 const MAX_DEPTH = 64;
+const MAX_ITEMS = 50_000;
+
+/**
+ * The number `[+-]?(\d+\.?\d*|\.\d+)` spelled by bytes [from, to), or undefined. Read from the bytes: numbers are
+ * most of the tokens of a large structure (`12 0 R`), and making a string of each doubled the time to read one.
+ */
+function numberToken(buf: Uint8Array, from: number, to: number): Token | undefined {
+  let i = from;
+  const sign = buf[i] === 0x2d ? -1 : 1;
+  if (buf[i] === 0x2b || buf[i] === 0x2d) i++;
+  let value = 0;
+  let digits = 0;
+  let dot = -1;
+  for (; i < to; i++) {
+    const c = buf[i] ?? 0;
+    if (c >= 0x30 && c <= 0x39) {
+      value = value * 10 + (c - 0x30);
+      digits++;
+    } else if (c === 0x2e && dot < 0) {
+      dot = i;
+    } else {
+      return undefined;
+    }
+  }
+  if (digits === 0) return undefined;
+  // Fractions and long integers go through Number() for an exactly rounded value.
+  if (dot >= 0 || digits > 15) return { t: 'num', v: Number(latin1(buf, from, to)), int: dot < 0 };
+  return { t: 'num', v: sign * value, int: true };
+}
 
 /** A tokenizer and object parser over one window of bytes. */
 export class Lexer {
@@ -124,14 +167,12 @@ export class Lexer {
     }
     const start = this.pos;
     while (isRegular(this.peek())) this.pos++;
-    const word = latin1(this.buf, start, this.pos);
-    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) return { t: 'num', v: Number(word), int: /^[+-]?\d+$/.test(word) };
-    return { t: 'kw', v: word };
+    return numberToken(this.buf, start, this.pos) ?? { t: 'kw', v: latin1(this.buf, start, this.pos) };
   }
 
   /** Parses one object; `num gen R` becomes a PdfRef. */
   parseValue(depth = 0): PdfValue {
-    if (depth > MAX_DEPTH) throw new PdfSyntaxError('PDF objects nested too deeply');
+    if (depth > MAX_DEPTH) throw new ImplausiblePdf(`objects nested over ${MAX_DEPTH} deep`);
     const tok = this.next();
     switch (tok.t) {
       case 'num': {
@@ -159,6 +200,7 @@ export class Lexer {
             this.pos++;
             return items;
           }
+          if (items.length >= MAX_ITEMS) throw new ImplausiblePdf(`an array of over ${MAX_ITEMS} items`);
           items.push(this.parseValue(depth + 1));
         }
       }
@@ -174,6 +216,7 @@ export class Lexer {
             dict.set(key.v, null);
             continue;
           }
+          if (dict.size >= MAX_ITEMS) throw new ImplausiblePdf(`a dictionary of over ${MAX_ITEMS} entries`);
           dict.set(key.v, this.parseValue(depth + 1));
         }
       }

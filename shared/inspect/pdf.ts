@@ -4,10 +4,15 @@
  * and chains to older sections through /Prev. From the trailer's /Root we reach the page tree, whose root /Count is the
  * page count. Only the tail, the cross-reference sections and a handful of small objects are read, never the page
  * contents, fonts or images, which are almost all of a PDF's bytes.
+ * Over 400 lines: `PdfFile` is one reader (xref chain, objects, streams, rebuild); the parsers it uses are in
+ * pdf-syntax.ts, pdf-xref.ts, pdf-scan.ts and pdf-predictors.ts.
  */
 import { constants, inflateSync } from 'node:zlib';
 import { CorruptFileError } from '../errors.js';
+import { unpredict } from './pdf-predictors.js';
+import { CATALOG_RE, scanObjects } from './pdf-scan.js';
 import {
+  ImplausiblePdf,
   Incomplete,
   isDict,
   Lexer,
@@ -19,9 +24,16 @@ import {
   type PdfValue,
   uint,
 } from './pdf-syntax.js';
+import {
+  BrokenPdf,
+  type EntrySink,
+  maxObjectsFor,
+  parseXrefStream,
+  parseXrefTable,
+  XrefTable,
+  xrefStreamLayout,
+} from './pdf-xref.js';
 import { type ByteSource, PastEndError } from './source.js';
-
-type XrefEntry = { type: 0 } | { type: 1; offset: number } | { type: 2; stream: number; index: number };
 
 interface IndirectObject {
   num: number;
@@ -38,30 +50,24 @@ interface ObjectStream {
   data: Uint8Array;
 }
 
-/** The structure is damaged in a way a full-file scan may repair (wrong offsets, missing objects, bad syntax). */
-class BrokenPdf extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BrokenPdf';
-  }
-}
-
 const isBroken = (e: unknown) =>
   e instanceof BrokenPdf || e instanceof PdfSyntaxError || e instanceof PastEndError || e instanceof Incomplete;
 
 // `%%EOF` should be within the last 1024 bytes, but some producers append a little junk; look a bit further.
 const TAIL_BYTES = 4096;
 const FIRST_WINDOW = 4096;
-const MAX_WINDOW = 16 * 1024 * 1024;
+const MAX_WINDOW = 4 * 1024 * 1024;
 const MAX_SECTIONS = 256;
 const MAX_OBJECT_LOADS = 20_000;
 const MAX_REF_CHAIN = 32;
-const MAX_DECODED_BYTES = 32 * 1024 * 1024;
-const MAX_TOTAL_DECODED_BYTES = 128 * 1024 * 1024;
+const MAX_DECODED_BYTES = 16 * 1024 * 1024;
+// All streams inflated in one inspection: at most 64 MiB, and at most 32 times the file's size (honest structure
+// streams compress a few times over; a bomb a thousand times), with a floor for small files.
+const MAX_TOTAL_DECODED_BYTES = 64 * 1024 * 1024;
+const DECODED_BYTES_PER_FILE_BYTE = 32;
+const MIN_DECODED_BYTES_ALLOWED = 8 * 1024 * 1024;
 const MAX_PAGE_TREE_NODES = 200_000;
-const MAX_CACHED_OBJECT_STREAMS = 32;
-const SCAN_CHUNK = 1024 * 1024;
-const SCAN_OVERLAP = 256;
+const MAX_CACHED_OBJECT_STREAM_BYTES = 16 * 1024 * 1024;
 
 /** Counts a PDF's pages from its structure; throws CorruptFileError (truncated, encrypted, unreadable). */
 export async function inspectPdf(src: ByteSource, maxScanBytes: number): Promise<number> {
@@ -86,6 +92,9 @@ export async function inspectPdf(src: ByteSource, maxScanBytes: number): Promise
       return await pdf.pageCount();
     }
   } catch (error) {
+    if (error instanceof ImplausiblePdf) {
+      throw new CorruptFileError('implausible', `PDF structure is implausible for its size: ${error.message}`);
+    }
     if (isBroken(error)) {
       throw new CorruptFileError('unreadable', `PDF structure is unreadable: ${(error as Error).message}`);
     }
@@ -109,19 +118,29 @@ async function findStartxref(src: ByteSource): Promise<number | undefined> {
 }
 
 class PdfFile {
-  private entries = new Map<number, XrefEntry>();
+  private readonly maxObjects: number;
+  private entries: XrefTable;
   /** Trailer dictionaries, newest first. */
   private trailers: PdfDict[] = [];
   private readonly objects = new Map<number, IndirectObject>();
   private readonly objectStreams = new Map<number, ObjectStream>();
+  private objectStreamBytes = 0;
   private objectLoads = 0;
   private decodedBytes = 0;
+  private readonly maxDecodedBytes: number;
   rebuilt = false;
 
   constructor(
     private readonly src: ByteSource,
     private readonly maxScanBytes: number,
-  ) {}
+  ) {
+    this.maxObjects = maxObjectsFor(src.size);
+    this.entries = new XrefTable(this.maxObjects);
+    this.maxDecodedBytes = Math.min(
+      MAX_TOTAL_DECODED_BYTES,
+      Math.max(MIN_DECODED_BYTES_ALLOWED, DECODED_BYTES_PER_FILE_BYTE * src.size),
+    );
+  }
 
   /** Reads the cross-reference chain from `startxref` through every /Prev; newer entries win. */
   async loadXref(startxref: number): Promise<void> {
@@ -129,10 +148,11 @@ class PdfFile {
     let offset: number | undefined = startxref;
     // A /Prev cycle (hostile or just buggy) would loop forever; stop at a section already read.
     while (offset !== undefined && !visited.has(offset) && visited.size < MAX_SECTIONS) {
+      const section = visited.size;
       visited.add(offset);
-      const { entries, trailer } = await this.readSection(offset);
+      // Newer sections are read first, and their entries win.
+      const trailer = await this.readSection(offset, section);
       this.trailers.push(trailer);
-      for (const [num, entry] of entries) if (!this.entries.has(num)) this.entries.set(num, entry);
       offset = uint(trailer.get('Prev'));
     }
   }
@@ -169,18 +189,21 @@ class PdfFile {
     const seen = new Set<number>();
     const queue: PdfValue[] = [root];
     let leaves = 0;
-    for (let visited = 0; queue.length > 0; visited++) {
-      if (visited > MAX_PAGE_TREE_NODES) throw new BrokenPdf('page tree is too large');
-      const item = queue.shift() ?? null;
+    for (let next = 0; next < queue.length; next++) {
+      if (next > MAX_PAGE_TREE_NODES) throw new ImplausiblePdf(`a page tree of over ${MAX_PAGE_TREE_NODES} nodes`);
+      const item = queue[next] ?? null;
       if (item instanceof PdfRef) {
-        if (seen.has(item.num)) continue; // a cycle in the tree
+        // A node reached twice is counted once: a cycle ends, and kids shared to fan a few objects out into 2^40
+        // pages are a few pages.
+        if (seen.has(item.num)) continue;
         seen.add(item.num);
       }
       const node = await this.resolve(item);
       if (!isDict(node)) continue;
       const kids = await this.resolve(node.get('Kids'));
       if (nameOf(node.get('Type')) === 'Pages' || Array.isArray(kids)) {
-        if (Array.isArray(kids)) queue.push(...kids);
+        // One at a time: spreading a huge /Kids into push() overflows the call stack.
+        if (Array.isArray(kids)) for (const kid of kids) queue.push(kid);
       } else {
         leaves++;
       }
@@ -239,6 +262,7 @@ class PdfFile {
     const n = uint(await this.resolve(dict.get('N')));
     const first = uint(await this.resolve(dict.get('First')));
     if (n === undefined || first === undefined) throw new BrokenPdf(`object stream ${num} lacks /N or /First`);
+    if (n > this.maxObjects) throw new ImplausiblePdf(`object stream ${num} declares ${n} objects`);
     const data = await this.streamData(dict, obj.streamStart);
     // The stream opens with N pairs "objnum offset", then the objects themselves from byte /First.
     const lx = new Lexer(data.subarray(0, Math.min(first, data.length)), 0, true);
@@ -252,53 +276,68 @@ class PdfFile {
       offsets.push(b.v);
     }
     const stream = { nums, offsets, first, data };
-    if (this.objectStreams.size >= MAX_CACHED_OBJECT_STREAMS) this.objectStreams.clear();
+    if (this.objectStreamBytes + data.length > MAX_CACHED_OBJECT_STREAM_BYTES) {
+      this.objectStreams.clear();
+      this.objectStreamBytes = 0;
+    }
     this.objectStreams.set(num, stream);
+    this.objectStreamBytes += data.length;
     return stream;
   }
 
-  /** One cross-reference section at `offset`: a classic `xref` table or a cross-reference stream. */
-  private async readSection(
-    offset: number,
-    streamOnly = false,
-  ): Promise<{ entries: Map<number, XrefEntry>; trailer: PdfDict }> {
+  /**
+   * One cross-reference section at `offset`, a classic `xref` table or a cross-reference stream: its entries go to
+   * the table tagged `section` (older sections never replace a newer one's), its trailer dictionary is returned.
+   */
+  private async readSection(offset: number, section: number, streamOnly = false): Promise<PdfDict> {
     if (offset >= this.src.size) throw new BrokenPdf(`cross-reference offset ${offset} is past the end`);
+    const available = this.src.size - offset;
+    const add: EntrySink = (num, entry) => this.entries.add(num, entry, section);
+    // A window too small is parsed again, bigger: adding the same entries twice changes nothing.
     const parsed = await this.window(offset, (lx) => {
       const save = lx.pos;
       const tok = lx.next();
       // A hybrid file's side section must be a stream; accepting a table there would allow /XRefStm loops.
-      if (tok.t === 'kw' && tok.v === 'xref' && !streamOnly) return { table: parseXrefTable(lx) };
+      if (tok.t === 'kw' && tok.v === 'xref' && !streamOnly) return { trailer: parseXrefTable(lx, available, add) };
       lx.pos = save;
-      return { stream: parseIndirectObject(lx, offset) };
+      return { object: parseIndirectObject(lx, offset) };
     });
-    if (parsed.table) {
-      const { entries, trailer } = parsed.table;
-      // A "hybrid" file keeps a classic table for old readers and lists compressed objects in a side stream.
-      const side = uint(trailer.get('XRefStm'));
+    if (parsed.trailer !== undefined) {
+      // A "hybrid" file keeps a classic table for old readers and lists compressed objects in a side stream, whose
+      // entries fill in what this table left free (never what it places at an offset, nor a newer section's).
+      const side = uint(parsed.trailer.get('XRefStm'));
       if (side !== undefined) {
         try {
-          const hidden = await this.readSection(side, true);
-          for (const [num, entry] of hidden.entries) {
-            if (entry.type !== 0 && entries.get(num)?.type !== 1) entries.set(num, entry);
-          }
+          await this.readSection(side, section, true);
         } catch (error) {
           if (!isBroken(error)) throw error;
         }
       }
-      return { entries, trailer };
+      return parsed.trailer;
     }
-    const obj = parsed.stream;
+    const obj = parsed.object;
     if (!obj || !isDict(obj.value) || obj.streamStart === undefined || nameOf(obj.value.get('Type')) !== 'XRef') {
       throw new BrokenPdf(`no cross-reference section at offset ${offset}`);
     }
-    return {
-      entries: parseXrefStream(obj.value, await this.streamData(obj.value, obj.streamStart)),
-      trailer: obj.value,
-    };
+    const layout = xrefStreamLayout(obj.value, this.maxObjects);
+    // With a PNG predictor every row carries one more byte.
+    const data = await this.streamData(obj.value, obj.streamStart, 2 * layout.maxDataBytes + 1024);
+    const sink: EntrySink = streamOnly
+      ? (num, entry) => {
+          const listed = this.entries.get(num);
+          const ours = this.entries.sectionOf(num) === section;
+          if (entry.type !== 0 && (listed === undefined || (ours && listed.type !== 1))) {
+            this.entries.put(num, entry, section);
+          }
+        }
+      : add;
+    parseXrefStream(layout, data, sink);
+    return obj.value;
   }
 
   /** The decoded data of a stream whose dictionary is `dict` and whose data starts at `start`. */
-  private async streamData(dict: PdfDict, start: number): Promise<Uint8Array> {
+  /** The decoded data of a stream whose dictionary is `dict` and whose data starts at `start`; `limit`: most bytes. */
+  private async streamData(dict: PdfDict, start: number, limit = MAX_DECODED_BYTES): Promise<Uint8Array> {
     let length: number | undefined;
     try {
       length = uint(await this.resolve(dict.get('Length')));
@@ -310,7 +349,7 @@ class PdfFile {
       length = await this.findEndstream(start);
     }
     if (length > MAX_DECODED_BYTES) throw new BrokenPdf('stream is too large');
-    return this.decode(await this.src.readExact(start, length), dict);
+    return this.decode(await this.src.readExact(start, length), dict, Math.min(limit, MAX_DECODED_BYTES));
   }
 
   private async endstreamAt(at: number): Promise<boolean> {
@@ -338,33 +377,36 @@ class PdfFile {
     }
   }
 
-  private decode(raw: Uint8Array, dict: PdfDict): Uint8Array {
+  private decode(raw: Uint8Array, dict: PdfDict, limit: number): Uint8Array {
     const filters = asArray(dict.get('Filter'));
     const params = asArray(dict.get('DecodeParms') ?? dict.get('DP'));
     let data = raw;
     for (const [i, filter] of filters.entries()) {
       const name = nameOf(filter);
       if (name !== 'FlateDecode' && name !== 'Fl') throw new BrokenPdf(`unsupported stream filter ${name ?? '?'}`);
-      data = this.inflate(data);
+      data = this.inflate(data, limit);
       const p = params[i];
       if (isDict(p)) data = unpredict(data, p);
     }
     return data;
   }
 
-  private inflate(data: Uint8Array): Uint8Array {
+  /** Inflates at most `limit` bytes, within what the whole inspection may still inflate; a bomb is implausible. */
+  private inflate(data: Uint8Array, limit: number): Uint8Array {
+    const allowed = Math.min(limit, this.maxDecodedBytes - this.decodedBytes);
+    if (allowed <= 0) throw new ImplausiblePdf('its structure needs decompressing too much data');
     let out: Uint8Array;
     try {
       // SYNC_FLUSH: accept streams that lack their final checksum, which real writers produce more often than one
       // would hope; the bytes we need are all there.
-      out = inflateSync(data, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: MAX_DECODED_BYTES });
+      out = inflateSync(data, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: allowed });
     } catch (error) {
+      if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw new ImplausiblePdf(`a structure stream inflates past ${allowed} bytes`);
+      }
       throw new BrokenPdf(`stream does not inflate (${(error as Error).message})`);
     }
     this.decodedBytes += out.length;
-    if (this.decodedBytes > MAX_TOTAL_DECODED_BYTES) {
-      throw new CorruptFileError('unreadable', 'PDF structure requires decompressing too much data to inspect');
-    }
     return out;
   }
 
@@ -389,9 +431,9 @@ class PdfFile {
   async rebuild(): Promise<void> {
     if (this.src.size > this.maxScanBytes) throw new BrokenPdf('file is too large to scan');
     this.rebuilt = true;
-    const found = await scanObjects(this.src);
+    const found = await scanObjects(this.src, this.maxObjects);
     const previousTrailers = this.trailers;
-    this.entries = new Map([...found.objects].map(([num, offset]) => [num, { type: 1, offset } as XrefEntry]));
+    this.entries = found.objects;
     this.objects.clear();
     this.objectStreams.clear();
 
@@ -401,7 +443,7 @@ class PdfFile {
       try {
         const stream = await this.objectStream(streamNum);
         for (const [index, num] of stream.nums.entries()) {
-          if (!this.entries.has(num)) this.entries.set(num, { type: 2, stream: streamNum, index });
+          this.entries.add(num, { type: 2, stream: streamNum, index }, 0);
         }
         const text = latin1(stream.data, stream.first);
         for (const m of text.matchAll(CATALOG_RE)) {
@@ -442,50 +484,6 @@ class PdfFile {
   }
 }
 
-const WS = '[\\0\\t\\n\\f\\r ]';
-const CATALOG_RE = new RegExp(`/Type${WS}*/Catalog(?![A-Za-z0-9])`, 'g');
-// One pass finds object headers, `trailer` keywords and the /Type of the objects the rebuild cares about, in file order.
-const SCAN_RE = new RegExp(
-  `(?<![0-9])(\\d{1,10})${WS}+\\d{1,5}${WS}+obj(?![A-Za-z0-9])|trailer${WS}*<<|/Type${WS}*/(Catalog|XRef|ObjStm)(?![A-Za-z0-9])`,
-  'g',
-);
-
-interface ScanResult {
-  objects: Map<number, number>;
-  trailers: number[];
-  catalogs: number[];
-  xrefStreams: number[];
-  objectStreams: number[];
-}
-
-async function scanObjects(src: ByteSource): Promise<ScanResult> {
-  const result: ScanResult = { objects: new Map(), trailers: [], catalogs: [], xrefStreams: [], objectStreams: [] };
-  let carry = '';
-  let current: number | undefined; // the object whose body the scan is in
-  for await (const { offset, bytes } of src.chunks(SCAN_CHUNK)) {
-    const text = carry + latin1(bytes);
-    const base = offset - carry.length;
-    const last = offset + bytes.length >= src.size;
-    // Matches starting in the overlap are left for the next chunk, where they are whole; carry one extra character
-    // so the look-behind still sees what precedes them.
-    const limit = last ? text.length : text.length - SCAN_OVERLAP;
-    SCAN_RE.lastIndex = carry.length > 0 ? 1 : 0;
-    for (let m = SCAN_RE.exec(text); m !== null && m.index < limit; m = SCAN_RE.exec(text)) {
-      if (m[1] !== undefined) {
-        current = Number(m[1]);
-        result.objects.set(current, base + m.index);
-      } else if (m[2] === undefined) {
-        result.trailers.push(base + m.index);
-      } else if (current !== undefined) {
-        const list = m[2] === 'Catalog' ? result.catalogs : m[2] === 'XRef' ? result.xrefStreams : result.objectStreams;
-        list.push(current);
-      }
-    }
-    carry = last ? '' : text.slice(limit - 1);
-  }
-  return result;
-}
-
 /** `N G obj <value> [stream]`, parsed at the start of the window whose absolute offset is `base`. */
 function parseIndirectObject(lx: Lexer, base: number): IndirectObject {
   const num = lx.next();
@@ -506,157 +504,6 @@ function parseIndirectObject(lx: Lexer, base: number): IndirectObject {
   }
   lx.pos = after;
   return { num: num.v, value };
-}
-
-function parseXrefTable(lx: Lexer): { entries: Map<number, XrefEntry>; trailer: PdfDict } {
-  const entries = new Map<number, XrefEntry>();
-  for (;;) {
-    const tok = lx.next();
-    if (tok.t === 'kw' && tok.v === 'trailer') {
-      const trailer = lx.parseValue();
-      if (!isDict(trailer)) throw new BrokenPdf('trailer is not a dictionary');
-      return { entries, trailer };
-    }
-    const count = lx.next();
-    if (tok.t !== 'num' || count.t !== 'num' || !tok.int || !count.int || tok.v < 0 || count.v < 0) {
-      throw new BrokenPdf('malformed cross-reference table');
-    }
-    // Entries are 20 bytes each; ask for the whole subsection at once rather than growing the window step by step.
-    const needed = lx.pos + count.v * 20 + 1024;
-    if (needed > lx.buf.length && !lx.complete) throw new Incomplete(needed);
-    for (let i = 0; i < count.v; i++) entries.set(tok.v + i, readXrefEntry(lx));
-  }
-}
-
-const FREE: XrefEntry = { type: 0 };
-
-/** One `oooooooooo ggggg n|f` entry, read byte by byte: tables can list a million objects, too many for `next()`. */
-function readXrefEntry(lx: Lexer): XrefEntry {
-  const offset = readUint(lx);
-  const gen = readUint(lx);
-  lx.skipWhitespace();
-  const kind = lx.peek();
-  lx.pos++;
-  if (offset === undefined || gen === undefined || (kind !== 0x6e && kind !== 0x66)) {
-    throw new BrokenPdf('malformed cross-reference entry');
-  }
-  return kind === 0x6e && offset > 0 ? { type: 1, offset } : FREE;
-}
-
-function readUint(lx: Lexer): number | undefined {
-  lx.skipWhitespace();
-  const start = lx.pos;
-  let value = 0;
-  for (let c = lx.peek(); c >= 0x30 && c <= 0x39 && lx.pos - start < 15; c = lx.peek()) {
-    value = value * 10 + (c - 0x30);
-    lx.pos++;
-  }
-  return lx.pos > start ? value : undefined;
-}
-
-function parseXrefStream(dict: PdfDict, data: Uint8Array): Map<number, XrefEntry> {
-  const w = dict.get('W');
-  const widths = Array.isArray(w) ? w.map(uint) : [];
-  const [w0, w1, w2] = widths;
-  if (widths.length !== 3 || w0 === undefined || w1 === undefined || w2 === undefined || w0 > 8 || w1 > 8 || w2 > 8) {
-    throw new BrokenPdf('cross-reference stream has an invalid /W');
-  }
-  const rowBytes = w0 + w1 + w2;
-  if (rowBytes === 0) throw new BrokenPdf('cross-reference stream has an empty /W');
-  const index = dict.get('Index');
-  const size = uint(dict.get('Size')) ?? 0;
-  const ranges = Array.isArray(index) ? index.map(uint) : [0, size];
-
-  const field = (at: number, width: number) => {
-    let v = 0;
-    for (let i = 0; i < width; i++) v = v * 256 + (data[at + i] ?? 0);
-    return v;
-  };
-  const entries = new Map<number, XrefEntry>();
-  let row = 0;
-  for (let r = 0; r + 1 < ranges.length; r += 2) {
-    const start = ranges[r];
-    const count = ranges[r + 1];
-    if (start === undefined || count === undefined) throw new BrokenPdf('cross-reference stream has an invalid /Index');
-    for (let i = 0; i < count && (row + 1) * rowBytes <= data.length; i++, row++) {
-      const at = row * rowBytes;
-      // With a zero-width type field every entry is type 1.
-      const type = w0 === 0 ? 1 : field(at, w0);
-      const a = field(at + w0, w1);
-      const b = field(at + w0 + w1, w2);
-      if (type === 1) entries.set(start + i, a > 0 ? { type: 1, offset: a } : { type: 0 });
-      else if (type === 2) entries.set(start + i, { type: 2, stream: a, index: b });
-      else entries.set(start + i, { type: 0 });
-    }
-  }
-  return entries;
-}
-
-/** Undoes a TIFF (2) or PNG (10–15) predictor, as cross-reference streams commonly use PNG Up (12). */
-function unpredict(data: Uint8Array, params: PdfDict): Uint8Array {
-  const predictor = uint(params.get('Predictor')) ?? 1;
-  if (predictor <= 1) return data;
-  const colors = uint(params.get('Colors')) ?? 1;
-  const bits = uint(params.get('BitsPerComponent')) ?? 8;
-  const columns = uint(params.get('Columns')) ?? 1;
-  const bpp = Math.max(1, Math.ceil((colors * bits) / 8));
-  const rowBytes = Math.ceil((colors * bits * columns) / 8);
-  if (rowBytes <= 0 || colors > 32 || bits > 16) throw new BrokenPdf('invalid predictor parameters');
-
-  if (predictor === 2) {
-    if (bits !== 8) throw new BrokenPdf('unsupported TIFF predictor depth');
-    const out = Uint8Array.from(data);
-    for (let rowStart = 0; rowStart < out.length; rowStart += rowBytes) {
-      for (let i = bpp; i < rowBytes && rowStart + i < out.length; i++) {
-        out[rowStart + i] = ((out[rowStart + i] ?? 0) + (out[rowStart + i - bpp] ?? 0)) & 0xff;
-      }
-    }
-    return out;
-  }
-
-  // PNG predictors: every row starts with its own filter-type byte, whatever /Predictor says.
-  const rows = Math.floor(data.length / (rowBytes + 1));
-  const out = new Uint8Array(rows * rowBytes);
-  let prev = new Uint8Array(rowBytes);
-  for (let r = 0; r < rows; r++) {
-    const filter = data[r * (rowBytes + 1)] ?? 0;
-    const src = data.subarray(r * (rowBytes + 1) + 1, (r + 1) * (rowBytes + 1));
-    const cur = out.subarray(r * rowBytes, (r + 1) * rowBytes);
-    for (let i = 0; i < rowBytes; i++) {
-      const x = src[i] ?? 0;
-      const left = i >= bpp ? (cur[i - bpp] ?? 0) : 0;
-      const up = prev[i] ?? 0;
-      const upLeft = i >= bpp ? (prev[i - bpp] ?? 0) : 0;
-      let value: number;
-      switch (filter) {
-        case 0:
-          value = x;
-          break;
-        case 1:
-          value = x + left;
-          break;
-        case 2:
-          value = x + up;
-          break;
-        case 3:
-          value = x + ((left + up) >> 1);
-          break;
-        case 4: {
-          const p = left + up - upLeft;
-          const pa = Math.abs(p - left);
-          const pb = Math.abs(p - up);
-          const pc = Math.abs(p - upLeft);
-          value = x + (pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft);
-          break;
-        }
-        default:
-          throw new BrokenPdf(`invalid PNG predictor row filter ${filter}`);
-      }
-      cur[i] = value & 0xff;
-    }
-    prev = cur;
-  }
-  return out;
 }
 
 function asArray(v: PdfValue | undefined): PdfValue[] {
