@@ -36,6 +36,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { type App, type Environment, RemovalPolicy, Tags, Token } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { ENV } from '../shared/infra/env.js';
 import { runQueue } from '../shared/infra/resources.js';
 import { PROVIDER_IDS, type ProviderId } from '../shared/task.js';
 import { BEDROCK_PROFILE_PREFIX } from './provider-iam.js';
@@ -245,13 +246,13 @@ export function uploadExpiryDays(uploadRetentionHours: number): number {
 export function serviceEnvironment(settings: AppSettings): Record<string, string> {
   const { limits } = settings;
   return {
-    SERVICE_COST_CONFIRMATION_THRESHOLD_USD: String(settings.confirmationThresholdUsd),
-    ...(settings.marginPct === undefined ? {} : { PRICING_MARGIN_PCT: String(settings.marginPct) }),
-    RUN_RETENTION_DAYS: String(settings.runRetentionDays),
-    UPLOAD_RETENTION_HOURS: String(settings.uploadRetentionHours),
-    ...(limits.imageMaxBytes === undefined ? {} : { LIMIT_IMAGE_MAX_BYTES: String(limits.imageMaxBytes) }),
-    ...(limits.pdfMaxBytes === undefined ? {} : { LIMIT_PDF_MAX_BYTES: String(limits.pdfMaxBytes) }),
-    ...(limits.pdfMaxPages === undefined ? {} : { LIMIT_PDF_MAX_PAGES: String(limits.pdfMaxPages) }),
+    [ENV.confirmationThresholdUsd]: String(settings.confirmationThresholdUsd),
+    ...(settings.marginPct === undefined ? {} : { [ENV.marginPct]: String(settings.marginPct) }),
+    [ENV.runRetentionDays]: String(settings.runRetentionDays),
+    [ENV.uploadRetentionHours]: String(settings.uploadRetentionHours),
+    ...(limits.imageMaxBytes === undefined ? {} : { [ENV.imageMaxBytes]: String(limits.imageMaxBytes) }),
+    ...(limits.pdfMaxBytes === undefined ? {} : { [ENV.pdfMaxBytes]: String(limits.pdfMaxBytes) }),
+    ...(limits.pdfMaxPages === undefined ? {} : { [ENV.pdfMaxPages]: String(limits.pdfMaxPages) }),
   };
 }
 

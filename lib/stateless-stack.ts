@@ -11,7 +11,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors.js';
-import { METRICS_STAGE_ENV } from '../shared/infra/metrics.js';
+import { ENV } from '../shared/infra/env.js';
 import { reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import type { ProviderId } from '../shared/task.js';
@@ -217,14 +217,14 @@ export class StatelessStack extends Stack {
       });
       bindAccess(vf.fn, handlerAccess[handler], props.resources);
       if (PROVIDER_CONFIG_HANDLERS.includes(handler)) {
-        vf.fn.addEnvironment('VISION_PROVIDERS', providers.join(','));
-        if (props.bedrockModelId) vf.fn.addEnvironment('BEDROCK_MODEL_ID', props.bedrockModelId);
+        vf.fn.addEnvironment(ENV.providers, providers.join(','));
+        if (props.bedrockModelId) vf.fn.addEnvironment(ENV.bedrockModelId, props.bedrockModelId);
       }
       if (isWorker) {
         // Only the worker calls providers: it alone reads the keys and gets IAM for the IAM providers.
         bindProviderSecret(vf.fn, props.resources);
         grantProviders(vf.fn, { providers, ...(props.bedrockModelId ? { bedrockModelId: props.bedrockModelId } : {}) });
-        vf.fn.addEnvironment(METRICS_STAGE_ENV, props.stageName);
+        vf.fn.addEnvironment(ENV.metricsStage, props.stageName);
       }
       acknowledgeFunctionFindings(vf.fn);
       functions[handler] = vf.fn;

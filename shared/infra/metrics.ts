@@ -24,13 +24,10 @@ export const METRIC_NAMES = {
 } as const;
 
 export const METRIC_DIMENSIONS = {
-  /** Deployment stage; the worker gets it in METRICS_STAGE_ENV. */
+  /** Deployment stage; the worker gets it in METRICS_STAGE (ENV.metricsStage, ./env.ts). */
   stage: 'Stage',
   /** Provider id of the attempt (ProviderFailed) or of the candidate that failed (ProviderFallback). */
   provider: 'Provider',
 } as const;
 
 export const METRIC_DIMENSION_SETS = [[METRIC_DIMENSIONS.stage], [METRIC_DIMENSIONS.stage, METRIC_DIMENSIONS.provider]];
-
-/** Environment variable carrying the stage to the worker (value of the `Stage` dimension). */
-export const METRICS_STAGE_ENV = 'METRICS_STAGE';
