@@ -9,7 +9,10 @@
  * local gateway throttles per client key itself. The value is never logged.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { checkEnvironment } from '../shared/resource-name.js';
 import { findActiveKey } from '../shared/store/tenants.js';
+
+checkEnvironment();
 
 /** Builds `arn:aws:execute-api:region:account:apiId/stage/*` from the invoked method ARN. */
 export function wildcardResource(methodArn: string): string {

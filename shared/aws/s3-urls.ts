@@ -20,8 +20,9 @@ import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import { Sha256 } from '@smithy/core/checksum';
 import { isIpAddress } from '@smithy/core/endpoints';
 import { HttpRequest } from '@smithy/core/protocols';
+import { ENV } from '../infra/env.js';
 import { uploadsBucket } from '../infra/resources.js';
-import { resourceName } from '../resource-name.js';
+import { resource, resourceName } from '../resource-name.js';
 
 export interface ObjectAddressRequest {
   method: 'GET' | 'HEAD' | 'PUT';
@@ -40,6 +41,8 @@ export interface ObjectAddressRequest {
 
 /** The operation name the SDK puts in `x-id` (S3 ignores it; kept so the addresses equal the SDK's; none on HEAD). */
 const OPERATION_ID: Partial<Record<ObjectAddressRequest['method'], string>> = { GET: 'GetObject', PUT: 'PutObject' };
+
+const uploadsBucketName = resource(uploadsBucket.envVar);
 
 let presigner: S3RequestPresigner | undefined;
 
@@ -68,12 +71,13 @@ const VIRTUAL_HOSTABLE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 /** Where the object lives: protocol, host, port and path. */
 function location(key: string, forClients: boolean): Pick<HttpRequest, 'protocol' | 'hostname' | 'port' | 'path'> {
-  const bucket = resourceName(uploadsBucket.envVar);
+  const bucket = uploadsBucketName();
   const endpoint =
-    (forClients ? process.env.UPLOAD_PUBLIC_ENDPOINT : undefined) ||
+    (forClients ? process.env[ENV.uploadPublicEndpoint] : undefined) ||
     process.env.AWS_ENDPOINT_URL_S3 ||
     process.env.AWS_ENDPOINT_URL;
   if (!endpoint) {
+    // Read per call like the endpoint variables above: which of them applies decides whether the domain is needed.
     return { protocol: 'https:', hostname: resourceName(uploadsBucket.domainEnvVar), path: `/${encodeKey(key)}` };
   }
   const url = new URL(endpoint);

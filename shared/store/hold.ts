@@ -7,8 +7,8 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { InsufficientCreditError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
-import { LEDGER_TABLE, TENANTS_TABLE } from './ledger.js';
-import { RUNS_TABLE, type RunRecord } from './runs.js';
+import { ledgerTable, tenantsTable } from './ledger.js';
+import { type RunRecord, runsTable } from './runs.js';
 import { getTenant } from './tenants.js';
 import { transactWrite } from './transact.js';
 
@@ -47,10 +47,10 @@ async function holdAs(
       };
 
   const items = [
-    { Put: { TableName: RUNS_TABLE, Item: record, ConditionExpression: 'attribute_not_exists(jobId)' } },
+    { Put: { TableName: runsTable(), Item: record, ConditionExpression: 'attribute_not_exists(jobId)' } },
     {
       Update: {
-        TableName: TENANTS_TABLE,
+        TableName: tenantsTable(),
         Key: { tenantId: run.tenantId },
         ...tenantUpdate,
         ExpressionAttributeValues: { ':hold': hold },
@@ -58,7 +58,7 @@ async function holdAs(
     },
     {
       Put: {
-        TableName: LEDGER_TABLE,
+        TableName: ledgerTable(),
         Item: {
           tenantId: run.tenantId,
           entryId: `${run.jobId}#hold`,

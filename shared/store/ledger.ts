@@ -7,17 +7,17 @@
  * finds the transaction done (and changes nothing) or redoes all of it.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import type { Micros } from '../money.js';
+import { resource } from '../resource-name.js';
 import { resultPartPuts, splitResult } from './run-results.js';
-import { RUNS_TABLE, type RunError, type RunRecord, type RunUsage } from './runs.js';
+import { type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
 import { transactWrite } from './transact.js';
 
-export const TENANTS_TABLE = resourceName(tables.tenants.envVar);
-export const LEDGER_TABLE = resourceName(tables.ledger.envVar);
+export const tenantsTable = resource(tables.tenants.envVar);
+export const ledgerTable = resource(tables.ledger.envVar);
 
 /**
  * The error of a run that no delivery could process (an infrastructure failure on its last delivery, or a message
@@ -98,7 +98,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
       TransactItems: [
         {
           Update: {
-            TableName: RUNS_TABLE,
+            TableName: runsTable(),
             Key: { jobId: run.jobId },
             UpdateExpression: update,
             ConditionExpression: '#status = :queued',
@@ -108,7 +108,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
         },
         {
           Update: {
-            TableName: TENANTS_TABLE,
+            TableName: tenantsTable(),
             Key: { tenantId: run.tenantId },
             UpdateExpression: tenantUpdate,
             ExpressionAttributeValues: { ':negHold': -hold, ':charged': charged, ':refunded': refunded },
@@ -116,7 +116,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
         },
         {
           Put: {
-            TableName: LEDGER_TABLE,
+            TableName: ledgerTable(),
             Item: {
               tenantId: run.tenantId,
               entryId: `${run.jobId}#settle`,
