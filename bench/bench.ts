@@ -18,11 +18,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
-// Type-only: these phases import shared modules, some of which read the environment at import (config, the
-// catalog); the worker phase must set that environment first, so they are loaded when their phase runs.
-import type { EstimatesResult } from './estimates.js';
-import type { MediaResult } from './media.js';
-import type { MemoryResult } from './memory.js';
+import { type EstimatesResult, measureEstimates } from './estimates.js';
+import { type MediaResult, measureMedia } from './media.js';
+import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
 import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
@@ -451,14 +449,14 @@ async function main(): Promise<void> {
 
   // In process, no emulators: media preparation, then a fresh child process for memory, then the provider fakes.
   results.media = await phase('media', async () =>
-    (await import('./media.js')).measureMedia({
+    measureMedia({
       heicRuns: WORKLOAD.heicRuns,
       textLayerRuns: WORKLOAD.textLayerRuns,
       log,
     }),
   );
-  results.memory = await phase('memory', async () => (await import('./memory.js')).measurePeakRss({ log }));
-  results.estimates = await phase('estimates', async () => (await import('./estimates.js')).measureEstimates({ log }));
+  results.memory = await phase('memory', () => measurePeakRss({ log }));
+  results.estimates = await phase('estimates', () => measureEstimates({ log }));
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));

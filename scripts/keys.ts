@@ -23,6 +23,7 @@ import { tables } from '../shared/infra/resources.js';
 import { gatewaySettings, SCOPES, type Scope } from '../shared/infra/routes.js';
 import { MICROS_PER_USD, type Micros } from '../shared/money.js';
 import type { ApiKeyRecord, UsagePlanKey } from '../shared/store/tenants.js';
+import * as store from '../shared/store/tenants.js';
 import { readDeployment, stageOf } from './keys/stack-outputs.js';
 import {
   attachUsagePlanKey,
@@ -378,7 +379,6 @@ interface SyncAction {
  * names (left by a create whose clean-up failed) are deleted once older than PRUNE_MIN_AGE_MS.
  */
 async function syncUsagePlan(
-  store: typeof import('../shared/store/tenants.js'),
   usagePlanId: string,
   dryRun: boolean,
 ): Promise<{ checked: number; unchanged: number; actions: SyncAction[]; failures: string[] }> {
@@ -511,9 +511,6 @@ async function run(argv: string[]): Promise<number> {
 
   const target = await applyTarget(values);
   if (!json) process.stderr.write(`keys: ${target.description}\n`);
-  // The stores read table names from the environment, so they load only once the target is set.
-  const store = await import('../shared/store/tenants.js');
-
   switch (command) {
     case 'create': {
       const existing = await store.getTenant(tenant);
@@ -764,7 +761,7 @@ async function run(argv: string[]): Promise<number> {
         );
       }
       const dryRun = values['dry-run'] === true;
-      const result = await syncUsagePlan(store, usagePlanId, dryRun);
+      const result = await syncUsagePlan(usagePlanId, dryRun);
       if (json) out(JSON.stringify({ usagePlanId, dryRun, ...result }));
       else {
         out(
