@@ -1,14 +1,7 @@
 /**
- * `npm run bench`: the service's performance figures against their targets. Not a test: it always exits 0 (unless it
- * cannot run at all) and prints PASS/MISS per target. Writes bench/results/latest.json and latest.md.
- *
- *   npm run bench                       all phases (about 2 minutes on a 2-core machine; the first run also
- *                                       generates its large inputs into bench/results/inputs.tmp/, ~40 s more)
- *   npm run bench -- --only=bundles     one or more of: bundles, latency, worker, media, memory, estimates
- *                                       (comma-separated); a partial run writes bench/results/partial.json.tmp
- *                                       instead of latest.*
- *
- * bench/README.md explains every metric and how it is measured.
+ * `npm run bench`: the service's performance figures against their targets (TARGETS), PASS/MISS per target; always
+ * exits 0 unless it cannot run. Writes bench/results/latest.json and latest.md; `--only=bundles,latency,...` runs some
+ * phases and writes bench/results/partial.json.tmp instead. bench/README.md explains every metric.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';

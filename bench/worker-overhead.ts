@@ -1,17 +1,7 @@
 /**
- * Worker overhead, in process: DynamoDB Local + fauxqs from scripts/local/emulators.ts, resources created and the
- * environment set the way scripts/local.ts does (the shared modules read it at first use). Runs are created with the create-run core (shared/runs/create-run.ts) and processed by calling `processRun`
- * (shared/worker/process-run.ts) directly, as the worker handler would for one SQS record.
- *
- * - Overhead: a fake `local` adapter returns a canned ProviderOutput at once; its own time is measured anyway and
- *   subtracted, so overhead = processRun wall time - provider time (read the run, mark it processing, read the file
- *   from S3, plan execution, shape the result, settle run + ledger + tenant in one transaction).
- * - Real provider (information): the real adapter from shared/providers/adapters.ts, timed around `invoke`.
- * - create-run core (information): `createRun` in process (no HTTP, no authorizer, no worker competing), one at a
- *   time and with 16 in flight, to separate the service's own cost from the local stack's contention.
- *
- * Every AWS call made through the shared clients is timed by a middleware, so each figure comes with the number of
- * calls and the time spent in them.
+ * Worker overhead, in process against DynamoDB Local and fauxqs: runs created with the create-run core and processed by
+ * calling `processRun` directly, with a fake provider whose own time is subtracted; every AWS call is timed.
+ * docs/decisions.md#worker-overhead-benchmark describes each figure.
  */
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';

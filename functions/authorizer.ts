@@ -1,12 +1,8 @@
 /**
  * API-key authorizer (API Gateway REQUEST authorizer). Looks the key up by hash; an unknown or revoked key is denied
- * with API Gateway's `Unauthorized` convention (→ 401, body shaped by the gateway response). The policy allows every
- * route of the API because API Gateway caches it per key for all routes; scopes are checked by each route's handler.
- *
- * An allowed key that has a usage-plan key (deployments: the keys CLI creates one per client key) is returned as
- * `usageIdentifierKey`, so API Gateway's usage plan throttles each client key on its own (the RestApi takes API keys
- * from the authorizer: lib/stateless-stack.ts PER_KEY_THROTTLE). A key without one (the local stack) gets none; the
- * local gateway throttles per client key itself. The value is never logged.
+ * with API Gateway's `Unauthorized` convention (→ 401). The policy allows every route (API Gateway caches it per key);
+ * each handler checks scopes. `usageIdentifierKey` ties the request to the key's usage plan throttle and is never
+ * logged (docs/decisions.md#per-key-throttling).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { checkEnvironment } from '../shared/resource-name.js';
