@@ -1,14 +1,7 @@
 /**
- * `npm run bench`: the service's performance figures against their targets. Not a test: it always exits 0 (unless it
- * cannot run at all) and prints PASS/MISS per target. Writes bench/results/latest.json and latest.md.
- *
- *   npm run bench                       all phases (about 2 minutes on a 2-core machine; the first run also
- *                                       generates its large inputs into bench/results/inputs.tmp/, ~40 s more)
- *   npm run bench -- --only=bundles     one or more of: bundles, latency, worker, media, memory, estimates
- *                                       (comma-separated); a partial run writes bench/results/partial.json.tmp
- *                                       instead of latest.*
- *
- * bench/README.md explains every metric and how it is measured.
+ * `npm run bench`: the service's performance figures against their targets (TARGETS), PASS/MISS per target; always
+ * exits 0 unless it cannot run. Writes bench/results/latest.json and latest.md; `--only=bundles,latency,...` runs some
+ * phases and writes bench/results/partial.json.tmp instead. bench/README.md explains every metric.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -18,11 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
-// Type-only: these phases import shared modules, some of which read the environment at import (config, the
-// catalog); the worker phase must set that environment first, so they are loaded when their phase runs.
-import type { EstimatesResult } from './estimates.js';
-import type { MediaResult } from './media.js';
-import type { MemoryResult } from './memory.js';
+import { type EstimatesResult, measureEstimates } from './estimates.js';
+import { type MediaResult, measureMedia } from './media.js';
+import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
 import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
@@ -451,14 +442,14 @@ async function main(): Promise<void> {
 
   // In process, no emulators: media preparation, then a fresh child process for memory, then the provider fakes.
   results.media = await phase('media', async () =>
-    (await import('./media.js')).measureMedia({
+    measureMedia({
       heicRuns: WORKLOAD.heicRuns,
       textLayerRuns: WORKLOAD.textLayerRuns,
       log,
     }),
   );
-  results.memory = await phase('memory', async () => (await import('./memory.js')).measurePeakRss({ log }));
-  results.estimates = await phase('estimates', async () => (await import('./estimates.js')).measureEstimates({ log }));
+  results.memory = await phase('memory', () => measurePeakRss({ log }));
+  results.estimates = await phase('estimates', () => measureEstimates({ log }));
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));

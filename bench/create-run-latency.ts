@@ -7,6 +7,8 @@
  * would take the API's CPU on the same two cores. Warm-up runs at the measured concurrency, so that DynamoDB Local's
  * JIT and the stack's connection pools are in their steady state when the samples are taken.
  */
+import { ENV } from '../shared/infra/env.js';
+import { fixture, upload } from '../test/integration/client.js';
 import { startStack } from '../test/integration/stack.js';
 import { alive, descendants, machineBusyCpuMs, processCpuMs } from './procs.js';
 import { round, type Summary, summarize } from './stats.js';
@@ -77,13 +79,13 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
   const started = performance.now();
   const stack = await startStack({
     VISION_DEV_API_KEYS: `${BENCH_TENANT}:${BENCH_KEY}`,
-    VISION_PROVIDERS: 'local',
+    [ENV.providers]: 'local',
     LOCAL_RATE_LIMIT_RPS: '100000',
     LOCAL_RATE_LIMIT_BURST: '100000',
     // Runs stay queued: the worker's OCR would otherwise share the API's two cores (not so in AWS).
     LOCAL_WORKER_CONCURRENCY: '0',
     // Info logs ("run processed") would be written for every run; warnings and errors are what we look for.
-    LOG_LEVEL: 'warn',
+    [ENV.logLevel]: 'warn',
   });
   const stackStartMs = round(performance.now() - started);
   const javaPids = (await descendants(stack.process.pid ?? -1)).filter((p) => p.comm === 'java').map((p) => p.pid);
@@ -93,9 +95,8 @@ export async function measureCreateRunLatency(options: Options): Promise<CreateR
 
   let result: Omit<CreateRunLatencyResult, 'stackStopMs' | 'javaLeftRunning' | 'stackProblems'> | undefined;
   try {
-    // client.ts reads the stack's coordinates from the environment, as under jest.
+    // client.ts reads the stack's coordinates from the environment (at each call), as under jest.
     process.env.INTEGRATION_STACK = JSON.stringify(stack.info);
-    const { upload, fixture } = await import('../test/integration/client.js');
     const bytes = await fixture('receipt.png');
     const uploadIds: string[] = [];
     for (let i = 0; i < options.uploads; i++) uploadIds.push(await upload('receipt.png', bytes, { key: BENCH_KEY }));

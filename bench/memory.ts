@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../lib/vision-function.js';
+import { ENV } from '../shared/infra/env.js';
 import { pdf50mib } from './inputs.js';
 import { round } from './stats.js';
 
@@ -43,7 +44,7 @@ export async function measurePeakRss(options: { log: (line: string) => void }): 
     cwd: PROJECT_ROOT,
     maxBuffer: 16 * 1024 * 1024,
     timeout: 300_000,
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    env: { ...process.env, [ENV.logLevel]: 'warn' },
   });
   const line = stdout.trim().split('\n').at(-1) ?? '';
   const report = JSON.parse(line) as ChildReport;

@@ -1,24 +1,26 @@
 /**
- * Worker overhead, in process: DynamoDB Local + fauxqs from scripts/local/emulators.ts, resources created and the
- * environment set the way scripts/local.ts does, then the shared modules imported (they read the environment at
- * import). Runs are created with the create-run core (shared/runs/create-run.ts) and processed by calling `processRun`
- * (shared/worker/process-run.ts) directly, as the worker handler would for one SQS record.
- *
- * - Overhead: a fake `local` adapter returns a canned ProviderOutput at once; its own time is measured anyway and
- *   subtracted, so overhead = processRun wall time - provider time (read the run, mark it processing, read the file
- *   from S3, plan execution, shape the result, settle run + ledger + tenant in one transaction).
- * - Real provider (information): the real adapter from shared/providers/adapters.ts, timed around `invoke`.
- * - create-run core (information): `createRun` in process (no HTTP, no authorizer, no worker competing), one at a
- *   time and with 16 in flight, to separate the service's own cost from the local stack's contention.
- *
- * Every AWS call made through the shared clients is timed by a middleware, so each figure comes with the number of
- * calls and the time spent in them.
+ * Worker overhead, in process against DynamoDB Local and fauxqs: runs created with the create-run core and processed by
+ * calling `processRun` directly, with a fake provider whose own time is subtracted; every AWS call is timed.
+ * docs/decisions.md#worker-overhead-benchmark describes each figure.
  */
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { PROJECT_ROOT } from '../lib/vision-function.js';
 import { createResources, startEmulators } from '../scripts/local/emulators.js';
+import { ddb } from '../shared/aws/dynamodb.js';
+import { s3 } from '../shared/aws/s3.js';
+import { sqs } from '../shared/aws/sqs.js';
+import { createRunRequest } from '../shared/contract.js';
+import { ENV } from '../shared/infra/env.js';
+import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
+import { adapters } from '../shared/providers/adapters.js';
+import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../shared/providers/types.js';
+import { createRun } from '../shared/runs/create-run.js';
+import { presignUpload } from '../shared/runs/presign.js';
+import { getRun } from '../shared/store/runs.js';
+import { ensureTenant } from '../shared/store/tenants.js';
+import { processRun } from '../shared/worker/process-run.js';
 import { median, round, type Summary, summarize } from './stats.js';
 
 export const WORKER_TENANT = 'bench';
@@ -150,26 +152,12 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
     process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
     process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
     process.env.S3_FORCE_PATH_STYLE ??= 'true';
-    process.env.VISION_PROVIDERS = 'local';
-    process.env.LOG_LEVEL ??= 'warn';
+    process.env[ENV.providers] = 'local';
+    process.env[ENV.logLevel] ??= 'warn';
     const names = await createResources(emulators.endpoints, 'vision-bench-');
-    const { tables, uploadsBucket, runQueue } = await import('../shared/infra/resources.js');
     for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
     process.env[uploadsBucket.envVar] = names.bucket;
     process.env[runQueue.envVar] = names.queueUrl;
-
-    // Modules below read the environment at import, so they load only now.
-    const { ddb } = await import('../shared/aws/dynamodb.js');
-    const { s3 } = await import('../shared/aws/s3.js');
-    const { sqs } = await import('../shared/aws/sqs.js');
-    const { ensureTenant } = await import('../shared/store/tenants.js');
-    const { presignUpload } = await import('../shared/runs/presign.js');
-    const { createRun } = await import('../shared/runs/create-run.js');
-    const { createRunRequest } = await import('../shared/contract.js');
-    const { processRun } = await import('../shared/worker/process-run.js');
-    const { getRun } = await import('../shared/store/runs.js');
-    const { adapters } = await import('../shared/providers/adapters.js');
-    const { shutdownLocalProvider } = await import('../shared/providers/local/local-provider.js');
     shutdownProvider = shutdownLocalProvider;
 
     // Times every AWS call made through the shared clients (the document client shares the DynamoDB client's stack),
@@ -188,7 +176,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
         options: { step: 'initialize'; name: string; override: boolean },
       ): void;
     };
-    for (const client of [ddb, s3, sqs] as unknown as { middlewareStack: Stack }[]) {
+    for (const client of [ddb, s3(), sqs] as unknown as { middlewareStack: Stack }[]) {
       client.middlewareStack.add(
         (next, context) => async (args) => {
           const started = performance.now();

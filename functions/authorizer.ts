@@ -1,10 +1,14 @@
 /**
- * API-key authorizer (API Gateway REQUEST authorizer): looks the key up by hash; unknown or revoked → `Unauthorized`.
- * Not to undo: the policy allows every route (API Gateway caches it per key for all routes; handlers check scopes), and
- * the usage-plan key is returned as `usageIdentifierKey`, never logged. docs/decisions.md#the-api-key-authorizer.
+ * API-key authorizer (API Gateway REQUEST authorizer). Looks the key up by hash; an unknown or revoked key is denied
+ * with API Gateway's `Unauthorized` convention (→ 401). The policy allows every route (API Gateway caches it per key);
+ * each handler checks scopes. `usageIdentifierKey` ties the request to the key's usage plan throttle and is never
+ * logged (docs/decisions.md#per-key-throttling).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { checkEnvironment } from '../shared/resource-name.js';
 import { findActiveKey } from '../shared/store/tenants.js';
+
+checkEnvironment();
 
 /** Builds `arn:aws:execute-api:region:account:apiId/stage/*` from the invoked method ARN. */
 export function wildcardResource(methodArn: string): string {

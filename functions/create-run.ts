@@ -1,7 +1,10 @@
 /** POST /v1/runs — validate, estimate, hold and queue a run; `Idempotency-Key` replays the first response. */
 import { createRunRequest } from '../shared/contract.js';
 import { apiHandler } from '../shared/http.js';
+import { checkEnvironment } from '../shared/resource-name.js';
 import { createRun } from '../shared/runs/create-run.js';
+
+checkEnvironment();
 
 export const handler = apiHandler('create-run', { body: createRunRequest }, async (req) => {
   const { response, replayed } = await createRun({

@@ -5,6 +5,9 @@
 import { dashboardAsset, dashboardHeaders } from '../shared/dashboard/assets.js';
 import { NotFoundError } from '../shared/errors.js';
 import { apiHandler } from '../shared/http.js';
+import { checkEnvironment } from '../shared/resource-name.js';
+
+checkEnvironment();
 
 const HEADERS = dashboardHeaders();
 

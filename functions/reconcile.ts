@@ -3,7 +3,11 @@
  * worker or whose message went silent after a delivery, and fails and refunds a run whose message was dead-lettered
  * or expired (shared/worker/reconcile.ts).
  */
+
+import { checkEnvironment } from '../shared/resource-name.js';
 import { type ReconcileReport, reconcileRuns } from '../shared/worker/reconcile.js';
+
+checkEnvironment();
 
 export async function handler(): Promise<ReconcileReport> {
   return reconcileRuns();

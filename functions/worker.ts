@@ -6,8 +6,11 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { runQueue } from '../shared/infra/resources.js';
 import { log } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
+import { checkEnvironment } from '../shared/resource-name.js';
 import { jobIdOf } from '../shared/runs/run-message.js';
 import { type ProcessOptions, processRun } from '../shared/worker/process-run.js';
+
+checkEnvironment();
 
 type WorkerDependencies = Pick<ProcessOptions, 'adapters' | 'fault'> &
   Partial<Pick<ProcessOptions, 'visibilityTimeoutSeconds'>>;

@@ -1,41 +1,14 @@
 /**
  * Builds the service's stacks into an App. bin/app.ts (the CDK entry point) and the infra tests both call
- * `buildStacks`, so the tests check exactly what `cdk synth` produces. Settings come from CDK context
- * (cdk.json defaults, overridable with `cdk synth -c stage=prod`); `readSettings` validates every one of them.
- *
- * ## Settings (CDK context keys)
- *
- * | key                          | default                    | becomes                                                                |
- * |------------------------------|----------------------------|------------------------------------------------------------------------|
- * | `stage`                      | `dev`                      | stack names `Vision{Stateful,Stateless}-<stage>`, API stage, alarm names, metric dimension `Stage` |
- * | `providers`                  | `local`                    | `VISION_PROVIDERS` (create-run, worker); worker IAM for `bedrock` / `textract` only when listed. Comma list or JSON array of shared/providers/types.ts PROVIDER_IDS |
- * | `confirmationThresholdUsd`   | `1`                        | `SERVICE_COST_CONFIRMATION_THRESHOLD_USD` (every function)             |
- * | `marginPct`                  | pricing.json (`30`)        | `PRICING_MARGIN_PCT` (every function), only when set: the client's price = provider cost x (1 + marginPct/100) |
- * | `imageMaxBytes`              | shared/config.ts (20 MiB)  | `LIMIT_IMAGE_MAX_BYTES` (every function), only when set                |
- * | `pdfMaxBytes`                | shared/config.ts (50 MiB)  | `LIMIT_PDF_MAX_BYTES` (every function), only when set                  |
- * | `pdfMaxPages`                | shared/config.ts (200)     | `LIMIT_PDF_MAX_PAGES` (every function), only when set                  |
- * | `runRetentionDays`           | `90`                       | `RUN_RETENTION_DAYS` (every function; DynamoDB TTL of runs)            |
- * | `uploadRetentionHours`       | `24`                       | `UPLOAD_RETENTION_HOURS` (every function) and the uploads bucket's expiry (see `uploadExpiryDays`) |
- * | `bedrockModelId`             | region-dependent (below)   | `BEDROCK_MODEL_ID` (create-run, worker) and the worker's bedrock:InvokeModel resources; only with `bedrock` in `providers` |
- * | `destroyOnRemoval`           | `false`                    | `false`: RETAIN tables, buckets, queues, secret, log groups; `true`: DESTROY (throwaway dev stages) |
- * | `workerPackaging`            | `image`                    | how the worker ships its native modules (lib/vision-function.ts)       |
- * | `apiGatewayCloudWatchRole`   | `true`                     | create the account-wide API Gateway → CloudWatch Logs role (needed for API access/execution logs); `false` when the account already has one |
- * | `stageThrottleRps`           | `200` (10 x per-key rate)  | stage API Gateway throttle (requests per second) over all keys together, applied to each route on its own; integer >= the per-key rate (shared/infra/routes.ts `gatewaySettings.throttle`, 20) |
- * | `stageThrottleBurst`         | `400` (10 x per-key burst) | stage-wide burst; integer >= the per-key burst (40). Each key is throttled at 20 rps / burst 40 by the usage plan (lib/stateless-stack.ts PER_KEY_THROTTLE) |
- * | `alarmEmail`                 | unset                      | e-mail address subscribed to the alarm topic (SNS, output `AlarmTopicArn`); AWS mails a confirmation link first |
- *
- * The margin's default is data in shared/pricing/pricing.json; `marginPct` overrides it per deployment. The old key
- * `costConfirmationThresholdUsd` is rejected with a message (renamed to `confirmationThresholdUsd`).
- *
- * `bedrockModelId` default: Bedrock's default model (shared/providers/bedrock/pricing.json `defaultModel`) through the
- * `us.` inference profile when the stack's region is a US region, else through `global.` (the same rule as the
- * adapter's `bedrockModelId()`, but fixed at synth so the IAM grant and the model the worker calls cannot differ).
- * A model whose base model has no price row is rejected (the adapter would refuse it).
+ * `buildStacks`, so the tests check exactly what `cdk synth` produces. Settings come from CDK context (cdk.json
+ * defaults, `cdk synth -c key=value` overrides) and `readSettings` validates every one; the table of keys and the
+ * variables they become is in docs/decisions.md#deployment-settings-cdk-context.
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { type App, type Environment, RemovalPolicy, Tags, Token } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { ENV } from '../shared/infra/env.js';
 import { runQueue } from '../shared/infra/resources.js';
 import { PROVIDER_IDS, type ProviderId } from '../shared/task.js';
 import { BEDROCK_PROFILE_PREFIX } from './provider-iam.js';
@@ -62,7 +35,7 @@ export interface AppSettings {
   readonly limits: LimitSettings;
   readonly runRetentionDays: number;
   readonly uploadRetentionHours: number;
-  /** Model id or system-defined inference profile id; undefined = the region-dependent default (see file comment). */
+  /** Model id or system-defined inference profile id; undefined = the region's default (`effectiveBedrockModelId`). */
   readonly bedrockModelId?: string;
   /** DESTROY instead of RETAIN for tables, buckets, queues, secret and log groups: throwaway dev stages only. */
   readonly destroyOnRemoval: boolean;
@@ -245,13 +218,13 @@ export function uploadExpiryDays(uploadRetentionHours: number): number {
 export function serviceEnvironment(settings: AppSettings): Record<string, string> {
   const { limits } = settings;
   return {
-    SERVICE_COST_CONFIRMATION_THRESHOLD_USD: String(settings.confirmationThresholdUsd),
-    ...(settings.marginPct === undefined ? {} : { PRICING_MARGIN_PCT: String(settings.marginPct) }),
-    RUN_RETENTION_DAYS: String(settings.runRetentionDays),
-    UPLOAD_RETENTION_HOURS: String(settings.uploadRetentionHours),
-    ...(limits.imageMaxBytes === undefined ? {} : { LIMIT_IMAGE_MAX_BYTES: String(limits.imageMaxBytes) }),
-    ...(limits.pdfMaxBytes === undefined ? {} : { LIMIT_PDF_MAX_BYTES: String(limits.pdfMaxBytes) }),
-    ...(limits.pdfMaxPages === undefined ? {} : { LIMIT_PDF_MAX_PAGES: String(limits.pdfMaxPages) }),
+    [ENV.confirmationThresholdUsd]: String(settings.confirmationThresholdUsd),
+    ...(settings.marginPct === undefined ? {} : { [ENV.marginPct]: String(settings.marginPct) }),
+    [ENV.runRetentionDays]: String(settings.runRetentionDays),
+    [ENV.uploadRetentionHours]: String(settings.uploadRetentionHours),
+    ...(limits.imageMaxBytes === undefined ? {} : { [ENV.imageMaxBytes]: String(limits.imageMaxBytes) }),
+    ...(limits.pdfMaxBytes === undefined ? {} : { [ENV.pdfMaxBytes]: String(limits.pdfMaxBytes) }),
+    ...(limits.pdfMaxPages === undefined ? {} : { [ENV.pdfMaxPages]: String(limits.pdfMaxPages) }),
   };
 }
 

@@ -8,6 +8,7 @@ import { Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { ENV } from '../shared/infra/env.js';
 import { runQueue, type TableName, tables, uploadsBucket, workerSettings } from '../shared/infra/resources.js';
 import type { ResourceAccess } from '../shared/infra/routes.js';
 import { acknowledgeWildcardResources } from './nag.js';
@@ -104,7 +105,7 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
 }
 
 /** Environment variable that carries the provider secret's ARN (read by shared/providers/credentials.ts). */
-export const PROVIDER_SECRET_ENV = 'PROVIDER_SECRET_ARN';
+export const PROVIDER_SECRET_ENV = ENV.providerSecretArn;
 
 /**
  * Lets a function read the provider API keys: GetSecretValue on exactly that secret (no DescribeSecret, nothing else)

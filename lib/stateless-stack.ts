@@ -11,7 +11,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors.js';
-import { METRICS_STAGE_ENV } from '../shared/infra/metrics.js';
+import { ENV } from '../shared/infra/env.js';
 import { reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import type { ProviderId } from '../shared/task.js';
@@ -26,21 +26,9 @@ import { type Packaging, VisionFunction, WORKER_NATIVE_MODULES } from './vision-
 export const AUTHORIZER_CACHE_TTL_SECONDS = gatewaySettings.authorizerCacheSeconds;
 
 /**
- * Per-key throttling: an API Gateway usage plan (`UsagePlan`, output `UsagePlanId`) bound to the API stage throttles
- * every client key at the contract's rate, `gatewaySettings.throttle` in shared/infra/routes.ts (20 rps, burst 40).
- * How the requests are tied to a key, with our own keys (hashed in the apiKeys table, checked by the Lambda authorizer):
- * 1. the RestApi takes its API keys from the authorizer (`apiKeySourceType: AUTHORIZER`) and every authorized method
- *    (route scope not null) has `apiKeyRequired: true`; public routes need no key and only the stage throttle applies;
- * 2. for every request it allows, the authorizer returns `usageIdentifierKey` = the value of an API Gateway API key
- *    (AWS::ApiGateway::ApiKey) that belongs to that client key: a separate random value stored on the apiKeys item
- *    (`usagePlanKeyValue`), not the client's secret key;
- * 3. that API Gateway key is created and attached to the usage plan when the client key is issued, and deleted when it
- *    is revoked, by the keys CLI (`npm run keys`, scripts/keys.ts; `sync-usage-plan` attaches keys issued before).
- *    The CLI, not CloudFormation, owns those keys: there is one per client key and they come and go at run time.
- * A valid client key without an attached API Gateway key is refused by API Gateway with 403 (INVALID_API_KEY,
- * rendered as the contract's FORBIDDEN); a key over its rate gets 429 (THROTTLED, rendered as RATE_LIMITED).
- * Limits (per account and region): 10,000 API Gateway API keys, 300 usage plans, CreateApiKey/DeleteApiKey at 5
- * requests per second. docs/keys.md has the operator's side.
+ * Per-key throttling: a usage plan bound to the stage throttles every client key at the contract's rate
+ * (`gatewaySettings.throttle`); the authorizer names the key's API Gateway key as `usageIdentifierKey`, and the keys
+ * CLI owns those keys. How the pieces fit: docs/decisions.md#per-key-throttling.
  */
 export const PER_KEY_THROTTLE = {
   rateLimit: gatewaySettings.throttle.ratePerSecond,
@@ -217,14 +205,14 @@ export class StatelessStack extends Stack {
       });
       bindAccess(vf.fn, handlerAccess[handler], props.resources);
       if (PROVIDER_CONFIG_HANDLERS.includes(handler)) {
-        vf.fn.addEnvironment('VISION_PROVIDERS', providers.join(','));
-        if (props.bedrockModelId) vf.fn.addEnvironment('BEDROCK_MODEL_ID', props.bedrockModelId);
+        vf.fn.addEnvironment(ENV.providers, providers.join(','));
+        if (props.bedrockModelId) vf.fn.addEnvironment(ENV.bedrockModelId, props.bedrockModelId);
       }
       if (isWorker) {
         // Only the worker calls providers: it alone reads the keys and gets IAM for the IAM providers.
         bindProviderSecret(vf.fn, props.resources);
         grantProviders(vf.fn, { providers, ...(props.bedrockModelId ? { bedrockModelId: props.bedrockModelId } : {}) });
-        vf.fn.addEnvironment(METRICS_STAGE_ENV, props.stageName);
+        vf.fn.addEnvironment(ENV.metricsStage, props.stageName);
       }
       acknowledgeFunctionFindings(vf.fn);
       functions[handler] = vf.fn;

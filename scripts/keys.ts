@@ -1,16 +1,7 @@
 /**
  * `npm run keys -- <command>`: tenants, API keys and credit, against the local stack or a deployment's tables.
- * docs/keys.md is the manual. Exit codes: 0 ok, 2 usage error, 1 failure; messages go to stderr, results to stdout.
- *
- * Target: `--local` (or, when no other target is given, a running `npm start`'s `.local-data/stack.json`) sets the
- * DynamoDB endpoint and table names from that file; `--stack <stage>` reads a deployment's table names and usage plan
- * from its CloudFormation outputs (scripts/keys/stack-outputs.ts); otherwise `--tenants-table`/`--keys-table` (or
- * TENANTS_TABLE/API_KEYS_TABLE) name deployed tables and `--usage-plan-id` (or VISION_USAGE_PLAN_ID) the usage plan.
- * AWS credentials and region are the usual ones.
- *
- * With a usage plan, every client key gets an API Gateway API key attached to it (scripts/keys/usage-plan.ts): made by
- * `create` before the key is stored, deleted by `revoke` after the key is revoked in the table, repaired for older
- * keys by `sync-usage-plan`. Without one (the local stack) no API Gateway call is made.
+ * docs/keys.md is the manual; docs/decisions.md#the-keys-clis-targets how the target and the usage plan are chosen.
+ * Exit codes: 0 ok, 2 usage error, 1 failure; messages go to stderr, results to stdout.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -23,6 +14,7 @@ import { tables } from '../shared/infra/resources.js';
 import { gatewaySettings, SCOPES, type Scope } from '../shared/infra/routes.js';
 import { MICROS_PER_USD, type Micros } from '../shared/money.js';
 import type { ApiKeyRecord, UsagePlanKey } from '../shared/store/tenants.js';
+import * as store from '../shared/store/tenants.js';
 import { readDeployment, stageOf } from './keys/stack-outputs.js';
 import {
   attachUsagePlanKey,
@@ -378,7 +370,6 @@ interface SyncAction {
  * names (left by a create whose clean-up failed) are deleted once older than PRUNE_MIN_AGE_MS.
  */
 async function syncUsagePlan(
-  store: typeof import('../shared/store/tenants.js'),
   usagePlanId: string,
   dryRun: boolean,
 ): Promise<{ checked: number; unchanged: number; actions: SyncAction[]; failures: string[] }> {
@@ -511,9 +502,6 @@ async function run(argv: string[]): Promise<number> {
 
   const target = await applyTarget(values);
   if (!json) process.stderr.write(`keys: ${target.description}\n`);
-  // The stores read table names from the environment, so they load only once the target is set.
-  const store = await import('../shared/store/tenants.js');
-
   switch (command) {
     case 'create': {
       const existing = await store.getTenant(tenant);
@@ -764,7 +752,7 @@ async function run(argv: string[]): Promise<number> {
         );
       }
       const dryRun = values['dry-run'] === true;
-      const result = await syncUsagePlan(store, usagePlanId, dryRun);
+      const result = await syncUsagePlan(usagePlanId, dryRun);
       if (json) out(JSON.stringify({ usagePlanId, dryRun, ...result }));
       else {
         out(

@@ -11,7 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
-import { gatewaySettings } from '../shared/infra/routes.js';
+import { reconcileSettings, runQueue, tables, uploadsBucket, workerSettings } from '../shared/infra/resources.js';
+import { gatewaySettings, routes } from '../shared/infra/routes.js';
+import { adapters } from '../shared/providers/adapters.js';
+import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
+import { jobIdOf } from '../shared/runs/run-message.js';
+import { claimRun, getRun } from '../shared/store/runs.js';
+import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
+import { claimMs } from '../shared/worker/process-run.js';
+import { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } from '../shared/worker/reconcile.js';
 import { createResources, startEmulators } from './local/emulators.js';
 import { createGateway } from './local/gateway.js';
 import { startWorkerRunner } from './local/worker-runner.js';
@@ -123,22 +131,17 @@ async function main(): Promise<void> {
         ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS }
         : {}),
     });
-    const { tables, uploadsBucket, runQueue, workerSettings, reconcileSettings } = await import(
-      '../shared/infra/resources.js'
-    );
     for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
     process.env[uploadsBucket.envVar] = names.bucket;
     process.env[runQueue.envVar] = names.queueUrl;
 
-    // Modules below read the environment at import, so they load only now.
-    const { ensureTenant, createApiKey, findActiveKey } = await import('../shared/store/tenants.js');
     for (const { tenantId, key } of devKeys) {
       await ensureTenant(tenantId);
       if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });
     }
 
-    // Every handler the route table names, exactly as the CDK stack creates one function per handler.
-    const { routes } = await import('../shared/infra/routes.js');
+    // Every handler the route table names, exactly as the CDK stack creates one function per handler. Loaded only now:
+    // each functions/* module checks its environment at load, as a Lambda function does at init.
     const handlerNames = [...new Set(routes.map((r) => r.handler))];
     const handlers = Object.fromEntries(
       await Promise.all(
@@ -147,8 +150,6 @@ async function main(): Promise<void> {
     );
     const { authorize } = await import('../functions/authorizer.js');
     const { createWorkerHandler } = await import('../functions/worker.js');
-    const { adapters } = await import('../shared/providers/adapters.js');
-    const { shutdownLocalProvider } = await import('../shared/providers/local/local-provider.js');
 
     // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
     // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
@@ -173,9 +174,6 @@ async function main(): Promise<void> {
     // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
     // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
     // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
-    const { getRun, claimRun } = await import('../shared/store/runs.js');
-    const { jobIdOf } = await import('../shared/runs/run-message.js');
-    const { claimMs } = await import('../shared/worker/process-run.js');
     const workerHandler: typeof processingHandler = async (event, context) => {
       if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
       const failures: { itemIdentifier: string }[] = [];
@@ -218,7 +216,6 @@ async function main(): Promise<void> {
     });
 
     // The reconciler on a timer, as EventBridge schedules it when deployed.
-    const { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } = await import('../shared/worker/reconcile.js');
     const deadAfter = env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds;
     const reconcileOptions = {
       ...DEFAULT_RECONCILE_OPTIONS,

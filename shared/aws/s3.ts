@@ -1,13 +1,17 @@
 /**
- * The S3 client for the worker's reads of whole files, created once per process; its endpoint comes from
+ * The S3 client for the worker's reads of whole files, created once per process at first use; its endpoint comes from
  * `AWS_ENDPOINT_URL[_S3]`. Presigned addresses are made without a client: shared/aws/s3-urls.ts.
  */
 import { NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 
-// Emulators listen on 127.0.0.1, where virtual-hosted bucket names cannot resolve; real S3 uses virtual-hosted style.
-const forcePathStyle = process.env.S3_FORCE_PATH_STYLE === 'true';
+let client: S3Client | undefined;
 
-export const s3 = new S3Client({ forcePathStyle });
+/** The client, created at its first use: S3_FORCE_PATH_STYLE is read then, not at import. */
+export function s3(): S3Client {
+  // Emulators listen on 127.0.0.1, where virtual-hosted bucket names cannot resolve; real S3 uses virtual-hosted style.
+  client ??= new S3Client({ forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true' });
+  return client;
+}
 
 /**
  * Whether a GetObject error means "no such object" (NoSuchKey). Anything else (a missing bucket, access denied) is a

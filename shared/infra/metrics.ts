@@ -1,14 +1,7 @@
 /**
- * The service's custom CloudWatch metrics: names, namespace and dimensions. The worker emits them in CloudWatch
- * Embedded Metric Format (a JSON log line with an `_aws` block); the stateless stack alarms on them and draws them on
- * the dashboard (lib/monitoring.ts). Plain constants shared by the worker and the CDK stack.
- *
- * Every data point is emitted with BOTH dimension sets of METRIC_DIMENSION_SETS: `[Stage]` (what the alarms watch)
- * and `[Stage, Provider]` (per-provider breakdown on the dashboard). An EMF line for one failed attempt:
- *
- *   {"_aws":{"Timestamp":1767225600000,"CloudWatchMetrics":[{"Namespace":"VisionService",
- *     "Dimensions":[["Stage"],["Stage","Provider"]],"Metrics":[{"Name":"ProviderAttemptFailed","Unit":"Count"}]}]},
- *    "Stage":"dev","Provider":"openai","ProviderAttemptFailed":1}
+ * The service's custom CloudWatch metrics: names, namespace and dimensions, plain constants shared by the worker (which
+ * emits them in Embedded Metric Format) and the CDK stack (alarms, dashboard). Every point carries both dimension sets
+ * of METRIC_DIMENSION_SETS; docs/decisions.md#worker-metrics-in-embedded-metric-format shows a line.
  */
 export const METRICS_NAMESPACE = 'VisionService';
 
@@ -24,13 +17,10 @@ export const METRIC_NAMES = {
 } as const;
 
 export const METRIC_DIMENSIONS = {
-  /** Deployment stage; the worker gets it in METRICS_STAGE_ENV. */
+  /** Deployment stage; the worker gets it in METRICS_STAGE (ENV.metricsStage, ./env.ts). */
   stage: 'Stage',
   /** Provider id of the attempt (ProviderFailed) or of the candidate that failed (ProviderFallback). */
   provider: 'Provider',
 } as const;
 
 export const METRIC_DIMENSION_SETS = [[METRIC_DIMENSIONS.stage], [METRIC_DIMENSIONS.stage, METRIC_DIMENSIONS.provider]];
-
-/** Environment variable carrying the stage to the worker (value of the `Stage` dimension). */
-export const METRICS_STAGE_ENV = 'METRICS_STAGE';

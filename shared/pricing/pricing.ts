@@ -26,11 +26,18 @@ const pricingTable = z.object({
 
 export type PricingTable = z.infer<typeof pricingTable>;
 
-/** The validated pricing table (with the configured margin); a malformed pricing.json fails at import, not mid-run. */
-export const pricing: PricingTable = (() => {
-  const table = pricingTable.parse(raw);
-  return config.marginPct === undefined ? table : { ...table, marginPct: config.marginPct };
-})();
+const table = pricingTable.parse(raw);
+
+/**
+ * The validated pricing table; a malformed pricing.json fails at import, not mid-run. The margin is the configured
+ * one (read at first use, like all configuration) or the table's.
+ */
+export const pricing: PricingTable = {
+  ...table,
+  get marginPct() {
+    return config.marginPct ?? table.marginPct;
+  },
+};
 
 /**
  * The client's price for a cost: cost plus margin, rounded up to the micro. Integer arithmetic (the margin in basis

@@ -6,6 +6,7 @@
  * put-secret-value would otherwise see no keys for hours). Keys are never logged or stored on runs.
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { ENV } from '../infra/env.js';
 
 export const API_KEY_VARIABLES = {
   openai: 'OPENAI_API_KEY',
@@ -44,7 +45,7 @@ export async function apiKeyFor(
   const variable = API_KEY_VARIABLES[provider];
   const fromEnv = env[variable];
   if (fromEnv) return fromEnv;
-  const arn = env.PROVIDER_SECRET_ARN;
+  const arn = env[ENV.providerSecretArn];
   if (!arn) return undefined;
   if (secretValues === undefined || Date.now() - secretReadAt >= SECRET_TTL_MS) {
     secretReadAt = Date.now();

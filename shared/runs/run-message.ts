@@ -5,17 +5,17 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from '../aws/sqs.js';
 import { runQueue } from '../infra/resources.js';
-import { resourceName } from '../resource-name.js';
+import { resource } from '../resource-name.js';
 import * as z from '../zod.js';
+
+const runQueueUrl = resource(runQueue.envVar);
 
 const runMessage = z.object({ jobId: z.string().check(z.minLength(1)) });
 
 /** Queues a run for the worker. */
 export async function enqueueRun(jobId: string): Promise<void> {
   const body: z.infer<typeof runMessage> = { jobId };
-  await sqs.send(
-    new SendMessageCommand({ QueueUrl: resourceName(runQueue.envVar), MessageBody: JSON.stringify(body) }),
-  );
+  await sqs.send(new SendMessageCommand({ QueueUrl: runQueueUrl(), MessageBody: JSON.stringify(body) }));
 }
 
 /** The run a message names; undefined for a malformed message (no retry can mend it). */

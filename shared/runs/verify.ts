@@ -3,14 +3,15 @@
  * verification is also appended to the Verifications table (the history). Status never changes.
  */
 import { randomUUID } from 'node:crypto';
-import { config, resourceName } from '../config.js';
+import { config } from '../config.js';
 import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js';
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
 import { tables } from '../infra/resources.js';
-import { getRunForTenant, RUNS_TABLE } from '../store/runs.js';
+import { resource } from '../resource-name.js';
+import { getRunForTenant, runsTable } from '../store/runs.js';
 import { transactWrite } from '../store/transact.js';
 
-const VERIFICATIONS_TABLE = resourceName(tables.verifications.envVar);
+const verificationsTable = resource(tables.verifications.envVar);
 
 export async function verifyRun(
   tenantId: string,
@@ -34,7 +35,7 @@ export async function verifyRun(
     TransactItems: [
       {
         Update: {
-          TableName: RUNS_TABLE,
+          TableName: runsTable(),
           Key: { jobId },
           UpdateExpression: 'SET verification = :v ADD verificationCount :one',
           ConditionExpression: '#status = :completed AND tenantId = :tenant',
@@ -49,7 +50,7 @@ export async function verifyRun(
       },
       {
         Put: {
-          TableName: VERIFICATIONS_TABLE,
+          TableName: verificationsTable(),
           Item: {
             jobId,
             verificationId: `${verification.verifiedAt}#${randomUUID()}`,

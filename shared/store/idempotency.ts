@@ -4,10 +4,10 @@
  */
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
-import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
+import { resource } from '../resource-name.js';
 
-const IDEMPOTENCY_TABLE = resourceName(tables.idempotency.envVar);
+const idempotencyTable = resource(tables.idempotency.envVar);
 
 /** The stored outcome of an idempotent creation. */
 export interface IdempotencyRecord {
@@ -30,7 +30,7 @@ export class IdempotencyConflict extends Error {
 /** Reads a live (unexpired) idempotency record. DynamoDB TTL deletes lazily, so expiry is checked here too. */
 export async function getIdempotencyRecord(idempotencyKey: string): Promise<IdempotencyRecord | null> {
   const out = await ddb.send(
-    new GetCommand({ TableName: IDEMPOTENCY_TABLE, Key: { idempotencyKey }, ConsistentRead: true }),
+    new GetCommand({ TableName: idempotencyTable(), Key: { idempotencyKey }, ConsistentRead: true }),
   );
   const record = out.Item as IdempotencyRecord | undefined;
   if (!record || record.expiresAtEpoch <= Math.floor(Date.now() / 1000)) return null;
@@ -44,7 +44,7 @@ export async function getIdempotencyRecord(idempotencyKey: string): Promise<Idem
 export async function deleteIdempotencyRecord(idempotencyKey: string, jobId: string): Promise<void> {
   await ddb.send(
     new DeleteCommand({
-      TableName: IDEMPOTENCY_TABLE,
+      TableName: idempotencyTable(),
       Key: { idempotencyKey },
       ConditionExpression: 'jobId = :jobId',
       ExpressionAttributeValues: { ':jobId': jobId },
@@ -56,7 +56,7 @@ export async function deleteIdempotencyRecord(idempotencyKey: string, jobId: str
 export function idempotencyPut(record: IdempotencyRecord) {
   return {
     Put: {
-      TableName: IDEMPOTENCY_TABLE,
+      TableName: idempotencyTable(),
       Item: record,
       ConditionExpression: 'attribute_not_exists(idempotencyKey) OR expiresAtEpoch <= :now',
       ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },

@@ -3,18 +3,21 @@
  * each ONE DynamoDB transaction keyed by the run id, whose conditions make it exactly-once. Items are named, and a
  * cancellation is read by name (transact.ts). Why: docs/decisions.md#one-transaction-per-money-step
  */
-import { resourceName } from '../config.js';
 import type { Attempt } from '../contract.js';
 import { InsufficientCreditError, runError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { type Micros, microsToUsd } from '../money.js';
+import { checkAtInit, resource } from '../resource-name.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { resultPartPuts, splitResult } from './run-results.js';
-import { RUNS_TABLE, type RunError, type RunRecord, type RunUsage } from './runs.js';
+import { type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
 import { getTenant, tenantsTable } from './tenants.js';
 import { failedConditions, transactWriteNamed } from './transact.js';
 
-export const LEDGER_TABLE = resourceName(tables.ledger.envVar);
+export const ledgerTable = resource(tables.ledger.envVar);
+// tenants.ts does not check its table at init (the authorizer loads it for the keys only); every function that loads
+// the ledger moves money on the tenants, so it checks it here.
+checkAtInit(tenantsTable);
 
 /**
  * Writes the run, takes the hold and (optionally) records the idempotency key, atomically.
@@ -51,7 +54,7 @@ async function holdAs(
       };
 
   const items = {
-    run: { Put: { TableName: RUNS_TABLE, Item: record, ConditionExpression: 'attribute_not_exists(jobId)' } },
+    run: { Put: { TableName: runsTable(), Item: record, ConditionExpression: 'attribute_not_exists(jobId)' } },
     tenant: {
       Update: {
         TableName: tenantsTable(),
@@ -62,7 +65,7 @@ async function holdAs(
     },
     ledger: {
       Put: {
-        TableName: LEDGER_TABLE,
+        TableName: ledgerTable(),
         Item: {
           tenantId: run.tenantId,
           entryId: `${run.jobId}#hold`,
@@ -179,7 +182,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
   const items = {
     run: {
       Update: {
-        TableName: RUNS_TABLE,
+        TableName: runsTable(),
         Key: { jobId: run.jobId },
         UpdateExpression: update,
         ConditionExpression: '#status = :queued',
@@ -197,7 +200,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
     },
     ledger: {
       Put: {
-        TableName: LEDGER_TABLE,
+        TableName: ledgerTable(),
         Item: {
           tenantId: run.tenantId,
           entryId: `${run.jobId}#settle`,

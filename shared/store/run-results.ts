@@ -10,7 +10,7 @@ import { ddb } from '../aws/dynamodb.js';
 import { CORRECTIONS_MAX_BYTES } from '../contract.js';
 import { tables } from '../infra/resources.js';
 import { jsonProblem, STORED_MAX_DEPTH } from '../json-limits.js';
-import { resourceName } from '../resource-name.js';
+import { resource } from '../resource-name.js';
 import type { RunRecord } from './runs.js';
 
 /** DynamoDB's largest item. */
@@ -37,8 +37,9 @@ export const RESULT_MAX_BYTES = 3 * 1024 * 1024;
  */
 const PARTS_OUTLIVE_RUN_SECONDS = 30 * 86400;
 
-// Resolved when used: only the worker writes parts and only get-run / list-runs read them (each has the grant).
-const resultsTable = (): string => resourceName(tables.runResults.envVar);
+// Not checked at init: every module that settles loads this one, but only the worker writes parts and only get-run /
+// list-runs read them (each has the grant).
+const resultsTable = resource(tables.runResults.envVar, { checkAtInit: false });
 
 /** Whether a result is too large to store at all (the worker fails such a run rather than retry a doomed write). */
 export function resultTooLarge(result: Record<string, unknown>): boolean {

@@ -5,16 +5,16 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applied, ddb } from '../aws/dynamodb.js';
-import { resourceName } from '../config.js';
 import type { Attempt, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
 import type { FileFacts } from '../file-facts.js';
 import { reconcileSettings, tables } from '../infra/resources.js';
 import { log } from '../log.js';
 import type { Micros } from '../money.js';
+import { resource } from '../resource-name.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 
-export const RUNS_TABLE = resourceName(tables.runs.envVar);
+export const runsTable = resource(tables.runs.envVar);
 
 /** The sparse index of queued runs (shared/infra/resources.ts). */
 const QUEUED_INDEX = 'queued';
@@ -130,7 +130,7 @@ export const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Reads a run regardless of tenant (worker use). */
 export async function getRun(jobId: string): Promise<RunRecord | null> {
-  const out = await ddb.send(new GetCommand({ TableName: RUNS_TABLE, Key: { jobId }, ConsistentRead: true }));
+  const out = await ddb.send(new GetCommand({ TableName: runsTable(), Key: { jobId }, ConsistentRead: true }));
   return (out.Item as RunRecord | undefined) ?? null;
 }
 
@@ -150,7 +150,7 @@ export async function claimRun(
   const claimed = await applied(
     ddb.send(
       new UpdateCommand({
-        TableName: RUNS_TABLE,
+        TableName: runsTable(),
         Key: { jobId },
         UpdateExpression:
           'SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive, leaseUntil = :lease ADD deliveries :one',
@@ -169,7 +169,7 @@ export async function claimRun(
   const counted = await applied(
     ddb.send(
       new UpdateCommand({
-        TableName: RUNS_TABLE,
+        TableName: runsTable(),
         Key: { jobId },
         UpdateExpression: 'SET deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
         ConditionExpression: '#status = :queued',
@@ -190,7 +190,7 @@ export async function releaseClaim(jobId: string, leaseUntil: Date): Promise<voi
     await applied(
       ddb.send(
         new UpdateCommand({
-          TableName: RUNS_TABLE,
+          TableName: runsTable(),
           Key: { jobId },
           UpdateExpression: 'REMOVE leaseUntil',
           ConditionExpression: 'leaseUntil = :mine',
@@ -223,7 +223,7 @@ export async function listQueuedBefore(
 ): Promise<{ jobIds: string[]; nextKey: Record<string, unknown> | undefined }> {
   const out = await ddb.send(
     new QueryCommand({
-      TableName: RUNS_TABLE,
+      TableName: runsTable(),
       IndexName: QUEUED_INDEX,
       KeyConditionExpression: 'queuedShard = :shard AND createdAt < :before',
       ExpressionAttributeValues: { ':shard': shard, ':before': before },
@@ -249,7 +249,7 @@ export async function markResent(
   return applied(
     ddb.send(
       new UpdateCommand({
-        TableName: RUNS_TABLE,
+        TableName: runsTable(),
         Key: { jobId },
         UpdateExpression: 'SET resentAt = :now ADD resends :one',
         ConditionExpression: `#status = :queued AND ${unchanged} AND (attribute_not_exists(resends) OR resends < :max)`,
@@ -342,7 +342,7 @@ export async function listRuns(
   do {
     const page = await ddb.send(
       new QueryCommand({
-        TableName: RUNS_TABLE,
+        TableName: runsTable(),
         IndexName: byWorkflow ? 'byTenantWorkflow' : 'byTenant',
         KeyConditionExpression: keyCondition,
         FilterExpression: filter,

@@ -12,7 +12,7 @@ import { applied, ddb } from '../aws/dynamodb.js';
 import { tables } from '../infra/resources.js';
 import { SCOPES, type Scope } from '../infra/routes.js';
 import type { Micros } from '../money.js';
-import { resourceName } from '../resource-name.js';
+import { resource } from '../resource-name.js';
 
 export interface TenantRecord {
   tenantId: string;
@@ -50,13 +50,10 @@ export interface UsagePlanKey {
   value: string;
 }
 
-/** The Tenants table's name (the ledger's transactions update tenants too). */
-export function tenantsTable(): string {
-  return resourceName(tables.tenants.envVar);
-}
-function keysTable(): string {
-  return resourceName(tables.apiKeys.envVar);
-}
+// Not checked at init: the authorizer loads this module for the keys only, create-run for the tenants only (the
+// ledger, which every money-moving function loads, checks the tenants table).
+export const tenantsTable = resource(tables.tenants.envVar, { checkAtInit: false });
+const keysTable = resource(tables.apiKeys.envVar, { checkAtInit: false });
 
 /** SHA-256 hex of an API key: the table key under which it is stored. */
 export function hashApiKey(key: string): string {

@@ -1,10 +1,10 @@
 /** Upload slots: who may use an uploaded object, how big it was declared, and when the slot expires. */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
-import { resourceName } from '../config.js';
 import { tables } from '../infra/resources.js';
+import { resource } from '../resource-name.js';
 
-const UPLOADS_TABLE = resourceName(tables.uploads.envVar);
+const uploadsTable = resource(tables.uploads.envVar);
 
 export interface UploadRecord {
   uploadId: string;
@@ -20,7 +20,7 @@ export interface UploadRecord {
 
 export async function putUpload(record: UploadRecord): Promise<void> {
   await ddb.send(
-    new PutCommand({ TableName: UPLOADS_TABLE, Item: record, ConditionExpression: 'attribute_not_exists(uploadId)' }),
+    new PutCommand({ TableName: uploadsTable(), Item: record, ConditionExpression: 'attribute_not_exists(uploadId)' }),
   );
 }
 
@@ -30,7 +30,7 @@ export async function getUploadForTenant(
   tenantId: string,
   now = new Date(),
 ): Promise<UploadRecord | null> {
-  const out = await ddb.send(new GetCommand({ TableName: UPLOADS_TABLE, Key: { uploadId }, ConsistentRead: true }));
+  const out = await ddb.send(new GetCommand({ TableName: uploadsTable(), Key: { uploadId }, ConsistentRead: true }));
   const upload = out.Item as UploadRecord | undefined;
   if (!upload || upload.tenantId !== tenantId || upload.expiresAt <= now.toISOString()) return null;
   return upload;

@@ -6,7 +6,6 @@
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, s3 } from '../aws/s3.js';
-import { resourceName } from '../config.js';
 import { runError } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { uploadsBucket } from '../infra/resources.js';
@@ -17,6 +16,7 @@ import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
+import { resource } from '../resource-name.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
@@ -24,7 +24,7 @@ import type { ProviderId, Step } from '../task.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
 import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
 
-const BUCKET = resourceName(uploadsBucket.envVar);
+const uploadsBucketName = resource(uploadsBucket.envVar);
 
 /** Time kept back from the Lambda deadline to write the settlement. */
 const SETTLE_RESERVE_MS = 5_000;
@@ -103,7 +103,7 @@ export function claimMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilit
 
 async function readObject(key: string): Promise<Uint8Array | null> {
   try {
-    const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    const out = await s3().send(new GetObjectCommand({ Bucket: uploadsBucketName(), Key: key }));
     return out.Body ? await out.Body.transformToByteArray() : null;
   } catch (error: unknown) {
     if (isMissingObject(error)) return null;
@@ -239,7 +239,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   const documentText = run.file.kind === 'pdf' ? await fullTextLayer(bytes, deadlineMs) : undefined;
   const step = {
     adapters: options.adapters,
-    input: { bytes, facts: run.file, task: run.task, source: { bucket: BUCKET, key: run.objectKey } },
+    input: { bytes, facts: run.file, task: run.task, source: { bucket: uploadsBucketName(), key: run.objectKey } },
     capMicros,
     deadlineMs,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),

@@ -1,13 +1,14 @@
 /**
- * Every handler module must load with exactly the environment its function gets in the template. Stores read their
- * table names at import (`resourceName` throws when a variable is missing), so this catches a handler whose code
- * touches a resource that handlerAccess (shared/infra/routes.ts) does not grant: without the env var there is also
- * no IAM grant, and the function would fail at cold start in AWS while every local test passes.
+ * Every handler module must load with exactly the environment its function gets in the template. Each calls
+ * `checkEnvironment()` at init, which resolves the resource names its modules declare (shared/resource-name.ts), so
+ * this catches code that touches a resource handlerAccess (shared/infra/routes.ts) does not grant: without the env var
+ * there is also no IAM grant, and the function would fail in AWS while every local test passes.
  *
  * Each module is imported in a fresh Node process (tsx loader) with only the function's variables plus region and
  * dummy credentials; nothing is called, no AWS request is made.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -83,3 +84,11 @@ for (const handler of handlers) {
     }, 90_000);
   }
 }
+
+test('every functions/* module checks its environment at init', () => {
+  const unchecked = handlers.filter(
+    (handler) =>
+      !/^checkEnvironment\(\);$/m.test(readFileSync(path.join(PROJECT_ROOT, 'functions', `${handler}.ts`), 'utf8')),
+  );
+  expect(unchecked).toEqual([]);
+});

@@ -3,6 +3,7 @@
  * a duplicated SQS message, and a worker crash before and after the settlement each charge exactly once.
  */
 import { runQueue, tables } from '../../shared/infra/resources.js';
+import { claimRun, releaseClaim } from '../../shared/store/runs.js';
 import {
   call,
   fixture,
@@ -256,15 +257,13 @@ describe("the worker's claim on a run, on DynamoDB Local", () => {
     }
   });
 
-  /** The store module, pointed at the local stack's table (it reads the name and endpoint when it loads). */
-  async function runStore() {
+  // The store reads the table name and the client its endpoint at first use: point both at the local stack first.
+  beforeAll(() => {
     process.env[tables.runs.envVar] = stack().resources.tables.runs;
     process.env.AWS_ENDPOINT_URL_DYNAMODB = stack().endpoints.dynamodb;
-    return import('../../shared/store/runs.js');
-  }
+  });
 
   test('deliveries at the same moment: one claims the run, the others are counted and call nothing', async () => {
-    const { claimRun, releaseClaim } = await runStore();
     // A bare queued record: no tenant (not listed), no queuedShard (the reconciler never sees it), no message.
     const jobId = `run_claim_${Date.now()}`;
     await putRunRecord({ jobId, status: 'queued', stage: 'waiting' });

@@ -1,31 +1,31 @@
 /**
- * The cost-confirmation threshold (SERVICE_COST_CONFIRMATION_THRESHOLD_USD). Configuration is parsed once at import,
- * so this file sets the variable first and imports the handler afterwards (each test file has its own module
- * registry). The threshold is set to exactly the estimate of a one-page image, so an image sits on the threshold and
- * a two-page PDF (twice that) exceeds it.
+ * The cost-confirmation threshold (SERVICE_COST_CONFIRMATION_THRESHOLD_USD). Configuration is read at first use and
+ * kept, so this file sets the variable before any test runs (each test file has its own module registry). The
+ * threshold is set to exactly the estimate of a one-page image, so an image sits on the threshold and a two-page PDF
+ * (twice that) exceeds it.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { handler as createRunHandler } from '../../functions/create-run.js';
+import { config } from '../../shared/config.js';
+import { ENV } from '../../shared/infra/env.js';
 import { type ApiHandler, call, expectError } from '../support/api.js';
 import { arrangeCreateRun, expectNothingHeldOrQueued, type Mocks, transactions } from '../support/create-run.js';
 import { useFakeS3 } from '../support/fake-s3.js';
 import { estimateMicros, estimateUsd } from '../support/pricing.js';
 
 const THRESHOLD_USD = estimateUsd(1);
-let handler: ApiHandler;
+const handler: ApiHandler = createRunHandler;
 let configuredThreshold: number;
 
-beforeAll(async () => {
-  process.env.SERVICE_COST_CONFIRMATION_THRESHOLD_USD = String(THRESHOLD_USD);
-  ({ handler } = await import('../../functions/create-run.js'));
-  ({
-    config: { confirmationThresholdUsd: configuredThreshold },
-  } = await import('../../shared/config.js'));
+beforeAll(() => {
+  process.env[ENV.confirmationThresholdUsd] = String(THRESHOLD_USD);
+  configuredThreshold = config.confirmationThresholdUsd;
 });
 
 afterAll(() => {
-  delete process.env.SERVICE_COST_CONFIRMATION_THRESHOLD_USD;
+  delete process.env[ENV.confirmationThresholdUsd];
 });
 
 const mocks: Mocks = {

@@ -1,10 +1,13 @@
 /**
- * The margin is configurable per deployment (PRICING_MARGIN_PCT, CDK context `marginPct`). Configuration is parsed
- * once at import, so this file sets the variable first and imports afterwards (each test file has its own registry).
+ * The margin is configurable per deployment (PRICING_MARGIN_PCT, CDK context `marginPct`). Configuration is read at
+ * first use and kept, so this file sets the variable before any test runs (each test file has its own registry).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { handler as createRunHandler } from '../../functions/create-run.js';
+import { ENV } from '../../shared/infra/env.js';
+import { priceFor } from '../../shared/pricing/pricing.js';
 import raw from '../../shared/pricing/pricing.json' with { type: 'json' };
 import { type ApiHandler, call } from '../support/api.js';
 import { arrangeCreateRun, type Mocks, transactions } from '../support/create-run.js';
@@ -12,19 +15,16 @@ import { useFakeS3 } from '../support/fake-s3.js';
 import { OCR_PAGE_COST_MICROS } from '../support/pricing.js';
 
 const MARGIN_PCT = 50;
-let handler: ApiHandler;
-let priceFor: (cost: number) => number;
+const handler: ApiHandler = createRunHandler;
 
-beforeAll(async () => {
+beforeAll(() => {
   // Differs from the table's default, so the test fails if the variable is ignored.
   expect(raw.marginPct).not.toBe(MARGIN_PCT);
-  process.env.PRICING_MARGIN_PCT = String(MARGIN_PCT);
-  ({ handler } = await import('../../functions/create-run.js'));
-  ({ priceFor } = await import('../../shared/pricing/pricing.js'));
+  process.env[ENV.marginPct] = String(MARGIN_PCT);
 });
 
 afterAll(() => {
-  delete process.env.PRICING_MARGIN_PCT;
+  delete process.env[ENV.marginPct];
 });
 
 const mocks: Mocks = {

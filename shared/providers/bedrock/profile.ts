@@ -5,6 +5,7 @@
  * See docs/decisions.md#bedrock-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
+import { ENV } from '../../infra/env.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
 import type { Step, TaskSpec } from '../../task.js';
@@ -70,7 +71,7 @@ export function baseModelId(modelId: string): string {
  * another geography).
  */
 export function bedrockModelId(env: NodeJS.ProcessEnv = process.env): string {
-  const configured = env.BEDROCK_MODEL_ID?.trim();
+  const configured = env[ENV.bedrockModelId]?.trim();
   if (configured) return configured;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? '';
   const prefix = /^us-(?:east|west)-\d+$/.test(region) ? 'us' : 'global';

@@ -1,0 +1,36 @@
+/**
+ * The names of the service's environment variables, in one place: shared/config.ts reads them, lib/ sets them on the
+ * functions, scripts/ and tests set them locally. Resource names (tables, bucket, queue) are the `envVar` fields of
+ * ./resources.ts; provider keys and models are read by each provider (shared/providers/).
+ */
+export const ENV = {
+  /** Runs estimated above this many USD need confirmation. */
+  confirmationThresholdUsd: 'SERVICE_COST_CONFIRMATION_THRESHOLD_USD',
+  /** The client's margin over provider cost, in percent. */
+  marginPct: 'PRICING_MARGIN_PCT',
+  /** Comma-separated candidate provider ids, in order. */
+  providers: 'VISION_PROVIDERS',
+  imageMaxBytes: 'LIMIT_IMAGE_MAX_BYTES',
+  imageMaxMegapixels: 'LIMIT_IMAGE_MAX_MEGAPIXELS',
+  pdfMaxBytes: 'LIMIT_PDF_MAX_BYTES',
+  pdfMaxPages: 'LIMIT_PDF_MAX_PAGES',
+  promptMaxChars: 'LIMIT_PROMPT_MAX_CHARS',
+  metadataMaxKeys: 'LIMIT_METADATA_MAX_KEYS',
+  metadataMaxBytes: 'LIMIT_METADATA_MAX_BYTES',
+  requestBodyMaxBytes: 'LIMIT_REQUEST_BODY_BYTES',
+  uploadUrlTtlSeconds: 'UPLOAD_URL_TTL_SECONDS',
+  uploadRetentionHours: 'UPLOAD_RETENTION_HOURS',
+  runRetentionDays: 'RUN_RETENTION_DAYS',
+  idempotencyTtlHours: 'IDEMPOTENCY_TTL_HOURS',
+  /** Public base URL of presigned upload addresses, when it differs from the S3 endpoint the functions use. */
+  uploadPublicEndpoint: 'UPLOAD_PUBLIC_ENDPOINT',
+  logLevel: 'LOG_LEVEL',
+  /** ARN of the Secrets Manager secret holding the provider API keys (the worker only). */
+  providerSecretArn: 'PROVIDER_SECRET_ARN',
+  /** Bedrock model or inference profile id (create-run and the worker, with bedrock enabled). */
+  bedrockModelId: 'BEDROCK_MODEL_ID',
+  /** Deployment stage, the `Stage` dimension of the worker's metrics (shared/infra/metrics.ts). */
+  metricsStage: 'METRICS_STAGE',
+} as const;
+
+export type EnvName = (typeof ENV)[keyof typeof ENV];
