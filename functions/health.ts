@@ -2,10 +2,10 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { ddb } from '../shared/aws/dynamodb.js';
 import { apiHandler } from '../shared/http.js';
-import { tables } from '../shared/infra/resources.js';
-import { checkEnvironment, resource } from '../shared/resource-name.js';
+import { checkAtInit, checkEnvironment } from '../shared/resource-name.js';
+import { tenantsTable } from '../shared/store/tenants.js';
 
-const tenantsTable = resource(tables.tenants.envVar);
+checkAtInit(tenantsTable);
 checkEnvironment();
 
 export const handler = apiHandler('health', {}, async () => {

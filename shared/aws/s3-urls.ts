@@ -32,7 +32,8 @@ export interface ObjectAddressRequest {
 /** The operation name the SDK puts in `x-id` (S3 ignores it; kept so the addresses equal the SDK's; none on HEAD). */
 const OPERATION_ID: Partial<Record<ObjectAddressRequest['method'], string>> = { GET: 'GetObject', PUT: 'PutObject' };
 
-const uploadsBucketName = resource(uploadsBucket.envVar);
+/** The uploads bucket's name (the worker reads objects from it too). */
+export const uploadsBucketName = resource(uploadsBucket.envVar);
 
 let presigner: S3RequestPresigner | undefined;
 

@@ -6,9 +6,9 @@
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, s3 } from '../aws/s3.js';
+import { uploadsBucketName } from '../aws/s3-urls.js';
 import { runError } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
-import { uploadsBucket } from '../infra/resources.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
@@ -16,15 +16,12 @@ import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
-import { resource } from '../resource-name.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
 import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
-
-const uploadsBucketName = resource(uploadsBucket.envVar);
 
 /** Time kept back from the Lambda deadline to write the settlement. */
 const SETTLE_RESERVE_MS = 5_000;

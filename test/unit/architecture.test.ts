@@ -13,14 +13,16 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
  * rooms of lower layers. A new room must be placed here.
  */
 const LAYERS: readonly (readonly string[])[] = [
+  // Data the CDK stack and the local stack share: routes, resources, environment variable names, metric names.
+  ['infra'],
   // Plumbing everything may use: facts of a file, money, errors, logging, resource names.
-  ['file-facts', 'money', 'errors', 'log', 'zod', 'json-limits', 'resource-name', 'infra', 'dashboard'],
+  ['file-facts', 'money', 'errors', 'log', 'zod', 'json-limits', 'resource-name', 'dashboard'],
   // The task and failure vocabulary.
   ['task'],
   // Configuration and the AWS clients.
   ['config', 'metrics', 'aws'],
   // The contract, prices, and what a file is: inspection (the API) and preparation (the worker).
-  ['contract', 'pricing', 'inspect', 'media', 'fields'],
+  ['contract', 'pricing', 'inspect', 'media'],
   // Persistence, uploads, HTTP plumbing, schemas, and the providers.
   ['store', 'uploads', 'http', 'openapi', 'registry', 'providers'],
   // Which providers run a task, and what it may cost.
@@ -86,6 +88,28 @@ describe('the layers of shared/', () => {
     };
     for (const file of files) if (!state.has(file)) visit(file, [file]);
     expect(cycles).toEqual([]);
+  });
+
+  test('every docs/decisions.md#heading a module cites exists (GitHub anchors)', () => {
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\- _]/gu, '')
+        .replace(/ /g, '-');
+    const anchors = new Set(
+      [...readFileSync(path.join(ROOT, 'docs', 'decisions.md'), 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) =>
+        slug(m[1] ?? ''),
+      ),
+    );
+    const cited = [...files, ...sourceFiles('functions'), ...sourceFiles('lib'), ...sourceFiles('scripts')].flatMap(
+      (file) =>
+        [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/decisions\.md#([\w-]+)/g)].map(
+          (m) => `${file}: ${m[1]}`,
+        ),
+    );
+    expect(cited.length).toBeGreaterThan(10);
+    expect(cited.filter((c) => !anchors.has(c.split(': ')[1] ?? ''))).toEqual([]);
   });
 
   test('the check reads imports: the worker reaches the providers, the API handlers the store', () => {
