@@ -27,11 +27,13 @@ import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
+import { checkAtInit } from '../resource-name.js';
 import {
   deleteIdempotencyRecord,
   getIdempotencyRecord,
   IdempotencyConflict,
   type IdempotencyRecord,
+  idempotencyTable,
 } from '../store/idempotency.js';
 import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
@@ -39,6 +41,9 @@ import { getUploadForTenant } from '../store/uploads.js';
 import { openStoredObject } from '../uploads/stored-object.js';
 import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
+
+// The idempotency store does not check its table at init (the worker loads it without the grant); creation needs it.
+checkAtInit(idempotencyTable);
 
 export interface CreateRunInput {
   tenantId: string;

@@ -7,7 +7,9 @@ import { ddb } from '../aws/dynamodb.js';
 import { tables } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
 
-const idempotencyTable = resource(tables.idempotency.envVar);
+// Not checked at init: the worker and the reconciler load this module through the ledger (whose creation transaction
+// writes the record) but never touch the table; create-run, which does, checks it (shared/runs/create-run.ts).
+export const idempotencyTable = resource(tables.idempotency.envVar, { checkAtInit: false });
 
 /** The stored outcome of an idempotent creation. */
 export interface IdempotencyRecord {
