@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
+import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from './hostile-pdfs.js';
 import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
@@ -38,6 +39,9 @@ export const TARGETS = {
   /** An attempt's hold (estimate) over what a successful attempt is charged, per provider and fixture. */
   estimateOverActualMin: 1.0,
   estimateOverActualMax: 1.5,
+  /** The API inspector's worst case over the hostile-PDF corpus: time of the reading, and peak RSS over a bare process. */
+  hostilePdfInspectMs: 250,
+  hostilePdfInspectMiB: 64,
 } as const;
 
 /** Workload sizes (the brief's minimums). */
@@ -53,10 +57,11 @@ const WORKLOAD = {
   coldImportRuns: 5,
   heicRuns: 5,
   textLayerRuns: 10,
+  hostilePdfRuns: 3,
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'estimates';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'estimates'];
+type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates';
+const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates'];
 
 interface Row {
   metric: string;
@@ -370,6 +375,30 @@ function estimatesTable(r: EstimatesResult): string {
   return lines.join('\n');
 }
 
+function hostileRows(h: HostilePdfsResult): Row[] {
+  const describe = (r: HostileReading, value: string) => `${value} (${r.file}: ${r.outcome.slice(0, 60)})`;
+  return [
+    {
+      metric: `API inspector, worst time over the hostile-PDF corpus (${h.files} files, median of ${WORKLOAD.hostilePdfRuns} each)`,
+      value: describe(h.worstInspect.ms, `${h.worstInspect.ms.medianMs} ms`),
+      target: `≤ ${TARGETS.hostilePdfInspectMs} ms`,
+      result: check(h.worstInspect.ms.medianMs, TARGETS.hostilePdfInspectMs),
+    },
+    {
+      metric: `API inspector, worst peak memory over the hostile-PDF corpus (over a ${h.baselineMiB} MiB bare process)`,
+      value: describe(h.worstInspect.memory, `${h.worstInspect.memory.peakOverBaselineMiB} MiB`),
+      target: `≤ ${TARGETS.hostilePdfInspectMiB} MiB`,
+      result: check(h.worstInspect.memory.peakOverBaselineMiB, TARGETS.hostilePdfInspectMiB),
+    },
+    {
+      metric: 'worker renderer (mupdf text layer + page 1), worst time / peak memory over the corpus',
+      value: `${h.worstRender.ms.medianMs} ms (${h.worstRender.ms.file}) / ${h.worstRender.memory.peakOverBaselineMiB} MiB (${h.worstRender.memory.file})`,
+      target: '—',
+      result: 'info',
+    },
+  ];
+}
+
 async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
@@ -392,6 +421,7 @@ async function main(): Promise<void> {
     worker?: WorkerOverheadResult;
     media?: MediaResult;
     memory?: MemoryResult;
+    hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
   } = {};
   const failures: Record<string, string> = {};
@@ -449,6 +479,7 @@ async function main(): Promise<void> {
     }),
   );
   results.memory = await phase('memory', () => measurePeakRss({ log }));
+  results.hostile = await phase('hostile', () => measureHostilePdfs({ runs: WORKLOAD.hostilePdfRuns, log }));
   results.estimates = await phase('estimates', () => measureEstimates({ log }));
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
@@ -460,6 +491,7 @@ async function main(): Promise<void> {
     ...(results.worker ? workerRows(results.worker) : []),
     ...(results.media ? mediaRows(results.media) : []),
     ...(results.memory ? memoryRows(results.memory) : []),
+    ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(

@@ -1,15 +1,8 @@
 /**
- * Alarms, their notification topic and a dashboard for the service. Every alarm notifies one SNS topic
- * (`Monitoring.alarmTopic`, output `AlarmTopicArn`) when it goes to ALARM and when it returns to OK; the CDK context
- * key `alarmEmail` subscribes an e-mail address to it (the address must confirm the subscription), and anything else
- * (chat, paging) can subscribe to the topic after deploy.
- *
- * The topic is encrypted with its own customer-managed KMS key (rotation on): CloudWatch alarms cannot publish to a
- * topic encrypted with the AWS-managed `alias/aws/sns` key, whose policy cannot grant CloudWatch. The key policy lets
- * CloudWatch (this account's alarms only) use the key; the topic policy lets those alarms publish and denies any
- * request without TLS. The key is deleted with the stack (it protects no stored data).
- *
- * Custom metrics come from shared/infra/metrics.ts (emitted by the worker in Embedded Metric Format).
+ * Alarms, their notification topic (output `AlarmTopicArn`; context `alarmEmail` subscribes an address) and a dashboard.
+ * Not to undo: the topic is encrypted with its own customer-managed KMS key, because CloudWatch alarms cannot publish to
+ * one encrypted with `alias/aws/sns`. Custom metrics come from shared/infra/metrics.ts.
+ * More: docs/decisions.md#the-alarm-topic-and-its-key.
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';

@@ -122,13 +122,19 @@ export class StatefulStack extends Stack implements StatefulResources {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      // Versions: a run reads the version its creation inspected, so a second PUT to the same presigned address
+      // cannot change what a run processes (docs/decisions.md#a-run-reads-the-bytes-it-inspected). A replaced
+      // version is kept one day, long past any queued run's need.
+      versioned: true,
       lifecycleRules: [
         {
           id: 'ExpireUploads',
           prefix: uploadsBucket.keyPrefix,
           expiration: Duration.days(props.uploadExpiryDays ?? uploadsBucket.expireAfterDays),
+          noncurrentVersionExpiration: Duration.days(1),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
+        { id: 'RemoveExpiredDeleteMarkers', prefix: uploadsBucket.keyPrefix, expiredObjectDeleteMarker: true },
       ],
       // Browsers PUT straight to the presigned URL, so the bucket (not the API) answers the CORS preflight.
       cors: [

@@ -1,33 +1,8 @@
 /**
- * The house Lambda construct: every function of the service is a `VisionFunction`, so runtime, architecture,
- * bundling, tracing and log retention are decided once, here.
- *
- * Two packagings share those defaults:
- * - `zip` (every API handler): `NodejsFunction`, bundled by the locally installed esbuild during synth. Offline.
- * - `image` (the worker by default): a container image built by `cdk deploy`, see "Native modules" below.
- *
- * ## Native modules (the worker)
- * The worker needs sharp (a native addon), tesseract.js (+ its WASM core, a worker-thread script and the
- * @tesseract.js-data/eng model), mupdf (WASM loaded from a file next to its JS) and heic-convert. None of these
- * survive bundling, so they ship as real `node_modules` next to the bundle. Two ways to get them there:
- *
- * - `zip` + `bundling.nodeModules`: NodejsFunction writes a package.json with those packages, copies the lock file
- *   and runs `npm ci` in the asset directory *during synth*. That needs the npm registry at synth time (offline,
- *   `npm ci` fails with ENOTCACHED), and by default installs the binaries of the machine that synthesizes
- *   (linux-x64 here, darwin on a laptop) rather than Lambda's linux-arm64. `NPM_TARGET_ENVIRONMENT` below fixes
- *   the platform (checked: the asset then holds @img/sharp-linux-arm64, ~110 MB unzipped), but not the network:
- *   with this packaging `cdk synth` is no longer offline.
- * - `image` (default for the worker): synth only stages a small Docker build context (package.json, lock file,
- *   tsconfig, functions/, shared/, lib/worker-image/); `cdk deploy` builds it. The Dockerfile bundles the handler
- *   with the same esbuild options as the zip functions (`esbuildOptions`, but only the native packages external:
- *   the worker has no bundle-size target, so its image keeps the whole AWS credential chain, see
- *   ZIP_EXTERNAL_MODULES) and runs `npm ci --os=linux --cpu=arm64` for exactly the native packages at their
- *   lock-file versions, on the build platform (no QEMU needed), then copies both into
- *   the AWS Lambda Node.js 22 arm64 base image. Synth stays offline; deploy needs Docker (with buildx) and the
- *   network, which deploy needs anyway. Cost: a container image (ECR), slightly slower cold starts than a zip,
- *   and no `Runtime` property on the function (the image pins Node.js 22).
- *
- * The app picks the worker's packaging with the `workerPackaging` context value (`image` | `zip`).
+ * The house Lambda construct: every function is a `VisionFunction`, so runtime, architecture, bundling, tracing and
+ * log retention are decided once, here. Two packagings: `zip` (API handlers, bundled by esbuild at synth, offline) and
+ * `image` (the worker, whose native modules cannot be bundled; built by `cdk deploy`), chosen by the
+ * `workerPackaging` context value. Why the worker is an image: docs/decisions.md#the-workers-packaging.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -48,14 +23,9 @@ export const ARCHITECTURE = lambda.Architecture.ARM_64;
 export const ESBUILD_TARGET = 'node22';
 
 /**
- * Packages of the AWS SDK's default credential chain (`@aws-sdk/credential-provider-node`, bundled) that it loads only
- * through a dynamic `import()`, after the environment provider found no credentials: SSO, INI profiles (and through
- * them `credential-provider-login`, `token-providers` and the STS / SSO OIDC / sign-in clients of `nested-clients`),
- * `credential_process`, web identity, and the container / instance-metadata providers. About 107 KB of every bundle
- * with an AWS client, since esbuild inlines dynamically imported modules into the one output file. Checked in the SDK
- * sources at the versions in the lock file: `defaultProvider.js` and `remoteProvider.js` import them with
- * `await import(...)` only and no other module of any handler imports them; the benchmark reports an error for a
- * bundle that imports one of them any other way.
+ * Packages of the AWS SDK's default credential chain that it loads only through `import()`, after the environment
+ * provider found no credentials (SSO, INI, process, web identity, container/IMDS): ~107 KB of every bundle, left out.
+ * How this was checked: docs/decisions.md#the-aws-sdk-in-the-zip-bundles.
  */
 export const SDK_LAZY_CREDENTIAL_MODULES = [
   '@aws-sdk/credential-provider-sso',
@@ -67,20 +37,9 @@ export const SDK_LAZY_CREDENTIAL_MODULES = [
 ] as const;
 
 /**
- * Modules the zip functions leave out of their bundle (esbuild `external`): only SDK_LAZY_CREDENTIAL_MODULES.
- *
- * The AWS SDK itself is bundled, not taken from the runtime, so the deployed code runs exactly the SDK version the
- * tests ran against (lib-dynamodb and the clients must match; shared/aws/s3-urls.ts signs with the SDK's own S3
- * presigner), whatever the runtime ships this month, and loads as one minified file. That includes the credential chain's eager
- * part, whose first link reads the environment: in Lambda the credentials are always there (AWS_ACCESS_KEY_ID,
- * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), so the lazily loaded providers are never reached and stay external. Were
- * one reached (say someone set AWS_PROFILE), its `import()` resolves from the SDK the Node.js 22 runtime ships (the
- * runtime searches NODE_PATH, /var/runtime/node_modules included, for ES modules since Node.js 18); the provider only
- * hands credentials back to the bundled client. Local runs (`npm start`, tests) use the sources and the full chain.
- *
- * `npm run bench` measures the variants: bundling everything (`sdk-bundled`, ~0.1 MB more per AWS handler) and
- * externalising all of `@aws-sdk/*` and `@smithy/*` (`sdk-external`: small bundles, but the SDK then loads from many
- * unminified files and cold imports get slower). Exported so the benchmark uses this list.
+ * Modules the zip functions leave out of their bundle (esbuild `external`): only SDK_LAZY_CREDENTIAL_MODULES. Not to
+ * undo: the AWS SDK itself is bundled, so the deployed code runs exactly the SDK version the tests ran against.
+ * Exported for the benchmark. docs/decisions.md#the-aws-sdk-in-the-zip-bundles.
  */
 export const ZIP_EXTERNAL_MODULES: readonly string[] = [...SDK_LAZY_CREDENTIAL_MODULES];
 

@@ -20,3 +20,13 @@ export function s3(): S3Client {
 export function isMissingObject(error: unknown): boolean {
   return error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey');
 }
+
+/**
+ * The object is no longer the one asked for: its ETag changed (412 PreconditionFailed on `IfMatch`), or the version
+ * asked for is gone.
+ */
+export function isReplacedObject(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return error.name === 'PreconditionFailed' || error.name === 'NoSuchVersion' || status === 412;
+}

@@ -15,7 +15,7 @@ export interface ProviderInput {
   /** For an `analyze` step after `ocr`: the text the OCR step produced. */
   documentText?: string;
   /** Where the file is stored, for providers that read it from S3 themselves (Textract's asynchronous API). */
-  source?: { bucket: string; key: string };
+  source?: { bucket: string; key: string; versionId?: string };
 }
 
 export interface ProviderOutput {

@@ -38,7 +38,7 @@ import {
 import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
-import { openStoredObject } from '../uploads/stored-object.js';
+import { ObjectChangedError, openStoredObject } from '../uploads/stored-object.js';
 import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 
@@ -108,7 +108,10 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // Size, then the real type, readability and limits — from the stored bytes, with ranged reads.
   if (object.sizeBytes !== upload.contentLength)
     throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
-  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits);
+  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits).catch((error: unknown) => {
+    // Replaced while it was being read: the client is still writing the upload.
+    throw error instanceof ObjectChangedError ? new UploadIncompleteError(body.uploadId) : error;
+  });
 
   // Schema.
   let schema = body.schema;
@@ -147,6 +150,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     stage: 'waiting',
     uploadId: upload.uploadId,
     objectKey: upload.objectKey,
+    objectIdentity: object.identity,
     uploadExpiresAtEpoch: upload.expiresAtEpoch,
     prompt: body.prompt,
     outputFormat: body.outputFormat,

@@ -44,6 +44,11 @@ export interface RunRecord {
   uploadId: string;
   objectKey: string;
   /**
+   * The stored object creation inspected: its version (a versioned bucket) and ETag. The worker reads exactly it, so
+   * bytes PUT to the same address after creation are not the run's. Absent on runs created before it was recorded.
+   */
+  objectIdentity?: { etag?: string; versionId?: string };
+  /**
    * When the upload's retention ends (epoch seconds): the file is not served after it, although the bucket's lifecycle
    * (whole days, for runs still in the queue) deletes the bytes a day or two later. Absent on runs created before.
    */

@@ -5,7 +5,7 @@
  * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ.
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { isMissingObject, s3 } from '../aws/s3.js';
+import { isMissingObject, isReplacedObject, s3 } from '../aws/s3.js';
 import { uploadsBucketName } from '../aws/s3-urls.js';
 import { runError } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
@@ -15,7 +15,7 @@ import { emitMetrics } from '../metrics.js';
 import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
+import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
@@ -98,12 +98,19 @@ export function claimMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilit
   return Math.max(0, Math.min(options.remainingMs, options.visibilityTimeoutSeconds * 1000 - 1000));
 }
 
-async function readObject(key: string): Promise<Uint8Array | null> {
+/**
+ * The bytes creation inspected: that version of the object (a versioned bucket), or the object only while its ETag is
+ * the one inspected. `replaced`: a later PUT to the same address replaced them (the ETag no longer matches).
+ */
+async function readObject(run: RunRecord): Promise<Uint8Array | 'missing' | 'replaced'> {
+  const { etag, versionId } = run.objectIdentity ?? {};
+  const which = versionId !== undefined ? { VersionId: versionId } : etag !== undefined ? { IfMatch: etag } : {};
   try {
-    const out = await s3().send(new GetObjectCommand({ Bucket: uploadsBucketName(), Key: key }));
-    return out.Body ? await out.Body.transformToByteArray() : null;
+    const out = await s3().send(new GetObjectCommand({ Bucket: uploadsBucketName(), Key: run.objectKey, ...which }));
+    return out.Body ? await out.Body.transformToByteArray() : 'missing';
   } catch (error: unknown) {
-    if (isMissingObject(error)) return null;
+    if (isMissingObject(error)) return 'missing';
+    if (isReplacedObject(error)) return 'replaced';
     throw error;
   }
 }
@@ -217,13 +224,30 @@ function emitRunMetrics(run: RunRecord, settlement: Settlement): void {
   ]);
 }
 
+/** Where a provider that reads S3 itself (Textract's asynchronous API) finds the run's bytes: the version inspected. */
+function objectSource(run: RunRecord): NonNullable<ProviderInput['source']> {
+  const versionId = run.objectIdentity?.versionId;
+  return { bucket: uploadsBucketName(), key: run.objectKey, ...(versionId !== undefined ? { versionId } : {}) };
+}
+
 /** Reads the file and executes the plan; returns the outcome to settle (nothing is written here). */
 async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlement> {
-  const bytes = await readObject(run.objectKey);
-  if (!bytes) {
+  const bytes = await readObject(run);
+  if (bytes === 'missing') {
     return {
       status: 'failed',
       error: runError('UPLOAD_NOT_FOUND', 'The uploaded file has expired'),
+      attempts: [],
+    };
+  }
+  if (bytes === 'replaced') {
+    return {
+      status: 'failed',
+      error: runError(
+        'UPLOAD_NOT_FOUND',
+        'The file this run was created from was replaced by a later upload to the same address; create a new run',
+        { reason: 'replaced' },
+      ),
       attempts: [],
     };
   }
@@ -236,7 +260,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   const documentText = run.file.kind === 'pdf' ? await fullTextLayer(bytes, deadlineMs) : undefined;
   const step = {
     adapters: options.adapters,
-    input: { bytes, facts: run.file, task: run.task, source: { bucket: uploadsBucketName(), key: run.objectKey } },
+    input: { bytes, facts: run.file, task: run.task, source: objectSource(run) },
     capMicros,
     deadlineMs,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),

@@ -125,13 +125,17 @@ describe('stateful stack', () => {
       BucketEncryption: {
         ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
       },
+      // Versioned, so a run reads the version creation inspected; a replaced version is kept one day.
+      VersioningConfiguration: { Status: 'Enabled' },
       LifecycleConfiguration: {
         Rules: Match.arrayWith([
           Match.objectLike({
             Prefix: uploadsBucket.keyPrefix,
             ExpirationInDays: uploadExpiryDays(24),
+            NoncurrentVersionExpiration: { NoncurrentDays: 1 },
             Status: 'Enabled',
           }),
+          Match.objectLike({ Prefix: uploadsBucket.keyPrefix, ExpiredObjectDeleteMarker: true, Status: 'Enabled' }),
         ]),
       },
       CorsConfiguration: {

@@ -22,7 +22,7 @@ import {
   type Mocks,
   transactions,
 } from '../support/create-run.js';
-import { useFakeS3 } from '../support/fake-s3.js';
+import { etagOf, useFakeS3 } from '../support/fake-s3.js';
 import { estimateMicros, estimateUsd } from '../support/pricing.js';
 
 const mocks: Mocks = {
@@ -144,6 +144,33 @@ describe('a run is accepted', () => {
     const world = arrangeCreateRun(mocks);
     expect((await create(minimal)).status).toBe(202);
     expect(mocks.s3.requests).toEqual([{ method: 'GET', key: world.upload?.objectKey, range: 'bytes=0-65535' }]);
+  });
+
+  test('the run records which bytes it inspected: the object version and ETag the read answered with', async () => {
+    const world = arrangeCreateRun(mocks);
+    mocks.s3.put(String(world.upload?.objectKey), world.bytes, { versionId: 'v-42' });
+    expect((await create(minimal)).status).toBe(202);
+    const run = transactions(mocks)[0]?.TransactItems?.[0]?.Put?.Item;
+    expect(run?.objectIdentity).toEqual({ etag: etagOf(world.bytes), versionId: 'v-42' });
+  });
+
+  test('later reads of a larger upload ask for the object the first read saw (If-Match its ETag)', async () => {
+    const world = arrangeCreateRun(mocks, { file: 'many-pages.pdf' });
+    await create(minimal);
+    const [first, ...later] = mocks.s3.requests;
+    expect(first?.ifMatch).toBeUndefined();
+    expect(later.length).toBeGreaterThan(0);
+    for (const request of later) expect(request.ifMatch).toBe(etagOf(world.bytes));
+  });
+
+  test('an upload replaced while it is inspected answers 409 UPLOAD_INCOMPLETE and holds nothing', async () => {
+    const world = arrangeCreateRun(mocks, { file: 'many-pages.pdf' });
+    const other = world.bytes.slice();
+    other[other.length - 100] = (other[other.length - 100] ?? 0) ^ 0xff;
+    mocks.s3.afterRequests(1, () => mocks.s3.put(String(world.upload?.objectKey), other));
+    const error = expectError(await create(minimal), 'UPLOAD_INCOMPLETE');
+    expect(error.retryable).toBe(true);
+    expect(transactions(mocks)).toHaveLength(0);
   });
 
   test('the prompt is echoed exactly and optional fields are echoed: schemaId, outputFormat, workflow, nested metadata', async () => {

@@ -9,7 +9,8 @@ import * as mupdf from 'mupdf';
 import type { SupportedMime } from '../../shared/file-facts.js';
 import { localCost } from '../../shared/pricing/pricing.js';
 import type { InvokeOptions, ProviderInput } from '../../shared/providers/types.js';
-import { ProviderFailure, type TaskSpec } from '../../shared/task.js';
+import type { TaskSpec } from '../../shared/task.js';
+import { failureOf } from '../support/failures.js';
 
 /** One recognition the fake engine was asked for: the test settles it. */
 interface PendingRecognition {
@@ -96,16 +97,6 @@ function input(bytes: Uint8Array, mime: SupportedMime, pages: number): ProviderI
 function attempt(): { controller: AbortController; options: InvokeOptions } {
   const controller = new AbortController();
   return { controller, options: { signal: controller.signal, deadlineMs: Date.now() + 600_000 } };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ProviderFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderFailure) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderFailure, but the call succeeded');
 }
 
 const answer = (text: string) => ({ data: { text, confidence: 90 } });

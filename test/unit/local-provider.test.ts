@@ -12,7 +12,7 @@ import { localCost } from '../../shared/pricing/pricing.js';
 import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
 import type { InvokeOptions, ProviderInput } from '../../shared/providers/types.js';
 import type { FieldSpec, TaskSpec } from '../../shared/task.js';
-import { ProviderFailure } from '../../shared/task.js';
+import { failureOf } from '../support/failures.js';
 
 // mupdf reports recoverable problems (e.g. "repairing PDF document") on stderr; the garbage inputs below trigger them.
 mupdf.setLog(() => {});
@@ -116,16 +116,6 @@ function fixtureInput(name: string, spec: TaskSpec, pages = 1): ProviderInput {
 
 function options(ms = 60_000): InvokeOptions {
   return { signal: new AbortController().signal, deadlineMs: Date.now() + ms };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ProviderFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderFailure) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderFailure, but the call succeeded');
 }
 
 const RECEIPT_FIELDS: FieldSpec[] = [

@@ -20,7 +20,7 @@ import {
   renderPdfPages,
 } from '../../shared/media/index.js';
 import { type Libheif, libheif, libheifInfo, loadLibheif, openHeif } from '../../shared/media/libheif.js';
-import { ProviderFailure } from '../../shared/task.js';
+import { failureOf } from '../support/failures.js';
 
 // mupdf reports recoverable problems (e.g. "repairing PDF document") on stderr; the garbage inputs below trigger them.
 mupdf.setLog(() => {});
@@ -32,16 +32,6 @@ const JPEG_OR_PNG: ImageTarget = { formats: ['image/jpeg', 'image/png'], maxLong
 
 function deadline(ms = 30_000): MediaDeadline {
   return { signal: new AbortController().signal, deadlineMs: Date.now() + ms };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ProviderFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderFailure) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderFailure, but the call succeeded');
 }
 
 /** What the output bytes really are, per sharp. */

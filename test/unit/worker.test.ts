@@ -492,6 +492,41 @@ describe('infrastructure failures and redelivery', () => {
     expect(values[':refunded']).toBe(HOLD);
   });
 
+  test('the worker reads the version of the upload creation inspected, and hands it to providers that read S3', async () => {
+    arrange(runItem({ objectIdentity: { etag: '"abc"', versionId: 'v-1' } }));
+    const local = succeeding('local');
+    await deliver({ local });
+    const get = s3.commandCalls(GetObjectCommand)[0]?.args[0].input;
+    expect(get).toEqual(expect.objectContaining({ VersionId: 'v-1' }));
+    expect(get?.IfMatch).toBeUndefined();
+    expect(local.calls[0]?.input.source).toEqual(expect.objectContaining({ versionId: 'v-1' }));
+  });
+
+  test('without a version, the worker reads the upload only while its ETag is the one inspected', async () => {
+    arrange(runItem({ objectIdentity: { etag: '"abc"' } }));
+    await deliver({ local: succeeding('local') });
+    expect(s3).toHaveReceivedCommandWith(GetObjectCommand, { IfMatch: '"abc"' });
+  });
+
+  test('an upload replaced after creation settles failed UPLOAD_NOT_FOUND (replaced) with a full refund, calling no provider', async () => {
+    arrange(runItem({ objectIdentity: { etag: '"abc"' } }));
+    const replaced = Object.assign(new Error('At least one of the pre-conditions you specified did not hold'), {
+      name: 'PreconditionFailed',
+      $metadata: { httpStatusCode: 412 },
+    });
+    s3.on(GetObjectCommand).rejects(replaced);
+    const local = succeeding('local');
+    const response = await deliver({ local });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(local.calls).toHaveLength(0);
+    const { values } = theSettlement();
+    expect(values[':error']).toEqual(
+      expect.objectContaining({ code: 'UPLOAD_NOT_FOUND', retryable: false, details: { reason: 'replaced' } }),
+    );
+    expect(values[':charged']).toBe(0);
+    expect(values[':refunded']).toBe(HOLD);
+  });
+
   test.each([['not json'], ['{"jobId":""}'], ['{"id":"run_1"}'], ['null'], ['[]']])(
     'a malformed message (%s) is dropped, not redelivered',
     async (body) => {

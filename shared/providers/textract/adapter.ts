@@ -646,7 +646,7 @@ class Attempt {
 /** How the document reaches Textract. */
 type Delivery =
   | { kind: 'bytes'; bytes: Uint8Array }
-  | { kind: 's3'; bucket: string; key: string }
+  | { kind: 's3'; bucket: string; key: string; versionId?: string | undefined }
   | { kind: 'pages'; pages: Uint8Array[] };
 
 async function deliveryFor(input: ProviderInput, api: TextractApi, options: InvokeOptions): Promise<Delivery> {
@@ -665,7 +665,7 @@ async function deliveryFor(input: ProviderInput, api: TextractApi, options: Invo
         `textract: this PDF (${facts.pages} pages, ${input.bytes.byteLength} bytes) can only be read by the asynchronous API, from S3, and no S3 location was given`,
       );
     }
-    return { kind: 's3', bucket: input.source.bucket, key: input.source.key };
+    return { kind: 's3', bucket: input.source.bucket, key: input.source.key, versionId: input.source.versionId };
   }
   // Textract reads every in-plane rotation, so EXIF orientation need not be applied: a JPEG or PNG within the limits
   // is sent as uploaded (no generation loss); anything else (HEIC, too large) is converted within them.
@@ -765,7 +765,9 @@ async function read(
     }
   }
 
-  const DocumentLocation = { S3Object: { Bucket: delivery.bucket, Name: delivery.key } };
+  // The version creation inspected, when the bucket keeps versions: a later PUT to the same key is not read.
+  const version = delivery.versionId !== undefined ? { Version: delivery.versionId } : {};
+  const DocumentLocation = { S3Object: { Bucket: delivery.bucket, Name: delivery.key, ...version } };
   switch (api) {
     case 'identity':
       // Unreachable: deliveryFor renders PDFs for AnalyzeID, which has no asynchronous form.

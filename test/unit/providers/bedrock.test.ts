@@ -35,8 +35,8 @@ import {
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import type { ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
-import type { Step, TaskSpec } from '../../../shared/task.js';
-import { ProviderFailure } from '../../../shared/task.js';
+import type { ProviderFailure, Step, TaskSpec } from '../../../shared/task.js';
+import { failureOf } from '../../support/failures.js';
 import {
   type FakeServer,
   type RecordedRequest,
@@ -202,16 +202,6 @@ function sent(index = 0): { request: RecordedRequest; body: SentBody } {
 function decode(base64: unknown): Buffer {
   if (typeof base64 !== 'string') throw new Error('expected base64 bytes');
   return Buffer.from(base64, 'base64');
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<ProviderFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ProviderFailure) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderFailure');
 }
 
 function expectNoSecrets(text: string): void {

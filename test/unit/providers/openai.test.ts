@@ -33,8 +33,9 @@ import {
 } from '../../../shared/providers/openai/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { buildInstruction, resultJsonSchema } from '../../../shared/providers/task-prompt.js';
-import type { InvokeOptions, ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
-import { ProviderFailure, type Step, type TaskSpec } from '../../../shared/task.js';
+import type { InvokeOptions, ProviderInput } from '../../../shared/providers/types.js';
+import type { Step, TaskSpec } from '../../../shared/task.js';
+import { failureOf } from '../../support/failures.js';
 import {
   type FakeServer,
   type RecordedRequest,
@@ -224,15 +225,6 @@ async function inputFor(name: string, task: TaskSpec, step: Step = 'vision'): Pr
 }
 
 /** Runs the adapter and returns the failure it throws (fails the test if it succeeds). */
-async function failureOf(promise: Promise<ProviderOutput>): Promise<ProviderFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProviderFailure);
-    return error as ProviderFailure;
-  }
-  throw new Error('expected the adapter to fail');
-}
 
 interface SentBody {
   model: string;

@@ -26,7 +26,8 @@ import {
 } from '../../../shared/providers/textract/profile.js';
 import type { InvokeOptions, ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
 import { buildTask, registry } from '../../../shared/registry/registry.js';
-import { type FieldSpec, ProviderFailure, type Step, type TaskSpec } from '../../../shared/task.js';
+import type { FieldSpec, ProviderFailure, Step, TaskSpec } from '../../../shared/task.js';
+import { failureOf } from '../../support/failures.js';
 import {
   type FakeServer,
   type RecordedRequest,
@@ -211,15 +212,6 @@ const RECEIPT_LINES = [
   'Total: 42.50',
   'Thank you',
 ];
-
-async function failureOf(work: Promise<unknown>): Promise<ProviderFailure> {
-  const error = await work.then(
-    (value) => new Error(`expected a failure, got ${JSON.stringify(value)}`),
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ProviderFailure)) throw error;
-  return error;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Routing and cost model (no network)
