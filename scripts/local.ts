@@ -252,7 +252,7 @@ async function main(): Promise<void> {
     for (const { tenantId, key } of devKeys) process.stdout.write(`  dev API key for tenant "${tenantId}": ${key}\n`);
     process.stdout.write(`  try: curl -s ${baseUrl}/v1/schemas -H "x-api-key: ${devKeys[0]?.key}"\n`);
     process.stdout.write(`  review dashboard: ${baseUrl}/ (paste the key there)\n\n`);
-    const ready = { baseUrl, endpoints: emulators.endpoints, resources: names };
+    const ready = { baseUrl, pid: process.pid, endpoints: emulators.endpoints, resources: names };
     const ownsStateFile = await writeStateFile(ready).catch((error: unknown) => {
       process.stderr.write(`could not write ${stateFile}: ${error instanceof Error ? error.message : String(error)}\n`);
       return false;

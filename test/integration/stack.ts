@@ -8,6 +8,8 @@ import { createInterface } from 'node:readline';
 
 export interface StackInfo {
   baseUrl: string;
+  /** The stack's own process (DynamoDB Local is a child of it). */
+  pid: number;
   endpoints: { dynamodb: string; s3: string; sqs: string };
   resources: { tables: Record<string, string>; bucket: string; queueUrl: string; deadLetterQueueUrl: string };
 }
