@@ -63,8 +63,9 @@ export async function measureHostilePdfs(options: {
       const file = path.join(dir, `${bomb.name}.pdf`);
       const readers: ('inspect' | 'render')[] = bomb.render ? ['inspect', 'render'] : ['inspect'];
       for (const reader of readers) {
+        // The renderer's figures are reported, not checked: one process each keeps the phase short.
         const samples = [];
-        for (let i = 0; i < options.runs; i++) samples.push(await child(reader, file));
+        for (let i = 0; i < (reader === 'inspect' ? options.runs : 1); i++) samples.push(await child(reader, file));
         const reading: HostileReading = {
           file: bomb.name,
           reader,
