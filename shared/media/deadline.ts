@@ -6,7 +6,7 @@
 import { ProviderFailure } from '../task.js';
 
 /** setTimeout's largest delay; a longer one fires at once. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * An attempt's deadline (epoch ms) plus its abort signal; `label` prefixes failure messages ("media", "local provider").

@@ -4,7 +4,7 @@
  * mupdf and libheif load on first use, so importing this module costs nothing.
  */
 export type { SupportedMime } from '../file-facts.js';
-export { Deadline } from './deadline.js';
+export { Deadline, MAX_TIMER_MS } from './deadline.js';
 export { ENCODE_QUALITIES, MAX_INPUT_PIXELS, prepareImage } from './image.js';
 export {
   hasTextLayer,

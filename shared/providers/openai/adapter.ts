@@ -10,7 +10,7 @@ import type {
   ResponseInputContent,
 } from 'openai/resources/responses/responses';
 import * as z from 'zod';
-import { Deadline, hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
+import { Deadline, hasTextLayer, MAX_TIMER_MS, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import type { FailureKind, ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
@@ -43,8 +43,6 @@ import {
 
 /** The longest piece of a server's error message (or a refusal) quoted in a failure message. */
 const MESSAGE_MAX_CHARS = 300;
-/** setTimeout's largest delay (the SDK's timeout is one); a longer one would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 /** A PDF page with fewer non-space characters in its text layer is a scan: its page image must be read closely. */
 const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 
