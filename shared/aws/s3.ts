@@ -18,15 +18,17 @@ export function s3(): S3Client {
  * real failure.
  */
 export function isMissingObject(error: unknown): boolean {
-  return error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey');
+  // NoSuchVersion: the version a run pinned has expired (a replaced version is kept a day; the current one expires
+  // with the upload's retention).
+  return (
+    error instanceof NoSuchKey ||
+    (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NoSuchVersion'))
+  );
 }
 
-/**
- * The object is no longer the one asked for: its ETag changed (412 PreconditionFailed on `IfMatch`), or the version
- * asked for is gone.
- */
+/** The object is no longer the one asked for: its ETag changed (412 PreconditionFailed on `IfMatch`). */
 export function isReplacedObject(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return error.name === 'PreconditionFailed' || error.name === 'NoSuchVersion' || status === 412;
+  return error.name === 'PreconditionFailed' || status === 412;
 }

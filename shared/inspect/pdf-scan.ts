@@ -43,8 +43,9 @@ export async function scanObjects(src: ByteSource, maxObjects: number): Promise<
     for (let m = SCAN_RE.exec(text); m !== null && m.index < limit; m = SCAN_RE.exec(text)) {
       if (m[1] !== undefined) {
         current = Number(m[1]);
-        // Later definitions win, as incremental updates append.
-        objects.put(current, { type: 1, offset: base + m.index }, 0);
+        // Later definitions win, as incremental updates append. A header past what the file's size allows is text
+        // that only looks like one (inside a content stream, say): it cannot be an object a reader needs.
+        if (current < maxObjects) objects.put(current, { type: 1, offset: base + m.index }, 0);
       } else if (m[2] === undefined) {
         result.trailers.push(base + m.index);
       } else if (current !== undefined) {

@@ -12,11 +12,12 @@ export type XrefEntry = { type: 0 } | { type: 1; offset: number } | { type: 2; s
 export const MAX_OBJECTS = 1 << 20;
 
 /**
- * The most objects a file of `size` bytes can plausibly hold: an object costs at least a few bytes even packed in a
- * compressed object stream, so one per 8 bytes, with room for small files and capped at MAX_OBJECTS.
+ * The most objects a file of `size` bytes can plausibly hold: an object costs at least a couple of bytes even packed
+ * in a compressed object stream (a mupdf-written tagged PDF measured 8.8 bytes an object), so one per 2 bytes, with
+ * room for small files and capped at MAX_OBJECTS.
  */
 export function maxObjectsFor(size: number): number {
-  return Math.min(MAX_OBJECTS, Math.max(65_536, Math.floor(size / 8)));
+  return Math.min(MAX_OBJECTS, Math.max(65_536, Math.floor(size / 2)));
 }
 
 const ABSENT = -1;
@@ -62,9 +63,12 @@ export class XrefTable {
     this.sections[num] = section;
   }
 
-  /** Writes `num`'s entry unless it has one (a newer section's entry wins over an older one's). */
+  /**
+   * Writes `num`'s entry unless an other section wrote it: a newer section's entry wins over an older one's, and
+   * within one section the last entry listed wins (as readers take it).
+   */
   add(num: number, entry: XrefEntry, section: number): void {
-    if (this.get(num) === undefined) this.put(num, entry, section);
+    if (this.get(num) === undefined || this.sectionOf(num) === section) this.put(num, entry, section);
   }
 
   private grow(length: number): void {

@@ -443,7 +443,8 @@ class PdfFile {
       try {
         const stream = await this.objectStream(streamNum);
         for (const [index, num] of stream.nums.entries()) {
-          this.entries.add(num, { type: 2, stream: streamNum, index }, 0);
+          // Section 1: fills in what the scan (section 0) did not find, never replaces it.
+          this.entries.add(num, { type: 2, stream: streamNum, index }, 1);
         }
         const text = latin1(stream.data, stream.first);
         for (const m of text.matchAll(CATALOG_RE)) {

@@ -3,9 +3,10 @@ import { singlePassSteps } from '../task.js';
 import type { ProviderProfile } from './types.js';
 
 /**
- * Plumbing every provider adapter shares: scrubbing secrets from the text that goes into a failure, and the small
- * JSON and byte helpers, and the single-pass cost bound the language models share. No SDK, no I/O. Redaction is one function for every provider, so a credential shape learnt
- * for one provider is scrubbed from all (see docs/decisions.md#secrets-never-leave-an-adapter).
+ * Plumbing every provider adapter shares: scrubbing secrets from the text that goes into a failure, the small JSON and
+ * byte helpers, and the single-pass cost bound the language models share. No SDK, no I/O. Redaction is one function
+ * for every provider, so a credential shape learnt for one is scrubbed from all
+ * (docs/decisions.md#secrets-never-leave-an-adapter).
  */
 
 /** True for a JSON object: not null, not an array. */
@@ -32,6 +33,8 @@ const CREDENTIAL_SHAPES: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bBearer\s+\S+/gi, 'Bearer [redacted]'],
   [/\b(Signature|Credential|X-Amz-Security-Token|X-Amz-Signature|X-Amz-Credential)=[^\s,&"']+/gi, '$1=[redacted]'],
   [/\bsk-[A-Za-z0-9_*-]{6,}/g, 'sk-[redacted]'],
+  // Google API keys (Gemini): "AIza" and 35 more characters.
+  [/\bAIza[0-9A-Za-z_-]{20,}/g, '[redacted]'],
 ];
 
 /**

@@ -36,6 +36,8 @@ export async function fileUrl(tenantId: string, jobId: string, now = new Date())
       // Stored as application/octet-stream; answer with the type found by inspection so the browser can render it.
       'response-content-disposition': contentDisposition(run.fileName),
       'response-content-type': run.file.mime,
+      // The version the run was created from: bytes PUT to the address afterwards are not the run's file.
+      ...(run.objectIdentity?.versionId !== undefined ? { versionId: run.objectIdentity.versionId } : {}),
     },
     expiresIn: FILE_URL_TTL_SECONDS,
     forClients: true,

@@ -1,4 +1,5 @@
 import { hasAwsCredentials, redactAwsCredentials } from '../../shared/providers/aws-credentials.js';
+import { redact } from '../../shared/providers/common.js';
 
 describe('redactAwsCredentials', () => {
   const env = {
@@ -34,5 +35,18 @@ describe('hasAwsCredentials', () => {
     expect(hasAwsCredentials({ AWS_ACCESS_KEY_ID: 'x' })).toBe(true);
     expect(hasAwsCredentials({ AWS_LAMBDA_FUNCTION_NAME: 'worker' })).toBe(true);
     expect(hasAwsCredentials({ AWS_ACCESS_KEY_ID: 'x', VISION_DISABLE_IAM_PROVIDERS: 'true' })).toBe(false);
+  });
+});
+
+describe('redact (every provider)', () => {
+  test('scrubs a Google API key it was not given, by its shape', () => {
+    const clean = redact('API key not valid: AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW. Please pass a valid key.', []);
+    expect(clean).not.toContain('AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW');
+    expect(clean).toContain('Please pass a valid key.');
+  });
+
+  test('scrubs before it cuts, so a cut never leaves part of a secret', () => {
+    const secret = 'secret-value-0123456789';
+    expect(redact(`x${secret}y`, [secret], 10)).toBe('x[redacted…');
   });
 });

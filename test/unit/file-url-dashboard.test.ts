@@ -53,6 +53,14 @@ describe('GET /v1/runs/{jobId}/file', () => {
     expect(storage.requests).toEqual([{ method: 'HEAD', key: run.objectKey, range: undefined }]);
   });
 
+  test('the address names the version the run was created from, when the bucket keeps versions', async () => {
+    const run = completedRunItem({ objectIdentity: { etag: '"e"', versionId: 'v-7' } });
+    ddb.on(GetCommand).resolves({ Item: run });
+    storage.put(run.objectKey, new Uint8Array(13775));
+    const answer = await getFile('run_1');
+    expect(new URL(answer.body.url).searchParams.get('versionId')).toBe('v-7');
+  });
+
   test("an unknown run, or another tenant's, answers 404 NOT_FOUND without touching storage", async () => {
     ddb.on(GetCommand).resolves({ Item: completedRunItem({ tenantId: 'tenant-b' }) });
     expectError(await getFile('run_1', 'tenant-a'), 'NOT_FOUND');

@@ -5,6 +5,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import * as mupdf from 'mupdf';
 import { ApiError } from '../../shared/errors.js';
 import { type InspectLimits, inspectUpload, type RangeReader } from '../../shared/inspect/index.js';
+import { XrefTable } from '../../shared/inspect/pdf-xref.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
@@ -488,6 +489,27 @@ describe('inspectUpload: PDF structure', () => {
   it('rebuilds when startxref points at garbage', async () => {
     const { facts } = await inspect(pdfWithTable(PAGE_TREE_2, { startxref: 3 }));
     expect(facts.pages).toBe(2);
+  });
+
+  it('a rebuild ignores text that only looks like an object header past what the file allows (in a stream)', async () => {
+    const withText = {
+      ...PAGE_TREE_2,
+      5: '<< /Length 30 >>\nstream\n(see 900000 0 obj in the spec)\nendstream',
+    };
+    // Offsets off by 7: the reader rebuilds by scanning, and the scan also reads the stream's text.
+    const { facts } = await inspect(pdfWithTable(withText, { shift: 7 }));
+    expect(facts.pages).toBe(2);
+  });
+
+  it('cross-reference entries: the newest section wins, and within one section the last entry listed', () => {
+    const table = new XrefTable(100);
+    table.add(2, { type: 1, offset: 10 }, 0);
+    table.add(2, { type: 1, offset: 20 }, 0);
+    expect(table.get(2)).toEqual({ type: 1, offset: 20 });
+    // An older section (read later) never replaces it.
+    table.add(2, { type: 1, offset: 30 }, 1);
+    expect(table.get(2)).toEqual({ type: 1, offset: 20 });
+    expect(table.get(3)).toBeUndefined();
   });
 
   it('stops on a /Prev cycle', async () => {

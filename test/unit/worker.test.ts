@@ -508,6 +508,19 @@ describe('infrastructure failures and redelivery', () => {
     expect(s3).toHaveReceivedCommandWith(GetObjectCommand, { IfMatch: '"abc"' });
   });
 
+  test('a pinned version that has expired settles failed UPLOAD_NOT_FOUND as an expired file, not a replaced one', async () => {
+    arrange(runItem({ objectIdentity: { etag: '"abc"', versionId: 'v-1' } }));
+    s3.on(GetObjectCommand).rejects(
+      Object.assign(new Error('The specified version does not exist.'), { name: 'NoSuchVersion' }),
+    );
+    await deliver({ local: succeeding('local') });
+    const { values } = theSettlement();
+    expect(values[':error']).toEqual(
+      expect.objectContaining({ code: 'UPLOAD_NOT_FOUND', message: 'The uploaded file has expired' }),
+    );
+    expect(values[':refunded']).toBe(HOLD);
+  });
+
   test('an upload replaced after creation settles failed UPLOAD_NOT_FOUND (replaced) with a full refund, calling no provider', async () => {
     arrange(runItem({ objectIdentity: { etag: '"abc"' } }));
     const replaced = Object.assign(new Error('At least one of the pre-conditions you specified did not hold'), {
