@@ -2,6 +2,8 @@
  * `npm run keys -- <command>`: tenants, API keys and credit, against the local stack or a deployment's tables.
  * docs/keys.md is the manual; docs/decisions.md#the-keys-clis-targets how the target and the usage plan are chosen.
  * Exit codes: 0 ok, 2 usage error, 1 failure; messages go to stderr, results to stdout.
+ * Over 400 lines: one CLI, its every command parsed, validated and run against either target here; splitting it
+ * would scatter one user-facing tool (its helpers already live in scripts/keys/).
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';

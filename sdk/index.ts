@@ -4,6 +4,7 @@
  * Decisions not to undo: only idempotent calls are retried after a network error or 5xx (createRun only with an
  * Idempotency-Key), and calls carrying the API key never follow a redirect. Retries, polling and cancellation:
  * docs/sdk.md.
+ * Over 400 lines: the SDK ships as one self-contained file (sdk/dist/index.mjs) that clients read as one unit.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

@@ -3,6 +3,7 @@
  * whose input schema is the result schema (thinking off, as forced tool use requires), with one repair; the SDK never
  * retries (the plan does), and cost is priced from usage by the profile's own functions.
  * See docs/decisions.md#anthropic-adapter.
+ * Over 400 lines: one provider's whole wire protocol (request, media, answer, repair, failures) read in one place.
  */
 import Anthropic, {
   APIConnectionError,

@@ -2,6 +2,7 @@
  * The `bedrock` provider: Amazon Bedrock's Converse API with a Nova vision model. Credentials and endpoint are the
  * SDK's; HTTP/1.1; SDK retries off (the plan retries) and every request bound to the attempt's deadline; JSON through
  * a forced tool with one repair; AWS text redacted before it reaches a failure. See docs/decisions.md#bedrock-adapter.
+ * Over 400 lines: one provider's whole wire protocol (request, media, answer, repair, failures) read in one place.
  */
 import {
   BedrockRuntimeClient,

@@ -2,6 +2,7 @@
  * The `gemini` provider: the Gemini API's `generateContent` through `@google/genai` (imported on first use). The file
  * goes inline, JSON through `responseJsonSchema` with one repair, nothing is stored at Google, and the plan owns
  * retries (SDK retries and automatic continuation off). See docs/decisions.md#gemini-adapter.
+ * Over 400 lines: one provider's whole wire protocol (request, media, answer, repair, failures) read in one place.
  */
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';

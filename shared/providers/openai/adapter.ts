@@ -2,6 +2,7 @@
  * The `openai` provider: a GPT model through the Responses API (`store: false`, no reasoning, so logprobs come back
  * and give the native confidence). Strict structured output when the schema allows it, else checked here; one
  * repair without the file; SDK retries off. See docs/decisions.md#openai-adapter.
+ * Over 400 lines: one provider's whole wire protocol (request, media, answer, repair, failures) read in one place.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type {

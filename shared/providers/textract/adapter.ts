@@ -3,6 +3,7 @@
  * estimate); sync for images and one-page PDFs, async from S3 otherwise. The SDK makes one attempt; cost is the pages
  * Textract reports, and an async job's pages are billed even when we stop waiting.
  * See docs/decisions.md#textract-adapter.
+ * Over 400 lines: Textract's five APIs (sync and async) and their block parsing, one provider read in one place.
  */
 import {
   AccessDeniedException,
