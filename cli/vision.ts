@@ -1,6 +1,7 @@
 /**
  * `vision`: command-line client of the Vision Analysis Service, built on sdk/index.ts.
  * Results are JSON on stdout (pipe into jq); progress goes to stderr, and only when stderr is a terminal.
+ * Over 400 lines: one command-line tool, its commands, options and exit codes read in one place.
  */
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';

@@ -1,7 +1,7 @@
 /**
  * A run processes exactly the bytes its creation inspected: bytes PUT again to the same presigned address after the
  * run was created are not the run's. Its first message is lost (the local stack's `lose-message` fault), so the
- * reconciler sends it again seconds later, after the test has replaced the upload.
+ * reconciler sends it again seconds later, after the test has PUT to the address again.
  */
 import { call, fixture, KEYS, waitForFinal } from './client.js';
 
@@ -14,8 +14,8 @@ async function presignedPut(url: string, bytes: Uint8Array): Promise<void> {
   expect(put.status).toBe(200);
 }
 
-test('an upload replaced after the run was created fails the run UPLOAD_NOT_FOUND (replaced), refunded in full', async () => {
-  const original = new Uint8Array(await fixture('receipt.png'));
+/** Uploads `original`, creates a run from it whose first message is lost, then PUTs `again` to the same address. */
+async function runThenPutAgain(original: Uint8Array, again: Uint8Array) {
   const presign = await call<{ uploadId: string; uploadUrl: string }>('POST', '/v1/uploads/presign', {
     key: KEYS.a,
     body: { fileName: 'receipt.png', contentLength: original.length },
@@ -30,14 +30,17 @@ test('an upload replaced after the run was created fails the run UPLOAD_NOT_FOUN
     },
   });
   expect(created.status).toBe(202);
+  // The address is still valid (15 minutes) and signs the length, so the same length is all it takes.
+  await presignedPut(presign.body.uploadUrl, again);
+  return { created, final: await waitForFinal(String(created.body.jobId), { timeoutMs: 60_000 }) };
+}
 
-  // The same length (the address signs it), other bytes: the address is still valid for 15 minutes.
+test('an upload replaced after the run was created fails the run UPLOAD_NOT_FOUND (replaced), refunded in full', async () => {
+  const original = new Uint8Array(await fixture('receipt.png'));
   const swapped = original.slice();
   const middle = Math.floor(swapped.length / 2);
   swapped[middle] = (swapped[middle] ?? 0) ^ 0xff;
-  await presignedPut(presign.body.uploadUrl, swapped);
-
-  const final = await waitForFinal(String(created.body.jobId), { timeoutMs: 60_000 });
+  const { created, final } = await runThenPutAgain(original, swapped);
   expect(final.body).toMatchObject({
     status: 'failed',
     error: { code: 'UPLOAD_NOT_FOUND', retryable: false, details: { reason: 'replaced' } },
@@ -48,20 +51,6 @@ test('an upload replaced after the run was created fails the run UPLOAD_NOT_FOUN
 
 test('the same bytes PUT again are still the run’s bytes: the run completes', async () => {
   const original = new Uint8Array(await fixture('receipt.png'));
-  const presign = await call<{ uploadId: string; uploadUrl: string }>('POST', '/v1/uploads/presign', {
-    key: KEYS.a,
-    body: { fileName: 'receipt.png', contentLength: original.length },
-  });
-  await presignedPut(presign.body.uploadUrl, original);
-  const created = await call('POST', '/v1/runs', {
-    body: {
-      uploadId: presign.body.uploadId,
-      prompt: 'Receipt',
-      schemaId: 'receipt',
-      metadata: { localFault: 'lose-message' },
-    },
-  });
-  await presignedPut(presign.body.uploadUrl, original);
-  const final = await waitForFinal(String(created.body.jobId), { timeoutMs: 60_000 });
+  const { final } = await runThenPutAgain(original, original);
   expect(final.body.status).toBe('completed');
 });
