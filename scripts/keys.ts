@@ -17,6 +17,7 @@ import { gatewaySettings, SCOPES, type Scope } from '../shared/infra/routes.js';
 import { MICROS_PER_USD, type Micros } from '../shared/money.js';
 import type { ApiKeyRecord, UsagePlanKey } from '../shared/store/tenants.js';
 import * as store from '../shared/store/tenants.js';
+import { backfillUsage } from '../shared/store/usage.js';
 import { readDeployment, stageOf } from './keys/stack-outputs.js';
 import {
   attachUsagePlanKey,
@@ -44,6 +45,9 @@ Commands:
   sync-usage-plan [--dry-run]            Give every active key its usage-plan key (keys created before usage plans,
                                          or after the plan was recreated), delete those of revoked keys and unused
                                          ones of this tool (needs a usage plan: --stack or --usage-plan-id)
+  usage-backfill                         Count runs created before the usage counters into them (once, after
+                                         upgrading; safe while the service runs and when run again). Needs the
+                                         Runs and Usage tables: --local, --stack, or RUNS_TABLE and USAGE_TABLE
   help                                   This text
 
 Target (one of):
@@ -98,6 +102,7 @@ const commandOptions: Record<string, OptionName[]> = {
   credit: ['tenant', 'add-usd'],
   tenants: [],
   'sync-usage-plan': ['dry-run'],
+  'usage-backfill': [],
 };
 
 /** Environment variable naming the usage plan for the table target (the `--usage-plan-id` flag wins). */
@@ -238,6 +243,8 @@ async function applyTarget(values: Values): Promise<Target> {
     const deployment = await readDeployment(clients.cloudFormation(), stage);
     process.env[tables.tenants.envVar] = deployment.tenantsTable;
     process.env[tables.apiKeys.envVar] = deployment.keysTable;
+    if (deployment.runsTable) process.env[tables.runs.envVar] = deployment.runsTable;
+    if (deployment.usageTable) process.env[tables.usage.envVar] = deployment.usageTable;
     return {
       kind: 'stack',
       usagePlanId: deployment.usagePlanId,
@@ -272,6 +279,10 @@ async function applyTarget(values: Values): Promise<Target> {
     process.env.AWS_ENDPOINT_URL_DYNAMODB = state.endpoints.dynamodb;
     process.env[tables.tenants.envVar] = tenantsTable;
     process.env[tables.apiKeys.envVar] = keysTable;
+    for (const name of ['runs', 'usage'] as const) {
+      const table = state.resources.tables[name];
+      if (table) process.env[tables[name].envVar] = table;
+    }
     // DynamoDB Local accepts any credentials, but the SDK needs some, and a region.
     process.env.AWS_REGION ??= 'us-east-1';
     if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
@@ -481,7 +492,7 @@ async function run(argv: string[]): Promise<number> {
   const json = values.json === true;
 
   // Validate every option before touching any table.
-  const tenant = command === 'tenants' || command === 'sync-usage-plan' ? '' : tenantOption(values);
+  const tenant = ['tenants', 'sync-usage-plan', 'usage-backfill'].includes(command) ? '' : tenantOption(values);
   if (
     command === 'sync-usage-plan' &&
     values.stack === undefined &&
@@ -772,6 +783,23 @@ async function run(argv: string[]): Promise<number> {
       }
       for (const failure of result.failures) process.stderr.write(`keys: failed: ${failure}\n`);
       return result.failures.length > 0 ? 1 : 0;
+    }
+
+    case 'usage-backfill': {
+      if (!process.env[tables.runs.envVar] || !process.env[tables.usage.envVar]) {
+        throw new UsageError(
+          'usage-backfill needs the Runs and Usage tables: --local, --stack S, or RUNS_TABLE and USAGE_TABLE',
+        );
+      }
+      const report = await backfillUsage();
+      if (json) out(JSON.stringify(report));
+      else {
+        out(
+          `Counted ${report.counted} runs into the usage counters (${report.scanned} uncounted found` +
+            `${report.skipped > 0 ? `, ${report.skipped} items that are not runs left alone` : ''}).`,
+        );
+      }
+      return 0;
     }
   }
   throw new UsageError(`unknown command "${command}"`);

@@ -12,6 +12,9 @@ export interface Deployment {
   keysTable: string;
   usagePlanId: string;
   apiUrl?: string;
+  /** For `usage-backfill`; absent from stacks deployed before the outputs named them. */
+  runsTable?: string;
+  usageTable?: string;
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -63,6 +66,8 @@ export async function readDeployment(client: CloudFormationClient, stage: string
     outputsOf(client, stacks.stateless),
   ]);
   const apiUrl = stateless.get(STATELESS_OUTPUTS.apiUrl);
+  const runsTable = stateful.get(tableOutputKey('runs'));
+  const usageTable = stateful.get(tableOutputKey('usage'));
   return {
     stage,
     stacks,
@@ -70,5 +75,7 @@ export async function readDeployment(client: CloudFormationClient, stage: string
     keysTable: need(stateful, stacks.stateful, tableOutputKey('apiKeys')),
     usagePlanId: need(stateless, stacks.stateless, STATELESS_OUTPUTS.usagePlanId),
     ...(apiUrl ? { apiUrl } : {}),
+    ...(runsTable ? { runsTable } : {}),
+    ...(usageTable ? { usageTable } : {}),
   };
 }

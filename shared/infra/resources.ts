@@ -109,6 +109,15 @@ export const tables = {
     sortKey: { name: 'entryId', type: 'S' },
     globalIndexes: [],
   },
+  // Usage counters per tenant × workflow × hour and × day of creation (store/usage.ts): `slot` is `h#<hour>#<workflow>`
+  // or `d#<day>#<workflow>`. No TTL: usage totals outlive the runs they count.
+  usage: {
+    id: 'Usage',
+    envVar: 'USAGE_TABLE',
+    partitionKey: { name: 'tenantId', type: 'S' },
+    sortKey: { name: 'slot', type: 'S' },
+    globalIndexes: [],
+  },
   idempotency: {
     id: 'Idempotency',
     envVar: 'IDEMPOTENCY_TABLE',

@@ -96,25 +96,38 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   authorizer: { tables: { apiKeys: 'read' } },
   presign: { tables: { uploads: 'readwrite' }, bucket: 'presign-put' },
   'create-run': {
-    tables: { uploads: 'read', runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', idempotency: 'readwrite' },
+    tables: {
+      uploads: 'read',
+      runs: 'readwrite',
+      tenants: 'readwrite',
+      ledger: 'readwrite',
+      idempotency: 'readwrite',
+      usage: 'readwrite',
+    },
     bucket: 'read',
     queue: 'send',
   },
   'get-run': { tables: { runs: 'read', runResults: 'read' } },
   'list-runs': { tables: { runs: 'read', runResults: 'read' } },
-  'verify-run': { tables: { runs: 'readwrite', verifications: 'readwrite' } },
+  'verify-run': { tables: { runs: 'readwrite', verifications: 'readwrite', usage: 'readwrite' } },
   schemas: {},
-  usage: { tables: { runs: 'read' } },
+  usage: { tables: { runs: 'read', usage: 'read' } },
   'file-url': { tables: { runs: 'read' }, bucket: 'read' },
   dashboard: {},
   worker: {
-    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'readwrite' },
+    tables: {
+      runs: 'readwrite',
+      tenants: 'readwrite',
+      ledger: 'readwrite',
+      runResults: 'readwrite',
+      usage: 'readwrite',
+    },
     bucket: 'read',
     queue: 'consume',
   },
   // Resends a lost run message; fails and refunds a dead one (settlements of failed runs write no result parts).
   reconcile: {
-    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'read' },
+    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'read', usage: 'readwrite' },
     queue: 'send',
   },
 };

@@ -13,6 +13,7 @@ import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { withResult } from '../store/run-results.js';
 import { getRunForTenant, JOB_ID, listRuns, type RunRecord, runIndexKey } from '../store/runs.js';
+import { addCounters, emptyCounters, readUsage, type UsageSlice } from '../store/usage.js';
 import { toRunResponse } from './run-view.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
@@ -137,31 +138,13 @@ function bucketStarts(from: number, to: number, interval: UsageInterval): number
 }
 
 /**
- * What usage sums of each run: read alone (a ProjectionExpression), since a month of runs with their results, prompts
- * and attempts would take the function's time and memory; of a verification only whether it accepted.
- */
-const USAGE_ATTRIBUTES = [
-  'workflow',
-  'status',
-  'estimateMicros',
-  'chargedMicros',
-  'refundedMicros',
-  'confidence',
-  'verification.accepted',
-] as const;
-type UsageFields = Pick<RunRecord, 'createdAt' | 'workflow' | 'status' | 'estimateMicros'> &
-  Partial<Pick<RunRecord, 'chargedMicros' | 'refundedMicros' | 'confidence'>> & {
-    verification?: { accepted: boolean };
-  };
-
-/**
  * Totals per workflow over runs created in [from, to), and the same per time bucket for charts. Buckets start at UTC
  * hour, day or month boundaries; the first one may begin before `from` (its totals still count only runs from `from`
- * on). Without an interval: days, or months when the period holds too many days.
+ * on). Without an interval: days, or months when the period holds too many days. Read from the usage aggregates
+ * (store/usage.ts): the work grows with the days and workflows of the period, not with its runs.
  */
 export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
-  // The period is [from, to). Timestamps are normalised to the stored form (UTC, milliseconds), because the index
-  // compares them as strings: `…T00:00:00Z` would sort after `…T00:00:00.123Z`.
+  // The period is [from, to), both normalised to the stored form (UTC, milliseconds).
   const to = query.to !== undefined ? Date.parse(query.to) : now.getTime();
   const from = query.from !== undefined ? Date.parse(query.from) : to - DEFAULT_USAGE_WINDOW_DAYS * 86400_000;
   // The schema compares the bounds when both are sent; `to` defaulting to now is only known here. An inverted range
@@ -171,7 +154,6 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
       { path: 'from', message: 'from must be before to (to defaults to now)' },
     ]);
   }
-  const [fromIso, toIso] = [new Date(from).toISOString(), new Date(to).toISOString()];
   let interval: UsageInterval = query.interval ?? 'day';
   let starts = bucketStarts(from, to, interval);
   if (!starts && query.interval === undefined) {
@@ -184,26 +166,16 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
     ]);
   }
 
-  const runs: UsageFields[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await listRuns({
-      tenantId,
-      limit: 500,
-      attributes: USAGE_ATTRIBUTES,
-      createdFrom: fromIso,
-      // BETWEEN is inclusive: stop one millisecond before `to`.
-      createdTo: new Date(to - 1).toISOString(),
-      ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
-      ...(startKey ? { startKey } : {}),
-    });
-    runs.push(...page.items);
-    startKey = page.lastKey;
-  } while (startKey);
-
+  const slices = await readUsage({
+    tenantId,
+    from,
+    to,
+    coarsest: interval === 'hour' ? 'hour' : 'day',
+    ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
+  });
   const index = new Map(starts.map((start, i) => [start, i]));
-  const perBucket: UsageFields[][] = starts.map(() => []);
-  for (const run of runs) perBucket[index.get(bucketStart(Date.parse(run.createdAt), interval)) ?? -1]?.push(run);
+  const perBucket: UsageSlice[][] = starts.map(() => []);
+  for (const slice of slices) perBucket[index.get(bucketStart(slice.startMs, interval)) ?? -1]?.push(slice);
   const series = perBucket.map((items, i) => ({
     start: new Date(starts[i] as number).toISOString(),
     end: new Date(nextBucket(starts[i] as number, interval)).toISOString(),
@@ -211,48 +183,43 @@ export async function usageSummary(tenantId: string, query: UsageQuery, now = ne
     workflows: byWorkflow(items),
   }));
   return {
-    from: fromIso,
-    to: toIso,
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
     interval,
-    workflows: byWorkflow(runs),
-    totals: summarise(null, runs),
+    workflows: byWorkflow(slices),
+    totals: summarise(null, slices),
     series,
   };
 }
 
-/** One row per workflow (the runs without one under `null`), sorted by name. */
-function byWorkflow(runs: UsageFields[]): UsageRow[] {
-  const groups = new Map<string | null, UsageFields[]>();
-  for (const run of runs) {
-    const group = groups.get(run.workflow);
-    if (group) group.push(run);
-    else groups.set(run.workflow, [run]);
+/** One row per workflow that had runs (the runs without one under `null`), sorted by name. */
+function byWorkflow(slices: UsageSlice[]): UsageRow[] {
+  const groups = new Map<string | null, UsageSlice[]>();
+  for (const slice of slices) {
+    const group = groups.get(slice.workflow);
+    if (group) group.push(slice);
+    else groups.set(slice.workflow, [slice]);
   }
   return [...groups.entries()]
     .sort(([a], [b]) => String(a).localeCompare(String(b)))
-    .map(([workflow, items]) => summarise(workflow, items));
+    .map(([workflow, items]) => summarise(workflow, items))
+    .filter((row) => row.runs > 0);
 }
 
-function summarise(workflow: string | null, runs: UsageFields[]): UsageRow {
-  const verified = runs.filter((r) => r.verification !== undefined);
-  const accepted = verified.filter((r) => r.verification?.accepted === true);
-  const confidences = runs.map((r) => r.confidence).filter((c): c is number => typeof c === 'number');
-  const sum = (f: (r: UsageFields) => number) => runs.reduce((acc, r) => acc + f(r), 0);
+function summarise(workflow: string | null, slices: UsageSlice[]): UsageRow {
+  const c = slices.reduce((sum, slice) => addCounters(sum, slice.counters), emptyCounters());
   return {
     workflow,
-    runs: runs.length,
-    completed: runs.filter((r) => r.status === 'completed').length,
-    failed: runs.filter((r) => r.status === 'failed').length,
-    queued: runs.filter((r) => r.status === 'queued').length,
-    estimatedUsd: microsToUsd(sum((r) => r.estimateMicros)),
-    chargedUsd: microsToUsd(sum((r) => r.chargedMicros ?? 0)),
-    refundedUsd: microsToUsd(sum((r) => r.refundedMicros ?? 0)),
-    verified: verified.length,
-    accepted: accepted.length,
-    acceptanceRate: verified.length > 0 ? accepted.length / verified.length : null,
-    meanConfidence:
-      confidences.length > 0
-        ? Math.round((confidences.reduce((a, b) => a + b, 0) / confidences.length) * 1000) / 1000
-        : null,
+    runs: c.runs,
+    completed: c.completed,
+    failed: c.failed,
+    queued: c.runs - c.completed - c.failed,
+    estimatedUsd: microsToUsd(c.estimatedMicros),
+    chargedUsd: microsToUsd(c.chargedMicros),
+    refundedUsd: microsToUsd(c.refundedMicros),
+    verified: c.verified,
+    accepted: c.accepted,
+    acceptanceRate: c.verified > 0 ? c.accepted / c.verified : null,
+    meanConfidence: c.confidenceCount > 0 ? Math.round(c.confidenceMilli / c.confidenceCount) / 1000 : null,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Verify: QA metadata on a completed run. The current verification is kept on the run (for the dashboard); every
- * verification is also appended to the Verifications table (the history). Status never changes.
+ * verification is also appended to the Verifications table (the history), and the usage counters move with it, in one
+ * transaction. Status never changes.
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
@@ -8,8 +9,9 @@ import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
-import { getRunForTenant, runsTable } from '../store/runs.js';
-import { transactWrite } from '../store/transact.js';
+import { getRunForTenant, type RunRecord, runsTable } from '../store/runs.js';
+import { failedConditions, transactWriteNamed } from '../store/transact.js';
+import { countedCondition, usageUpdates, verifiedDelta } from '../store/usage.js';
 
 const verificationsTable = resource(tables.verifications.envVar);
 
@@ -20,10 +22,6 @@ export async function verifyRun(
   request: VerifyRequest,
   now = new Date(),
 ): Promise<VerifyResponse> {
-  const run = await getRunForTenant(jobId, tenantId);
-  if (!run) throw new NotFoundError('run', jobId);
-  if (run.status !== 'completed') throw new RunNotCompletedError(jobId, run.status);
-
   const verification: Verification = {
     accepted: request.accepted,
     corrections: request.corrections ?? {},
@@ -31,36 +29,60 @@ export async function verifyRun(
     verifiedAt: now.toISOString(),
     verifiedBy: keyId,
   };
-  await transactWrite({
-    TransactItems: [
-      {
-        Update: {
-          TableName: runsTable(),
-          Key: { jobId },
-          UpdateExpression: 'SET verification = :v ADD verificationCount :one',
-          ConditionExpression: '#status = :completed AND tenantId = :tenant',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':v': verification,
-            ':one': 1,
-            ':completed': 'completed',
-            ':tenant': tenantId,
-          },
+  // Optimistic: the usage counters change by the difference from the verification read, so the write is conditional
+  // on it still being the current one; a concurrent verification makes this one read again.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const run = await getRunForTenant(jobId, tenantId);
+    if (!run) throw new NotFoundError('run', jobId);
+    if (run.status !== 'completed') throw new RunNotCompletedError(jobId, run.status);
+    if (await writeVerification(run, verification, now)) return { jobId, status: run.status, verification };
+  }
+  throw new Error(`run ${jobId} kept changing while being verified`);
+}
+
+/** One conditional write of the verification; false when the run changed since it was read. */
+async function writeVerification(run: RunRecord, verification: Verification, now: Date): Promise<boolean> {
+  const counted = countedCondition(run);
+  const seen = run.verificationCount ?? 0;
+  const items = {
+    run: {
+      Update: {
+        TableName: runsTable(),
+        Key: { jobId: run.jobId },
+        UpdateExpression: 'SET verification = :v, verificationCount = :next',
+        ConditionExpression: `#status = :completed AND tenantId = :tenant AND ${counted.expression} AND ${
+          seen === 0 ? 'attribute_not_exists(verificationCount)' : 'verificationCount = :seen'
+        }`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ...counted.values,
+          ':v': verification,
+          ':next': seen + 1,
+          ':completed': 'completed',
+          ':tenant': run.tenantId,
+          ...(seen === 0 ? {} : { ':seen': seen }),
         },
       },
-      {
-        Put: {
-          TableName: verificationsTable(),
-          Item: {
-            jobId,
-            verificationId: `${verification.verifiedAt}#${randomUUID()}`,
-            tenantId,
-            ...verification,
-            expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
-          },
+    },
+    history: {
+      Put: {
+        TableName: verificationsTable(),
+        Item: {
+          jobId: run.jobId,
+          verificationId: `${verification.verifiedAt}#${randomUUID()}`,
+          tenantId: run.tenantId,
+          ...verification,
+          expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
         },
       },
-    ],
-  });
-  return { jobId, status: run.status, verification };
+    },
+    usage: usageUpdates(run, verifiedDelta(run.verification, verification)),
+  };
+  try {
+    await transactWriteNamed(items);
+    return true;
+  } catch (error: unknown) {
+    if (failedConditions(error, items).has('run')) return false;
+    throw error;
+  }
 }

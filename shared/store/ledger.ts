@@ -10,9 +10,10 @@ import { type Micros, microsToUsd } from '../money.js';
 import { checkAtInit, resource } from '../resource-name.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { resultPartPuts, splitResult } from './run-results.js';
-import { type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
+import { getRun, type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
 import { getTenant, tenantsTable } from './tenants.js';
 import { failedConditions, transactWriteNamed } from './transact.js';
+import { countedCondition, createdDelta, settledDelta, usageUpdates } from './usage.js';
 
 export const ledgerTable = resource(tables.ledger.envVar);
 // tenants.ts does not check its table at init (the authorizer loads it for the keys only); every function that loads
@@ -41,7 +42,8 @@ async function holdAs(
   retried: boolean,
 ): Promise<RunRecord> {
   const hold = run.estimateMicros;
-  const record: RunRecord = { ...run, holdFromCredit: limited };
+  // Counted in the usage aggregates from its creation, in this same transaction.
+  const record: RunRecord = { ...run, holdFromCredit: limited, usageCounted: true };
 
   const tenantUpdate = limited
     ? {
@@ -78,6 +80,7 @@ async function holdAs(
       },
     },
     idempotency: idempotency ? idempotencyPut(idempotency) : null,
+    usage: usageUpdates(record, createdDelta(record)),
   };
 
   try {
@@ -123,11 +126,19 @@ export type Settlement =
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
 
 /**
- * Writes the final state and the money in one transaction, only if the run is still queued.
+ * Writes the final state, the money and the usage counters in one transaction, only if the run is still queued.
  * chargedUsd = min(priceUsd, estimate) for a completed run, 0 for a failed one; the rest of the hold is refunded.
  * Returns false (and changes nothing) when the run was already final — a duplicate delivery.
  */
 export async function settleRun(run: RunRecord, outcome: Settlement, now = new Date()): Promise<boolean> {
+  const settled = await settleAs(run, outcome, now);
+  if (settled !== 'recount') return settled;
+  // The usage backfill counted the run since it was read: settle once more with the run as it is now.
+  const fresh = await getRun(run.jobId);
+  return fresh !== null && fresh.status === 'queued' && (await settleAs(fresh, outcome, now)) === true;
+}
+
+async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise<boolean | 'recount'> {
   const hold = run.estimateMicros;
   const charged: Micros = outcome.status === 'completed' ? Math.min(outcome.usage.priceMicros, hold) : 0;
   const refunded: Micros = hold - charged;
@@ -135,7 +146,9 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
 
   // DynamoDB rejects unused placeholder names, so names are added with the clauses that use them.
   const names: Record<string, string> = { '#status': 'status', '#stage': 'stage' };
+  const counted = countedCondition(run);
   const values: Record<string, unknown> = {
+    ...counted.values,
     ':queued': 'queued',
     ':status': outcome.status,
     ':done': 'done',
@@ -185,7 +198,7 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
         TableName: runsTable(),
         Key: { jobId: run.jobId },
         UpdateExpression: update,
-        ConditionExpression: '#status = :queued',
+        ConditionExpression: `#status = :queued AND ${counted.expression}`,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },
@@ -216,15 +229,21 @@ export async function settleRun(run: RunRecord, outcome: Settlement, now = new D
       },
     },
     resultParts: parts ? resultPartPuts(run, parts) : null,
+    usage: usageUpdates(
+      run,
+      settledDelta(outcome.status, charged, refunded, outcome.status === 'completed' ? outcome.confidence : undefined),
+    ),
   };
 
   try {
     await transactWriteNamed(items);
     return true;
   } catch (error: unknown) {
-    // The run was already final, or its settlement already booked: a duplicate delivery, which changes nothing.
+    // The run was already final, or its settlement already booked: a duplicate delivery, which changes nothing. A run
+    // still queued whose condition failed was counted by the usage backfill meanwhile: `recount`.
     const failed = failedConditions(error, items);
-    if (failed.has('run') || failed.has('ledger')) return false;
+    if (failed.has('ledger')) return false;
+    if (failed.has('run')) return run.usageCounted === true ? false : 'recount';
     throw error;
   }
 }

@@ -110,6 +110,13 @@ export interface RunRecord {
   attempts?: Attempt[];
   error?: RunError;
   verification?: Verification;
+  /** How many verifications the run has had (the history is in the Verifications table). */
+  verificationCount?: number;
+  /**
+   * True once the run's state is in the usage aggregates (store/usage.ts): set at creation, or by the backfill for runs
+   * created before the aggregates. Every later write of the run's state adds to them only when it is set.
+   */
+  usageCounted?: boolean;
 }
 
 /**

@@ -37,7 +37,7 @@ function attributes<T extends Record<string, unknown> | undefined>(values: T): T
   return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, plainObjectsAsMaps(value)])) as T;
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 function marshallable(item: TransactItem): TransactItem {
   return {

@@ -1,5 +1,9 @@
 /** A small HTTP client for the integration tests: real requests against the local stack, plus direct table reads. */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -167,4 +171,41 @@ export async function waitForRunQueueDrained(timeoutMs = 60_000): Promise<void> 
     if (Date.now() > deadline) throw new Error(`the run queue still holds ${waiting} message(s) at the deadline`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `npm run keys` (scripts/keys.ts) as a child process with a clean target environment: no table or endpoint
+ * variables inherited from the test process, and a state file that cannot exist, so no test picks up a developer's
+ * running `npm start` by accident. `env` adds variables (a table target through the environment).
+ */
+export function keysCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
+  for (const name of ['TENANTS_TABLE', 'API_KEYS_TABLE', 'RUNS_TABLE', 'USAGE_TABLE', 'AWS_ENDPOINT_URL']) {
+    delete childEnv[name];
+  }
+  delete childEnv.AWS_ENDPOINT_URL_DYNAMODB;
+  childEnv.VISION_LOCAL_STATE_FILE = join(tmpdir(), `no-such-stack-${randomUUID()}.json`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/keys.ts', ...args], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...childEnv, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }

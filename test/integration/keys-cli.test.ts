@@ -3,49 +3,16 @@
  * The API side is checked over HTTP; revocation is checked in the table (the local authorizer cache keeps accepting a
  * key that was used within its 60 s TTL, as API Gateway does), and over HTTP only for a key revoked before first use.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { call, stack, tenantRecord } from './client.js';
-
-const repoRoot = new URL('../..', import.meta.url).pathname;
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { type CliResult, call, keysCli, stack, tenantRecord } from './client.js';
 
 /** Runs the CLI with a clean target environment (no table or endpoint variables inherited from the test process). */
-function cli(args: string[]): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
-  for (const name of ['TENANTS_TABLE', 'API_KEYS_TABLE', 'AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB']) {
-    delete env[name];
-  }
-  // A state file that cannot exist, so no test picks up a developer's running `npm start` by accident.
-  env.VISION_LOCAL_STATE_FILE = join(tmpdir(), `no-such-stack-${randomUUID()}.json`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/keys.ts', ...args], {
-      cwd: repoRoot,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => keysCli(args);
 
 /** The shared stack's tables, named explicitly (the deployed-style target) with its DynamoDB endpoint. */
 function target(): string[] {

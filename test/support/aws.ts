@@ -143,6 +143,7 @@ export function runItem(overrides: Partial<RunRecord> = {}): RunRecord {
     holdFromCredit: false,
     createdAt: '2026-11-01T10:00:00.000Z',
     expiresAtEpoch: 2_000_000_000,
+    usageCounted: true,
     ...overrides,
   };
 }

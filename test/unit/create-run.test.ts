@@ -76,13 +76,27 @@ describe('a run is accepted', () => {
     expect(answer.headers['idempotent-replayed']).toBeUndefined();
   });
 
-  test('the run, the tenant hold and the ledger hold entry are written in exactly one transaction', async () => {
+  test('the run, the tenant hold, the ledger hold entry and the usage counters are written in exactly one transaction', async () => {
     const world = arrangeCreateRun(mocks);
     const answer = await create(minimal);
     const [tx, ...others] = transactions(mocks);
     expect(others).toHaveLength(0);
     const items = tx?.TransactItems ?? [];
-    expect(items).toHaveLength(3);
+    expect(items).toHaveLength(5);
+    // The run counts in its hour's and day's usage from its creation: one run, its estimate.
+    const hour = new Date(String(items[0]?.Put?.Item?.createdAt)).toISOString().slice(0, 13);
+    expect(items.slice(3).map((i) => [i.Update?.TableName, i.Update?.Key?.slot])).toEqual([
+      [tableName('usage'), `h#${hour}#`],
+      [tableName('usage'), `d#${hour.slice(0, 10)}#`],
+    ]);
+    for (const counter of items.slice(3)) {
+      expect(counter.Update?.ExpressionAttributeValues).toEqual({
+        ':workflow': null,
+        ':runs': 1,
+        ':estimatedMicros': items[1]?.Update?.ExpressionAttributeValues?.[':hold'],
+      });
+    }
+    expect(items[0]?.Put?.Item?.usageCounted).toBe(true);
     // Idempotent at DynamoDB too: an SDK retry after a lost response cannot fail on the run's own condition.
     expect(tx?.ClientRequestToken).toBe(String(answer.body.jobId).replace(/^run_/, ''));
 
@@ -574,7 +588,7 @@ describe('Idempotency-Key', () => {
     expect(first.status).toBe(202);
     // The first creation stored its response with the hold, in the same transaction.
     const items = transactions(mocks)[0]?.TransactItems ?? [];
-    expect(items).toHaveLength(4);
+    expect(items).toHaveLength(6);
     expect(items[3]?.Put?.TableName).toBe(tableName('idempotency'));
 
     mocks.s3.requests.length = 0;
@@ -696,7 +710,7 @@ describe('enqueue failure after the hold', () => {
     const items = settled?.TransactItems ?? [];
     const runUpdate = items[0]?.Update;
     expect(runUpdate?.Key).toEqual({ jobId });
-    expect(runUpdate?.ConditionExpression).toBe('#status = :queued');
+    expect(runUpdate?.ConditionExpression).toBe('#status = :queued AND usageCounted = :counted');
     expect(runUpdate?.ExpressionAttributeValues).toEqual(
       expect.objectContaining({
         ':status': 'failed',

@@ -164,7 +164,7 @@ describe('reconcileRuns', () => {
     expect(await reconcileRuns(options, NOW)).toEqual({ resent: [], failed: ['run_dead'] });
     const [settlement] = ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
     const run = settlement?.TransactItems?.[0]?.Update;
-    expect(run?.ConditionExpression).toBe('#status = :queued');
+    expect(run?.ConditionExpression).toBe('#status = :queued AND usageCounted = :counted');
     expect(run?.UpdateExpression).toContain('REMOVE queuedShard');
     expect(run?.ExpressionAttributeValues).toMatchObject({
       ':status': 'failed',

@@ -1,12 +1,13 @@
 /** GET /v1/schemas, GET /v1/usage and GET /health. */
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler as health } from '../../functions/health.js';
 import { handler as schemas } from '../../functions/schemas.js';
 import { handler as usage } from '../../functions/usage.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
 import { completedRunItem, failedRunItem, runItem, tableName } from '../support/aws.js';
+import { serveUsage, usageQueries } from '../support/usage-store.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 
@@ -78,35 +79,23 @@ describe('GET /v1/usage', () => {
     verifiedBy: 'key_qa',
   });
 
-  test('aggregates runs per workflow and in total across every page of the query', async () => {
-    ddb
-      .on(QueryCommand)
-      .resolvesOnce({
-        Items: [
-          completedRunItem({
-            jobId: 'r1',
-            workflow: 'expenses',
-            confidence: 0.8,
-            verification: verification(true),
-          }),
-          completedRunItem({
-            jobId: 'r2',
-            workflow: 'expenses',
-            confidence: 0.6,
-            chargedMicros: 130,
-            refundedMicros: 0,
-            verification: verification(false),
-          }),
-        ],
-        LastEvaluatedKey: { jobId: 'r2' },
-      })
-      .resolvesOnce({
-        Items: [
-          failedRunItem({ jobId: 'r3', workflow: 'expenses' }),
-          completedRunItem({ jobId: 'r4', workflow: null, confidence: 1, verification: verification(true) }),
-          runItem({ jobId: 'r5', workflow: null, estimateMicros: 130 }),
-        ],
-      });
+  test('sums runs per workflow and in total from the usage counters, without reading a run', async () => {
+    serveUsage(ddb, [
+      completedRunItem({ jobId: 'r1', workflow: 'expenses', confidence: 0.8, verification: verification(true) }),
+      completedRunItem({
+        jobId: 'r2',
+        workflow: 'expenses',
+        confidence: 0.6,
+        chargedMicros: 130,
+        refundedMicros: 0,
+        verification: verification(false),
+      }),
+      failedRunItem({ jobId: 'r3', workflow: 'expenses' }),
+      completedRunItem({ jobId: 'r4', workflow: null, confidence: 1, verification: verification(true) }),
+      runItem({ jobId: 'r5', workflow: null, estimateMicros: 130 }),
+      // Another tenant's run is not counted.
+      completedRunItem({ jobId: 'x1', tenantId: 'tenant-b', workflow: 'expenses' }),
+    ]);
 
     const answer = await call(usage, {
       path: '/v1/usage',
@@ -155,22 +144,50 @@ describe('GET /v1/usage', () => {
       meanConfidence: 0.8,
     });
 
-    // Two pages were read, the second from where the first ended, within the window, tenant-scoped.
-    const calls: QueryCommandInput[] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
-    expect(calls).toHaveLength(2);
-    expect(calls[1]?.ExclusiveStartKey).toEqual({ jobId: 'r2' });
-    for (const q of calls) {
-      expect(q.TableName).toBe(tableName('runs'));
-      expect(q.IndexName).toBe('byTenant');
-      expect(q.ExpressionAttributeValues).toEqual(
-        expect.objectContaining({
-          ':pk': 'tenant-a',
-          ':from': '2026-11-01T00:00:00.000Z',
-          // The period is [from, to): the inclusive key condition stops a millisecond before `to`.
-          ':to': '2026-11-29T23:59:59.999Z',
-        }),
-      );
-      // Only what usage sums is read: never a run's result, prompt, metadata, attempts or corrections.
+    // Whole days only: the day counters, tenant-scoped, and no run.
+    const { counters, runs } = usageQueries(ddb);
+    expect(runs).toHaveLength(0);
+    expect(counters).toHaveLength(1);
+    expect(counters[0]?.ExpressionAttributeValues).toEqual({
+      ':tenant': 'tenant-a',
+      ':first': 'd#2026-11-01#',
+      ':last': 'd#2026-11-29#~',
+    });
+  });
+
+  test('a period that starts and ends inside an hour reads runs only for those partial hours', async () => {
+    const at = (jobId: string, createdAt: string) => completedRunItem({ jobId, createdAt });
+    serveUsage(ddb, [
+      at('before', '2026-11-01T10:20:00.000Z'),
+      at('first-partial-hour', '2026-11-01T10:45:00.000Z'),
+      at('whole-hour', '2026-11-01T11:30:00.000Z'),
+      at('whole-day', '2026-11-02T05:00:00.000Z'),
+      at('last-whole-hour', '2026-11-03T06:59:59.999Z'),
+      at('last-partial-hour', '2026-11-03T07:14:59.999Z'),
+      at('at-to', '2026-11-03T07:15:00.000Z'),
+    ]);
+    const answer = await call(usage, {
+      path: '/v1/usage',
+      query: { from: '2026-11-01T10:30:00.000Z', to: '2026-11-03T07:15:00.000Z' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.totals.runs).toBe(5);
+    expect(answer.body.series.map((b: { totals: { runs: number } }) => b.totals.runs)).toEqual([2, 1, 2]);
+    const { counters, runs } = usageQueries(ddb);
+    // The period is [from, to): the inclusive key condition stops a millisecond before each piece's end.
+    expect(runs.map((q) => [q.ExpressionAttributeValues?.[':from'], q.ExpressionAttributeValues?.[':to']])).toEqual([
+      ['2026-11-01T10:30:00.000Z', '2026-11-01T10:59:59.999Z'],
+      ['2026-11-03T07:00:00.000Z', '2026-11-03T07:14:59.999Z'],
+    ]);
+    expect(
+      counters.map((q) => [q.ExpressionAttributeValues?.[':first'], q.ExpressionAttributeValues?.[':last']]),
+    ).toEqual([
+      ['h#2026-11-01T11#', 'h#2026-11-01T23#~'],
+      ['d#2026-11-02#', 'd#2026-11-02#~'],
+      ['h#2026-11-03T00#', 'h#2026-11-03T06#~'],
+    ]);
+    // Only what usage sums is read of a run: never its result, prompt, metadata, attempts or corrections.
+    for (const q of runs) {
       const projected = (q.ProjectionExpression ?? '')
         .split(', ')
         .map((path) =>
@@ -198,13 +215,11 @@ describe('GET /v1/usage', () => {
   });
 
   test('series: one bucket per UTC day from `from` to `to`, empty days included, each with its own totals', async () => {
-    ddb.on(QueryCommand).resolves({
-      Items: [
-        completedRunItem({ jobId: 'a', workflow: 'expenses', createdAt: '2026-11-02T23:59:59.000Z' }),
-        completedRunItem({ jobId: 'b', workflow: 'ids', createdAt: '2026-11-02T08:00:00.000Z' }),
-        failedRunItem({ jobId: 'c', workflow: 'expenses', createdAt: '2026-11-04T00:00:00.000Z' }),
-      ],
-    });
+    serveUsage(ddb, [
+      completedRunItem({ jobId: 'a', workflow: 'expenses', createdAt: '2026-11-02T23:59:59.000Z' }),
+      completedRunItem({ jobId: 'b', workflow: 'ids', createdAt: '2026-11-02T08:00:00.000Z' }),
+      failedRunItem({ jobId: 'c', workflow: 'expenses', createdAt: '2026-11-04T00:00:00.000Z' }),
+    ]);
     const answer = await call(usage, {
       path: '/v1/usage',
       query: { from: '2026-11-01T12:00:00.000Z', to: '2026-11-04T06:00:00.000Z' },
@@ -234,10 +249,12 @@ describe('GET /v1/usage', () => {
     expect(series.reduce((n, b) => n + b.totals.runs, 0)).toBe(answer.body.totals.runs);
   });
 
-  test('interval=hour buckets by UTC hour; workflow= reads only that workflow through its index', async () => {
-    ddb.on(QueryCommand).resolves({
-      Items: [completedRunItem({ jobId: 'a', workflow: 'expenses', createdAt: '2026-11-02T10:30:00.000Z' })],
-    });
+  test('interval=hour buckets by UTC hour; workflow= counts only that workflow', async () => {
+    serveUsage(ddb, [
+      completedRunItem({ jobId: 'a', workflow: 'expenses', createdAt: '2026-11-02T10:30:00.000Z' }),
+      completedRunItem({ jobId: 'b', workflow: 'ids', createdAt: '2026-11-02T10:40:00.000Z' }),
+      completedRunItem({ jobId: 'c', workflow: 'expenses', createdAt: '2026-11-02T11:05:00.000Z' }),
+    ]);
     const answer = await call(usage, {
       path: '/v1/usage',
       query: {
@@ -254,16 +271,16 @@ describe('GET /v1/usage', () => {
       ['2026-11-02T09:00:00.000Z', 0],
       ['2026-11-02T10:00:00.000Z', 1],
     ]);
+    expect(answer.body.workflows).toEqual([expect.objectContaining({ workflow: 'expenses', runs: 1 })]);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
-      IndexName: 'byTenantWorkflow',
-      ExpressionAttributeValues: expect.objectContaining({ ':pk': 'tenant-a#expenses' }),
+      TableName: tableName('usage'),
+      FilterExpression: 'workflow = :workflow',
+      ExpressionAttributeValues: expect.objectContaining({ ':workflow': 'expenses' }),
     });
   });
 
   test('without an interval a period longer than two years of days is bucketed by UTC month', async () => {
-    ddb.on(QueryCommand).resolves({
-      Items: [completedRunItem({ jobId: 'a', createdAt: '2026-02-28T23:00:00.000Z' })],
-    });
+    serveUsage(ddb, [completedRunItem({ jobId: 'a', createdAt: '2026-02-28T23:00:00.000Z' })]);
     const answer = await call(usage, {
       path: '/v1/usage',
       query: { from: '2000-01-15T00:00:00.000Z', to: '2026-03-01T00:00:00.000Z' },
@@ -288,11 +305,12 @@ describe('GET /v1/usage', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.series).toHaveLength(744);
     expect(answer.body.from).toBe('2026-01-01T00:00:00.000Z');
-    // Normalised to the stored form, so a run at 00:00:00.123 is not missed by the string comparison.
+    // Whole hours: the hour counters of the month, and no run.
+    expect(usageQueries(ddb).runs).toHaveLength(0);
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
       ExpressionAttributeValues: expect.objectContaining({
-        ':from': '2026-01-01T00:00:00.000Z',
-        ':to': '2026-01-31T23:59:59.999Z',
+        ':first': 'h#2026-01-01T00#',
+        ':last': 'h#2026-01-31T23#~',
       }),
     });
   });
@@ -306,10 +324,7 @@ describe('GET /v1/usage', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ from: '2026-01-01T00:00:00.000Z', to: '2026-01-02T00:00:00.000Z' });
     expect(ddb).toHaveReceivedCommandWith(QueryCommand, {
-      ExpressionAttributeValues: expect.objectContaining({
-        ':from': '2026-01-01T00:00:00.000Z',
-        ':to': '2026-01-01T23:59:59.999Z',
-      }),
+      ExpressionAttributeValues: expect.objectContaining({ ':first': 'd#2026-01-01#', ':last': 'd#2026-01-01#~' }),
     });
   });
 
@@ -346,8 +361,9 @@ describe('GET /v1/usage', () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
     const answer = await call(usage, { path: '/v1/usage', query: { from: '', to: '', interval: '', workflow: '' } });
     expect(answer.status).toBe(200);
-    const [q] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
-    expect(q?.IndexName).toBe('byTenant');
+    const calls = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const q of calls) expect(q.FilterExpression ?? '').not.toContain('workflow');
   });
 
   test.each([

@@ -1,4 +1,5 @@
 /** POST /v1/runs/{jobId}/verify: QA metadata on completed runs, with history; the status never changes. */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/verify-run.js';
@@ -44,7 +45,12 @@ test('a completed run is verified: 200 with the verification, written with its h
 
   expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
-  expect(items).toHaveLength(2);
+  expect(items).toHaveLength(4);
+  // The first verification of the run: one more verified in its hour's and day's usage, none accepted.
+  expect(items.slice(2).map((i) => [i.Update?.TableName, i.Update?.ExpressionAttributeValues])).toEqual([
+    [tableName('usage'), { ':workflow': null, ':verified': 1 }],
+    [tableName('usage'), { ':workflow': null, ':verified': 1 }],
+  ]);
   const update = items[0]?.Update;
   expect(update?.TableName).toBe(tableName('runs'));
   expect(update?.Key).toEqual({ jobId: 'run_1' });
@@ -67,6 +73,66 @@ test('a completed run is verified: 200 with the verification, written with its h
       verificationId: expect.stringContaining(answer.body.verification.verifiedAt),
     }),
   );
+});
+
+/** The usage counters each verification transaction added, in order. */
+function usageAdded(): Record<string, unknown>[] {
+  return ddb
+    .commandCalls(TransactWriteCommand)
+    .map((c) => mapsAsObjects(c.args[0].input.TransactItems ?? [])[2]?.Update?.ExpressionAttributeValues ?? {});
+}
+
+const verified = (accepted: boolean, count: number) =>
+  completedRunItem({
+    verification: { accepted, corrections: {}, note: null, verifiedAt: '2026-11-02T00:00:00.000Z', verifiedBy: 'k' },
+    verificationCount: count,
+  });
+
+test('replacing a rejection with an acceptance moves one run from rejected to accepted, still one verified', async () => {
+  ddb.on(GetCommand).resolves({ Item: verified(false, 1) });
+  expect((await verify({ accepted: true })).status).toBe(200);
+  expect(usageAdded()).toEqual([{ ':workflow': null, ':accepted': 1 }]);
+  const run = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [])[0]?.Update;
+  expect(run?.ConditionExpression).toContain('verificationCount = :seen');
+  expect(run?.ExpressionAttributeValues).toMatchObject({ ':seen': 1, ':next': 2 });
+});
+
+test('the same answer again changes no usage counter (the history still grows)', async () => {
+  ddb.on(GetCommand).resolves({ Item: verified(true, 2) });
+  expect((await verify({ accepted: true })).status).toBe(200);
+  const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
+  expect(items.map((i) => (i.Put ?? i.Update)?.TableName)).toEqual([tableName('runs'), tableName('verifications')]);
+});
+
+test('a verification that lost a race to another one reads the run again and counts from what that one wrote', async () => {
+  ddb
+    .on(GetCommand)
+    .resolvesOnce({ Item: completedRunItem() })
+    .resolves({ Item: verified(true, 1) });
+  ddb
+    .on(TransactWriteCommand)
+    .rejectsOnce(
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }],
+      }),
+    )
+    .resolves({});
+  expect((await verify({ accepted: false })).status).toBe(200);
+  // First try: a first verification (+1 verified); second: replacing an acceptance (−1 accepted, no new verified).
+  expect(usageAdded()).toEqual([
+    { ':workflow': null, ':verified': 1 },
+    { ':workflow': null, ':accepted': -1 },
+  ]);
+});
+
+test('a run created before the usage counters is verified without touching them (the backfill counts it)', async () => {
+  ddb.on(GetCommand).resolves({ Item: { ...completedRunItem(), usageCounted: undefined } });
+  expect((await verify({ accepted: true })).status).toBe(200);
+  const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
+  expect(items).toHaveLength(2);
+  expect(items[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
 });
 
 test('corrections default to {} and note to null', async () => {

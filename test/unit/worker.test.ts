@@ -72,18 +72,30 @@ function settlements(): TransactWriteCommandInput[] {
   return ddb.commandCalls(TransactWriteCommand).map((c) => mapsAsObjects(c.args[0].input));
 }
 
-/** The one settlement's three items, asserting their fixed shape (exactly-once conditions). */
+/**
+ * The one settlement's items, asserting their fixed shape (exactly-once conditions): the run, the tenant, the ledger
+ * entry, and the usage counters of the run's hour and day, which move by what the run and tenant items book.
+ */
 function theSettlement(jobId = 'run_1') {
   const all = settlements();
   expect(all).toHaveLength(1);
   const items = all[0]?.TransactItems ?? [];
-  expect(items).toHaveLength(3);
+  expect(items).toHaveLength(5);
   const run = items[0]?.Update;
   const tenant = items[1]?.Update;
   const ledger = items[2]?.Put;
+  const [hour, day] = [items[3]?.Update, items[4]?.Update];
   expect(run?.TableName).toBe(tableName('runs'));
   expect(run?.Key).toEqual({ jobId });
-  expect(run?.ConditionExpression).toBe('#status = :queued');
+  expect(run?.ConditionExpression).toBe('#status = :queued AND usageCounted = :counted');
+  for (const counter of [hour, day]) {
+    expect(counter?.TableName).toBe(tableName('usage'));
+    const added = counter?.ExpressionAttributeValues ?? {};
+    expect(added[':chargedMicros'] ?? 0).toBe(ledger?.Item?.chargedMicros);
+    expect(added[':refundedMicros'] ?? 0).toBe(ledger?.Item?.refundedMicros);
+    expect((added[':completed'] ?? 0) + (added[':failed'] ?? 0)).toBe(1);
+  }
+  expect([hour?.Key?.slot, day?.Key?.slot]).toEqual(['h#2026-11-01T10#', 'd#2026-11-01#']);
   expect(run?.ExpressionAttributeValues?.[':queued']).toBe('queued');
   expect(tenant?.TableName).toBe(tableName('tenants'));
   expect(ledger?.TableName).toBe(tableName('ledger'));
@@ -823,7 +835,7 @@ describe('a result too large for the run item', () => {
     const run = items[0]?.Update;
     expect(run?.ExpressionAttributeValues?.[':result']).toBeUndefined();
     expect(run?.UpdateExpression).toContain('resultParts = :parts');
-    const puts = items.slice(3).map((i) => i.Put);
+    const puts = items.slice(3).flatMap((i) => (i.Put ? [i.Put] : []));
     expect(run?.ExpressionAttributeValues?.[':parts']).toBe(puts.length);
     return puts;
   }
