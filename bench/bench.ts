@@ -16,6 +16,7 @@ import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from 
 import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
+import { measureUsageRead, type UsageReadResult } from './usage-read.js';
 import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
 const run = promisify(execFile);
@@ -42,6 +43,8 @@ export const TARGETS = {
   /** The API inspector's worst case over the hostile-PDF corpus: time of the reading, and peak RSS over a bare process. */
   hostilePdfInspectMs: 250,
   hostilePdfInspectMiB: 64,
+  /** GET /v1/usage for the default 30-day window, p50 over HTTP on the local stack, with `usageRuns` runs stored. */
+  usageReadMs: 50,
 } as const;
 
 /** Workload sizes (the brief's minimums). */
@@ -58,10 +61,12 @@ const WORKLOAD = {
   heicRuns: 5,
   textLayerRuns: 10,
   hostilePdfRuns: 3,
+  usageRuns: 10_000,
+  usageReadSamples: 20,
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates'];
+type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'usage';
+const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates', 'usage'];
 
 interface Row {
   metric: string;
@@ -399,6 +404,37 @@ function hostileRows(h: HostilePdfsResult): Row[] {
   ];
 }
 
+function usageRows(u: UsageReadResult): Row[] {
+  const figure = (s: { p50: number; p90: number }) => `p50 ${s.p50} ms, p90 ${s.p90} ms`;
+  return [
+    {
+      metric: `GET /v1/usage, default 30-day window, ${u.runs} runs stored (counted: ${u.counted})`,
+      value: figure(u.defaultWindow),
+      target: `p50 ≤ ${TARGETS.usageReadMs} ms`,
+      result: u.counted === u.runs ? check(u.defaultWindow.p50, TARGETS.usageReadMs) : 'ERROR',
+    },
+    { metric: 'GET /v1/usage, a week by hour', value: figure(u.weekByHour), target: '—', result: 'info' },
+    {
+      metric: 'floor: GET /v1/schemas (authenticated, reads no table) on the same stack',
+      value: figure(u.floor),
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: 'GET /v1/usage, 20 days with both edges inside an hour (edge hours read runs)',
+      value: figure(u.edgesInsideHours),
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: 'for comparison: reading every run of the 30 days (the old usage read), in process',
+      value: figure(u.everyRunRead),
+      target: '—',
+      result: 'info',
+    },
+  ];
+}
+
 async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
@@ -423,6 +459,7 @@ async function main(): Promise<void> {
     memory?: MemoryResult;
     hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
+    usage?: UsageReadResult;
   } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
@@ -481,6 +518,9 @@ async function main(): Promise<void> {
   results.memory = await phase('memory', () => measurePeakRss({ log }));
   results.hostile = await phase('hostile', () => measureHostilePdfs({ runs: WORKLOAD.hostilePdfRuns, log }));
   results.estimates = await phase('estimates', () => measureEstimates({ log }));
+  results.usage = await phase('usage', () =>
+    measureUsageRead({ runs: WORKLOAD.usageRuns, samples: WORKLOAD.usageReadSamples, log }),
+  );
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
@@ -493,6 +533,7 @@ async function main(): Promise<void> {
     ...(results.memory ? memoryRows(results.memory) : []),
     ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
+    ...(results.usage ? usageRows(results.usage) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),

@@ -2,7 +2,7 @@
 import { usageQuery } from '../shared/contract.js';
 import { apiHandler } from '../shared/http.js';
 import { checkEnvironment } from '../shared/resource-name.js';
-import { usageSummary } from '../shared/runs/queries.js';
+import { usageSummary } from '../shared/runs/usage-summary.js';
 
 checkEnvironment();
 

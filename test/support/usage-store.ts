@@ -11,7 +11,8 @@ import { tableName } from './aws.js';
 
 type Item = Record<string, unknown>;
 
-function counterItems(runs: readonly RunRecord[]): Item[] {
+/** The Usage items of these runs, as the service's writer's ADDs leave them (also seeds the usage benchmark). */
+export function counterItems(runs: readonly RunRecord[]): Item[] {
   const slots = new Map<string, Item>();
   for (const run of runs) {
     for (const update of usageUpdates({ ...run, usageCounted: true }, runContribution(run)) ?? []) {

@@ -437,6 +437,28 @@ describe('duplicates and races', () => {
     expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   });
 
+  test('a run created before the usage counters, counted by the backfill between the read and the settlement, is settled once with its counters', async () => {
+    const uncounted = { ...runItem(), usageCounted: undefined };
+    ddb
+      .on(GetCommand, { TableName: tableName('runs'), Key: { jobId: 'run_1' } })
+      .resolvesOnce({ Item: uncounted })
+      .resolves({ Item: runItem() });
+    ddb.on(UpdateCommand).resolves({});
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(transactionCancelled(['ConditionalCheckFailed', 'None', 'None']))
+      .resolves({});
+    serveObject(s3, FILE, 'uploads/tenant-a/upl_1');
+    const response = await deliver({ local: succeeding('local') });
+    expect(response.batchItemFailures).toEqual([]);
+    const [first, second] = settlements();
+    // Read uncounted: no counters, on condition it is still uncounted. Then counted: the counters move with it.
+    expect(first?.TransactItems).toHaveLength(3);
+    expect(first?.TransactItems?.[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
+    expect(second?.TransactItems).toHaveLength(5);
+    expect(second?.TransactItems?.[0]?.Update?.ConditionExpression).toContain('usageCounted = :counted');
+  });
+
   test('a message for a run that does not exist is dropped', async () => {
     ddb.on(GetCommand).resolves({});
     const response = await deliver({ local: succeeding('local') });
