@@ -2,6 +2,7 @@
  * What the `vision` CLI writes besides JSON: the progress line on a terminal, one line per run for `runs list`, and
  * errors as one line with a hint a person can act on (which variable holds the key, whether the service runs).
  * Not to undo: the progress line redraws itself every second while a run is going, so a long run never looks frozen.
+ * Why these outputs: docs/decisions.md#the-clis-output.
  */
 import type { ProgressEvent, RunResponse } from '../sdk/index.js';
 import { VisionError } from '../sdk/index.js';

@@ -4,6 +4,7 @@
  * Not to undo: these are written by hand from shared/contract.ts, and test/types/sdk-contract.ts fails the
  * typecheck when they drift (a field the contract has and the SDK lacks, or an SDK type narrower than the contract's).
  * Request fields are `?: T | undefined` so callers compiled with exactOptionalPropertyTypes may pass `undefined`.
+ * Why by hand: docs/decisions.md#the-sdk-as-its-own-package.
  */
 
 /** Any JSON value (what `metadata` holds). */
