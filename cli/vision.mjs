@@ -4,4 +4,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./vision.ts');
+const { runCli } = await import('./vision.ts');
+await runCli();

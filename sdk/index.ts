@@ -1,57 +1,39 @@
 /**
  * Vision Analysis Service SDK (Node 20+, ESM, no runtime dependencies beyond Node built-ins): `VisionClient` and
- * `VisionError`. Types are type-only imports from shared/contract.ts, so nothing of the service loads at run time.
+ * `VisionError`. Published on its own as `@vision-analysis/sdk` (sdk/package.json): compiled by sdk/build.ts to
+ * dist/index.mjs and .d.ts files; its wire types are sdk/types.ts, written without zod so the package needs nothing.
  * Decisions not to undo: only idempotent calls are retried after a network error or 5xx (createRun only with an
  * Idempotency-Key), and calls carrying the API key never follow a redirect. Retries, polling and cancellation:
  * docs/sdk.md.
- * Over 400 lines: the SDK ships as one self-contained file (sdk/dist/index.mjs) that clients read as one unit.
+ * Over 400 lines: the client is one self-contained module (dist/index.mjs) that its users read as one unit.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type * as z from 'zod';
 import type {
+  CompletedRun,
+  CreateRunInput,
   CreateRunResponse,
-  createRunRequest,
   ErrorBody,
+  ErrorCode,
+  FailedRun,
   FileUrlResponse,
+  HealthResponse,
   InlineSchema,
-  ListRunsQuery,
+  ListRunsInput,
   ListRunsResponse,
   PresignRequest,
   PresignResponse,
+  RunProgress,
   RunResponse,
   SchemasResponse,
   UsageQuery,
   UsageResponse,
   VerifyRequest,
   VerifyResponse,
-} from '../shared/contract.js';
-import type { ErrorCode } from '../shared/errors.js';
+} from './types.js';
 
-export type {
-  CreateRunResponse,
-  ErrorBody,
-  FileUrlResponse,
-  InlineSchema,
-  ListRunsResponse,
-  PresignRequest,
-  PresignResponse,
-  RunResponse,
-  SchemasResponse,
-  UsageQuery,
-  UsageResponse,
-  VerifyRequest,
-  VerifyResponse,
-} from '../shared/contract.js';
-
-/** The body of POST /v1/runs as a client sends it (defaults such as outputFormat may be left out). */
-export type CreateRunInput = z.input<typeof createRunRequest>;
-export type ListRunsInput = Partial<Pick<ListRunsQuery, 'workflow' | 'status' | 'limit' | 'cursor'>>;
-export type QueuedRun = Extract<RunResponse, { status: 'queued' }>;
-export type CompletedRun = Extract<RunResponse, { status: 'completed' }>;
-export type FailedRun = Extract<RunResponse, { status: 'failed' }>;
-export type HealthResponse = { status: 'ok' };
+export type * from './types.js';
 
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
 export type VisionErrorCode =
@@ -79,10 +61,10 @@ export class VisionError extends Error {
     message: string;
     status: number;
     retryable: boolean;
-    details?: Record<string, unknown>;
-    requestId?: string;
-    run?: FailedRun;
-    jobId?: string;
+    details?: Record<string, unknown> | undefined;
+    requestId?: string | undefined;
+    run?: FailedRun | undefined;
+    jobId?: string | undefined;
     cause?: unknown;
   }) {
     super(init.message, init.cause !== undefined ? { cause: init.cause } : undefined);
@@ -104,79 +86,93 @@ export class VisionError extends Error {
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 4). */
-  retries?: number;
+  retries?: number | undefined;
   /** Backoff base in ms (default 300). */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** Backoff cap in ms (default 5000). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** Longest Retry-After waited for, in ms (default 60 000); a longer one ends the call with `details.retryAfterMs`. */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /** Longest wait for the response to one attempt of an API call, in ms (default 30 000; the upload PUT has none). */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** For tests: random in [0, 1) and the sleep function. */
-  random?: () => number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: (() => number) | undefined;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 
 export interface PollOptions {
   /** First polling interval cap in ms (default 500). */
-  initialDelayMs?: number;
+  initialDelayMs?: number | undefined;
   /** Polling interval cap in ms (default 5000). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** How long polling rides out transient errors (network, 5xx, 429) in a row before it gives up, in ms (default 120 000). */
-  maxErrorMs?: number;
+  maxErrorMs?: number | undefined;
 }
 
 export interface VisionClientOptions {
   baseUrl: string;
   apiKey: string;
-  fetch?: typeof globalThis.fetch;
-  retry?: RetryOptions;
-  poll?: PollOptions;
-  userAgent?: string;
+  fetch?: typeof globalThis.fetch | undefined;
+  retry?: RetryOptions | undefined;
+  poll?: PollOptions | undefined;
+  userAgent?: string | undefined;
 }
 
 export interface CallOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface ProgressEvent {
   stage: 'uploading' | 'queued' | 'processing' | 'completed';
-  uploadedBytes?: number;
-  totalBytes?: number;
+  uploadedBytes?: number | undefined;
+  totalBytes?: number | undefined;
   elapsedMs: number;
-  jobId?: string;
+  jobId?: string | undefined;
+  /** A long document's pages done so far, while the run is queued (when the service reports it). */
+  progress?: RunProgress | undefined;
 }
 
 export interface AnalyzeParams {
   prompt: string;
-  schemaId?: string;
-  schema?: InlineSchema;
-  outputFormat?: 'json' | 'text';
-  workflow?: string;
-  metadata?: Record<string, unknown>;
-  maxCostUsd?: number;
-  confirmCost?: boolean;
+  schemaId?: string | undefined;
+  schema?: InlineSchema | undefined;
+  outputFormat?: 'json' | 'text' | undefined;
+  workflow?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  maxCostUsd?: number | undefined;
+  confirmCost?: boolean | undefined;
   /** File name sent to presign (its extension matters). Defaults: the path's base name, a File's name, or sniffed from the bytes. */
-  fileName?: string;
+  fileName?: string | undefined;
   /** Idempotency-Key for run creation; generated when absent. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
 }
 
 export interface AnalyzeOptions {
-  onProgress?: (event: ProgressEvent) => void;
-  signal?: AbortSignal;
+  onProgress?: ((event: ProgressEvent) => void) | undefined;
+  signal?: AbortSignal | undefined;
   /** Overall deadline (upload, creation and polling); on expiry a VisionError ABORTED with details.reason 'timeout'. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Called when creation answers COST_CONFIRMATION_REQUIRED; resolve true to retry with `confirmCost: true`
    * (the upload is reused). Without it the VisionError is thrown.
    */
-  confirmCost?: (details: { estimatedCostUsd: number; thresholdUsd: number }) => boolean | Promise<boolean>;
+  confirmCost?:
+    | ((details: { estimatedCostUsd: number; thresholdUsd: number }) => boolean | Promise<boolean>)
+    | undefined;
 }
 
 /** A path, the bytes, a Blob/File, or an upload already made (`{ uploadId }`: no presign, no PUT). */
 export type FileInput = string | Uint8Array | Blob | { uploadId: string };
+
+/** The package's version (sdk/package.json; a unit test keeps the two equal). */
+export const SDK_VERSION = '0.1.0';
+
+/** The object without its `undefined` members (so an explicit `undefined` option keeps the default). */
+function definedOnly<T extends object>(value: T | undefined): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
 
 const DEFAULT_RETRY = {
   retries: 4,
@@ -246,7 +242,10 @@ function isUploadRef(file: FileInput): file is { uploadId: string } {
 }
 
 /** A copy of a VisionError with more fields (VisionError's fields are read-only). */
-function rebuilt(error: VisionError, extra: { details?: Record<string, unknown>; jobId?: string }): VisionError {
+function rebuilt(
+  error: VisionError,
+  extra: { details?: Record<string, unknown> | undefined; jobId?: string | undefined },
+): VisionError {
   return new VisionError({
     code: error.code,
     message: error.message,
@@ -302,24 +301,27 @@ interface RequestSpec {
   method: string;
   path: string;
   /** Absolute URL instead of baseUrl + path (the presigned PUT). */
-  url?: string;
-  query?: Record<string, string | number | undefined>;
-  body?: unknown;
-  rawBody?: Uint8Array;
-  headers?: Record<string, string>;
+  url?: string | undefined;
+  query?: ListRunsInput | UsageQuery | undefined;
+  body?: unknown | undefined;
+  rawBody?: Uint8Array | undefined;
+  headers?: Record<string, string> | undefined;
   /** Safe to repeat after a network error or 5xx. */
   idempotent: boolean;
   /** Send x-api-key (false for the presigned PUT and health). */
-  auth?: boolean;
-  signal?: AbortSignal;
+  auth?: boolean | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export class VisionClient {
   readonly baseUrl: string;
   private readonly apiKey: string;
   private readonly fetchImpl: typeof globalThis.fetch;
-  private readonly retry: Required<Omit<RetryOptions, 'random' | 'sleep'>> & Pick<RetryOptions, 'random' | 'sleep'>;
-  private readonly poll: Required<PollOptions>;
+  private readonly retry: typeof DEFAULT_RETRY & {
+    random?: () => number;
+    sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  };
+  private readonly poll: { initialDelayMs: number; maxDelayMs: number; maxErrorMs: number };
   private readonly userAgent: string;
 
   constructor(options: VisionClientOptions) {
@@ -331,9 +333,9 @@ export class VisionClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.poll = { initialDelayMs: 500, maxDelayMs: 5000, maxErrorMs: 120_000, ...options.poll };
-    this.userAgent = options.userAgent ?? 'vision-sdk/0.1.0';
+    this.retry = { ...DEFAULT_RETRY, ...definedOnly(options.retry) };
+    this.poll = { initialDelayMs: 500, maxDelayMs: 5000, maxErrorMs: 120_000, ...definedOnly(options.poll) };
+    this.userAgent = options.userAgent ?? `vision-sdk/${SDK_VERSION}`;
   }
 
   // ---------- low-level calls, one per endpoint ----------
@@ -376,7 +378,10 @@ export class VisionClient {
   }
 
   /** POST /v1/runs. With `idempotencyKey`, retries after network errors/5xx are safe and happen automatically. */
-  createRun(body: CreateRunInput, options: CallOptions & { idempotencyKey?: string } = {}): Promise<CreateRunResponse> {
+  createRun(
+    body: CreateRunInput,
+    options: CallOptions & { idempotencyKey?: string | undefined } = {},
+  ): Promise<CreateRunResponse> {
     const headers: Record<string, string> = {};
     if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;
     return this.request({
@@ -533,9 +538,9 @@ export class VisionClient {
       ) {
         throw error;
       }
-      const estimatedCostUsd = Number(error.details?.estimatedCostUsd);
-      const thresholdUsd = Number(error.details?.thresholdUsd);
-      if (!(await options.confirmCost({ estimatedCostUsd, thresholdUsd }))) throw error;
+      const { estimatedCostUsd, thresholdUsd } = error.details ?? {};
+      const asked = { estimatedCostUsd: Number(estimatedCostUsd), thresholdUsd: Number(thresholdUsd) };
+      if (!(await options.confirmCost(asked))) throw error;
       // The same key: the service remembers only accepted creations, so the refused one left nothing behind it, and
       // a later call with this key and the confirmed body still answers with this run.
       created = await create({ ...body, confirmCost: true });
@@ -550,11 +555,13 @@ export class VisionClient {
     onProgress: AnalyzeOptions['onProgress'],
     started: number,
   ): Promise<CompletedRun> {
-    let lastStage: string | undefined;
-    const progress = (stage: ProgressEvent['stage']) => {
-      if (stage === lastStage) return;
-      lastStage = stage;
-      onProgress?.({ stage, jobId, elapsedMs: Date.now() - started });
+    // One event per change: of the stage, or of a long document's pages (the run's `progress`, when it has one).
+    let last: string | undefined;
+    const progress = (stage: ProgressEvent['stage'], pages?: RunProgress) => {
+      const key = JSON.stringify([stage, pages?.pagesDone, pages?.pagesTotal, pages?.stage]);
+      if (key === last) return;
+      last = key;
+      onProgress?.({ stage, jobId, elapsedMs: Date.now() - started, ...(pages ? { progress: pages } : {}) });
     };
     const random = this.retry.random ?? Math.random;
     const wait = this.retry.sleep ?? sleep;
@@ -588,7 +595,7 @@ export class VisionClient {
           run,
         });
       }
-      progress(run.stage === 'processing' ? 'processing' : 'queued');
+      progress(run.stage === 'processing' ? 'processing' : 'queued', run.progress);
       // Full jitter, but never hammer: at least 50 ms between polls.
       const delay = Math.max(50, backoffDelay(attempt, this.poll.initialDelayMs, this.poll.maxDelayMs, random));
       await wait(delay, signal);
@@ -597,7 +604,7 @@ export class VisionClient {
 
   // ---------- plumbing ----------
 
-  private deadline(options: { signal?: AbortSignal; timeoutMs?: number }) {
+  private deadline(options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined }) {
     const signals: AbortSignal[] = [];
     if (options.signal) signals.push(options.signal);
     let timer: NodeJS.Timeout | undefined;
@@ -616,7 +623,7 @@ export class VisionClient {
   private normalizeAbort(
     error: unknown,
     signal: AbortSignal | undefined,
-    options: { signal?: AbortSignal; timeoutMs?: number },
+    options: { signal?: AbortSignal | undefined; timeoutMs?: number | undefined },
     jobId: string | undefined,
   ): unknown {
     if (error instanceof VisionError && error.code !== 'ABORTED') return error;
@@ -668,18 +675,18 @@ export class VisionClient {
     const url = new URL(spec.url ?? `${this.baseUrl}${spec.path}`);
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = {
-      accept: 'application/json',
+      // The presigned PUT gets only the headers it was signed with (and the user agent).
+      ...(spec.auth === false ? {} : { accept: 'application/json' }),
       'user-agent': this.userAgent,
       ...spec.headers,
     };
     if (spec.auth !== false) headers['x-api-key'] = this.apiKey;
-    let body: BodyInit | undefined;
+    let body: Blob | string | undefined;
     if (spec.rawBody !== undefined) body = new Blob([spec.rawBody as Uint8Array<ArrayBuffer>]);
     else if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
       headers['content-type'] = 'application/json';
     }
-    if (spec.auth === false) delete headers.accept;
 
     const random = this.retry.random ?? Math.random;
     const wait = this.retry.sleep ?? sleep;
@@ -696,7 +703,7 @@ export class VisionClient {
         response = await this.fetchImpl(url, {
           method: spec.method,
           headers,
-          body,
+          ...(body !== undefined ? { body } : {}),
           ...(signal ? { signal } : {}),
           // The key must never reach another host: a redirect is answered as an error, not followed.
           ...(spec.auth !== false ? { redirect: 'manual' as const } : {}),
@@ -719,6 +726,8 @@ export class VisionClient {
           message: `${spec.method} ${url.origin}${url.pathname}: ${reason}`,
           status: 0,
           retryable: true,
+          // The system's code (ECONNREFUSED, ENOTFOUND, …) for callers that explain it.
+          ...(typeof inner?.code === 'string' ? { details: { cause: inner.code } } : {}),
           cause,
         });
       }
@@ -788,9 +797,11 @@ async function readInput(file: FileInput, fileName?: string): Promise<{ bytes: U
     try {
       bytes = new Uint8Array(await readFile(file));
     } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory' : (cause as Error).message;
       throw new VisionError({
         code: 'INVALID_ARGUMENT',
-        message: `cannot read ${file}: ${(cause as Error).message}`,
+        message: `cannot read ${file}: ${why}`,
         status: 0,
         retryable: false,
         cause,

@@ -1,4 +1,4 @@
-// Generated from sdk/index.ts by `npm run sdk`: do not edit.
+// Generated from sdk/index.ts by `npm run build`: do not edit.
 
 // sdk/index.ts
 import { randomUUID } from "node:crypto";
@@ -31,6 +31,10 @@ var VisionError = class extends Error {
     return this.run !== void 0;
   }
 };
+var SDK_VERSION = "0.1.0";
+function definedOnly(value) {
+  return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== void 0));
+}
 var DEFAULT_RETRY = {
   retries: 4,
   baseDelayMs: 300,
@@ -132,9 +136,9 @@ var VisionClient = class {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.apiKey = options.apiKey;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.poll = { initialDelayMs: 500, maxDelayMs: 5e3, maxErrorMs: 12e4, ...options.poll };
-    this.userAgent = options.userAgent ?? "vision-sdk/0.1.0";
+    this.retry = { ...DEFAULT_RETRY, ...definedOnly(options.retry) };
+    this.poll = { initialDelayMs: 500, maxDelayMs: 5e3, maxErrorMs: 12e4, ...definedOnly(options.poll) };
+    this.userAgent = options.userAgent ?? `vision-sdk/${SDK_VERSION}`;
   }
   // ---------- low-level calls, one per endpoint ----------
   health(options = {}) {
@@ -294,20 +298,21 @@ var VisionClient = class {
       if (!(error instanceof VisionError) || error.code !== "COST_CONFIRMATION_REQUIRED" || options.confirmCost === void 0) {
         throw error;
       }
-      const estimatedCostUsd = Number(error.details?.estimatedCostUsd);
-      const thresholdUsd = Number(error.details?.thresholdUsd);
-      if (!await options.confirmCost({ estimatedCostUsd, thresholdUsd })) throw error;
+      const { estimatedCostUsd, thresholdUsd } = error.details ?? {};
+      const asked = { estimatedCostUsd: Number(estimatedCostUsd), thresholdUsd: Number(thresholdUsd) };
+      if (!await options.confirmCost(asked)) throw error;
       created = await create({ ...body, confirmCost: true });
     }
     progress({ stage: "queued", jobId: created.jobId });
     return created;
   }
   async pollUntilFinal(jobId, signal, onProgress, started) {
-    let lastStage;
-    const progress = (stage) => {
-      if (stage === lastStage) return;
-      lastStage = stage;
-      onProgress?.({ stage, jobId, elapsedMs: Date.now() - started });
+    let last;
+    const progress = (stage, pages) => {
+      const key = JSON.stringify([stage, pages?.pagesDone, pages?.pagesTotal, pages?.stage]);
+      if (key === last) return;
+      last = key;
+      onProgress?.({ stage, jobId, elapsedMs: Date.now() - started, ...pages ? { progress: pages } : {} });
     };
     const random = this.retry.random ?? Math.random;
     const wait = this.retry.sleep ?? sleep;
@@ -339,7 +344,7 @@ var VisionClient = class {
           run
         });
       }
-      progress(run.stage === "processing" ? "processing" : "queued");
+      progress(run.stage === "processing" ? "processing" : "queued", run.progress);
       const delay = Math.max(50, backoffDelay(attempt, this.poll.initialDelayMs, this.poll.maxDelayMs, random));
       await wait(delay, signal);
     }
@@ -405,7 +410,8 @@ var VisionClient = class {
     const url = new URL(spec.url ?? `${this.baseUrl}${spec.path}`);
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== void 0) url.searchParams.set(k, String(v));
     const headers = {
-      accept: "application/json",
+      // The presigned PUT gets only the headers it was signed with (and the user agent).
+      ...spec.auth === false ? {} : { accept: "application/json" },
       "user-agent": this.userAgent,
       ...spec.headers
     };
@@ -416,7 +422,6 @@ var VisionClient = class {
       body = JSON.stringify(spec.body);
       headers["content-type"] = "application/json";
     }
-    if (spec.auth === false) delete headers.accept;
     const random = this.retry.random ?? Math.random;
     const wait = this.retry.sleep ?? sleep;
     const pause = (ms) => wait(ms, spec.signal).catch((reason) => Promise.reject(abortError(reason)));
@@ -430,7 +435,7 @@ var VisionClient = class {
         response = await this.fetchImpl(url, {
           method: spec.method,
           headers,
-          body,
+          ...body !== void 0 ? { body } : {},
           ...signal ? { signal } : {},
           // The key must never reach another host: a redirect is answered as an error, not followed.
           ...spec.auth !== false ? { redirect: "manual" } : {}
@@ -450,6 +455,8 @@ var VisionClient = class {
           message: `${spec.method} ${url.origin}${url.pathname}: ${reason}`,
           status: 0,
           retryable: true,
+          // The system's code (ECONNREFUSED, ENOTFOUND, …) for callers that explain it.
+          ...typeof inner?.code === "string" ? { details: { cause: inner.code } } : {},
           cause
         });
       }
@@ -515,9 +522,11 @@ async function readInput(file, fileName) {
     try {
       bytes = new Uint8Array(await readFile(file));
     } catch (cause) {
+      const code = cause.code;
+      const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory" : cause.message;
       throw new VisionError({
         code: "INVALID_ARGUMENT",
-        message: `cannot read ${file}: ${cause.message}`,
+        message: `cannot read ${file}: ${why}`,
         status: 0,
         retryable: false,
         cause
@@ -553,6 +562,7 @@ async function readInput(file, fileName) {
   return { bytes, fileName: name };
 }
 export {
+  SDK_VERSION,
   VisionClient,
   VisionError,
   backoffDelay,

@@ -131,7 +131,8 @@ describe('vision CLI against the local stack', () => {
   });
 
   test('cost confirmation on a terminal: it shows the amount and asks; "n" runs nothing (exit 3), "y" completes', async () => {
-    const newest = async () => JSON.parse((await vision(['runs', 'list', '--limit', '1'])).stdout).items[0]?.jobId;
+    const newest = async () =>
+      JSON.parse((await vision(['runs', 'list', '--limit', '1', '--json'])).stdout).items[0]?.jobId;
     const before = await newest();
     const declined = await visionOnTerminal(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize'], 'n');
     expect(declined.screen).toMatch(
@@ -165,15 +166,27 @@ describe('vision CLI against the local stack', () => {
   });
 
   test('runs list, usage, schemas', async () => {
-    const list = await vision(['runs', 'list', '--workflow', 'cli-test', '--status', 'completed', '--limit', '5']);
+    const filter = ['--workflow', 'cli-test', '--status', 'completed', '--limit', '5'];
+    const list = await vision(['runs', 'list', ...filter, '--json']);
     expect(list.code).toBe(0);
     const items = JSON.parse(list.stdout).items as { jobId: string; workflow: string }[];
     expect(items.map((r) => r.jobId)).toContain(completedJobId);
     expect(items.every((r) => r.workflow === 'cli-test')).toBe(true);
+    // By default one line per run, in the same order.
+    const lines = await vision(['runs', 'list', ...filter]);
+    expect(lines.code).toBe(0);
+    const rows = lines.stdout.trimEnd().split('\n');
+    expect(rows.map((line) => line.split(/\s+/)[0])).toEqual(items.map((r) => r.jobId));
+    expect(rows.every((line) => / completed +\S+ +cli-test +\S+ +\$[0-9.]+ +confidence [0-9.]+$/.test(line))).toBe(
+      true,
+    );
 
-    const usage = await vision(['usage', '--from', '2000-01-01T00:00:00Z']);
-    expect(usage.code).toBe(0);
-    expect(JSON.parse(usage.stdout).workflows.map((w: { workflow: string }) => w.workflow)).toContain('cli-test');
+    // Each documented form of --from is one the service takes.
+    for (const from of ['2000-01-01T00:00:00Z', '2000-01-01', '2000-01-01T02:00:00+02:00']) {
+      const usage = await vision(['usage', '--from', from]);
+      expect({ from, code: usage.code, stderr: usage.stderr }).toEqual({ from, code: 0, stderr: '' });
+      expect(JSON.parse(usage.stdout).workflows.map((w: { workflow: string }) => w.workflow)).toContain('cli-test');
+    }
 
     const schemas = await vision(['schemas']);
     expect(schemas.code).toBe(0);
@@ -192,6 +205,7 @@ describe('vision CLI against the local stack', () => {
     const badKey = await vision(['schemas'], { VISION_API_KEY: 'vk_wrong' });
     expect(badKey.code).toBe(3);
     expect(badKey.stderr).toContain('UNAUTHORIZED');
+    expect(badKey.stderr).toContain('hint: the service refused the API key from VISION_API_KEY');
   });
 
   test('usage errors exit 2; --help documents the exit codes', async () => {
@@ -221,6 +235,25 @@ describe('vision CLI against the local stack', () => {
     const help = await vision(['--help']);
     expect(help.code).toBe(0);
     for (const code of ['0 ', '2 ', '3 ', '4 ', '5 ', '130']) expect(help.stdout).toContain(`  ${code}`);
+  });
+
+  test('`vision runs list | head -1` prints one run and nothing else, and the CLI ends quietly', async () => {
+    const pipeline = spawn('bash', ['-c', 'set -o pipefail; node cli/vision.mjs runs list --limit 100 | head -1'], {
+      cwd: repoRoot,
+      env: { ...process.env, NODE_NO_WARNINGS: '1', VISION_BASE_URL: stack().baseUrl, VISION_API_KEY: KEYS.a },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    pipeline.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    pipeline.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => pipeline.once('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/^run_[0-9a-f]+ +(completed|failed|queued) +\S+ .*\n$/);
   });
 
   test('an unreachable service exits 5', async () => {

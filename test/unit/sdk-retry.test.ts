@@ -1,5 +1,5 @@
 /** SDK retry policy with a fake fetch: Retry-After, full-jitter backoff, idempotency rules, polling, cancellation. */
-import { backoffDelay, parseRetryAfter, VisionClient, VisionError } from '../../sdk/index.js';
+import { backoffDelay, type ProgressEvent, parseRetryAfter, VisionClient, VisionError } from '../../sdk/index.js';
 
 type Handler = (url: string, init: RequestInit) => Response | Promise<Response>;
 
@@ -106,13 +106,20 @@ describe('VisionClient retries', () => {
     const sleeps: number[] = [];
     const { fetch, calls } = fakeFetch([
       () => {
-        throw new TypeError('fetch failed');
+        throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
       },
     ]);
     const error = await client(fetch, sleeps)
       .getRun('j')
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'NETWORK_ERROR', status: 0, retryable: true });
+    // The system's code, for a caller that explains it (the CLI asks whether the service runs).
+    expect(error).toMatchObject({
+      code: 'NETWORK_ERROR',
+      status: 0,
+      retryable: true,
+      message: 'GET http://svc.test/v1/runs/j: fetch failed (ECONNREFUSED)',
+      details: { cause: 'ECONNREFUSED' },
+    });
     expect(calls).toHaveLength(4);
     expect(sleeps).toEqual([50, 100, 200]);
   });
@@ -149,6 +156,28 @@ describe('VisionClient polling', () => {
     expect(run.result).toEqual({ total: 1 });
     expect(stages).toEqual(['queued', 'processing', 'completed']);
     expect(sleeps).toEqual([499, 999, 1998]);
+  });
+
+  test("a long document's pages reach onProgress as the run reports them (one event per change)", async () => {
+    const pages = (pagesDone: number) => ({ pagesTotal: 20, pagesDone, stage: 'extracting' });
+    const { fetch } = fakeFetch([
+      () => json(200, base),
+      () => json(200, { ...base, stage: 'processing', progress: pages(0) }),
+      () => json(200, { ...base, stage: 'processing', progress: pages(8) }),
+      () => json(200, { ...base, stage: 'processing', progress: pages(8) }),
+      () => json(200, { ...base, stage: 'processing', progress: pages(20) }),
+      () => json(200, { ...base, status: 'completed', result: {} }),
+    ]);
+    const events: ProgressEvent[] = [];
+    await client(fetch, []).waitForRun('j', { onProgress: (e) => events.push(e) });
+    expect(events.map((e) => [e.stage, e.progress?.pagesDone, e.progress?.pagesTotal])).toEqual([
+      ['queued', undefined, undefined],
+      ['processing', 0, 20],
+      ['processing', 8, 20],
+      ['processing', 20, 20],
+      ['completed', undefined, undefined],
+    ]);
+    expect(events[1]?.progress).toEqual(pages(0));
   });
 
   test('a failed run throws its error as a VisionError with the run attached', async () => {
@@ -345,6 +374,26 @@ describe('VisionClient transport', () => {
     expect(error).toMatchObject({ code: 'ABORTED', details: { reason: 'aborted' } });
   });
 
+  test('an option given as undefined keeps its default (callers compiled with exactOptionalPropertyTypes pass it)', async () => {
+    const sleeps: number[] = [];
+    const { fetch, calls } = fakeFetch([() => json(503, errorBody('INTERNAL_ERROR', 503, true))]);
+    const vision = new VisionClient({
+      baseUrl: 'http://svc.test',
+      apiKey: 'k',
+      fetch,
+      retry: {
+        retries: undefined,
+        baseDelayMs: undefined,
+        random: () => 0.5,
+        sleep: async (ms) => void sleeps.push(ms),
+      },
+    });
+    await vision.schemas().catch((e: unknown) => e);
+    // The default: four retries after the first attempt, from a 300 ms base.
+    expect(calls).toHaveLength(5);
+    expect(sleeps).toEqual([150, 300, 600, 1200]);
+  });
+
   test('bad arguments are refused before any request: a base URL that is not http(s), an empty file', async () => {
     expect(() => new VisionClient({ baseUrl: 'notaurl', apiKey: 'k' })).toThrow(/http\(s\) URL/);
     expect(() => new VisionClient({ baseUrl: 'ftp://host', apiKey: 'k' })).toThrow(/http\(s\) URL/);
@@ -353,6 +402,14 @@ describe('VisionClient transport', () => {
       .submit(new Uint8Array(0), { prompt: 'p', fileName: 'a.png' })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'the file is empty' });
+    const missing = await client(fetch, [])
+      .submit('no/such/receipt.png', { prompt: 'p' })
+      .catch((e: unknown) => e);
+    // In words, not the system's `ENOENT: no such file or directory, open '…'`.
+    expect(missing).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: 'cannot read no/such/receipt.png: no such file',
+    });
     expect(calls).toHaveLength(0);
   });
 });

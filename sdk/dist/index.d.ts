@@ -1,0 +1,158 @@
+import type { CompletedRun, CreateRunInput, CreateRunResponse, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse } from './types.js';
+export type * from './types.js';
+/** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
+export type VisionErrorCode = ErrorCode | 'ABORTED' | 'NETWORK_ERROR' | 'HTTP_ERROR' | 'INVALID_ARGUMENT' | (string & {});
+export declare class VisionError extends Error {
+    readonly code: VisionErrorCode;
+    /** HTTP status (the contract's `error.status`); 0 for client-side errors (network, abort, bad argument). */
+    readonly status: number;
+    readonly retryable: boolean;
+    readonly details: Record<string, unknown> | undefined;
+    readonly requestId: string | undefined;
+    /** Set when the error is a run that ended `failed` (the failed envelope). */
+    readonly run: FailedRun | undefined;
+    /** The run concerned, when known (failed run, or cancelled while polling). */
+    readonly jobId: string | undefined;
+    constructor(init: {
+        code: VisionErrorCode;
+        message: string;
+        status: number;
+        retryable: boolean;
+        details?: Record<string, unknown> | undefined;
+        requestId?: string | undefined;
+        run?: FailedRun | undefined;
+        jobId?: string | undefined;
+        cause?: unknown;
+    });
+    /** True for a run that was accepted and then ended `failed` (as opposed to a rejected request). */
+    get isRunFailure(): boolean;
+}
+export interface RetryOptions {
+    /** Retries after the first attempt (default 4). */
+    retries?: number | undefined;
+    /** Backoff base in ms (default 300). */
+    baseDelayMs?: number | undefined;
+    /** Backoff cap in ms (default 5000). */
+    maxDelayMs?: number | undefined;
+    /** Longest Retry-After waited for, in ms (default 60 000); a longer one ends the call with `details.retryAfterMs`. */
+    maxRetryAfterMs?: number | undefined;
+    /** Longest wait for the response to one attempt of an API call, in ms (default 30 000; the upload PUT has none). */
+    requestTimeoutMs?: number | undefined;
+    /** For tests: random in [0, 1) and the sleep function. */
+    random?: (() => number) | undefined;
+    sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
+}
+export interface PollOptions {
+    /** First polling interval cap in ms (default 500). */
+    initialDelayMs?: number | undefined;
+    /** Polling interval cap in ms (default 5000). */
+    maxDelayMs?: number | undefined;
+    /** How long polling rides out transient errors (network, 5xx, 429) in a row before it gives up, in ms (default 120 000). */
+    maxErrorMs?: number | undefined;
+}
+export interface VisionClientOptions {
+    baseUrl: string;
+    apiKey: string;
+    fetch?: typeof globalThis.fetch | undefined;
+    retry?: RetryOptions | undefined;
+    poll?: PollOptions | undefined;
+    userAgent?: string | undefined;
+}
+export interface CallOptions {
+    signal?: AbortSignal | undefined;
+}
+export interface ProgressEvent {
+    stage: 'uploading' | 'queued' | 'processing' | 'completed';
+    uploadedBytes?: number | undefined;
+    totalBytes?: number | undefined;
+    elapsedMs: number;
+    jobId?: string | undefined;
+    /** A long document's pages done so far, while the run is queued (when the service reports it). */
+    progress?: RunProgress | undefined;
+}
+export interface AnalyzeParams {
+    prompt: string;
+    schemaId?: string | undefined;
+    schema?: InlineSchema | undefined;
+    outputFormat?: 'json' | 'text' | undefined;
+    workflow?: string | undefined;
+    metadata?: Record<string, unknown> | undefined;
+    maxCostUsd?: number | undefined;
+    confirmCost?: boolean | undefined;
+    /** File name sent to presign (its extension matters). Defaults: the path's base name, a File's name, or sniffed from the bytes. */
+    fileName?: string | undefined;
+    /** Idempotency-Key for run creation; generated when absent. */
+    idempotencyKey?: string | undefined;
+}
+export interface AnalyzeOptions {
+    onProgress?: ((event: ProgressEvent) => void) | undefined;
+    signal?: AbortSignal | undefined;
+    /** Overall deadline (upload, creation and polling); on expiry a VisionError ABORTED with details.reason 'timeout'. */
+    timeoutMs?: number | undefined;
+    /**
+     * Called when creation answers COST_CONFIRMATION_REQUIRED; resolve true to retry with `confirmCost: true`
+     * (the upload is reused). Without it the VisionError is thrown.
+     */
+    confirmCost?: ((details: {
+        estimatedCostUsd: number;
+        thresholdUsd: number;
+    }) => boolean | Promise<boolean>) | undefined;
+}
+/** A path, the bytes, a Blob/File, or an upload already made (`{ uploadId }`: no presign, no PUT). */
+export type FileInput = string | Uint8Array | Blob | {
+    uploadId: string;
+};
+/** The package's version (sdk/package.json; a unit test keeps the two equal). */
+export declare const SDK_VERSION = "0.1.0";
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export declare function sleep(ms: number, signal?: AbortSignal): Promise<void>;
+/** Full-jitter capped exponential backoff: random(0, min(cap, base * 2^attempt)). */
+export declare function backoffDelay(attempt: number, baseMs: number, capMs: number, random?: () => number): number;
+/** Parses Retry-After (delta seconds or HTTP date) into ms; undefined when absent or unparsable. */
+export declare function parseRetryAfter(value: string | null, now?: number): number | undefined;
+/** Guesses a file extension from magic bytes (for Uint8Array/Blob input without a name). */
+export declare function sniffFileName(bytes: Uint8Array): string | undefined;
+export declare class VisionClient {
+    readonly baseUrl: string;
+    private readonly apiKey;
+    private readonly fetchImpl;
+    private readonly retry;
+    private readonly poll;
+    private readonly userAgent;
+    constructor(options: VisionClientOptions);
+    health(options?: CallOptions): Promise<HealthResponse>;
+    presign(body: PresignRequest, options?: CallOptions): Promise<PresignResponse>;
+    /** PUTs the bytes to the presigned address with the presign's headers; resolves with the store's ETag (if any). */
+    upload(presigned: Pick<PresignResponse, 'uploadUrl'> & Partial<Pick<PresignResponse, 'headers' | 'method'>>, bytes: Uint8Array, options?: CallOptions): Promise<{
+        etag: string | null;
+    }>;
+    /** POST /v1/runs. With `idempotencyKey`, retries after network errors/5xx are safe and happen automatically. */
+    createRun(body: CreateRunInput, options?: CallOptions & {
+        idempotencyKey?: string | undefined;
+    }): Promise<CreateRunResponse>;
+    getRun(jobId: string, options?: CallOptions): Promise<RunResponse>;
+    listRuns(query?: ListRunsInput, options?: CallOptions): Promise<ListRunsResponse>;
+    /** POST /v1/runs/{jobId}/verify (not retried after network errors/5xx: a later verify adds history). */
+    verify(jobId: string, body: VerifyRequest, options?: CallOptions): Promise<VerifyResponse>;
+    schemas(options?: CallOptions): Promise<SchemasResponse>;
+    /** GET /v1/usage: totals per workflow, plus `series` per `interval` (hour | day) for charts. */
+    usage(query?: Partial<UsageQuery>, options?: CallOptions): Promise<UsageResponse>;
+    /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
+    fileUrl(jobId: string, options?: CallOptions): Promise<FileUrlResponse>;
+    /**
+     * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
+     * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+     */
+    analyze(file: FileInput, params: AnalyzeParams, options?: AnalyzeOptions): Promise<CompletedRun>;
+    /** presign → PUT → create; resolves with the queued creation envelope (no polling). */
+    submit(file: FileInput, params: AnalyzeParams, options?: AnalyzeOptions): Promise<CreateRunResponse>;
+    /** Polls a run until `completed` (resolves) or `failed` (rejects with the run's error as a VisionError). */
+    waitForRun(jobId: string, options?: Pick<AnalyzeOptions, 'onProgress' | 'signal' | 'timeoutMs'>): Promise<CompletedRun>;
+    private submitWithin;
+    private pollUntilFinal;
+    private deadline;
+    private normalizeAbort;
+    private request;
+    /** One call with retries; resolves with an OK response, or throws a VisionError. */
+    private send;
+}

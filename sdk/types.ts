@@ -1,0 +1,298 @@
+/**
+ * The wire types of the API as the SDK's users see them: plain TypeScript, no zod, so the published `.d.ts` stands
+ * alone (the package has no dependencies, not even for its types).
+ * Not to undo: these are written by hand from shared/contract.ts, and test/types/sdk-contract.ts fails the
+ * typecheck when they drift (a field the contract has and the SDK lacks, or an SDK type narrower than the contract's).
+ * Request fields are `?: T | undefined` so callers compiled with exactOptionalPropertyTypes may pass `undefined`.
+ * Why by hand: docs/decisions.md#the-sdk-as-its-own-package.
+ */
+
+/** Any JSON value (what `metadata` holds). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** The contract's error codes (contract-v1.md, "Errors"). */
+export type ErrorCode =
+  | 'INVALID_REQUEST'
+  | 'UNKNOWN_SCHEMA'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'UPLOAD_NOT_FOUND'
+  | 'UPLOAD_INCOMPLETE'
+  | 'RUN_NOT_COMPLETED'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'FILE_TOO_LARGE'
+  | 'TOO_MANY_PAGES'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNSUPPORTED_FILE_TYPE'
+  | 'UPLOAD_SIZE_MISMATCH'
+  | 'CORRUPT_FILE'
+  | 'COST_CONFIRMATION_REQUIRED'
+  | 'BUDGET_EXCEEDED'
+  | 'INSUFFICIENT_CREDIT'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR'
+  | 'PROVIDER_ERROR';
+
+/** An error: the body of every rejected request (`ErrorBody.error`), and `error` on a failed run. */
+export interface ApiErrorObject {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  retryable: boolean;
+  details?: Record<string, unknown>;
+  requestId?: string;
+}
+
+/** A rejected request's body. */
+export interface ErrorBody {
+  error: ApiErrorObject & { requestId: string };
+}
+
+export type RunStatus = 'queued' | 'completed' | 'failed';
+export type OutputFormat = 'json' | 'text';
+export type Strategy = 'direct_multimodal' | 'ocr_then_analyze' | 'generic_vision_summary';
+export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'array' | 'object';
+
+// ---------- POST /v1/uploads/presign ----------
+
+export interface PresignRequest {
+  fileName: string;
+  contentLength: number;
+}
+
+export interface PresignResponse {
+  uploadId: string;
+  uploadUrl: string;
+  expiresAt: string;
+  method: 'PUT';
+  headers: { 'Content-Type': 'application/octet-stream' };
+  maxBytes: number;
+}
+
+// ---------- POST /v1/runs ----------
+
+/** An expected field of an inline schema: a bare name or a described field. */
+export type ExpectedField =
+  | string
+  | {
+      name: string;
+      type?: FieldType | undefined;
+      description?: string | undefined;
+      required?: boolean | undefined;
+    };
+
+/** An inline custom schema (request field `schema`). */
+export interface InlineSchema {
+  label: string;
+  expectedFields: ExpectedField[];
+  /** Prompt template; {prompt} and {fields} are replaced. */
+  promptScaffold?: string | undefined;
+}
+
+/** The body of POST /v1/runs as a client sends it (`outputFormat` defaults to `json`). */
+export interface CreateRunInput {
+  uploadId: string;
+  prompt: string;
+  outputFormat?: OutputFormat | undefined;
+  schemaId?: string | undefined;
+  schema?: InlineSchema | undefined;
+  workflow?: string | undefined;
+  metadata?: Record<string, JsonValue> | undefined;
+  confirmCost?: boolean | undefined;
+  maxCostUsd?: number | undefined;
+}
+
+// ---------- runs ----------
+
+/** The uploaded file as inspected at creation. */
+export interface RunFile {
+  /** File name given at presign (null for older runs). */
+  name: string | null;
+  type: 'image/jpeg' | 'image/png' | 'image/heic' | 'application/pdf';
+  sizeBytes: number;
+  pages: number;
+  width?: number;
+  height?: number;
+}
+
+export interface Attempt {
+  provider: string;
+  step: string;
+  outcome: 'succeeded' | 'failed' | 'skipped';
+  latencyMs: number;
+  /** Failure kind (timeout, rate_limited, server, …) when not succeeded. */
+  failure?: string;
+}
+
+export interface Usage {
+  requests: number;
+  billableUnits: number;
+  costUsd: number;
+  priceUsd: number;
+}
+
+export interface Verification {
+  accepted: boolean;
+  corrections: Record<string, unknown>;
+  note: string | null;
+  verifiedAt: string;
+  verifiedBy: string;
+}
+
+/** Fields every run has, from creation on. */
+export interface RunBase {
+  jobId: string;
+  uploadId: string;
+  prompt: string;
+  outputFormat: OutputFormat;
+  schemaId: string | null;
+  estimatedCostUsd: number;
+  metadata: Record<string, JsonValue>;
+  workflow: string | null;
+  createdAt: string;
+  file: RunFile;
+}
+
+/** How far a long document has got (contract-v1.1 §2); a queued run may carry it. */
+export interface RunProgress {
+  pagesTotal: number;
+  pagesDone: number;
+  stage: string;
+}
+
+export interface QueuedRun extends RunBase {
+  status: 'queued';
+  /** In the queue, or a worker is on it. */
+  stage: 'waiting' | 'processing';
+  progress?: RunProgress;
+}
+
+export interface CompletedRun extends RunBase {
+  status: 'completed';
+  protocolVersion: '0.1.0';
+  requests: number;
+  result: Record<string, unknown>;
+  usage: Usage;
+  chargedUsd: number;
+  refundedUsd: number;
+  confidence: number;
+  strategy: Strategy;
+  attempts: Attempt[];
+  completedAt: string;
+  verification?: Verification;
+}
+
+export interface FailedRun extends RunBase {
+  status: 'failed';
+  error: ApiErrorObject;
+  chargedUsd: number;
+  refundedUsd: number;
+  attempts: Attempt[];
+  completedAt: string;
+}
+
+export type RunResponse = QueuedRun | CompletedRun | FailedRun;
+/** The creation envelope is the queued run. */
+export type CreateRunResponse = QueuedRun;
+
+// ---------- GET /v1/runs ----------
+
+export interface ListRunsInput {
+  workflow?: string | undefined;
+  status?: RunStatus | undefined;
+  /** 1 to 100 (default 20). */
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface ListRunsResponse {
+  items: RunResponse[];
+  nextCursor: string | null;
+}
+
+// ---------- POST /v1/runs/{jobId}/verify ----------
+
+export interface VerifyRequest {
+  accepted: boolean;
+  corrections?: Record<string, unknown> | undefined;
+  note?: string | undefined;
+}
+
+export interface VerifyResponse {
+  jobId: string;
+  status: RunStatus;
+  verification: Verification;
+}
+
+// ---------- GET /v1/schemas ----------
+
+export interface RegistrySchemaSummary {
+  id: string;
+  label: string;
+  expectedFields: { name: string; type: FieldType; description?: string; required: boolean }[];
+}
+
+export interface SchemasResponse {
+  items: RegistrySchemaSummary[];
+}
+
+// ---------- GET /v1/usage ----------
+
+export type UsageInterval = 'hour' | 'day' | 'month';
+
+export interface UsageQuery {
+  /** Start of the period (inclusive), ISO-8601 with `Z` or an offset; default: 30 days before `to`. */
+  from?: string | undefined;
+  /** End of the period (exclusive); default: now. */
+  to?: string | undefined;
+  interval?: UsageInterval | undefined;
+  workflow?: string | undefined;
+}
+
+export interface UsageRow {
+  workflow: string | null;
+  runs: number;
+  completed: number;
+  failed: number;
+  queued: number;
+  estimatedUsd: number;
+  chargedUsd: number;
+  refundedUsd: number;
+  verified: number;
+  accepted: number;
+  acceptanceRate: number | null;
+  meanConfidence: number | null;
+}
+
+export interface UsageBucket {
+  start: string;
+  end: string;
+  totals: UsageRow;
+  workflows: UsageRow[];
+}
+
+export interface UsageResponse {
+  from: string;
+  to: string;
+  interval: UsageInterval;
+  workflows: UsageRow[];
+  totals: UsageRow;
+  /** Every bucket from `from` to `to`, oldest first, empty ones included. */
+  series: UsageBucket[];
+}
+
+// ---------- GET /v1/runs/{jobId}/file, GET /health ----------
+
+export interface FileUrlResponse {
+  jobId: string;
+  /** Short-lived address to GET the uploaded bytes (no key needed). */
+  url: string;
+  expiresAt: string;
+  contentType: string;
+  fileName: string | null;
+}
+
+export interface HealthResponse {
+  status: 'ok';
+}

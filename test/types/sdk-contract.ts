@@ -1,0 +1,64 @@
+/**
+ * The SDK's hand-written wire types (sdk/types.ts) against the contract's zod schemas (shared/contract.ts), checked by
+ * `npm run typecheck` (a type error here is the failure; there is nothing to run). For every type:
+ * - every value the contract allows is one the SDK's type allows (responses: what the service sends; requests: what
+ *   the API accepts, so the SDK never refuses a valid request);
+ * - what the SDK lets a caller send is what the API accepts;
+ * - the SDK knows every field the contract has (a new contract field fails here until sdk/types.ts has it).
+ * The SDK may know a field the contract does not have yet (`progress` on a queued run, contract-v1.1 §2).
+ */
+import type * as sdk from '../../sdk/types.js';
+import type * as contract from '../../shared/contract.js';
+import type { ErrorCode } from '../../shared/errors.js';
+import type * as z from '../../shared/zod.js';
+
+/** Compiles only when `T` is `true`. */
+type Assert<T extends true> = T;
+/** `Wide` accepts every value of `Narrow`. */
+type Accepts<Wide, Narrow> = [Narrow] extends [Wide] ? true : false;
+/** Every top-level field of `Contract` (of each member of a union) is a field of `Sdk`. */
+type KnowsFields<Sdk, Contract> = [Exclude<Contract extends unknown ? keyof Contract : never, AllKeys<Sdk>>] extends [
+  never,
+]
+  ? true
+  : false;
+type AllKeys<T> = T extends unknown ? keyof T : never;
+/** The SDK's type of a response: it accepts the contract's values and knows all their fields. */
+type Response<Sdk, Contract> = Accepts<Sdk, Contract> extends true ? KnowsFields<Sdk, Contract> : false;
+/** The SDK's type of a request: the same both ways (what it sends the API accepts, and nothing valid is refused). */
+type Request<Sdk, Contract> =
+  Accepts<Sdk, Contract> extends true
+    ? Accepts<Contract, Sdk> extends true
+      ? KnowsFields<Sdk, Contract>
+      : false
+    : false;
+
+export type Checks = [
+  Assert<Accepts<sdk.ErrorCode, ErrorCode>>,
+  Assert<Accepts<ErrorCode, sdk.ErrorCode>>,
+  Assert<Response<sdk.ErrorBody, contract.ErrorBody>>,
+  Assert<Request<sdk.PresignRequest, contract.PresignRequest>>,
+  Assert<Response<sdk.PresignResponse, contract.PresignResponse>>,
+  Assert<Request<sdk.CreateRunInput, z.input<typeof contract.createRunRequest>>>,
+  Assert<Request<sdk.InlineSchema, contract.InlineSchema>>,
+  Assert<Response<sdk.CreateRunResponse, contract.CreateRunResponse>>,
+  Assert<Response<sdk.RunResponse, contract.RunResponse>>,
+  Assert<Response<sdk.QueuedRun, Extract<contract.RunResponse, { status: 'queued' }>>>,
+  Assert<Response<sdk.CompletedRun, Extract<contract.RunResponse, { status: 'completed' }>>>,
+  Assert<Response<sdk.FailedRun, Extract<contract.RunResponse, { status: 'failed' }>>>,
+  Assert<Response<sdk.RunFile, contract.RunFile>>,
+  Assert<Response<sdk.Attempt, contract.Attempt>>,
+  Assert<Response<sdk.Usage, contract.Usage>>,
+  Assert<Response<sdk.Verification, contract.Verification>>,
+  // `limit` arrives as a query string (coerced); the SDK takes the number.
+  Assert<Request<sdk.ListRunsInput, Partial<contract.ListRunsQuery>>>,
+  Assert<Response<sdk.ListRunsResponse, contract.ListRunsResponse>>,
+  Assert<Request<sdk.VerifyRequest, contract.VerifyRequest>>,
+  Assert<Response<sdk.VerifyResponse, contract.VerifyResponse>>,
+  Assert<Response<sdk.SchemasResponse, contract.SchemasResponse>>,
+  Assert<Request<sdk.UsageQuery, contract.UsageQuery>>,
+  Assert<Response<sdk.UsageResponse, contract.UsageResponse>>,
+  Assert<Response<sdk.UsageRow, contract.UsageRow>>,
+  Assert<Response<sdk.FileUrlResponse, contract.FileUrlResponse>>,
+  Assert<Response<sdk.HealthResponse, z.infer<typeof contract.healthResponse>>>,
+];

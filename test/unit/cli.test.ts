@@ -1,0 +1,334 @@
+/**
+ * The `vision` CLI without a service stack: `main()` in process against a scripted HTTP server (test/support/
+ * fake-server.ts), so what a person sees for each mistake is checked quickly; plus the process itself once, for a
+ * stdout closed by its reader. (test/integration/cli.test.ts runs it as a process against the local stack.)
+ */
+import { spawn } from 'node:child_process';
+import { jest } from '@jest/globals';
+import { editDistance, nearest } from '../../cli/args.js';
+import { ProgressLine } from '../../cli/output.js';
+// Named with .ts: jest would resolve '../../cli/vision.js' to the launcher cli/vision.mjs.
+import { main } from '../../cli/vision.ts';
+import pkg from '../../package.json' with { type: 'json' };
+import {
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+  startFakeServer,
+} from '../support/fake-server.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const RECEIPT = `${ROOT}test/fixtures/receipt.png`;
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI in process with the service at `baseUrl` (stderr a terminal when `tty`). */
+async function vision(
+  args: string[],
+  baseUrl: string,
+  options: { tty?: boolean; apiKey?: string } = {},
+): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const io = {
+    stdout: (text: string) => {
+      stdout += text;
+    },
+    stderr: (text: string) => {
+      stderr += text;
+    },
+    env: { VISION_BASE_URL: baseUrl, VISION_API_KEY: options.apiKey ?? 'vk_test_key' },
+    stderrIsTTY: options.tty === true,
+    interactive: false,
+  };
+  const code = await main(args, io, new AbortController().signal);
+  return { code, stdout, stderr };
+}
+
+const run = (jobId: string, status: string, extra: Record<string, unknown> = {}) => ({
+  jobId,
+  uploadId: 'upl_1',
+  prompt: 'Extract',
+  outputFormat: 'json',
+  schemaId: 'receipt',
+  estimatedCostUsd: 0.0003,
+  metadata: {},
+  workflow: 'expenses',
+  createdAt: '2026-11-22T02:46:50.498Z',
+  file: { name: 'r.png', type: 'image/png', sizeBytes: 10, pages: 1 },
+  status,
+  ...extra,
+});
+const completed = run('run_c', 'completed', {
+  result: { total: 42.5 },
+  chargedUsd: 0.00026,
+  refundedUsd: 0,
+  confidence: 0.925,
+  strategy: 'ocr_then_analyze',
+  attempts: [],
+  usage: { requests: 1, billableUnits: 1, costUsd: 0.0002, priceUsd: 0.00026 },
+});
+const failed = run('run_f', 'failed', {
+  error: { code: 'PROVIDER_ERROR', message: 'all providers failed', status: 502, retryable: true },
+  chargedUsd: 0,
+  refundedUsd: 0.0003,
+  attempts: [],
+});
+const queued = run('run_q', 'queued', {
+  stage: 'processing',
+  progress: { pagesTotal: 20, pagesDone: 3, stage: 'ocr' },
+});
+
+const apiError = (status: number, code: string, details?: Record<string, unknown>): ScriptedResponse => ({
+  status,
+  json: { error: { code, message: `${code} message`, status, retryable: false, requestId: 'req_1', details } },
+});
+
+let server: FakeServer;
+beforeAll(async () => {
+  server = await startFakeServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+beforeEach(() => {
+  server.requests.length = 0;
+});
+
+/** Answers the analyze flow: presign, the upload, creation (or `create`'s answer), then `polls` in turn. */
+function analyzeFlow(create: ScriptedResponse, polls: unknown[] = []): (r: RecordedRequest) => ScriptedResponse {
+  let poll = 0;
+  return (r) => {
+    if (r.path === '/v1/uploads/presign') {
+      return {
+        json: {
+          uploadId: 'upl_1',
+          uploadUrl: `${server.url}/upload`,
+          expiresAt: '2026-11-22T03:00:00Z',
+          method: 'PUT',
+          headers: { 'Content-Type': 'application/octet-stream' },
+          maxBytes: 1000000,
+        },
+      };
+    }
+    if (r.path === '/upload') return { status: 200, raw: '' };
+    if (r.path === '/v1/runs' && r.method === 'POST') return create;
+    return { json: polls[Math.min(poll++, polls.length - 1)] };
+  };
+}
+
+test('--version prints the version', async () => {
+  const out = await vision(['--version'], server.url);
+  expect(out).toEqual({ code: 0, stdout: `vision ${pkg.version}\n`, stderr: '' });
+});
+
+test('suggestions: the nearest known word within a third of its length; a swap of neighbours is one edit', () => {
+  expect(editDistance('kitten', 'sitting')).toBe(3);
+  expect(editDistance('reciept', 'receipt')).toBe(1);
+  expect(nearest('reciept', ['invoice', 'receipt', 'id_document'])).toBe('receipt');
+  expect(nearest('hlep', ['analyze', 'runs', 'help', 'health'])).toBe('help');
+  expect(nearest('--promt', ['--prompt', '--schema'])).toBe('--prompt');
+  expect(nearest('frobnicate', ['analyze', 'runs', 'verify', 'usage'])).toBeUndefined();
+  expect(nearest('ab', ['xy'])).toBeUndefined();
+});
+
+describe('argument errors name the argument, suggest the nearest word, and make no request', () => {
+  const cases: [string[], string][] = [
+    [['analyse', 'receipt.png'], 'error: unknown command "analyse"; did you mean "analyze"?'],
+    [['analyze', RECEIPT, '--promt', 'Extract'], 'error: unknown option --promt; did you mean --prompt?'],
+    [['analyze'], 'error: missing <file>'],
+    [['analyze', RECEIPT], 'error: missing --prompt'],
+    [['analyze', RECEIPT, 'second.png', '--prompt', 'x'], 'error: unexpected argument "second.png"'],
+    [['analyze', RECEIPT, '--prompt'], 'error: --prompt needs a value'],
+    [
+      ['analyze', RECEIPT, '--prompt', 'x', '--format', 'jsn'],
+      '--format must be one of json, text; got "jsn"; did you mean "json"?',
+    ],
+    [['runs', 'get'], 'error: missing <jobId>'],
+    [['runs', 'lst'], 'error: unknown command "runs lst"; did you mean "runs list"?'],
+    [['runs', 'list', '--status', 'complete'], 'got "complete"; did you mean "completed"?'],
+    [['verify', 'run_1'], 'error: missing --accept or --correct field=value'],
+    [['--verison'], 'error: unknown option --verison; did you mean --version?'],
+    [['--base-url', 'http://x', 'schemas'], 'error: --base-url goes after the command'],
+    [['analyze', 'no-such-file.png', '--prompt', 'x'], 'error: no-such-file.png: no such file\n'],
+    [['analyze', `${ROOT}test/fixtures`, '--prompt', 'x'], 'fixtures: is a directory, not a file\n'],
+    [
+      ['analyze', RECEIPT, '--prompt', 'x', '--schema-file', 'nope.json'],
+      'error: --schema-file nope.json: no such file\n',
+    ],
+  ];
+  test.each(cases)('vision %j', async (args, message) => {
+    const out = await vision(args, server.url);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain(message);
+    expect(out.stderr).not.toMatch(/ENOENT|EISDIR| {4}at /);
+    expect(server.requests).toEqual([]);
+  });
+});
+
+describe('usage --from/--to', () => {
+  test('a value in none of the documented forms is refused before any request, naming the forms', async () => {
+    for (const from of ['yesterday', '2025-02-30', '2025-01-31T09:30:00', '31/01/2025']) {
+      const out = await vision(['usage', '--from', from], server.url);
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain(
+        `error: --from "${from}" is not a date or time; use 2025-01-31 (midnight UTC), 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00`,
+      );
+    }
+    const reversed = await vision(['usage', '--from', '2025-03-01', '--to', '2025-02-01'], server.url);
+    expect(reversed.code).toBe(2);
+    expect(reversed.stderr).toContain('--from (2025-03-01T00:00:00.000Z) must be before --to');
+    expect(server.requests).toEqual([]);
+  });
+
+  test('every documented form is sent as a UTC timestamp', async () => {
+    server.respond(() => ({ json: { totals: {} } }));
+    const out = await vision(
+      ['usage', '--from', '2025-01-31', '--to', '2025-02-01T09:30:00+02:00', '--interval', 'hour'],
+      server.url,
+    );
+    expect(out.code).toBe(0);
+    const query = new URL(server.requests[0]?.path ?? '', server.url).searchParams;
+    expect(Object.fromEntries(query)).toEqual({
+      from: '2025-01-31T00:00:00.000Z',
+      to: '2025-02-01T07:30:00.000Z',
+      interval: 'hour',
+    });
+  });
+});
+
+describe('what the service answers, explained', () => {
+  test('an unknown schema id names the nearest known one', async () => {
+    server.respond(
+      analyzeFlow(
+        apiError(400, 'UNKNOWN_SCHEMA', { schemaId: 'reciept', knownSchemaIds: ['receipt', 'invoice', 'id_document'] }),
+      ),
+    );
+    const out = await vision(['analyze', RECEIPT, '--prompt', 'x', '--schema', 'reciept'], server.url);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain('error: UNKNOWN_SCHEMA (400): UNKNOWN_SCHEMA message [request req_1]');
+    expect(out.stderr).toContain('hint: did you mean "receipt"? known schemas: receipt, invoice, id_document');
+  });
+
+  test('a refused key points at where the key came from', async () => {
+    server.respond(() => apiError(401, 'UNAUTHORIZED'));
+    const fromEnv = await vision(['schemas'], server.url);
+    expect(fromEnv.code).toBe(3);
+    expect(fromEnv.stderr).toContain('hint: the service refused the API key from VISION_API_KEY');
+    const fromFlag = await vision(['schemas', '--api-key', 'vk_other'], server.url);
+    expect(fromFlag.stderr).toContain('hint: the service refused the API key from --api-key');
+    // The key itself is never echoed.
+    expect(fromEnv.stderr + fromFlag.stderr).not.toMatch(/vk_test_key|vk_other/);
+  });
+
+  test('a refused connection asks whether the service is running at that address', async () => {
+    const closed = await startFakeServer();
+    await closed.close();
+    const out = await vision(['schemas'], closed.url);
+    expect(out.code).toBe(5);
+    expect(out.stderr).toContain('ECONNREFUSED');
+    expect(out.stderr).toContain(
+      `hint: nothing answers at ${closed.url} (from VISION_BASE_URL): is the service running there?`,
+    );
+  });
+});
+
+describe('runs list', () => {
+  beforeEach(() => server.respond(() => ({ json: { items: [completed, failed, queued], nextCursor: 'c2' } })));
+
+  test('prints one line per run by default', async () => {
+    const out = await vision(['runs', 'list', '--limit', '3'], server.url);
+    expect(out.code).toBe(0);
+    expect(out.stdout.split('\n')).toEqual([
+      'run_c  completed  2026-11-22T02:46:50.498Z  expenses  receipt  $0.00026  confidence 0.925',
+      'run_f  failed     2026-11-22T02:46:50.498Z  expenses  receipt  $0  PROVIDER_ERROR',
+      'run_q  queued     2026-11-22T02:46:50.498Z  expenses  receipt  -  processing 3/20 pages',
+      '',
+    ]);
+    expect(out.stderr).toBe('');
+  });
+
+  test('--json prints the whole answer; a terminal is told how to get the next page', async () => {
+    const json = await vision(['runs', 'list', '--json'], server.url);
+    expect(JSON.parse(json.stdout)).toEqual({ items: [completed, failed, queued], nextCursor: 'c2' });
+    const onTerminal = await vision(['runs', 'list'], server.url, { tty: true });
+    expect(onTerminal.stderr).toBe('more: vision runs list --cursor c2\n');
+  });
+});
+
+describe('the progress line on a terminal', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test('ticks every second while nothing happens, and shows the pages of a long document', () => {
+    jest.useFakeTimers({ now: 0 });
+    let screen = '';
+    const line = new ProgressLine((text) => {
+      screen += text;
+    }, true);
+    line.update({ stage: 'queued', jobId: 'run_1', elapsedMs: 0 });
+    jest.advanceTimersByTime(2000);
+    line.update({
+      stage: 'processing',
+      jobId: 'run_1',
+      elapsedMs: 2500,
+      progress: { pagesTotal: 20, pagesDone: 3, stage: 'ocr' },
+    });
+    jest.advanceTimersByTime(1000);
+    line.end();
+    jest.advanceTimersByTime(5000);
+    const frames = screen.split('\r\x1b[2K').filter(Boolean);
+    expect(frames).toEqual([
+      'queued run_1 0.0s',
+      'queued run_1 1.0s',
+      'queued run_1 2.0s',
+      'processing run_1 pages 3/20 2.0s',
+      'processing run_1 pages 3/20 3.0s\n',
+    ]);
+  });
+
+  test('is not drawn when stderr is not a terminal', () => {
+    const writes: string[] = [];
+    const line = new ProgressLine((text) => writes.push(text), false);
+    line.update({ stage: 'queued', jobId: 'run_1', elapsedMs: 0 });
+    line.end();
+    expect(writes).toEqual([]);
+  });
+
+  test('analyze shows the pages the run reports', async () => {
+    server.respond(
+      analyzeFlow({ json: run('run_q', 'queued', { stage: 'waiting' }) }, [
+        queued,
+        { ...queued, progress: { pagesTotal: 20, pagesDone: 20, stage: 'ocr' } },
+        completed,
+      ]),
+    );
+    const out = await vision(['analyze', RECEIPT, '--prompt', 'Extract'], server.url, { tty: true });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toMatch(/processing run_q pages 3\/20 \d+\.\ds/);
+    expect(out.stderr).toMatch(/processing run_q pages 20\/20 \d+\.\ds/);
+    expect(out.stderr.endsWith('\n')).toBe(true);
+    expect(JSON.parse(out.stdout).jobId).toBe('run_c');
+  });
+});
+
+test('a reader that closes stdout early (`vision runs list | head -1`) ends the CLI quietly', async () => {
+  server.respond(() => ({ json: { items: [completed, failed, queued], nextCursor: null } }));
+  const child = spawn(process.execPath, ['cli/vision.mjs', 'runs', 'list', '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_NO_WARNINGS: '1', VISION_BASE_URL: server.url, VISION_API_KEY: 'vk_test_key' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // Closed before the CLI writes a byte: its write meets EPIPE.
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  expect(server.requests.map((r) => r.path)).toEqual(['/v1/runs']);
+});
