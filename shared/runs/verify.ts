@@ -13,9 +13,15 @@ import { transactWrite } from '../store/transact.js';
 
 const verificationsTable = resource(tables.verifications.envVar);
 
+/** Who records a review: the key's id, and its label when it has one (shown instead of the id). */
+export interface Reviewer {
+  keyId: string;
+  keyLabel: string;
+}
+
 export async function verifyRun(
   tenantId: string,
-  keyId: string,
+  reviewer: Reviewer,
   jobId: string,
   request: VerifyRequest,
   now = new Date(),
@@ -29,7 +35,8 @@ export async function verifyRun(
     corrections: request.corrections ?? {},
     note: request.note ?? null,
     verifiedAt: now.toISOString(),
-    verifiedBy: keyId,
+    verifiedBy: reviewer.keyId,
+    ...(reviewer.keyLabel ? { verifiedByLabel: reviewer.keyLabel } : {}),
   };
   await transactWrite({
     TransactItems: [
