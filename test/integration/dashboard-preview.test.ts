@@ -106,3 +106,19 @@ test('an HTML page PUT over a PDF run’s upload runs no script in the preview, 
   expect(opened.headers.get('content-disposition')).toBe('inline; filename="invoice.pdf"');
   expect(dashboard.problems).toEqual([]);
 });
+
+test('a browser without a PDF viewer (most phones) is told why there is no preview, and can open the file', async () => {
+  const phone = await dashboard.browser.newPage({ viewport: { width: 390, height: 844 } });
+  await phone.addInitScript(() => Object.defineProperty(navigator, 'pdfViewerEnabled', { value: false }));
+  await phone.goto(`${stack().baseUrl}/`);
+  await connect(phone, KEYS.a);
+  await statusSays(phone, /runs? on page 1/);
+  await filterRuns(phone, WORKFLOW);
+  await runRow(phone, pdfRun).click();
+  const panel = detail(phone, pdfRun);
+  await panel.getByText('No preview: this browser does not show PDFs inside a page. Open the file.').waitFor();
+  expect(await panel.locator('iframe').count()).toBe(0);
+  expect(await panel.getByRole('link', { name: 'Open file' }).getAttribute('href')).toMatch(/^http/);
+  await shot(phone, 'preview-no-pdf-viewer');
+  await phone.close();
+});

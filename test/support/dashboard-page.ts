@@ -79,3 +79,27 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
 export function pdfViewerIn(frame: Frame): Frame | undefined {
   return frame.childFrames().find((child) => child.url().startsWith('chrome-extension://'));
 }
+
+/**
+ * True when all of the element is on screen as the page stands: inside the viewport and inside every box that
+ * clips it (a scrolling table, the detail panel's own scroll), so the operator sees it without scrolling anything.
+ */
+export async function visibleWithoutScrolling(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) return false;
+    const inside = (outer: { top: number; bottom: number; left: number; right: number }) =>
+      box.top >= outer.top - 0.5 &&
+      box.bottom <= outer.bottom + 0.5 &&
+      box.left >= outer.left - 0.5 &&
+      box.right <= outer.right + 0.5;
+    if (!inside({ top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth })) return false;
+    for (let parent = element.parentElement; parent; parent = parent.parentElement) {
+      const style = getComputedStyle(parent);
+      if (style.overflowX !== 'visible' || style.overflowY !== 'visible') {
+        if (!inside(parent.getBoundingClientRect())) return false;
+      }
+    }
+    return true;
+  });
+}
