@@ -7,6 +7,9 @@
  * - The API key lives only in sessionStorage and travels only as the `x-api-key` header; never in a URL, cookie,
  *   localStorage or log.
  * - Every URL is relative to the page, so the same files work at http://127.0.0.1:8787/ and https://<api>/<stage>/.
+ *
+ * One file on purpose, although long: the page has no build step, so a split would be one more request and one more
+ * place that must agree on the DOM ids; the sections below (marked `// ----------`) read top to bottom.
  */
 
 // ---------- configuration ----------
@@ -69,6 +72,7 @@ const els = {
   tabRuns: $('tab-runs'),
   tabUsage: $('tab-usage'),
   forget: $('forget-key'),
+  keyName: $('key-name'),
   status: $('status'),
   alert: $('alert'),
   keyView: $('key-view'),
@@ -80,16 +84,22 @@ const els = {
   filterWorkflow: $('filter-workflow'),
   filterStatus: $('filter-status'),
   runsBody: $('runs-body'),
+  runsTableBox: $('runs-table-box'),
   runsEmpty: $('runs-empty'),
   pagePrev: $('page-prev'),
   pageNext: $('page-next'),
   pageLabel: $('page-label'),
+  pager: $('pager'),
   detail: $('detail'),
   usageView: $('usage-view'),
   usageForm: $('usage-form'),
   usageRange: $('usage-range'),
   usageWorkflow: $('usage-workflow'),
   usagePeriod: $('usage-period'),
+  usageEmpty: $('usage-empty'),
+  usageData: $('usage-data'),
+  usageScroll: $('usage-scroll'),
+  usageScrollCue: $('usage-scroll-cue'),
   usageCards: $('usage-cards'),
   usageBody: $('usage-body'),
   usageFoot: $('usage-foot'),
@@ -299,7 +309,8 @@ function reportError(error, action, inline = null) {
   if (error?.name === 'AbortError') return;
   if (error instanceof ApiError && error.status === 401) {
     forgetKey();
-    showKeyForm(`The API key was refused (UNAUTHORIZED: ${error.message}). Paste a valid key.`);
+    // While connecting, what was typed stays in the field, so a typo can be fixed rather than pasted again.
+    showKeyForm(`The API key was refused (UNAUTHORIZED: ${error.message}). Paste a valid key.`, state.connecting ?? '');
     return;
   }
   const text = describeError(error, action);
@@ -319,6 +330,12 @@ const state = {
   openJobId: null,
   /** The last usage answer (charts are redrawn from it when the window is resized). */
   usage: null,
+  /** The connected key as GET v1/whoami describes it ({keyId, label, tenantId, scopes}); null when unknown. */
+  key: null,
+  /** The key being tried by the key form (kept in the field if it is refused); null otherwise. */
+  connecting: null,
+  /** Where the list was scrolled to when a run was opened (a narrow screen shows the run instead of the list). */
+  listScrollY: 0,
 };
 
 /** One AbortController per area, so a slow older answer never overwrites a newer one. */
@@ -339,12 +356,15 @@ function abortAll() {
 
 // ---------- screens ----------
 
-function showKeyForm(message = '') {
+function showKeyForm(message = '', typed = '') {
   abortAll();
   state.runs = [];
   state.pages = [null];
   state.openJobId = null;
   state.usage = null;
+  state.key = null;
+  els.runsView.classList.remove('has-detail');
+  renderKeyName();
   els.runsBody.replaceChildren();
   els.detail.replaceChildren();
   els.detail.hidden = true;
@@ -358,8 +378,9 @@ function showKeyForm(message = '') {
   els.forget.hidden = true;
   els.keyView.hidden = false;
   els.keyError.textContent = message;
-  els.keyInput.value = '';
+  els.keyInput.value = typed;
   els.keyInput.focus();
+  if (typed) els.keyInput.select();
 }
 
 function showView(view) {
@@ -372,10 +393,47 @@ function showView(view) {
   els.tabUsage.setAttribute('aria-pressed', String(view === 'usage'));
 }
 
-els.keyForm.addEventListener('submit', (event) => {
+/** Whether the connected key may record reviews (runs:verify or admin); null while that is unknown. */
+function canReview() {
+  const scopes = state.key?.scopes;
+  if (!Array.isArray(scopes)) return null;
+  return scopes.includes('runs:verify') || scopes.includes('admin');
+}
+
+function renderKeyName() {
+  const key = state.key;
+  els.keyName.hidden = !key;
+  if (!key) return els.keyName.replaceChildren();
+  els.keyName.replaceChildren();
+  append(els.keyName, [
+    'Key ',
+    h('strong', { title: key.keyId }, key.label || key.keyId),
+    canReview() === false ? h('span', { class: 'muted' }, ' · read only') : null,
+  ]);
+}
+
+/**
+ * Asks the service who the key is (GET v1/whoami: label and scopes, never the key). Resolves false when the key was
+ * refused (reported: the key form comes back), true otherwise; a service without the route leaves the key unknown,
+ * and the server then decides each action as before.
+ */
+async function loadKeyInfo() {
+  try {
+    state.key = await api('v1/whoami');
+  } catch (error) {
+    state.key = null;
+    if (error instanceof ApiError && error.status === 401) {
+      reportError(error, 'Connecting');
+      return false;
+    }
+  }
+  renderKeyName();
+  return true;
+}
+
+els.keyForm.addEventListener('submit', async (event) => {
   event.preventDefault();
   const key = els.keyInput.value.trim();
-  els.keyInput.value = ''; // the key is not kept in the DOM either
   if (!key) {
     els.keyError.textContent = 'Paste an API key first.';
     els.keyInput.focus();
@@ -384,11 +442,15 @@ els.keyForm.addEventListener('submit', (event) => {
   storeKey(key);
   els.keyError.textContent = '';
   clearAlert();
+  setStatus('Connecting…');
+  // The key check: a 401 brings the form back with the reason and with what was typed.
+  state.connecting = key;
+  const known = await loadKeyInfo();
+  state.connecting = null;
+  if (!known) return setStatus('');
+  els.keyInput.value = ''; // connected: the key is not kept in the DOM
   showView('runs');
-  // The first list call doubles as the key check: a 401 brings the form back with the reason.
-  void loadRuns().then((ok) => {
-    if (ok) setStatus(`Connected. ${els.status.textContent}`);
-  });
+  if (await loadRuns()) setStatus(`Connected. ${els.status.textContent}`);
 });
 
 els.forget.addEventListener('click', () => {
@@ -437,19 +499,68 @@ function runRow(run) {
     },
     // data-label names the column when a phone-width layout shows each row as a card (style.css).
     h('td', { 'data-label': 'Job' }, h('code', { title: run.jobId }, shortId(run.jobId))),
-    h('td', { 'data-label': 'Created', class: 'nowrap' }, timeEl(run.createdAt, dateTimeShort)),
-    h('td', { 'data-label': 'Workflow' }, run.workflow ?? h('span', { class: 'muted' }, 'none')),
+    h('td', { 'data-label': 'Created', class: 'nowrap col-aside' }, timeEl(run.createdAt, dateTimeShort)),
+    h('td', { 'data-label': 'Workflow', class: 'col-aside' }, run.workflow ?? h('span', { class: 'muted' }, 'none')),
     h('td', { 'data-label': 'Status' }, statusBadge(run)),
-    h('td', { 'data-label': 'File', class: 'file-cell', title: fileName }, fileName),
+    h('td', { 'data-label': 'File', class: 'file-cell col-aside', title: fileName }, fileName),
     h('td', { 'data-label': 'Charged', class: 'num' }, run.status === 'queued' ? '—' : formatUsd(run.chargedUsd)),
     h('td', { 'data-label': 'Confidence', class: 'num' }, formatPercent(run.confidence)),
     h('td', { 'data-label': 'Review' }, run.status === 'completed' ? reviewLabel(run.verification) : '—'),
   );
 }
 
+const filtersInUse = () => Boolean(els.filterWorkflow.value.trim() || els.filterStatus.value);
+
+function clearFilters() {
+  els.filterWorkflow.value = '';
+  els.filterStatus.value = '';
+  state.pages = [null];
+  void loadRuns();
+}
+
+/** What to do when there is no run to show: widen the filters, or (none at all yet) create one. */
+function emptyRuns() {
+  if (state.pages.length > 1) return [h('p', {}, 'No more runs on this page; go back with Previous.')];
+  if (filtersInUse()) {
+    return [
+      h('p', {}, 'No runs match these filters.'),
+      h('button', { type: 'button', class: 'button secondary', onclick: clearFilters }, 'Clear filters'),
+    ];
+  }
+  const baseUrl = API_BASE.href.replace(/\/$/, '');
+  return [
+    h('h3', {}, 'No runs yet'),
+    h(
+      'p',
+      {},
+      'Runs created with any key of this tenant appear here. Create one from a terminal with the CLI and a key that has ',
+      h('code', {}, 'runs:write'),
+      ' in ',
+      h('code', {}, 'VISION_API_KEY'),
+      ':',
+    ),
+    h(
+      'pre',
+      { class: 'command' },
+      `export VISION_BASE_URL=${baseUrl}\nnpx vision analyze receipt.jpg --prompt "Extract the receipt" --schema receipt`,
+    ),
+    h(
+      'p',
+      {},
+      'or with the SDK, or with the API itself: POST v1/uploads/presign, PUT the file to the address it answers, then ',
+      'POST v1/runs (the README walks through it with curl). Then refresh this list.',
+    ),
+    h('button', { type: 'button', class: 'button secondary', onclick: () => void loadRuns() }, 'Refresh'),
+  ];
+}
+
 function renderRuns() {
   els.runsBody.replaceChildren(...state.runs.map(runRow));
-  els.runsEmpty.hidden = state.runs.length > 0;
+  const empty = state.runs.length === 0;
+  els.runsTableBox.hidden = empty;
+  els.runsEmpty.hidden = !empty;
+  els.runsEmpty.replaceChildren(...(empty ? emptyRuns() : []));
+  els.pager.hidden = empty && state.pages.length <= 1;
   els.pagePrev.disabled = state.pages.length <= 1;
   els.pageNext.disabled = !state.nextCursor;
   els.pageLabel.textContent = `Page ${state.pages.length}`;
@@ -557,17 +668,23 @@ function updateRun(run) {
   if (hadFocus) rowFor(run.jobId)?.focus();
 }
 
+/** Wide screens show the list and the open run side by side; narrower ones show the run instead of the list. */
+const sideBySide = window.matchMedia('(min-width: 1100px)');
+
 function openRun(jobId) {
   const run = state.runs.find((r) => r.jobId === jobId);
   if (!run) return;
   clearAlert();
+  if (els.detail.hidden) state.listScrollY = window.scrollY;
   state.openJobId = jobId;
   markOpenRow();
   renderDetail(run);
   els.detail.hidden = false;
-  // Focus moves into the panel (it is announced by its heading); on a phone this also scrolls it into view.
-  els.detail.focus();
-  els.detail.scrollIntoView({ block: 'nearest' });
+  els.runsView.classList.add('has-detail');
+  // Focus moves into the panel (it is announced by its heading); a narrow screen starts the run at the top.
+  els.detail.focus({ preventScroll: true });
+  if (sideBySide.matches) els.detail.scrollIntoView({ block: 'nearest' });
+  else window.scrollTo(0, 0);
   void loadPreview(run);
   setStatus(`Run ${jobId} opened.`);
 }
@@ -580,8 +697,11 @@ function closeDetail({ restoreFocus = true } = {}) {
   state.openJobId = null;
   els.detail.hidden = true;
   els.detail.replaceChildren();
+  els.runsView.classList.remove('has-detail');
   markOpenRow();
-  if (restoreFocus) rowFor(jobId)?.focus();
+  // Back on a narrow screen: the list where it was left, with the run's row focused.
+  if (!sideBySide.matches) window.scrollTo(0, state.listScrollY);
+  if (restoreFocus) rowFor(jobId)?.focus({ preventScroll: !sideBySide.matches });
 }
 
 document.addEventListener('keydown', (event) => {
@@ -625,17 +745,34 @@ function fileFacts(file) {
 }
 
 function renderDetail(run) {
+  const review = reviewParts(run);
   els.detail.replaceChildren(
+    // The header stays in view while the detail scrolls: the run, its status and the review actions.
     h(
       'div',
       { class: 'detail-header' },
-      h('h2', { id: 'detail-heading' }, 'Run ', h('code', { class: 'job-id' }, run.jobId)),
-      statusBadge(run),
       h(
         'button',
-        { type: 'button', class: 'button secondary', 'aria-label': 'Close run detail', onclick: () => closeDetail() },
-        'Close',
+        { type: 'button', class: 'button secondary back-button narrow-only', onclick: () => closeDetail() },
+        'Back to runs',
       ),
+      h(
+        'div',
+        { class: 'detail-title' },
+        h('h2', { id: 'detail-heading' }, 'Run ', h('code', { class: 'job-id' }, run.jobId)),
+        statusBadge(run),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary wide-only',
+            'aria-label': 'Close run detail',
+            onclick: () => closeDetail(),
+          },
+          'Close',
+        ),
+      ),
+      review.bar,
     ),
     facts([
       ['Workflow', run.workflow ?? 'none'],
@@ -651,7 +788,7 @@ function renderDetail(run) {
     ]),
     section('preview', 'File', h('div', { class: 'preview', id: 'preview' }, h('p', { class: 'hint' }, 'Loading…'))),
     resultSection(run),
-    reviewSection(run),
+    review.section,
     moneySection(run),
     attemptsSection(run),
   );
@@ -793,23 +930,47 @@ function previewFor(file) {
     ` ${name}${expires}`,
   );
   if (type === 'image/heic' || type === 'image/heif') {
-    return [h('p', { class: 'notice' }, 'No browser preview for HEIC images; open the file to view it.'), link];
+    return [
+      h('p', { class: 'notice' }, 'No preview: browsers cannot display HEIC images. Open the file to download it.'),
+      link,
+    ];
   }
   if (type.startsWith('image/')) {
     const img = h('img', { src: file.url, alt: `Preview of ${name}`, class: 'preview-image', decoding: 'async' });
     img.addEventListener('error', () => {
-      img.replaceWith(h('p', { class: 'notice' }, 'The preview could not be loaded; the link may have expired.'));
+      img.replaceWith(
+        h(
+          'p',
+          { class: 'notice' },
+          'The image could not be shown: storage did not send it (the 5-minute link may have expired; close and ' +
+            'reopen the run for a new one) or its bytes do not decode in this browser.',
+        ),
+      );
     });
     return [img, link];
   }
   if (type === 'application/pdf') {
-    // An <iframe>, not <object>: the CSP allows frames from storage (frame-src) but objects only from 'self'.
+    if (navigator.pdfViewerEnabled === false) {
+      return [
+        h('p', { class: 'notice' }, 'No preview: this browser does not show PDFs inside a page. Open the file.'),
+        link,
+      ];
+    }
+    // An <iframe>, not <object>: the CSP allows frames from storage (frame-src) but objects only from 'self'. No
+    // sandbox: Chromium shows no PDF in a sandboxed frame; storage answers with the inspected type instead
+    // (docs/decisions.md, "The file preview").
     return [h('iframe', { src: file.url, title: `PDF preview of ${name}`, class: 'preview-pdf' }), link];
   }
-  return [h('p', { class: 'notice' }, `No preview for ${type || 'this file type'}.`), link];
+  return [h('p', { class: 'notice' }, `No preview: this page cannot display ${type || 'this file type'}.`), link];
 }
 
 // ---------- review (verify) ----------
+
+/** Who recorded a review: the key's label when the review kept it (its id otherwise, and as tooltip). */
+function reviewer(verification) {
+  const name = verification.verifiedByLabel || verification.verifiedBy || 'unknown';
+  return h('strong', { title: verification.verifiedBy ?? '' }, name);
+}
 
 function verificationView(verification) {
   if (!verification) return h('p', { class: 'muted verification-state' }, 'Not reviewed yet.');
@@ -822,7 +983,7 @@ function verificationView(verification) {
       { class: 'verification-state' },
       reviewLabel(verification),
       ' by ',
-      h('strong', {}, verification.verifiedBy ?? 'unknown'),
+      reviewer(verification),
       ' on ',
       timeEl(verification.verifiedAt),
     ),
@@ -839,37 +1000,102 @@ function verificationView(verification) {
   );
 }
 
-function reviewSection(run) {
+/** The next completed, unreviewed run of this page after `jobId` (wrapping round), or null. */
+function nextToReview(jobId) {
+  const at = state.runs.findIndex((r) => r.jobId === jobId);
+  const order = [...state.runs.slice(at + 1), ...state.runs.slice(0, Math.max(0, at))];
+  return order.find((r) => r.status === 'completed' && !r.verification && r.jobId !== jobId) ?? null;
+}
+
+/**
+ * A run's review controls, in two parts: a bar for the detail's header (the actions, in view without scrolling) and a
+ * section below the result (what was recorded, the correction form, errors). Before a review the primary action is
+ * Accept; after one it is the next run to review. A key without runs:verify sees the actions disabled, and why.
+ */
+function reviewParts(run) {
   if (run.status !== 'completed') {
-    return section('review', 'Review', h('p', { class: 'muted' }, 'Only completed runs can be reviewed.'));
+    return {
+      bar: null,
+      section: section('review', 'Review', h('p', { class: 'muted' }, 'Only completed runs can be reviewed.')),
+    };
   }
-  const current = h('div', { class: 'verification-current' }, verificationView(run.verification));
+  let current = run;
+  const bar = h('div', { class: 'review-bar', role: 'group', 'aria-label': 'Review actions' });
+  const recorded = h('div', { class: 'verification-current' });
   const error = h('p', { class: 'field-error', 'aria-live': 'polite' });
-  const form = correctForm(run, current, error);
-  const acceptButton = h('button', { type: 'button', class: 'button primary' }, 'Accept');
-  const correctButton = h(
-    'button',
-    { type: 'button', class: 'button secondary', 'aria-expanded': 'false' },
-    'Correct…',
-  );
-  acceptButton.addEventListener('click', async () => {
+  const form = correctForm(run, error, (verification) => reviewed(verification));
+
+  function reviewed(verification) {
+    current = { ...current, verification };
+    render();
+    bar.querySelector('button:not(:disabled)')?.focus();
+  }
+
+  async function accept(button) {
     error.textContent = '';
-    acceptButton.disabled = true;
-    await submitVerification(run.jobId, { accepted: true }, current, error);
-    acceptButton.disabled = false;
-  });
-  correctButton.addEventListener('click', () => {
+    button.disabled = true;
+    const verification = await submitVerification(run.jobId, { accepted: true }, error);
+    button.disabled = false;
+    if (verification) reviewed(verification);
+  }
+
+  function toggleForm(button) {
     form.hidden = !form.hidden;
-    correctButton.setAttribute('aria-expanded', String(!form.hidden));
+    button.setAttribute('aria-expanded', String(!form.hidden));
     if (!form.hidden) form.querySelector('input, textarea')?.focus();
-  });
+  }
+
+  function render() {
+    const allowed = canReview() !== false;
+    const done = current.verification;
+    const next = done ? nextToReview(run.jobId) : null;
+    const reason = allowed
+      ? null
+      : h(
+          'p',
+          { class: 'review-reason', id: 'review-reason' },
+          'This key cannot review runs: it lacks the runs:verify scope. Use a key that has it to accept or correct.',
+        );
+    const button = (label, kind, extra = {}) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: `button ${kind}`,
+          disabled: !allowed,
+          'aria-describedby': allowed ? null : 'review-reason',
+          ...extra,
+        },
+        label,
+      );
+    const acceptButton = button('Accept', done ? 'secondary' : 'primary');
+    acceptButton.addEventListener('click', () => accept(acceptButton));
+    const correctButton = button('Correct…', 'secondary', {
+      'aria-expanded': String(!form.hidden),
+      'data-action': 'correct',
+    });
+    correctButton.addEventListener('click', () => toggleForm(correctButton));
+    const nextButton = next
+      ? h('button', { type: 'button', class: 'button primary', onclick: () => openRun(next.jobId) }, 'Review next run')
+      : null;
+    bar.replaceChildren();
+    append(bar, [
+      h('span', { class: 'review-state' }, done ? reviewLabel(done) : h('span', { class: 'muted' }, 'Not reviewed')),
+      done ? [nextButton, done.accepted ? null : acceptButton, correctButton] : [acceptButton, correctButton],
+      reason,
+    ]);
+    recorded.replaceChildren(verificationView(current.verification));
+  }
+
   form.addEventListener('reset', () => {
     // "Cancel" restores the prefilled values (native reset) and folds the form away.
     form.hidden = true;
-    correctButton.setAttribute('aria-expanded', 'false');
-    correctButton.focus();
+    const correctButton = bar.querySelector('[data-action="correct"]');
+    correctButton?.setAttribute('aria-expanded', 'false');
+    correctButton?.focus();
   });
-  return section('review', 'Review', current, h('div', { class: 'actions' }, acceptButton, correctButton), form, error);
+  render();
+  return { bar, section: section('review', 'Review', recorded, form, error) };
 }
 
 function hideCorrectForm(form) {
@@ -900,7 +1126,7 @@ function fromField(original, text) {
 }
 
 /** The "Correct" form: one row per result field (prefilled) and a note; only changed fields are sent. */
-function correctForm(run, current, error) {
+function correctForm(run, error, onSaved) {
   const entries = Object.entries(run.result ?? {});
   const rows = entries.map(([field, value], index) => {
     const id = `correct-${index}`;
@@ -943,36 +1169,37 @@ function correctForm(run, current, error) {
     const body = { accepted: false, corrections, ...(text ? { note: text } : {}) };
     const submit = form.querySelector('button[type="submit"]');
     submit.disabled = true;
-    const ok = await submitVerification(run.jobId, body, current, error);
+    const verification = await submitVerification(run.jobId, body, error);
     submit.disabled = false;
-    if (ok) hideCorrectForm(form);
+    if (!verification) return;
+    form.hidden = true;
+    onSaved(verification);
   });
   return form;
 }
 
-/** POST verify; on success shows the recorded verification and updates the run's row. Resolves true on success. */
-async function submitVerification(jobId, body, current, error) {
+/** POST verify; on success updates the run's row and resolves with the recorded verification (null on failure). */
+async function submitVerification(jobId, body, error) {
   setStatus('Saving the review…');
   try {
     const answer = await api(runPath(jobId, '/verify'), { method: 'POST', body });
     const run = state.runs.find((r) => r.jobId === jobId);
     if (run) updateRun({ ...run, verification: answer.verification });
-    current.replaceChildren(verificationView(answer.verification));
     setStatus(answer.verification.accepted ? 'Review saved: result accepted.' : 'Review saved: corrections recorded.');
-    return true;
+    return answer.verification;
   } catch (caught) {
     reportError(caught, 'Saving the review', error);
     setStatus('');
-    return false;
+    return null;
   }
 }
 
 // ---------- usage ----------
 
 const RANGES = {
-  '24h': { interval: 'hour', buckets: 24, label: 'the last 24 hours, per hour' },
-  '7d': { interval: 'day', buckets: 7, label: 'the last 7 days, per UTC day' },
-  '30d': { interval: 'day', buckets: 30, label: 'the last 30 days, per UTC day' },
+  '24h': { interval: 'hour', buckets: 24, label: 'the last 24 hours, per hour', span: 'the last 24 hours' },
+  '7d': { interval: 'day', buckets: 7, label: 'the last 7 days, per UTC day', span: 'the last 7 days' },
+  '30d': { interval: 'day', buckets: 30, label: 'the last 30 days, per UTC day', span: 'the last 30 days' },
 };
 
 /** from/to for a range: `from` is aligned to the start of an hour / UTC day so every bucket is whole. */
@@ -1001,7 +1228,7 @@ async function loadUsage() {
   setStatus('Loading usage…');
   try {
     const usage = await api('v1/usage', { query, signal });
-    state.usage = { data: usage, range };
+    state.usage = { data: usage, range, workflow: query.workflow };
     renderUsage();
     setStatus(`Usage for ${range.label} loaded.`);
   } catch (error) {
@@ -1040,12 +1267,24 @@ function usageRow(row, label, header = 'th') {
   );
 }
 
+/** Usage with no run in the range is one line, not empty cards, an empty table and five empty charts. */
+function renderNoUsage(range, workflow) {
+  const which = workflow ? ` for workflow “${workflow}”` : '';
+  const wider = range.buckets < 30 ? ' A longer range may find older ones.' : '';
+  els.usageEmpty.textContent = `No runs in ${range.span}${which}: usage appears here once runs are created.${wider}`;
+}
+
 function renderUsage() {
   if (!state.usage) return;
-  const { data, range } = state.usage;
+  const { data, range, workflow } = state.usage;
+  const totals = data.totals ?? {};
+  const empty = !(totals.runs > 0);
+  els.usagePeriod.hidden = empty;
+  els.usageEmpty.hidden = !empty;
+  els.usageData.hidden = empty;
+  if (empty) return renderNoUsage(range, workflow);
   els.usagePeriod.textContent = `${formatTime(data.from)} to ${formatTime(data.to)}: ${range.label}.`;
 
-  const totals = data.totals ?? {};
   const cards = [
     ['Runs', formatCount(totals.runs)],
     ['Charged', formatUsd(totals.chargedUsd)],
@@ -1074,6 +1313,15 @@ function renderUsage() {
   );
   els.usageFoot.replaceChildren(usageRow(totals, 'Total'));
   renderCharts();
+  showScrollCue();
+}
+
+/** A table wider than its box says so (a line above it, shadows at the edges that hide columns). */
+function showScrollCue() {
+  const box = els.usageScroll;
+  const scrolls = !els.usageView.hidden && !els.usageData.hidden && box.scrollWidth > box.clientWidth + 1;
+  box.classList.toggle('scrolls', scrolls);
+  els.usageScrollCue.hidden = !scrolls;
 }
 
 // ---------- charts (inline SVG built with DOM calls) ----------
@@ -1159,8 +1407,8 @@ function chartFigure(metric, series, interval, width, index) {
     );
   }
 
-  // X labels: at most ~6, evenly spaced, always the first and the last bucket.
-  const every = Math.max(1, Math.ceil(series.length / Math.max(2, Math.floor(plotW / 70))));
+  // X labels: one per 90 px at most (a time label is ~55 px wide), evenly spaced, always the first and the last bucket.
+  const every = Math.max(1, Math.ceil(series.length / Math.max(2, Math.floor(plotW / 90))));
   series.forEach((_bucket, i) => {
     if (i % every !== 0 && i !== series.length - 1) return;
     // Keep the last label clear: it is end-anchored, so it reaches a whole step leftwards.
@@ -1230,7 +1478,9 @@ let resizeTimer = 0;
 window.addEventListener('resize', () => {
   window.clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
-    if (!els.usageView.hidden) renderCharts();
+    if (els.usageView.hidden) return;
+    renderCharts();
+    showScrollCue();
   }, 150);
 });
 
@@ -1238,7 +1488,7 @@ window.addEventListener('resize', () => {
 
 if (getKey()) {
   showView('runs');
-  void loadRuns();
+  void loadKeyInfo().then((known) => known && loadRuns());
 } else {
   showKeyForm();
 }

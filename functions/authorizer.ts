@@ -30,7 +30,8 @@ export async function authorize(event: APIGatewayRequestAuthorizerEvent): Promis
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wildcardResource(event.methodArn) }],
     },
     // API Gateway passes only strings, numbers and booleans through the context.
-    context: { tenantId: key.tenantId, keyId: key.keyId, scopes: key.scopes.join(',') },
+    // The label (the name `npm run keys` gave the key) lets a review name its reviewer, and the dashboard its user.
+    context: { tenantId: key.tenantId, keyId: key.keyId, keyLabel: key.label, scopes: key.scopes.join(',') },
     ...(key.usagePlanKeyValue ? { usageIdentifierKey: key.usagePlanKeyValue } : {}),
   };
 }

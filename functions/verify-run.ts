@@ -8,5 +8,5 @@ checkEnvironment();
 
 export const handler = apiHandler('verify-run', { body: verifyRequest }, async (req) => ({
   statusCode: 200,
-  body: await verifyRun(req.auth.tenantId, req.auth.keyId, req.pathParameters.jobId ?? '', req.body),
+  body: await verifyRun(req.auth.tenantId, req.auth, req.pathParameters.jobId ?? '', req.body),
 }));

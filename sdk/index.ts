@@ -31,6 +31,7 @@ import type {
   UsageResponse,
   VerifyRequest,
   VerifyResponse,
+  WhoamiResponse,
 } from './types.js';
 
 export type * from './types.js';
@@ -425,6 +426,11 @@ export class VisionClient {
   /** GET /v1/usage: totals per workflow, plus `series` per `interval` (hour | day) for charts. */
   usage(query: Partial<UsageQuery> = {}, options: CallOptions = {}): Promise<UsageResponse> {
     return this.request({ method: 'GET', path: '/v1/usage', query, idempotent: true, signal: options.signal });
+  }
+
+  /** GET /v1/whoami: the calling key's id, label, tenant and scopes (never the key). */
+  whoami(options: CallOptions = {}): Promise<WhoamiResponse> {
+    return this.request({ method: 'GET', path: '/v1/whoami', idempotent: true, signal: options.signal });
   }
 
   /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */

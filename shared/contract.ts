@@ -6,6 +6,7 @@
  */
 import { config } from './config.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
+import { SCOPES } from './infra/routes.js';
 import { jsonProblem, STORED_MAX_DEPTH } from './json-limits.js';
 import { FIELD_TYPES } from './task.js';
 import * as z from './zod.js';
@@ -162,7 +163,10 @@ const verification = z.object({
   corrections: z.record(z.string(), z.unknown()),
   note: z.nullable(z.string()),
   verifiedAt: isoTimestamp,
-  verifiedBy: z.string(),
+  verifiedBy: z.string().check(z.meta({ description: 'Id of the API key that recorded this review' })),
+  verifiedByLabel: z.optional(
+    z.string().check(z.meta({ description: "That key's label, when it has one (reviews recorded since it was kept)" })),
+  ),
 });
 
 /** What the service found in the upload (by its bytes), plus the client's file name. */
@@ -364,6 +368,16 @@ export const fileUrlResponse = z.object({
   fileName: z.nullable(z.string()),
 });
 
+// ---------- GET /v1/whoami ----------
+
+/** The calling key as the service knows it: never the key itself. */
+export const whoamiResponse = z.object({
+  keyId: z.string(),
+  label: z.string().check(z.meta({ description: 'The name given to the key when it was created; may be empty' })),
+  tenantId: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+});
+
 // ---------- GET /health ----------
 
 export const healthResponse = z.object({ status: z.literal('ok') });
@@ -388,6 +402,7 @@ export type UsageRow = z.infer<typeof usageRow>;
 export type UsageResponse = z.infer<typeof usageResponse>;
 export type UsageBucket = z.infer<typeof usageBucket>;
 export type FileUrlResponse = z.infer<typeof fileUrlResponse>;
+export type WhoamiResponse = z.infer<typeof whoamiResponse>;
 export type RunFile = z.infer<typeof runFile>;
 export type ErrorBody = z.infer<typeof errorResponse>;
 export type InlineSchema = z.infer<typeof inlineSchema>;

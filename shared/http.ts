@@ -26,6 +26,8 @@ import * as z from './zod.js';
 export interface AuthContext {
   tenantId: string;
   keyId: string;
+  /** The key's label (its name in `npm run keys -- list`); empty when it has none. */
+  keyLabel: string;
   scopes: Scope[];
 }
 
@@ -134,7 +136,8 @@ function readAuth(event: APIGatewayProxyEvent): AuthContext | null {
   const ctx = event.requestContext?.authorizer as Record<string, unknown> | null | undefined;
   if (!ctx || typeof ctx.tenantId !== 'string' || typeof ctx.keyId !== 'string') return null;
   const scopes = typeof ctx.scopes === 'string' ? (ctx.scopes.split(',').filter(Boolean) as Scope[]) : [];
-  return { tenantId: ctx.tenantId, keyId: ctx.keyId, scopes };
+  const keyLabel = typeof ctx.keyLabel === 'string' ? ctx.keyLabel : '';
+  return { tenantId: ctx.tenantId, keyId: ctx.keyId, keyLabel, scopes };
 }
 
 // Core schema types: the contract's zod/mini schemas, or classic ones (both are core schemas).
@@ -220,7 +223,7 @@ function parseRequest<TBody, TQuery>(
 
       event.parsed = {
         requestId: requestIdOf(event, request.context),
-        auth: auth ?? { tenantId: '', keyId: '', scopes: [] },
+        auth: auth ?? { tenantId: '', keyId: '', keyLabel: '', scopes: [] },
         body,
         query,
         pathParameters: { ...(event.pathParameters ?? {}) } as Record<string, string>,

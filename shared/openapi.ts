@@ -109,6 +109,11 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     success: { status: 200, schema: contract.fileUrlResponse, description: 'Read address' },
     errors: [...common, 'NOT_FOUND'],
   },
+  whoami: {
+    summary: 'The calling API key: its id, label, tenant and scopes (never the key)',
+    success: { status: 200, schema: contract.whoamiResponse, description: 'The key' },
+    errors: common,
+  },
 };
 
 function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Record<string, unknown> {

@@ -19,6 +19,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { runQueue, type TableDefinition, tables, uploadsBucket } from '../../shared/infra/resources.js';
 import { loopbackJvmEnvironment } from './loopback.js';
+import { addS3ReadHeaders } from './s3-read-headers.js';
 
 export interface LocalEndpoints {
   dynamodb: string;
@@ -119,6 +120,7 @@ export async function startEmulators(): Promise<RunningEmulators> {
   // machine only.
   const { buildApp } = await import('fauxqs');
   const fauxqsApp = buildApp({ logger: false });
+  addS3ReadHeaders(fauxqsApp);
   const fauxqsAddress = await fauxqsApp.listen({ port: 0, host: '127.0.0.1' });
   const fauxqs = { address: fauxqsAddress, stop: () => fauxqsApp.close() };
   const ddbPort = await freePort();

@@ -1,4 +1,4 @@
-import type { CompletedRun, CreateRunInput, CreateRunResponse, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse } from './types.js';
+import type { CompletedRun, CreateRunInput, CreateRunResponse, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WhoamiResponse } from './types.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
 export type VisionErrorCode = ErrorCode | 'ABORTED' | 'NETWORK_ERROR' | 'HTTP_ERROR' | 'INVALID_ARGUMENT' | (string & {});
@@ -137,6 +137,8 @@ export declare class VisionClient {
     schemas(options?: CallOptions): Promise<SchemasResponse>;
     /** GET /v1/usage: totals per workflow, plus `series` per `interval` (hour | day) for charts. */
     usage(query?: Partial<UsageQuery>, options?: CallOptions): Promise<UsageResponse>;
+    /** GET /v1/whoami: the calling key's id, label, tenant and scopes (never the key). */
+    whoami(options?: CallOptions): Promise<WhoamiResponse>;
     /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
     fileUrl(jobId: string, options?: CallOptions): Promise<FileUrlResponse>;
     /**

@@ -212,6 +212,10 @@ var VisionClient = class {
   usage(query = {}, options = {}) {
     return this.request({ method: "GET", path: "/v1/usage", query, idempotent: true, signal: options.signal });
   }
+  /** GET /v1/whoami: the calling key's id, label, tenant and scopes (never the key). */
+  whoami(options = {}) {
+    return this.request({ method: "GET", path: "/v1/whoami", idempotent: true, signal: options.signal });
+  }
   /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
   fileUrl(jobId, options = {}) {
     return this.request({

@@ -100,7 +100,10 @@ export interface Verification {
     corrections: Record<string, unknown>;
     note: string | null;
     verifiedAt: string;
+    /** Id of the API key that recorded this review. */
     verifiedBy: string;
+    /** That key's label, when it has one. */
+    verifiedByLabel?: string;
 }
 /** Fields every run has, from creation on. */
 export interface RunBase {
@@ -223,6 +226,14 @@ export interface UsageResponse {
     totals: UsageRow;
     /** Every bucket from `from` to `to`, oldest first, empty ones included. */
     series: UsageBucket[];
+}
+/** GET /v1/whoami: the calling key as the service knows it (never the key itself). */
+export interface WhoamiResponse {
+    keyId: string;
+    /** The name given to the key when it was created; may be empty. */
+    label: string;
+    tenantId: string;
+    scopes: string[];
 }
 export interface FileUrlResponse {
     jobId: string;

@@ -18,6 +18,7 @@ export type HandlerName =
   | 'schemas'
   | 'usage'
   | 'file-url'
+  | 'whoami'
   | 'dashboard'
   | 'health'
   | 'authorizer'
@@ -77,6 +78,7 @@ export const routes: readonly RouteDefinition[] = [
   { method: 'GET', path: '/v1/schemas', handler: 'schemas', scope: 'runs:read' },
   { method: 'GET', path: '/v1/usage', handler: 'usage', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs/{jobId}/file', handler: 'file-url', scope: 'runs:read' },
+  { method: 'GET', path: '/v1/whoami', handler: 'whoami', scope: 'runs:read' },
 ];
 
 /**
@@ -113,6 +115,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   schemas: {},
   usage: { tables: { runs: 'read', usage: 'read' } },
   'file-url': { tables: { runs: 'read' }, bucket: 'read' },
+  // Answers from the authorizer's context alone.
+  whoami: {},
   dashboard: {},
   worker: {
     tables: {

@@ -15,9 +15,15 @@ import { countedCondition, usageUpdates, verifiedDelta } from '../store/usage.js
 
 const verificationsTable = resource(tables.verifications.envVar);
 
+/** Who records a review: the key's id, and its label when it has one (shown instead of the id). */
+export interface Reviewer {
+  keyId: string;
+  keyLabel: string;
+}
+
 export async function verifyRun(
   tenantId: string,
-  keyId: string,
+  reviewer: Reviewer,
   jobId: string,
   request: VerifyRequest,
   now = new Date(),
@@ -27,7 +33,8 @@ export async function verifyRun(
     corrections: request.corrections ?? {},
     note: request.note ?? null,
     verifiedAt: now.toISOString(),
-    verifiedBy: keyId,
+    verifiedBy: reviewer.keyId,
+    ...(reviewer.keyLabel ? { verifiedByLabel: reviewer.keyLabel } : {}),
   };
   // Optimistic: the usage counters change by the difference from the verification read, so the write is conditional
   // on it still being the current one; a concurrent verification makes this one read again.

@@ -170,6 +170,26 @@ describe('service basics', () => {
     },
     REQUEST_TIMEOUT,
   );
+
+  test(
+    'GET /v1/whoami names the calling key (id, label, tenant, scopes) and never echoes the key',
+    async () => {
+      const reply = await call<{ keyId: string; label: string; tenantId: string; scopes: string[] }>(
+        'GET',
+        '/v1/whoami',
+      );
+      expectStatus(reply, 200);
+      expect(reply.body).toEqual({
+        keyId: expect.stringMatching(/^key_/),
+        label: expect.any(String),
+        tenantId: expect.any(String),
+        scopes: expect.arrayContaining([expect.stringMatching(/^(runs:read|admin)$/)]),
+      });
+      expect(JSON.stringify(reply.body)).not.toContain(config.apiKey);
+      expectStatus(await call('GET', '/v1/whoami', { key: null }), 401);
+    },
+    REQUEST_TIMEOUT,
+  );
 });
 
 describe('the client flow: presign → PUT → create → poll → verify → list → usage', () => {

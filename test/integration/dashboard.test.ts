@@ -3,13 +3,14 @@
  * by the stack itself at `/` with its Content-Security-Policy. The test seeds its own runs through the API, then does
  * what an operator does: paste a key, list, filter, open a run, review it, read usage; and checks what an operator
  * (or an attacker) would notice: where the key goes, CSP violations, phone width, keyboard use.
- * Screenshots land in artifacts/dashboard/.
+ * Screenshots land in artifacts/dashboard/. Long on purpose: one operator's session, each test going on from the last.
  */
 
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { visibleWithoutScrolling } from '../support/dashboard-page.js';
 import { createScopedKey, expireRunFile } from '../support/local-stack.js';
 import { call, fixture, KEYS, stack, upload, waitForFinal } from './client.js';
 
@@ -165,6 +166,8 @@ test('a refused key brings the form back with the reason; a valid key lists the 
   await connect(WRONG_KEY);
   await page.getByText(/The API key was refused \(UNAUTHORIZED/).waitFor();
   expect(await page.getByLabel('API key', { exact: true }).isVisible()).toBe(true);
+  // What was typed stays, to be corrected rather than pasted again; but nothing is stored.
+  expect(await page.getByLabel('API key', { exact: true }).inputValue()).toBe(WRONG_KEY);
   expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
 
   await connect(KEYS.a);
@@ -186,6 +189,8 @@ test('a refused key brings the form back with the reason; a valid key lists the 
   expect(await page.evaluate(() => localStorage.length)).toBe(0);
   expect(await context.cookies()).toEqual([]);
   expect(page.url()).toBe(`${baseUrl}/`);
+  // The page names the key it acts as by its label (the dev keys are labelled "dev"), never by the key.
+  expect(await text(page.locator('#key-name'))).toBe('Key dev');
   await shot('02-runs');
 });
 
@@ -255,6 +260,13 @@ test('a run’s detail shows the image preview, the result, the attempts and the
   expect(await fact(panel, 'Charged')).toBe(usd(accepted.chargedUsd));
   expect(await fact(panel, 'Confidence')).toBe(`${Math.round(accepted.confidence * 1000) / 10}%`);
   expect(await fact(panel, 'Strategy')).toBe('ocr_then_analyze');
+  // Beside the open run, the list keeps its key columns on screen, and the review actions need no scrolling.
+  const row = runRow(accepted.jobId);
+  for (const label of ['Status', 'Charged', 'Confidence', 'Review']) {
+    expect([label, await visibleWithoutScrolling(row.locator(`td[data-label="${label}"]`))]).toEqual([label, true]);
+  }
+  expect(await visibleWithoutScrolling(panel.getByRole('button', { name: 'Accept', exact: true }))).toBe(true);
+  expect(await visibleWithoutScrolling(panel.getByRole('button', { name: 'Correct…', exact: true }))).toBe(true);
   await shot('04-run-detail');
 });
 
@@ -263,10 +275,21 @@ test('Accept records an accepted review; Correct records the changed fields and 
   await acceptedPanel.getByRole('button', { name: 'Accept', exact: true }).click();
   await acceptedPanel.getByText(/Accepted by/).waitFor();
   expect(await text(runRow(accepted.jobId))).toContain('Accepted');
-  await acceptedPanel.getByRole('region', { name: 'Review' }).scrollIntoViewIfNeeded();
+  // The reviewer is named by the key's label, with the key id as tooltip.
+  const by = acceptedPanel.getByRole('region', { name: 'Review' }).locator('.verification-state strong');
+  expect(await text(by)).toBe('dev');
+  expect(await by.getAttribute('title')).toMatch(/^key_/);
+  // Accepted, the primary action is now the next run to review (Accept is gone); focus moved to it.
+  const actions = acceptedPanel.getByRole('group', { name: 'Review actions' });
+  expect(await text(actions)).toBe('AcceptedReview next runCorrect…');
+  expect(await actions.getByRole('button', { name: 'Accept', exact: true }).count()).toBe(0);
+  const next = actions.getByRole('button', { name: 'Review next run' });
+  expect(await next.getAttribute('class')).toContain('primary');
+  expect(await next.evaluate((button) => button === document.activeElement)).toBe(true);
   await shot('05-accepted');
 
-  await runRow(corrected.jobId).click();
+  // The next unreviewed run of the page (wrapping round to the top) is the other receipt.
+  await next.click();
   const panel = detail(corrected.jobId);
   await panel.getByRole('button', { name: 'Correct…', exact: true }).click();
   await panel.getByLabel('merchant', { exact: true }).fill('ACME Hardware Store');
@@ -317,6 +340,9 @@ test('usage after the reviews: verified count and acceptance rate changed; hourl
   // The acceptance-rate chart has a point for the hour of the reviews.
   const rate = page.getByRole('img', { name: 'Acceptance rate', exact: true });
   expect(await rate.locator('circle.dot').count()).toBe(1);
+  // The scroll cue shows exactly when the table is wider than its box (here a long workflow name makes it so).
+  const scrolls = await page.locator('#usage-scroll').evaluate((box) => box.scrollWidth > box.clientWidth);
+  expect(await page.getByText(/scroll it sideways/).isVisible()).toBe(scrolls);
   await shot('07-usage');
 });
 
@@ -355,12 +381,17 @@ test('errors read clearly: rate limited, expired upload, and a key without runs:
   expect(await page.locator('#runs-body tr').count()).toBe(0);
   await connect(readOnlyKey);
   await statusSays(/runs? on page 1/);
+  expect(await text(page.locator('#key-name'))).toBe('Key test: limited scopes · read only');
   await runRow(card.jobId).click();
-  await detail(card.jobId).getByRole('button', { name: 'Accept', exact: true }).click();
-  const forbidden = await alertSays(/FORBIDDEN/);
-  expect(forbidden).toContain('HTTP 403');
-  expect(forbidden).toContain('runs:verify');
-  await shot('09-forbidden');
+  // A key without runs:verify sees the review actions disabled, and why, before any click.
+  const readOnly = detail(card.jobId).getByRole('group', { name: 'Review actions' });
+  const accept = readOnly.getByRole('button', { name: 'Accept', exact: true });
+  expect(await accept.isDisabled()).toBe(true);
+  expect(await readOnly.getByRole('button', { name: 'Correct…', exact: true }).isDisabled()).toBe(true);
+  const reason = await text(page.locator(`#${await accept.getAttribute('aria-describedby')}`));
+  expect(reason).toContain('runs:verify');
+  expect(await visibleWithoutScrolling(page.locator('#review-reason'))).toBe(true);
+  await shot('09-read-only');
 
   await page.getByRole('button', { name: 'Forget key' }).click();
   await connect(KEYS.a);
@@ -395,30 +426,45 @@ test('no WCAG 2.1 A/AA violations (axe-core) on the runs list with a run open, a
   await page.getByRole('button', { name: 'Runs', exact: true }).click();
 });
 
-test('phone width (375×812): one column, nothing wider than the screen, detail and usage usable and accessible', async () => {
-  await page.setViewportSize({ width: 375, height: 812 });
+test('phone width (390×844): runs as cards, an open run is a view of its own with a way back, usage scrolls visibly', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  // The run left open above is now the whole view; "Back to runs" leads to the list.
+  await page.getByRole('button', { name: 'Back to runs' }).click();
   await runsView().getByLabel('Workflow', { exact: true }).fill('');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await statusSays(/runs? on page 1/);
   expect(await overflowsHorizontally()).toBe(false);
+  // A status badge keeps its own width inside the card.
+  expect((await runRow(accepted.jobId).locator('.badge').first().boundingBox())?.width ?? 999).toBeLessThan(120);
   await shot('10-phone-runs');
 
   await runRow(accepted.jobId).click();
   const panel = detail(accepted.jobId);
+  await panel.waitFor();
+  // No list above the run: its heading and its review actions are in sight without scrolling.
+  expect(await page.locator('#runs-table').isVisible()).toBe(false);
+  expect(await visibleWithoutScrolling(panel.locator('#detail-heading'))).toBe(true);
+  expect(await visibleWithoutScrolling(panel.getByRole('button', { name: 'Correct…', exact: true }))).toBe(true);
   const image = panel.getByRole('img', { name: 'Preview of receipt.png' });
   await image.waitFor();
-  expect((await image.boundingBox())?.width ?? 999).toBeLessThanOrEqual(375);
-  // The detail sits below the list (single column), not beside it.
-  const list = await page.locator('#runs-table').boundingBox();
-  const box = await panel.boundingBox();
-  expect(box?.y ?? 0).toBeGreaterThan((list?.y ?? 0) + (list?.height ?? 0) - 1);
+  expect((await image.boundingBox())?.width ?? 999).toBeLessThanOrEqual(390);
   expect(await overflowsHorizontally()).toBe(false);
   await shot('11-phone-detail');
   expect(await accessibilityViolations()).toEqual([]);
 
+  // Back: the list again, with the run's row focused.
+  await panel.getByRole('button', { name: 'Back to runs' }).click();
+  await panel.waitFor({ state: 'hidden' });
+  expect(await page.locator('#runs-table').isVisible()).toBe(true);
+  const focused = await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.jobId);
+  expect(focused).toBe(accepted.jobId);
+
   await page.getByRole('button', { name: 'Usage', exact: true }).click();
   await statusSays(/Usage for/);
   expect(await overflowsHorizontally()).toBe(false);
+  // The per-workflow table scrolls sideways inside its box, and says so.
+  expect(await page.locator('#usage-scroll').evaluate((box) => box.scrollWidth > box.clientWidth)).toBe(true);
+  expect(await page.getByText(/scroll it sideways/).isVisible()).toBe(true);
   await shot('12-phone-usage');
   expect(await accessibilityViolations()).toEqual([]);
 });

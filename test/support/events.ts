@@ -13,7 +13,7 @@ export interface ApiEventInput {
   query?: Record<string, string | string[]>;
   pathParameters?: Record<string, string>;
   /** Authorizer context; null for an unauthenticated call. */
-  auth?: { tenantId: string; keyId?: string; scopes?: Scope[] } | null;
+  auth?: { tenantId: string; keyId?: string; keyLabel?: string; scopes?: Scope[] } | null;
 }
 
 let counter = 0;
@@ -26,6 +26,7 @@ export function apiEvent(input: ApiEventInput = {}): APIGatewayProxyEvent {
       : {
           tenantId: input.auth?.tenantId ?? 'tenant-a',
           keyId: input.auth?.keyId ?? 'key_a',
+          ...(input.auth?.keyLabel !== undefined ? { keyLabel: input.auth.keyLabel } : {}),
           scopes: (input.auth?.scopes ?? ['runs:write', 'runs:read', 'runs:verify']).join(','),
         };
   const body = input.rawBody ?? (input.body === undefined ? null : JSON.stringify(input.body));

@@ -60,5 +60,6 @@ export type Checks = [
   Assert<Response<sdk.UsageResponse, contract.UsageResponse>>,
   Assert<Response<sdk.UsageRow, contract.UsageRow>>,
   Assert<Response<sdk.FileUrlResponse, contract.FileUrlResponse>>,
+  Assert<Response<sdk.WhoamiResponse, contract.WhoamiResponse>>,
   Assert<Response<sdk.HealthResponse, z.infer<typeof contract.healthResponse>>>,
 ];

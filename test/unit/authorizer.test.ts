@@ -63,7 +63,7 @@ test('a revoked key is denied as Unauthorized', async () => {
   await expect(authorize(authorizerEvent({ 'x-api-key': KEY }))).rejects.toThrow('Unauthorized');
 });
 
-test('an active key is allowed on every route of the stage, with tenant, key id and scopes in the context', async () => {
+test('an active key is allowed on every route of the stage, with tenant, key id, label and scopes in the context', async () => {
   ddb.on(GetCommand).resolves({ Item: keyRecord() });
   const result = await authorize(authorizerEvent({ 'x-api-key': KEY }));
   expect(result.principalId).toBe('key_0123456789abcdef');
@@ -80,6 +80,7 @@ test('an active key is allowed on every route of the stage, with tenant, key id 
   expect(result.context).toEqual({
     tenantId: 'tenant-a',
     keyId: 'key_0123456789abcdef',
+    keyLabel: 'backend',
     scopes: 'runs:read,runs:write',
   });
 });
@@ -94,6 +95,7 @@ test('a key with a usage-plan key names it as usageIdentifierKey, so the usage p
   expect(result.context).toEqual({
     tenantId: 'tenant-a',
     keyId: 'key_0123456789abcdef',
+    keyLabel: 'backend',
     scopes: 'runs:read,runs:write',
   });
   expect(JSON.stringify(result.context)).not.toContain(usagePlanKeyValue);

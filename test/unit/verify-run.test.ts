@@ -13,14 +13,18 @@ beforeEach(() => {
   ddb.on(TransactWriteCommand).resolves({});
 });
 
-function verify(body: unknown, options: { jobId?: string; tenantId?: string; keyId?: string } = {}) {
+function verify(body: unknown, options: { jobId?: string; tenantId?: string; keyId?: string; keyLabel?: string } = {}) {
   const jobId = options.jobId ?? 'run_1';
   return call(handler, {
     method: 'POST',
     path: `/v1/runs/${jobId}/verify`,
     pathParameters: { jobId },
     body,
-    auth: { tenantId: options.tenantId ?? 'tenant-a', keyId: options.keyId ?? 'key_qa' },
+    auth: {
+      tenantId: options.tenantId ?? 'tenant-a',
+      keyId: options.keyId ?? 'key_qa',
+      ...(options.keyLabel !== undefined ? { keyLabel: options.keyLabel } : {}),
+    },
   });
 }
 
@@ -133,6 +137,19 @@ test('a run created before the usage counters is verified without touching them 
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
   expect(items).toHaveLength(2);
   expect(items[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
+});
+
+test('a review by a labelled key records the label beside the key id, so the reviewer can be named', async () => {
+  ddb.on(GetCommand).resolves({ Item: completedRunItem() });
+  const answer = await verify({ accepted: true }, { keyId: 'key_qa', keyLabel: 'alice-laptop' });
+  expect(answer.body.verification).toMatchObject({ verifiedBy: 'key_qa', verifiedByLabel: 'alice-laptop' });
+  const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
+  expect(items[0]?.Update?.ExpressionAttributeValues?.[':v']).toMatchObject({ verifiedByLabel: 'alice-laptop' });
+  expect(items[1]?.Put?.Item).toMatchObject({ verifiedBy: 'key_qa', verifiedByLabel: 'alice-laptop' });
+
+  // A key without a label records the id alone.
+  const unlabelled = await verify({ accepted: true }, { keyLabel: '' });
+  expect(unlabelled.body.verification).not.toHaveProperty('verifiedByLabel');
 });
 
 test('corrections default to {} and note to null', async () => {
