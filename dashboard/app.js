@@ -1102,41 +1102,92 @@ function hideCorrectForm(form) {
   form.reset(); // triggers the reset listener above
 }
 
-/** Editable text for a result value, and the value an edited text stands for (same JSON type when possible). */
+/** Editable text for a result value. */
 function toField(value) {
   return value === null || value === undefined ? '' : fieldText(value);
 }
 
-function fromField(original, text) {
+const TYPE_HINTS = {
+  string: 'text',
+  number: 'a number',
+  integer: 'a whole number',
+  boolean: 'true or false',
+  date: 'a date',
+  array: 'a JSON list',
+  object: 'a JSON object',
+};
+
+/** A field's type: the run's schema's (expectedFields), else the JSON type of its extracted value. */
+function fieldType(run, field) {
+  const declared = (run.expectedFields ?? []).find((f) => f.name === field);
+  if (declared) return declared.type;
+  const value = run.result?.[field];
+  if (typeof value === 'number' || typeof value === 'boolean') return typeof value;
+  if (value !== null && typeof value === 'object') return Array.isArray(value) ? 'array' : 'object';
+  return 'string';
+}
+
+/** The control for a field of a type, holding its current value (an empty control means "no value"). */
+function fieldControl(id, type, value) {
+  const text = toField(value);
+  if (type === 'boolean') {
+    const select = h(
+      'select',
+      { id },
+      h('option', { value: '' }, '(no value)'),
+      h('option', { value: 'true' }, 'true'),
+      h('option', { value: 'false' }, 'false'),
+    );
+    select.value = typeof value === 'boolean' ? String(value) : '';
+    return select;
+  }
+  if (type === 'number' || type === 'integer') {
+    const props = {
+      id,
+      type: 'number',
+      step: type === 'integer' ? '1' : 'any',
+      inputmode: 'decimal',
+      autocomplete: 'off',
+    };
+    const input = h('input', props);
+    input.value = typeof value === 'number' ? String(value) : '';
+    return input;
+  }
+  if (type === 'date') {
+    const input = h('input', { id, type: 'date', autocomplete: 'off' });
+    // A date read as printed (day and month ambiguous) is no ISO date: the control starts empty, with it as a hint.
+    input.value = /^\d{4}-\d{2}-\d{2}$/.test(text) ? text : '';
+    if (input.value === '' && text !== '') input.title = `read as "${text}"`;
+    return input;
+  }
+  const long = type === 'array' || type === 'object' || text.length > 80 || text.includes('\n');
+  return long
+    ? h('textarea', { id, rows: '6', spellcheck: 'false' }, text) // textarea's default value is its text
+    : h('input', { id, type: 'text', value: text, autocomplete: 'off', spellcheck: 'false' });
+}
+
+/** The value a control stands for, in its field's type; throws on JSON that does not parse. */
+function fromField(type, text) {
   const trimmed = text.trim();
   if (trimmed === '') return null;
-  if (typeof original === 'number') {
-    const number = Number(trimmed);
-    if (Number.isFinite(number)) return number;
-  }
-  if (typeof original === 'boolean' && (trimmed === 'true' || trimmed === 'false')) return trimmed === 'true';
-  if (original !== null && typeof original === 'object') {
-    try {
-      return JSON.parse(trimmed);
-    } catch {
-      return text;
-    }
-  }
+  if (type === 'number' || type === 'integer') return Number(trimmed);
+  if (type === 'boolean') return trimmed === 'true';
+  if (type === 'array' || type === 'object') return JSON.parse(trimmed);
   return text;
 }
 
-/** The "Correct" form: one row per result field (prefilled) and a note; only changed fields are sent. */
+/** The "Correct" form: one typed control per result field (prefilled) and a note; only changed fields are sent. */
 function correctForm(run, error, onSaved) {
   const entries = Object.entries(run.result ?? {});
   const rows = entries.map(([field, value], index) => {
     const id = `correct-${index}`;
-    const initial = toField(value);
-    const long = initial.length > 80 || initial.includes('\n');
-    const input = long
-      ? h('textarea', { id, rows: '6', spellcheck: 'false' }, initial) // textarea's default value is its text
-      : h('input', { id, type: 'text', value: initial, autocomplete: 'off', spellcheck: 'false' });
+    const type = fieldType(run, field);
+    const input = fieldControl(id, type, value);
     input.dataset.field = field;
-    input.dataset.initial = initial;
+    input.dataset.type = type;
+    // What the control holds before any edit (a control may not hold every text: a number box, a date picker).
+    input.dataset.initial = input.value;
+    input.title ||= `${field}: ${TYPE_HINTS[type] ?? type}`;
     return h('div', { class: 'correct-row' }, h('label', { for: id }, field), input);
   });
   const note = h('textarea', { id: 'correct-note', rows: '2', maxlength: '2000' });
@@ -1159,7 +1210,13 @@ function correctForm(run, error, onSaved) {
     const corrections = {};
     for (const input of form.querySelectorAll('[data-field]')) {
       if (input.value === input.dataset.initial) continue;
-      corrections[input.dataset.field] = fromField(run.result[input.dataset.field], input.value);
+      try {
+        corrections[input.dataset.field] = fromField(input.dataset.type, input.value);
+      } catch {
+        error.textContent = `${input.dataset.field}: not valid JSON.`;
+        input.focus();
+        return;
+      }
     }
     const text = note.value.trim();
     if (Object.keys(corrections).length === 0 && !text) {

@@ -221,6 +221,14 @@ export const queuedRun = z.object({
     .check(z.meta({ description: 'Progress detail: in the queue, or a worker is on it' })),
 });
 
+/** One field of a schema, normalised: what GET /v1/schemas lists and a completed run's `expectedFields` carries. */
+export const schemaField = z.object({
+  name: z.string(),
+  type: z.enum(FIELD_TYPES),
+  description: z.optional(z.string()),
+  required: z.boolean(),
+});
+
 export const completedRun = z.object({
   ...creationFields,
   status: z.literal('completed'),
@@ -235,6 +243,14 @@ export const completedRun = z.object({
   attempts: z.array(attempt),
   completedAt: isoTimestamp,
   verification: z.optional(verification),
+  expectedFields: z.optional(
+    z.array(schemaField).check(
+      z.meta({
+        description:
+          "The schema's fields (registry or inline) as the run used them, normalised: the names and types a review's corrections must have. Absent without a schema.",
+      }),
+    ),
+  ),
 });
 
 export const failedRun = z.object({
@@ -284,14 +300,7 @@ export const verifyResponse = z.object({ jobId: z.string(), status: runStatus, v
 export const registrySchemaSummary = z.object({
   id: z.string(),
   label: z.string(),
-  expectedFields: z.array(
-    z.object({
-      name: z.string(),
-      type: z.enum(FIELD_TYPES),
-      description: z.optional(z.string()),
-      required: z.boolean(),
-    }),
-  ),
+  expectedFields: z.array(schemaField),
 });
 export const schemasResponse = z.object({ items: z.array(registrySchemaSummary) });
 

@@ -143,6 +143,15 @@ export interface CompletedRun extends RunBase {
     attempts: Attempt[];
     completedAt: string;
     verification?: Verification;
+    /** The schema's fields as the run used them: the names and types a review's corrections must have. */
+    expectedFields?: SchemaField[];
+}
+/** One field of a schema, normalised. */
+export interface SchemaField {
+    name: string;
+    type: FieldType;
+    description?: string;
+    required: boolean;
 }
 export interface FailedRun extends RunBase {
     status: 'failed';
@@ -179,12 +188,7 @@ export interface VerifyResponse {
 export interface RegistrySchemaSummary {
     id: string;
     label: string;
-    expectedFields: {
-        name: string;
-        type: FieldType;
-        description?: string;
-        required: boolean;
-    }[];
+    expectedFields: SchemaField[];
 }
 export interface SchemasResponse {
     items: RegistrySchemaSummary[];

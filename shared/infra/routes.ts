@@ -111,7 +111,7 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   },
   'get-run': { tables: { runs: 'read', runResults: 'read' } },
   'list-runs': { tables: { runs: 'read', runResults: 'read' } },
-  'verify-run': { tables: { runs: 'readwrite', verifications: 'readwrite', usage: 'readwrite' } },
+  'verify-run': { tables: { runs: 'readwrite', runResults: 'read', verifications: 'readwrite', usage: 'readwrite' } },
   schemas: {},
   usage: { tables: { runs: 'read', usage: 'read' } },
   'file-url': { tables: { runs: 'read' }, bucket: 'read' },

@@ -49,6 +49,16 @@ export function toRunResponse(run: RunRecord): RunResponse {
       attempts: run.attempts ?? [],
       completedAt: run.completedAt ?? run.createdAt,
       ...(run.verification ? { verification: run.verification } : {}),
+      ...(run.task.fields
+        ? {
+            expectedFields: run.task.fields.map((f) => ({
+              name: f.name,
+              type: f.type,
+              ...(f.description !== undefined ? { description: f.description } : {}),
+              required: f.required,
+            })),
+          }
+        : {}),
     };
   }
   if (run.status === 'failed' && run.error) {

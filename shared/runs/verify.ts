@@ -1,7 +1,7 @@
 /**
  * Verify: QA metadata on a completed run. The current verification is kept on the run (for the dashboard); every
  * verification is also appended to the Verifications table (the history), and the usage counters move with it, in one
- * transaction. Status never changes.
+ * transaction. Corrections must fit the run's fields (corrections.ts); nothing is written otherwise. Status never changes.
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
@@ -9,9 +9,11 @@ import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
+import { withResult } from '../store/run-results.js';
 import { getRunForTenant, type RunRecord, runsTable } from '../store/runs.js';
 import { failedConditions, transactWriteNamed } from '../store/transact.js';
 import { countedCondition, usageUpdates, verifiedDelta } from '../store/usage.js';
+import { checkCorrections } from './corrections.js';
 
 const verificationsTable = resource(tables.verifications.envVar);
 
@@ -42,6 +44,13 @@ export async function verifyRun(
     const run = await getRunForTenant(jobId, tenantId);
     if (!run) throw new NotFoundError('run', jobId);
     if (run.status !== 'completed') throw new RunNotCompletedError(jobId, run.status);
+    // The fields a correction may name are the schema's, or for a run without one its result's (which may be in parts).
+    if (attempt === 0 && request.corrections !== undefined) {
+      checkCorrections(
+        run.task.fields || run.task.outputFormat === 'text' ? run : await withResult(run),
+        request.corrections,
+      );
+    }
     if (await writeVerification(run, verification, now)) return { jobId, status: run.status, verification };
   }
   throw new Error(`run ${jobId} kept changing while being verified`);

@@ -293,7 +293,16 @@ test('Accept records an accepted review; Correct records the changed fields and 
   const panel = detail(corrected.jobId);
   await panel.getByRole('button', { name: 'Correct…', exact: true }).click();
   await panel.getByLabel('merchant', { exact: true }).fill('ACME Hardware Store');
+  // Controls follow the schema's types: numbers in number boxes, the date in a date picker.
+  const inputType = (label: string) => panel.getByLabel(label, { exact: true }).getAttribute('type');
+  expect(await Promise.all(['total', 'tax', 'date', 'merchant'].map(inputType))).toEqual([
+    'number',
+    'number',
+    'date',
+    'text',
+  ]);
   await panel.getByLabel('total', { exact: true }).fill('43');
+  await panel.getByLabel('tax', { exact: true }).fill('0.01');
   await panel.getByLabel('Note (optional)').fill('merchant name cut short');
   await panel.getByRole('button', { name: 'Save correction' }).click();
   await panel.getByText(/Corrected by/).waitFor();
@@ -304,11 +313,11 @@ test('Accept records an accepted review; Correct records the changed fields and 
   await panel.getByRole('region', { name: 'Review' }).scrollIntoViewIfNeeded();
   await shot('06-corrected');
 
-  // Only the changed fields were sent, with the number kept a number.
+  // Only the changed fields were sent, with the numbers kept numbers.
   const stored = await call<{ verification: unknown }>('GET', `/v1/runs/${corrected.jobId}`);
   expect(stored.body.verification).toMatchObject({
     accepted: false,
-    corrections: { merchant: 'ACME Hardware Store', total: 43 },
+    corrections: { merchant: 'ACME Hardware Store', total: 43, tax: 0.01 },
     note: 'merchant name cut short',
   });
 

@@ -212,7 +212,11 @@ describe('worker exactly-once', () => {
     const jobId = String(created.body.jobId);
     const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
     expect(final.body.status).toBe('completed');
-    expect(await runRecord(jobId)).toMatchObject({ resends: 1, deliveries: 1 });
+    // One resend. Deliveries: at least the resent message's; a loaded machine can run the OCR past the tests' 3 s
+    // visibility timeout, and SQS then hands the message out again (the claim keeps the run processed once).
+    const record = await runRecord(jobId);
+    expect(record.resends).toBe(1);
+    expect(record.deliveries).toBeGreaterThanOrEqual(1);
     expect((await runRecord(jobId)).queuedShard).toBeUndefined();
     await expectSettledOnce(jobId);
   });

@@ -125,6 +125,11 @@ describe('a completed run', () => {
       strategy: 'ocr_then_analyze',
       attempts: [{ provider: 'local', step: 'ocr', outcome: 'succeeded', latencyMs: 1200 }],
       completedAt: '2026-11-01T10:00:05.000Z',
+      // The schema's fields as the run used them: what a review's corrections must name and be.
+      expectedFields: [
+        { name: 'merchant', type: 'string', required: true },
+        { name: 'total', type: 'number', required: true },
+      ],
     });
   });
 

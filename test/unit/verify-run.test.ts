@@ -214,3 +214,73 @@ test('a note of exactly 2000 characters is accepted', async () => {
   const answer = await verify({ accepted: true, note: 'n'.repeat(2000) });
   expect(answer.status).toBe(200);
 });
+
+describe('corrections are typed by the run they correct', () => {
+  const invoice = completedRunItem({
+    task: {
+      prompt: 'Extract',
+      outputFormat: 'json',
+      fields: [
+        { name: 'vendor', type: 'string', required: true },
+        { name: 'total', type: 'number', required: true },
+        { name: 'lines', type: 'integer', required: false },
+        { name: 'paid', type: 'boolean', required: false },
+        { name: 'date', type: 'date', required: false },
+        { name: 'items', type: 'array', required: false },
+      ],
+      schemaId: null,
+      schemaLabel: null,
+      promptScaffold: null,
+    },
+  });
+
+  test.each([
+    ['a number typed as text (the dashboard once stored "0")', { total: '0' }, 'total', 'must be a number'],
+    ['a field the schema does not have', { totl: 1 }, 'totl', 'not a field'],
+    ['a fraction for an integer field', { lines: 2.5 }, 'lines', 'must be an integer'],
+    ['a word for a boolean', { paid: 'yes' }, 'paid', 'true or false'],
+    ['a date that does not exist', { date: '2026-02-30' }, 'date', 'YYYY-MM-DD'],
+    ['a date written day-first', { date: '20/11/2026' }, 'date', 'YYYY-MM-DD'],
+    ['an object for a list', { items: { a: 1 } }, 'items', 'an array'],
+  ])(
+    '%s answers 400 INVALID_REQUEST naming the field, and nothing is written',
+    async (_what, corrections, field, says) => {
+      ddb.on(GetCommand).resolves({ Item: invoice });
+      const answer = await verify({ accepted: false, corrections });
+      const error = expectError(answer, 'INVALID_REQUEST');
+      expect(Object.keys(error.details.fields)).toEqual([field]);
+      expect(error.details.fields[field]).toContain(says);
+      expect(error.details.issues).toEqual([{ path: `corrections.${field}`, message: error.details.fields[field] }]);
+      expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+    },
+  );
+
+  test('values of the right types, and null for "not in the document", are stored as given', async () => {
+    ddb.on(GetCommand).resolves({ Item: invoice });
+    const corrections = { vendor: 'ACME', total: 0, lines: 3, paid: false, date: '2026-11-20', items: [] };
+    const answer = await verify({ accepted: false, corrections: { ...corrections, paid: null } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.verification.corrections).toEqual({ ...corrections, paid: null });
+  });
+
+  test("without a schema the fields are the result's own, each keeping its JSON type", async () => {
+    const free = completedRunItem({
+      task: { ...invoice.task, fields: null },
+      result: { amount: 12.5, note: 'x', missing: null },
+    });
+    ddb.on(GetCommand).resolves({ Item: free });
+    expect((await verify({ accepted: false, corrections: { amount: 13, missing: 'now found' } })).status).toBe(200);
+    const wrong = await verify({ accepted: false, corrections: { amount: '13', extra: 1 } });
+    expect(Object.keys(expectError(wrong, 'INVALID_REQUEST').details.fields).sort()).toEqual(['amount', 'extra']);
+  });
+
+  test('a text run is corrected through its text alone', async () => {
+    const text = completedRunItem({
+      task: { ...invoice.task, outputFormat: 'text', fields: null },
+      result: { text: 'a' },
+    });
+    ddb.on(GetCommand).resolves({ Item: text });
+    expect((await verify({ accepted: false, corrections: { text: 'b' } })).status).toBe(200);
+    expectError(await verify({ accepted: false, corrections: { total: 1 } }), 'INVALID_REQUEST');
+  });
+});
