@@ -18,6 +18,7 @@ import {
   gatewaySettings,
   type HandlerName,
   matchPath,
+  type PathMatch,
   type RouteDefinition,
   routes,
 } from '../../shared/infra/routes.js';
@@ -108,11 +109,17 @@ function multiValues(params: URLSearchParams): Record<string, string[]> {
   return out;
 }
 
-function findRoute(method: string, path: string): { route: RouteDefinition; params: Record<string, string> } | null {
+/** The route a request names, with its path parameters, or why none can take it. */
+function findRoute(
+  method: string,
+  path: string,
+): { route: RouteDefinition; params: Record<string, string> } | Exclude<PathMatch, { params: unknown }> {
   for (const route of routes) {
     if (route.method !== method) continue;
-    const params = matchPath(route.path, path);
-    if (params) return { route, params };
+    const match = matchPath(route.path, path);
+    if (match === null) continue;
+    if ('malformedParameter' in match) return match;
+    return { route, params: match.params };
   }
   return null;
 }
@@ -140,6 +147,19 @@ export function createGateway(options: GatewayOptions): Server {
         const url = new URL(req.url ?? '/', 'http://localhost');
         const match = findRoute(req.method ?? 'GET', url.pathname);
         if (!match) return gatewayError(res, requestId, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
+        if ('malformedParameter' in match) {
+          const message = 'is not valid percent-encoding';
+          return gatewayError(
+            res,
+            requestId,
+            'INVALID_REQUEST',
+            `Path parameter ${match.malformedParameter} ${message}`,
+            {},
+            {
+              issues: [{ path: match.malformedParameter, message }],
+            },
+          );
+        }
         const handler = options.handlers[match.route.handler];
         if (!handler) return gatewayError(res, requestId, 'INTERNAL_ERROR', 'Handler not loaded');
 
