@@ -22,6 +22,7 @@ import {
   type RouteDefinition,
   routes,
 } from '../../shared/infra/routes.js';
+import { log } from '../../shared/log.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -192,7 +193,7 @@ export function createGateway(options: GatewayOptions): Server {
             if (error instanceof Error && error.message === 'Unauthorized') {
               return gatewayError(res, requestId, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
             }
-            process.stderr.write(`gateway: authorizer failed: ${String(error)}\n`);
+            log.error('gateway: the authorizer failed', { error });
             return gatewayError(res, requestId, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
           }
           const wait = limiter.take(key);
@@ -242,7 +243,7 @@ export function createGateway(options: GatewayOptions): Server {
         res.writeHead(result.statusCode, result.headers as Record<string, string>);
         res.end(result.body);
       } catch (error: unknown) {
-        process.stderr.write(`gateway: unhandled ${String(error)}\n`);
+        log.error('gateway: unhandled error', { error });
         if (!res.headersSent) gatewayError(res, requestId, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
       }
     })();
