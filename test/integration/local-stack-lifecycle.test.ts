@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { processesMentioning, processTree } from '../support/processes.js';
 import { fixture } from './client.js';
 import { startStack } from './stack.js';
@@ -31,6 +32,34 @@ async function api(baseUrl: string, key: string, method: string, path: string, b
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Presigns, PUTs and creates a run of `bytes`; returns its jobId. */
+async function submit(baseUrl: string, key: string, fileName: string, bytes: Uint8Array): Promise<string> {
+  const presign = await api(baseUrl, key, 'POST', '/v1/uploads/presign', { fileName, contentLength: bytes.length });
+  const put = await fetch(String(presign.body.uploadUrl), {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: new Blob([new Uint8Array(bytes)]),
+  });
+  expect(put.status).toBe(200);
+  const created = await api(baseUrl, key, 'POST', '/v1/runs', {
+    uploadId: presign.body.uploadId,
+    prompt: 'Extract the receipt',
+    schemaId: 'receipt',
+  });
+  expect(created.status).toBe(202);
+  return String(created.body.jobId);
+}
+
+/** Polls a run until it is no longer queued (or two minutes pass); returns its status. */
+async function finalStatus(baseUrl: string, key: string, jobId: string): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const status = String((await api(baseUrl, key, 'GET', `/v1/runs/${jobId}`)).body.status);
+    if (status !== 'queued' || Date.now() > deadline) return status;
+    await new Promise((r) => setTimeout(r, 300));
+  }
 }
 
 test('a busy port: one line naming PORT, exit code 1, and nothing left running', async () => {
@@ -82,7 +111,7 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15
   }
 }
 
-test('on a terminal: a short banner whose export line works, readable logs; when DynamoDB Local dies the stack says so in one line and exits 1 with nothing left', async () => {
+test('on a terminal: a short banner whose export line works, readable logs (native warnings too); when DynamoDB Local dies the stack says so in one line and exits 1 with nothing left', async () => {
   const dataDir = privateDir();
   const { child, screen } = startOnTerminal({ VISION_LOCAL_DATA_DIR: dataDir, VISION_PROVIDERS: 'local' });
   try {
@@ -106,6 +135,20 @@ test('on a terminal: a short banner whose export line works, readable logs; when
         .split('\n')
         .filter((line) => line.trim() !== '').length,
     ).toBeLessThanOrEqual(12);
+
+    // Tesseract warns on stderr about a tiny image's resolution: on the terminal that is a log line, not raw text.
+    const tiny = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#888' } })
+      .png()
+      .toBuffer();
+    expect(await finalStatus(baseUrl, key, await submit(baseUrl, key, 'tiny.png', tiny))).toBe('completed');
+    const ocrSaid = await until('the OCR warning', () =>
+      screen()
+        .split('\n')
+        .find((line) => line.includes('Invalid resolution')),
+    );
+    expect(ocrSaid).toMatch(
+      /^\d\d:\d\d:\d\d WARN {2}library output {2}stream=stderr {2}output="Warning: Invalid resolution/,
+    );
 
     const stackPid = processTree(child.pid as number).find((pid) =>
       readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('scripts/local.ts'),
@@ -143,23 +186,7 @@ test('runs, keys and uploaded files survive a restart (a queued run is then proc
       // A supplied key is never printed; its tenant is named.
       expect(first.output.join('\n')).not.toContain(key);
       expect(first.output.join('\n')).toContain('for tenant "keeper" (not printed)');
-      const presign = await api(first.info.baseUrl, key, 'POST', '/v1/uploads/presign', {
-        fileName: 'receipt.png',
-        contentLength: bytes.length,
-      });
-      const put = await fetch(String(presign.body.uploadUrl), {
-        method: 'PUT',
-        headers: { 'content-type': 'application/octet-stream' },
-        body: new Blob([new Uint8Array(bytes)]),
-      });
-      expect(put.status).toBe(200);
-      const created = await api(first.info.baseUrl, key, 'POST', '/v1/runs', {
-        uploadId: presign.body.uploadId,
-        prompt: 'Extract the receipt',
-        schemaId: 'receipt',
-      });
-      expect(created.status).toBe(202);
-      jobId = String(created.body.jobId);
+      jobId = await submit(first.info.baseUrl, key, 'receipt.png', bytes);
     } finally {
       await first.stop();
     }
@@ -167,13 +194,7 @@ test('runs, keys and uploaded files survive a restart (a queued run is then proc
     const second = await startStack(env);
     try {
       // The queue is not kept: the stack sends the queued run to its worker again at start.
-      let status = '';
-      const deadline = Date.now() + 120_000;
-      while (status !== 'completed' && Date.now() < deadline) {
-        status = String((await api(second.info.baseUrl, key, 'GET', `/v1/runs/${jobId}`)).body.status);
-        if (status !== 'completed') await new Promise((r) => setTimeout(r, 300));
-      }
-      expect(status).toBe('completed');
+      expect(await finalStatus(second.info.baseUrl, key, jobId)).toBe('completed');
       const file = await api(second.info.baseUrl, key, 'GET', `/v1/runs/${jobId}/file`);
       const kept = new Uint8Array(await (await fetch(String(file.body.url))).arrayBuffer());
       expect(Buffer.from(kept).equals(bytes)).toBe(true);
