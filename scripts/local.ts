@@ -7,6 +7,7 @@
  * start, so Ctrl-C / SIGTERM at any moment, a busy port or DynamoDB Local dying ends everything this process started
  * (the Java process included) within 5 s, with one line saying why.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
@@ -123,7 +124,12 @@ async function shutdown(code: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const env = localEnv.parse(process.env);
+  const parsed = localEnv.safeParse(process.env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new StartFailure(`the environment is not usable: ${issues.join('; ')}`);
+  }
+  const env = parsed.data;
   const format = logFormat(env.VISION_LOCAL_LOG_FORMAT, Boolean(process.stdout.isTTY));
   writers = captureForeignOutput((stream, output) =>
     (stream === 'stderr' ? log.warn : log.info)('library output', { stream, output }),
@@ -163,7 +169,7 @@ async function main(): Promise<void> {
     supplied === undefined
       ? {
           tenantId: 'dev',
-          key: dataDir ? await generatedDevKey(dataDir) : `vk_dev_${crypto.randomUUID().replaceAll('-', '')}`,
+          key: dataDir ? await generatedDevKey(dataDir) : `vk_dev_${randomBytes(24).toString('base64url')}`,
         }
       : undefined;
   const devKeys = supplied ?? (generated ? [generated] : []);
