@@ -57,20 +57,27 @@ interface Options {
   log: (line: string) => void;
 }
 
-/** Groups the stack's warn/error output by message. */
+/** Groups the stack's warn/error output by message (a line the stack collapsed counts its `repeated` too). */
 function problems(output: readonly string[]): { message: string; count: number }[] {
   const counts = new Map<string, number>();
   for (const line of output) {
     let message: string | null = null;
+    let times = 1;
     try {
-      const parsed = JSON.parse(line) as { level?: string; message?: string; error?: { message?: string } };
+      const parsed = JSON.parse(line) as {
+        level?: string;
+        message?: string;
+        error?: { message?: string };
+        repeated?: number;
+      };
+      if (typeof parsed.repeated === 'number') times = parsed.repeated;
       if (parsed.level === 'warn' || parsed.level === 'error') {
         message = `${parsed.level}: ${parsed.message ?? ''}${parsed.error?.message ? ` (${parsed.error.message})` : ''}`;
       }
     } catch {
       if (/error|fail|warn/i.test(line) && !line.startsWith('VISION_LOCAL_READY')) message = line.trim();
     }
-    if (message) counts.set(message.slice(0, 240), (counts.get(message.slice(0, 240)) ?? 0) + 1);
+    if (message) counts.set(message.slice(0, 240), (counts.get(message.slice(0, 240)) ?? 0) + times);
   }
   return [...counts].map(([message, count]) => ({ message, count })).sort((a, b) => b.count - a.count);
 }

@@ -1,18 +1,20 @@
 /**
  * `npm start`: the whole service on this machine. Starts DynamoDB Local and fauxqs (unless AWS endpoints are given),
  * creates the resources from shared/infra/resources.ts, seeds dev API keys, serves the route table on
- * http://127.0.0.1:$PORT through a local API Gateway stand-in, and drives the worker from the queue.
- * Ctrl-C / SIGTERM stops everything it started, the Java process included.
+ * http://127.0.0.1:$PORT through a local API Gateway stand-in, and drives the worker from the queue. Data is kept in
+ * a data folder across restarts (scripts/local/data-dir.ts); `npm start -- --fresh` starts empty.
+ * Not to undo: the signal handlers are installed before anything starts and the port is checked before the emulators
+ * start, so Ctrl-C / SIGTERM at any moment, a busy port or DynamoDB Local dying ends everything this process started
+ * (the Java process included) within 5 s, with one line saying why.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
 import { reconcileSettings, runQueue, tables, uploadsBucket, workerSettings } from '../shared/infra/resources.js';
 import { gatewaySettings, routes } from '../shared/infra/routes.js';
+import { log, setLogSink } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
 import { jobIdOf } from '../shared/runs/run-message.js';
@@ -20,15 +22,25 @@ import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
 import { claimMs } from '../shared/worker/process-run.js';
 import { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } from '../shared/worker/reconcile.js';
-import { createResources, startEmulators } from './local/emulators.js';
+import { banner } from './local/banner.js';
+import { captureForeignOutput, createConsoleSink, logFormat, type Writers } from './local/console.js';
+import { type DataDir, DataDirInUse, DEFAULT_DATA_DIR, generatedDevKey, openDataDir } from './local/data-dir.js';
+import { createResources, endpointsConfigured, startEmulators } from './local/emulators.js';
 import { createGateway } from './local/gateway.js';
+import { removeStateFile, stateFile, writeStateFile } from './local/state-file.js';
 import { startWorkerRunner } from './local/worker-runner.js';
 
 const localEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().default('127.0.0.1'),
-  /** Comma-separated tenant:key pairs, seeded with every scope. Unset: one key is generated. */
+  /** Comma-separated tenant:key pairs, seeded with every scope. Unset: one key is generated (and kept). */
   VISION_DEV_API_KEYS: z.string().optional(),
+  /** Where tables and uploaded files are kept across restarts (default `.local-data/`). */
+  VISION_LOCAL_DATA_DIR: z.string().optional(),
+  /** `pretty` or `json` log lines; default pretty on a terminal, JSON otherwise. */
+  VISION_LOCAL_LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+  /** Print the machine-read `VISION_LOCAL_READY {json}` line even on a terminal (always printed otherwise). */
+  VISION_LOCAL_READY_LINE: z.enum(['true', 'false']).optional(),
   VISION_LOCAL_TABLE_PREFIX: z.string().default('vision-local-'),
   /** Shorter than the deployed value so redelivery can be observed locally (tests use a few seconds). */
   LOCAL_VISIBILITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
@@ -52,62 +64,115 @@ const localEnv = z.object({
   VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
 });
 
-/**
- * Where a running stack leaves its coordinates for tools (`npm run keys`): `{endpoints, resources, baseUrl, pid}`.
- * VISION_LOCAL_STATE_FILE overrides the path. The first running stack owns the file: a second stack (e.g. the
- * integration suite's) leaves a live owner's file alone, and a stack removes the file on shutdown only if it is its own.
- */
-const stateFile = resolve(
-  process.env.VISION_LOCAL_STATE_FILE || fileURLToPath(new URL('../.local-data/stack.json', import.meta.url)),
-);
+/** Thrown for a start that cannot go on: its message is the one line the operator sees. */
+class StartFailure extends Error {}
 
-function isAlive(pid: unknown): boolean {
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error: unknown) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function stateFilePid(): Promise<number | undefined> {
-  try {
-    const pid = (JSON.parse(await readFile(stateFile, 'utf8')) as { pid?: unknown }).pid;
-    return typeof pid === 'number' ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes the state file (atomically) unless another live stack owns it; returns whether this stack owns it now. */
-async function writeStateFile(state: Record<string, unknown>): Promise<boolean> {
-  const owner = await stateFilePid();
-  if (owner !== undefined && owner !== process.pid && isAlive(owner)) return false;
-  await mkdir(dirname(stateFile), { recursive: true });
-  const tmp = `${stateFile}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify({ ...state, pid: process.pid }, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, stateFile);
-  return true;
-}
-
-async function removeStateFile(): Promise<void> {
-  if ((await stateFilePid()) === process.pid) await rm(stateFile, { force: true });
-}
-
-function parseDevKeys(value: string | undefined): { tenantId: string; key: string }[] {
-  if (!value) return [{ tenantId: 'dev', key: `vk_dev_${randomBytes(24).toString('base64url')}` }];
+function parseDevKeys(value: string): { tenantId: string; key: string }[] {
   return value.split(',').map((pair) => {
     const [tenantId, key] = pair.split(':').map((s) => s.trim());
-    if (!tenantId || !key) throw new Error(`VISION_DEV_API_KEYS: "${pair}" is not tenant:key`);
+    if (!tenantId || !key) throw new StartFailure(`VISION_DEV_API_KEYS: "${pair.split(':')[0]}…" is not tenant:key`);
     return { tenantId, key };
   });
 }
 
+function parseArgs(argv: string[]): { fresh: boolean } {
+  const unknown = argv.filter((arg) => arg !== '--fresh');
+  if (unknown.length > 0) {
+    throw new StartFailure(
+      `unknown option ${unknown[0]}; the only option is --fresh (start with an empty data folder)`,
+    );
+  }
+  return { fresh: argv.includes('--fresh') };
+}
+
+/** Whether `port` can be listened on at `host` now (EADDRINUSE: no; any other failure is thrown). */
+async function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EADDRINUSE' ? resolve(false) : reject(error),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
+  });
+}
+
+const portInUse = (port: number) => `port ${port} is in use; set PORT=… (PORT=0 picks a free one)`;
+
+/** Everything the stack started, stopped in reverse order; signals and fatal errors end here. */
+const cleanups: (() => Promise<void>)[] = [];
+let stopping = false;
+let stopConsole = () => {};
+/** This process's own stdout and stderr (everything else written there becomes log entries). */
+let writers: Writers = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  // Whatever hangs, the process ends within 5 s; its 'exit' hook (emulators.ts) kills DynamoDB Local.
+  setTimeout(() => {
+    stopConsole();
+    process.exit(code);
+  }, 4500).unref();
+  for (const cleanup of cleanups.reverse()) {
+    await cleanup().catch((error: unknown) => log.warn('a step of stopping failed', { error }));
+  }
+  stopConsole();
+  process.exit(code);
+}
+
 async function main(): Promise<void> {
-  const env = localEnv.parse(process.env);
-  const devKeys = parseDevKeys(env.VISION_DEV_API_KEYS);
+  const parsed = localEnv.safeParse(process.env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new StartFailure(`the environment is not usable: ${issues.join('; ')}`);
+  }
+  const env = parsed.data;
+  const format = logFormat(env.VISION_LOCAL_LOG_FORMAT, Boolean(process.stdout.isTTY));
+  writers = captureForeignOutput((stream, output) =>
+    (stream === 'stderr' ? log.warn : log.info)('library output', { stream, output }),
+  );
+  const out = writers;
+  const console = createConsoleSink({
+    format,
+    out: (line, level) => (level === 'warn' || level === 'error' ? out.stderr : out.stdout)(`${line}\n`),
+    withStacks: process.env.LOG_LEVEL === 'debug',
+  });
+  setLogSink(console.sink);
+  stopConsole = () => console.stop();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      log.info(`${signal}: stopping`);
+      void shutdown(0);
+    });
+  }
+
+  const { fresh } = parseArgs(process.argv.slice(2));
+  if (env.PORT !== 0 && !(await portIsFree(env.HOST, env.PORT))) throw new StartFailure(portInUse(env.PORT));
+
+  let dataDir: DataDir | null = null;
+  if (!endpointsConfigured()) {
+    const dir = env.VISION_LOCAL_DATA_DIR || DEFAULT_DATA_DIR;
+    dataDir = await openDataDir(dir, { fresh }).catch((error: unknown) => {
+      if (error instanceof DataDirInUse) {
+        throw new StartFailure(`${error.message}; stop it, or set VISION_LOCAL_DATA_DIR to another folder`);
+      }
+      throw error;
+    });
+    const opened = dataDir;
+    cleanups.push(() => opened.release());
+  }
+  const supplied = env.VISION_DEV_API_KEYS ? parseDevKeys(env.VISION_DEV_API_KEYS) : undefined;
+  const generated =
+    supplied === undefined
+      ? {
+          tenantId: 'dev',
+          key: dataDir ? await generatedDevKey(dataDir) : `vk_dev_${randomBytes(24).toString('base64url')}`,
+        }
+      : undefined;
+  const devKeys = supplied ?? (generated ? [generated] : []);
 
   // The SDK needs a region and some credentials even for emulators; real values win when present.
   process.env.AWS_REGION ??= 'us-east-1';
@@ -118,173 +183,190 @@ async function main(): Promise<void> {
     process.env.VISION_DISABLE_IAM_PROVIDERS ??= 'true';
   }
 
-  const emulators = await startEmulators();
-  const stopEmulators = async () => emulators.stop();
-  try {
-    process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
-    process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
-    process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
-    process.env.S3_FORCE_PATH_STYLE ??= 'true';
+  const emulators = await startEmulators({
+    ...(dataDir ? { data: { dynamodb: dataDir.dynamodb, s3: dataDir.s3 } } : {}),
+    onUnexpectedExit: (how) => {
+      log.error(`DynamoDB Local stopped (${how}); the local stack cannot work without it and stops too`);
+      void shutdown(1);
+    },
+  });
+  cleanups.push(() => emulators.stop());
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
+  process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
+  process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
+  process.env.S3_FORCE_PATH_STYLE ??= 'true';
 
-    const names = await createResources(emulators.endpoints, env.VISION_LOCAL_TABLE_PREFIX, {
-      ...(env.LOCAL_VISIBILITY_TIMEOUT_SECONDS
-        ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS }
-        : {}),
-    });
-    for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
-    process.env[uploadsBucket.envVar] = names.bucket;
-    process.env[runQueue.envVar] = names.queueUrl;
+  const names = await createResources(emulators.endpoints, env.VISION_LOCAL_TABLE_PREFIX, {
+    ...(env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: env.LOCAL_VISIBILITY_TIMEOUT_SECONDS } : {}),
+  });
+  for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
+  process.env[uploadsBucket.envVar] = names.bucket;
+  process.env[runQueue.envVar] = names.queueUrl;
 
-    for (const { tenantId, key } of devKeys) {
-      await ensureTenant(tenantId);
-      if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });
-    }
+  for (const { tenantId, key } of devKeys) {
+    await ensureTenant(tenantId);
+    if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });
+  }
 
-    // Every handler the route table names, exactly as the CDK stack creates one function per handler. Loaded only now:
-    // each functions/* module checks its environment at load, as a Lambda function does at init.
-    const handlerNames = [...new Set(routes.map((r) => r.handler))];
-    const handlers = Object.fromEntries(
-      await Promise.all(
-        handlerNames.map(async (name) => [name, (await import(`../functions/${name}.ts`)).handler] as const),
-      ),
-    );
-    const { authorize } = await import('../functions/authorizer.js');
-    const { createWorkerHandler } = await import('../functions/worker.js');
+  // Every handler the route table names, exactly as the CDK stack creates one function per handler. Loaded only now:
+  // each functions/* module checks its environment at load, as a Lambda function does at init.
+  const handlerNames = [...new Set(routes.map((r) => r.handler))];
+  const handlers = Object.fromEntries(
+    await Promise.all(
+      handlerNames.map(async (name) => [name, (await import(`../functions/${name}.ts`)).handler] as const),
+    ),
+  );
+  const { authorize } = await import('../functions/authorizer.js');
+  const { createWorkerHandler } = await import('../functions/worker.js');
 
-    // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
-    // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
-    // SQS redelivers it after the visibility timeout — exactly what a crashed Lambda invocation leads to.
-    const crashed = new Set<string>();
-    // The worker's claim on a run never outlives the visibility timeout (the tests shorten it to see redeliveries).
-    const visibilitySeconds = env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ?? runQueue.visibilityTimeoutSeconds;
-    const processingHandler = createWorkerHandler({
-      adapters,
-      visibilityTimeoutSeconds: visibilitySeconds,
-      ...(env.VISION_LOCAL_FAULT_INJECTION === 'true'
-        ? {
-            fault: (point, run) => {
-              if (run.metadata.localFault === `crash-${point}` && !crashed.has(run.jobId)) {
-                crashed.add(run.jobId);
-                throw new Error(`simulated crash ${point}`);
-              }
-            },
-          }
-        : {}),
-    });
-    // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
-    // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
-    // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
-    const workerHandler: typeof processingHandler = async (event, context) => {
-      if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
-      const failures: { itemIdentifier: string }[] = [];
-      const records = [];
-      for (const record of event.Records) {
-        const jobId = jobIdOf(record.body);
-        const fault = jobId === undefined ? undefined : (await getRun(jobId))?.metadata.localFault;
-        if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
-          crashed.add(jobId);
-        } else if (jobId !== undefined && fault === 'crash-hard') {
-          const claimFor = claimMs({
-            remainingMs: context.getRemainingTimeInMillis(),
-            visibilityTimeoutSeconds: visibilitySeconds,
-          });
-          await claimRun(jobId, {
-            leaseUntil: new Date(Date.now() + claimFor),
-            receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
-          });
-          failures.push({ itemIdentifier: record.messageId });
-        } else {
-          records.push(record);
+  // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
+  // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
+  // SQS redelivers it after the visibility timeout — exactly what a crashed Lambda invocation leads to.
+  const crashed = new Set<string>();
+  // The worker's claim on a run never outlives the visibility timeout (the tests shorten it to see redeliveries).
+  const visibilitySeconds = env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ?? runQueue.visibilityTimeoutSeconds;
+  const processingHandler = createWorkerHandler({
+    adapters,
+    visibilityTimeoutSeconds: visibilitySeconds,
+    ...(env.VISION_LOCAL_FAULT_INJECTION === 'true'
+      ? {
+          fault: (point, run) => {
+            if (run.metadata.localFault === `crash-${point}` && !crashed.has(run.jobId)) {
+              crashed.add(run.jobId);
+              throw new Error(`simulated crash ${point}`);
+            }
+          },
         }
+      : {}),
+  });
+  // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
+  // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
+  // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
+  const workerHandler: typeof processingHandler = async (event, context) => {
+    if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
+    const failures: { itemIdentifier: string }[] = [];
+    const records = [];
+    for (const record of event.Records) {
+      const jobId = jobIdOf(record.body);
+      const fault = jobId === undefined ? undefined : (await getRun(jobId))?.metadata.localFault;
+      if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
+        crashed.add(jobId);
+      } else if (jobId !== undefined && fault === 'crash-hard') {
+        const claimFor = claimMs({
+          remainingMs: context.getRemainingTimeInMillis(),
+          visibilityTimeoutSeconds: visibilitySeconds,
+        });
+        await claimRun(jobId, {
+          leaseUntil: new Date(Date.now() + claimFor),
+          receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
+        });
+        failures.push({ itemIdentifier: record.messageId });
+      } else {
+        records.push(record);
       }
-      const processed = records.length > 0 ? await processingHandler({ Records: records }, context) : undefined;
-      return { batchItemFailures: [...failures, ...(processed?.batchItemFailures ?? [])] };
-    };
+    }
+    const processed = records.length > 0 ? await processingHandler({ Records: records }, context) : undefined;
+    return { batchItemFailures: [...failures, ...(processed?.batchItemFailures ?? [])] };
+  };
 
-    const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
-    const queueArn =
-      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: names.queueUrl, AttributeNames: ['QueueArn'] })))
-        .Attributes?.QueueArn ?? '';
-    sqs.destroy();
-    const worker = startWorkerRunner({
-      queueUrl: names.queueUrl,
-      queueArn,
-      handler: workerHandler,
-      batchSize: workerSettings.batchSize,
-      timeoutSeconds: workerSettings.timeoutSeconds,
-      concurrency: env.LOCAL_WORKER_CONCURRENCY,
+  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+  const queueArn =
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: names.queueUrl, AttributeNames: ['QueueArn'] })))
+      .Attributes?.QueueArn ?? '';
+  sqs.destroy();
+  const worker = startWorkerRunner({
+    queueUrl: names.queueUrl,
+    queueArn,
+    handler: workerHandler,
+    batchSize: workerSettings.batchSize,
+    timeoutSeconds: workerSettings.timeoutSeconds,
+    concurrency: env.LOCAL_WORKER_CONCURRENCY,
+  });
+  cleanups.push(async () => {
+    await worker.stop();
+    await shutdownLocalProvider();
+  });
+
+  // The reconciler on a timer, as EventBridge schedules it when deployed.
+  const deadAfter = env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds;
+  const reconcileOptions = {
+    ...DEFAULT_RECONCILE_OPTIONS,
+    resendAfterSeconds: env.LOCAL_RECONCILE_RESEND_AFTER_SECONDS ?? DEFAULT_RECONCILE_OPTIONS.resendAfterSeconds,
+    deadAfterSeconds: deadAfter,
+    silentAfterSeconds: deadAfter + (runQueue.maxReceiveCount - 1) * visibilitySeconds,
+  };
+  if (dataDir?.hadData) {
+    // The queue is not kept across restarts (fauxqs has no persistence): every run still queued is sent again now,
+    // as the reconciler would after its waits. The worker is idempotent by jobId.
+    const { resent } = await reconcileRuns({ ...reconcileOptions, resendAfterSeconds: 0, silentAfterSeconds: 0 });
+    if (resent.length > 0) log.info('queued runs from the last run sent to the worker again', { runs: resent.length });
+  }
+  let sweeping = false;
+  const reconciler =
+    env.LOCAL_RECONCILE_INTERVAL_SECONDS > 0
+      ? setInterval(() => {
+          if (sweeping) return;
+          sweeping = true;
+          reconcileRuns(reconcileOptions)
+            .catch((error: unknown) => log.error('reconciler sweep failed', { error }))
+            .finally(() => {
+              sweeping = false;
+            });
+        }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
+      : undefined;
+  cleanups.push(async () => clearInterval(reconciler));
+
+  const server = createGateway({
+    handlers,
+    authorizer: authorize,
+    rateLimit: { ratePerSecond: env.LOCAL_RATE_LIMIT_RPS, burst: env.LOCAL_RATE_LIMIT_BURST },
+    authorizerCacheSeconds: env.LOCAL_AUTHORIZER_CACHE_SECONDS,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(env.PORT, env.HOST, () => {
+      server.off('error', reject);
+      resolve();
     });
-
-    // The reconciler on a timer, as EventBridge schedules it when deployed.
-    const deadAfter = env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds;
-    const reconcileOptions = {
-      ...DEFAULT_RECONCILE_OPTIONS,
-      resendAfterSeconds: env.LOCAL_RECONCILE_RESEND_AFTER_SECONDS ?? DEFAULT_RECONCILE_OPTIONS.resendAfterSeconds,
-      deadAfterSeconds: deadAfter,
-      silentAfterSeconds: deadAfter + (runQueue.maxReceiveCount - 1) * visibilitySeconds,
-    };
-    let sweeping = false;
-    const reconciler =
-      env.LOCAL_RECONCILE_INTERVAL_SECONDS > 0
-        ? setInterval(() => {
-            if (sweeping) return;
-            sweeping = true;
-            reconcileRuns(reconcileOptions)
-              .catch((error: unknown) => process.stderr.write(`reconcile: ${String(error)}\n`))
-              .finally(() => {
-                sweeping = false;
-              });
-          }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
-        : undefined;
-
-    const server = createGateway({
-      handlers,
-      authorizer: authorize,
-      rateLimit: { ratePerSecond: env.LOCAL_RATE_LIMIT_RPS, burst: env.LOCAL_RATE_LIMIT_BURST },
-      authorizerCacheSeconds: env.LOCAL_AUTHORIZER_CACHE_SECONDS,
-    });
-    await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : env.PORT;
-    const baseUrl = `http://${env.HOST}:${port}`;
-
-    process.stdout.write(`\nVision Analysis Service running at ${baseUrl}\n`);
-    for (const { tenantId, key } of devKeys) process.stdout.write(`  dev API key for tenant "${tenantId}": ${key}\n`);
-    process.stdout.write(`  try: curl -s ${baseUrl}/v1/schemas -H "x-api-key: ${devKeys[0]?.key}"\n`);
-    process.stdout.write(`  review dashboard: ${baseUrl}/ (paste the key there)\n\n`);
-    const ready = { baseUrl, pid: process.pid, endpoints: emulators.endpoints, resources: names };
-    const ownsStateFile = await writeStateFile(ready).catch((error: unknown) => {
-      process.stderr.write(`could not write ${stateFile}: ${error instanceof Error ? error.message : String(error)}\n`);
-      return false;
-    });
-    if (!ownsStateFile) process.stdout.write(`  (${stateFile} belongs to another running stack; left as is)\n`);
-    process.stdout.write(`VISION_LOCAL_READY ${JSON.stringify(ready)}\n`);
-
-    let stopping = false;
-    const shutdown = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      process.stdout.write(`\n${signal}: stopping\n`);
-      server.close();
-      server.closeAllConnections();
-      await removeStateFile().catch(() => {});
-      clearInterval(reconciler);
-      await worker.stop();
-      await shutdownLocalProvider();
-      await stopEmulators();
-      process.exit(0);
-    };
-    process.on('SIGINT', () => void shutdown('SIGINT'));
-    process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  } catch (error: unknown) {
-    await stopEmulators();
+  }).catch((error: unknown) => {
+    // Taken between the check at start and now.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartFailure(portInUse(env.PORT));
     throw error;
+  });
+  cleanups.push(async () => {
+    server.close();
+    server.closeAllConnections();
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : env.PORT;
+  const baseUrl = `http://${env.HOST}:${port}`;
+
+  writers.stdout(
+    banner({
+      baseUrl,
+      ...(generated ? { generated } : {}),
+      suppliedTenants: supplied?.map((k) => k.tenantId) ?? [],
+      dataDir: dataDir?.path ?? null,
+      reused: dataDir?.hadData ?? false,
+    }),
+  );
+  const ready = { baseUrl, pid: process.pid, endpoints: emulators.endpoints, resources: names };
+  const ownsStateFile = await writeStateFile(ready).catch((error: unknown) => {
+    log.warn(`could not write ${stateFile}`, { error });
+    return false;
+  });
+  if (ownsStateFile) cleanups.push(() => removeStateFile());
+  else log.info(`${stateFile} belongs to another running stack; left as is`);
+  if (!process.stdout.isTTY || env.VISION_LOCAL_READY_LINE === 'true') {
+    writers.stdout(`VISION_LOCAL_READY ${JSON.stringify(ready)}\n`);
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+main().catch(async (error: unknown) => {
+  writers.stderr(
+    error instanceof StartFailure
+      ? `${error.message}\n`
+      : `local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
-  process.exit(1);
+  await shutdown(1);
 });

@@ -1,6 +1,7 @@
 /**
  * Structured JSON logs, one line per event. Deliberately tiny: values under keys that look like secrets are redacted
- * so an API key, a provider key or an auth header can never reach CloudWatch.
+ * so an API key, a provider key or an auth header can never reach CloudWatch. A process may route the (already
+ * redacted) entries elsewhere with `setLogSink` (the local stack prints them for a terminal); the JSON line is the default.
  */
 import { ENV } from './infra/env.js';
 
@@ -28,11 +29,27 @@ export function redact(value: unknown, depth = 0): unknown {
   return value;
 }
 
+/** One log event as written: level, time, message, then the redacted fields. */
+export type LogEntry = { level: Level; time: string; message: string } & Record<string, unknown>;
+export type LogSink = (entry: LogEntry) => void;
+
+/** The default sink: one JSON line, warnings and errors on stderr. */
+export const jsonSink: LogSink = (entry) => {
+  const line = JSON.stringify(entry);
+  if (entry.level === 'error' || entry.level === 'warn') process.stderr.write(`${line}\n`);
+  else process.stdout.write(`${line}\n`);
+};
+
+let sink: LogSink = jsonSink;
+
+/** Routes every later log entry to `next` (null: back to JSON lines). */
+export function setLogSink(next: LogSink | null): void {
+  sink = next ?? jsonSink;
+}
+
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
   if (LEVELS[level] < threshold()) return;
-  const line = JSON.stringify({ level, time: new Date().toISOString(), message, ...(redact(fields ?? {}) as object) });
-  if (level === 'error' || level === 'warn') process.stderr.write(`${line}\n`);
-  else process.stdout.write(`${line}\n`);
+  sink({ level, time: new Date().toISOString(), message, ...(redact(fields ?? {}) as object) });
 }
 
 export const log = {

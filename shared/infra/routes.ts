@@ -136,8 +136,15 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   },
 };
 
-/** Converts `/v1/runs/{jobId}` into a matcher for a concrete path; returns the path parameters or null. */
-export function matchPath(template: string, path: string): Record<string, string> | null {
+/** What a concrete path is to a route's template: its parameters, a parameter that cannot be decoded, or no match. */
+export type PathMatch = { params: Record<string, string> } | { malformedParameter: string } | null;
+
+/**
+ * Matches a concrete path against `/v1/runs/{jobId}` and decodes its parameters once, as API Gateway does. Never
+ * throws: a parameter that is not valid percent-encoding (`run_%`, `%E0%A4%A`) is reported by name, and the gateway
+ * answers it 400 INVALID_REQUEST (docs/decisions.md, "Requests and errors").
+ */
+export function matchPath(template: string, path: string): PathMatch {
   const names: string[] = [];
   const pattern = template.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
     names.push(name);
@@ -146,10 +153,14 @@ export function matchPath(template: string, path: string): Record<string, string
   const match = new RegExp(`^${pattern}$`).exec(path);
   if (!match) return null;
   const params: Record<string, string> = {};
-  names.forEach((name, i) => {
-    params[name] = decodeURIComponent(match[i + 1] ?? '');
-  });
-  return params;
+  for (const [i, name] of names.entries()) {
+    try {
+      params[name] = decodeURIComponent(match[i + 1] ?? '');
+    } catch {
+      return { malformedParameter: name };
+    }
+  }
+  return { params };
 }
 
 /** API Gateway behaviour shared by the deployed REST API and the local gateway. */

@@ -15,6 +15,14 @@ const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
   '.pdf': 'pdf',
 };
 
+/**
+ * The file name as stored and echoed in a run's `file.name`: control characters (NUL, CR, LF, the rest of C0, DEL and
+ * C1) removed, so a name can never split a log line, a header or a CSV row downstream.
+ */
+export function cleanFileName(fileName: string): string {
+  return fileName.replace(/\p{Cc}/gu, '');
+}
+
 /** The byte limit that applies to a file name's kind (the real type is checked again at run creation). */
 export function maxBytesFor(fileName: string): number {
   const dot = fileName.lastIndexOf('.');
@@ -30,7 +38,8 @@ export async function presignUpload(
   request: PresignRequest,
   now = new Date(),
 ): Promise<PresignResponse> {
-  const maxBytes = maxBytesFor(request.fileName);
+  const fileName = cleanFileName(request.fileName);
+  const maxBytes = maxBytesFor(fileName);
   if (request.contentLength > maxBytes) throw new FileTooLargeError(request.contentLength, maxBytes);
 
   const uploadId = `upl_${randomUUID().replaceAll('-', '')}`;
@@ -42,7 +51,7 @@ export async function presignUpload(
     uploadId,
     tenantId,
     objectKey,
-    fileName: request.fileName,
+    fileName,
     contentLength: request.contentLength,
     createdAt: now.toISOString(),
     expiresAt: usableUntil.toISOString(),

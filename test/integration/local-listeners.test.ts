@@ -3,24 +3,8 @@
  * emulator, DynamoDB Local's JVM) is bound to a loopback address, read from /proc as `ss -ltnp` would show it.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { processTree } from '../support/processes.js';
 import { stack } from './client.js';
-
-/** `pid` and every process below it. */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []));
-  return tree;
-}
 
 function socketInodes(pid: number): Set<string> {
   const inodes = new Set<string>();

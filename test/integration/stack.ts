@@ -1,9 +1,14 @@
 /**
  * Starts and stops the real local stack (`scripts/local.ts`) as a child process, as a user's `npm start` would, and
- * tells tests where it is. Used by the integration suite's globalSetup/globalTeardown and by the benchmark.
+ * tells tests where it is. Used by the integration suite's globalSetup/globalTeardown and by the benchmark. Each stack
+ * starts empty, with its data in a private temporary folder removed when it stops, unless the caller names the folder
+ * (VISION_LOCAL_DATA_DIR) to see data kept across restarts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export interface StackInfo {
@@ -19,16 +24,27 @@ export interface RunningStack {
   process: ChildProcess;
   /** Everything the stack printed (for diagnosing failures). */
   output: string[];
+  /** Its data folder. */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
-/** Spawns the local stack with extra environment and resolves when it prints its READY line. */
-export async function startStack(env: Record<string, string>, timeoutMs = 120_000): Promise<RunningStack> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts'], {
+/** Spawns the local stack with extra environment (and `npm start -- args`) and resolves when it prints its READY line. */
+export async function startStack(
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+  args: string[] = [],
+): Promise<RunningStack> {
+  const ownDataDir = env.VISION_LOCAL_DATA_DIR === undefined;
+  const dataDir = env.VISION_LOCAL_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vision-stack-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts', ...args], {
     cwd: new URL('../..', import.meta.url).pathname,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', VISION_LOCAL_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const removeDataDir = () => {
+    if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
   const output: string[] = [];
   // stdio is 'pipe' above, so both streams exist.
   createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => output.push(line));
@@ -48,6 +64,7 @@ export async function startStack(env: Record<string, string>, timeoutMs = 120_00
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
+      removeDataDir();
       reject(new Error(`local stack exited with ${code}:\n${output.join('\n')}`));
     });
   });
@@ -56,13 +73,16 @@ export async function startStack(env: Record<string, string>, timeoutMs = 120_00
     info,
     process: child,
     output,
+    dataDir,
     stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      removeDataDir();
     },
   };
 }

@@ -2,13 +2,14 @@
  * The local API Gateway stand-in (scripts/local/gateway.ts) answers as API Gateway does where the two could differ:
  * the authorizer's `Unauthorized` is a 401, any other authorizer failure a retryable 500 (a client must not conclude
  * its key was revoked because the key store was unreachable), and repeated query parameters reach the handler as
- * API Gateway passes them; requests it cannot take (oversized bodies or headers) get the contract error and leave the
- * connection usable.
+ * API Gateway passes them; requests it cannot take (oversized bodies or headers, a path parameter that cannot be
+ * decoded) get the contract error and leave the connection usable.
  */
 import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent } from 'aws-lambda';
 import { createGateway } from '../../scripts/local/gateway.js';
+import { matchPath } from '../../shared/infra/routes.js';
 
 const KEY = 'vk_local_gateway_test_key_0123456789';
 
@@ -26,7 +27,7 @@ async function gateway(authorizer: () => Promise<APIGatewayAuthorizerResult>, ma
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
   };
   const server = createGateway({
-    handlers: { schemas: echo, 'create-run': echo },
+    handlers: { schemas: echo, 'create-run': echo, 'get-run': echo },
     authorizer,
     rateLimit: { ratePerSecond: 1000, burst: 1000 },
     authorizerCacheSeconds: 0,
@@ -133,4 +134,41 @@ test("headers over Node's limit are answered in the contract's error shape, with
   } finally {
     await gw.stop();
   }
+});
+
+test.each(['/v1/runs/%E0%A4%A', '/v1/runs/run_%', '/v1/runs/%ZZ/file'])(
+  'a path parameter that is not valid percent-encoding (%s) answers 400 INVALID_REQUEST naming it, not a 500',
+  async (path) => {
+    const gw = await gateway(async () => allow);
+    try {
+      const response = await fetch(`${gw.url}${path}`, { headers: { 'x-api-key': KEY } });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as { error: { code: string; retryable: boolean; details: unknown } };
+      expect(error).toMatchObject({
+        code: 'INVALID_REQUEST',
+        retryable: false,
+        details: { issues: [{ path: 'jobId', message: 'is not valid percent-encoding' }] },
+      });
+      expect(gw.events).toHaveLength(0);
+    } finally {
+      await gw.stop();
+    }
+  },
+);
+
+test('a well-formed escape in a path parameter is decoded once, as API Gateway passes it', async () => {
+  const gw = await gateway(async () => allow);
+  try {
+    const response = await fetch(`${gw.url}/v1/runs/run%5Fa%2525`, { headers: { 'x-api-key': KEY } });
+    expect(response.status).toBe(200);
+    expect(gw.events[0]?.pathParameters).toEqual({ jobId: 'run_a%25' });
+  } finally {
+    await gw.stop();
+  }
+});
+
+test('the route matcher reports a malformed escape instead of throwing', () => {
+  expect(matchPath('/v1/runs/{jobId}', '/v1/runs/%E0%A4%A')).toEqual({ malformedParameter: 'jobId' });
+  expect(matchPath('/v1/runs/{jobId}', '/v1/runs/run_1')).toEqual({ params: { jobId: 'run_1' } });
+  expect(matchPath('/v1/runs/{jobId}', '/v1/schemas')).toBeNull();
 });

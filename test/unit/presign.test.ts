@@ -52,6 +52,18 @@ describe('a valid request', () => {
     expect(url.href).not.toMatch(/api[-_]?key/i);
   });
 
+  test('control characters (NUL, CR, LF, DEL, C1) are stripped from the stored file name, nothing else', async () => {
+    const answer = await presign({ fileName: 're\u0000ce\r\nipt\u007f\u0085 été\t.png', contentLength: 10 });
+    expect(answer.status).toBe(200);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.fileName).toBe('receipt été.png');
+  });
+
+  test('an extension followed by a control character is still read (.pdf then NUL: the PDF limit)', async () => {
+    const answer = await presign({ fileName: 'scan.pdf\u0000', contentLength: 30 * MiB });
+    expect(answer.status).toBe(200);
+    expect(answer.body.maxBytes).toBe(50 * MiB);
+  });
+
   test('every upload gets a fresh id and address', async () => {
     const a = await presign({ fileName: 'a.png', contentLength: 10 });
     const b = await presign({ fileName: 'a.png', contentLength: 10 });
