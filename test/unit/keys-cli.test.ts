@@ -608,3 +608,31 @@ describe('sync-usage-plan', () => {
     expect(ddb).toHaveReceivedCommandWith(ScanCommand, { TableName: KEYS, ConsistentRead: true });
   });
 });
+
+describe('usage-backfill', () => {
+  test('without the Runs and Usage tables it is a usage error naming them, and reads nothing', async () => {
+    // The environment is restored after each test.
+    delete process.env.RUNS_TABLE;
+    delete process.env.USAGE_TABLE;
+    const result = await keys('usage-backfill', '--tenants-table', TENANTS, '--keys-table', KEYS);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/usage-backfill needs the Runs and Usage tables/);
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
+  test('--stack takes the tables from the outputs and reports what it counted', async () => {
+    stacksFound({
+      stateful: {
+        [tableOutputKey('tenants')]: TENANTS,
+        [tableOutputKey('apiKeys')]: KEYS,
+        [tableOutputKey('runs')]: 'runs-prod',
+        [tableOutputKey('usage')]: 'usage-prod',
+      },
+    });
+    ddb.on(ScanCommand).resolves({ Items: [] });
+    const result = await keys('usage-backfill', '--stack', 'prod', '--json');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ scanned: 0, counted: 0, skipped: 0 });
+    expect(ddb).toHaveReceivedCommandWith(ScanCommand, { TableName: 'runs-prod' });
+  });
+});
