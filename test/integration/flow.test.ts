@@ -159,16 +159,21 @@ describe('verify, list and usage', () => {
     const metadata = { constructor: 1, nested: { constructor: { name: 'Set' } }, list: [{ constructor: 'x' }] };
     const { created, final } = await analyse('receipt.png', {
       prompt: 'Extract the receipt',
-      schema: { label: 'Receipt', expectedFields: ['constructor', 'total'], promptScaffold: '{prompt} {fields}' },
+      schema: {
+        label: 'Receipt',
+        expectedFields: ['constructor', 'total', { name: 'nested', type: 'object' }],
+        promptScaffold: '{prompt} {fields}',
+      },
       metadata,
     });
     expect(created.body.metadata).toEqual(metadata);
     expect(final.status).toBe('completed');
     expect(final.metadata).toEqual(metadata);
-    expect(Object.keys(final.result).sort()).toEqual(['constructor', 'total']);
+    expect(Object.keys(final.result).sort()).toEqual(['constructor', 'nested', 'total']);
     // A bare field name is a string field: the value as printed.
     expect(final.result.total).toBe('42.50');
     const jobId = String(created.body.jobId);
+    // Corrections name the schema's fields, in their types (an object field takes an object).
     const corrections = { constructor: 'ACME', nested: { constructor: { name: 'Uint8Array' } } };
     const verified = await call('POST', `/v1/runs/${jobId}/verify`, { body: { accepted: false, corrections } });
     expect(verified.status).toBe(200);
