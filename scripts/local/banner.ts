@@ -11,8 +11,9 @@ export interface BannerFacts {
   generated?: { tenantId: string; key: string };
   /** Tenants of the keys given in VISION_DEV_API_KEYS. */
   suppliedTenants: string[];
-  /** The data folder, or null when the configured endpoints hold the data. */
+  /** The data folder, or null when the configured endpoints hold the data or nothing is kept (`inMemory`). */
   dataDir: string | null;
+  inMemory?: boolean;
   /** The data folder held data from an earlier run. */
   reused: boolean;
 }
@@ -24,7 +25,9 @@ function shown(dir: string): string {
 
 export function banner(facts: BannerFacts): string {
   const lines = ['', `Vision Analysis Service (local stack) at ${facts.baseUrl}  · dashboard ${facts.baseUrl}/`];
-  if (facts.dataDir === null) {
+  if (facts.inMemory) {
+    lines.push('  data     in memory (--in-memory): nothing is kept when the stack stops');
+  } else if (facts.dataDir === null) {
     lines.push('  data     in the AWS endpoints you configured');
   } else {
     lines.push(

@@ -35,9 +35,12 @@ export async function startStack(
   timeoutMs = 120_000,
   args: string[] = [],
 ): Promise<RunningStack> {
+  // Without a data folder of the caller's, the stack keeps nothing (--in-memory: DynamoDB Local is several times
+  // faster in memory); the folder is still a private one, so no test can touch a developer's `.local-data/`.
   const ownDataDir = env.VISION_LOCAL_DATA_DIR === undefined;
   const dataDir = env.VISION_LOCAL_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vision-stack-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts', ...args], {
+  const stackArgs = ownDataDir && !args.includes('--in-memory') ? [...args, '--in-memory'] : args;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts', ...stackArgs], {
     cwd: new URL('../..', import.meta.url).pathname,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', VISION_LOCAL_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
