@@ -74,4 +74,11 @@ export interface ProviderProfile {
    * name of every provider's cost model; `maxCostMicros` is built from it.
    */
   stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options?: CostOptions): Micros;
+  /**
+   * For a language model: whether the output cap one call of `step` gets on a file of `facts.pages` pages is the room
+   * the task's answer needs (its own allowance per page and field), rather than the model's ceiling that cuts it short.
+   * Chunk planning (shared/planning/chunks.ts) keeps each call's pages within it. Absent: the provider has no output
+   * cap to outgrow (an OCR engine, local).
+   */
+  outputFits?(facts: FileFacts, task: TaskSpec, step: Step, env?: NodeJS.ProcessEnv): boolean;
 }
