@@ -94,6 +94,16 @@ export const tables = {
     timeToLiveAttribute: 'expiresAtEpoch',
     globalIndexes: [],
   },
+  // The checkpoints of a run in page chunks (store/chunks.ts): one item per finished chunk, keyed by its first page,
+  // written before the next step so that a redelivered run never pays a provider twice for a chunk.
+  runChunks: {
+    id: 'RunChunks',
+    envVar: 'RUN_CHUNKS_TABLE',
+    partitionKey: { name: 'jobId', type: 'S' },
+    sortKey: { name: 'first', type: 'N' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
   verifications: {
     id: 'Verifications',
     envVar: 'VERIFICATIONS_TABLE',

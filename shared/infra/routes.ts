@@ -108,7 +108,13 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   'file-url': { tables: { runs: 'read' }, bucket: 'read' },
   dashboard: {},
   worker: {
-    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'readwrite' },
+    tables: {
+      runs: 'readwrite',
+      tenants: 'readwrite',
+      ledger: 'readwrite',
+      runResults: 'readwrite',
+      runChunks: 'readwrite',
+    },
     bucket: 'read',
     queue: 'consume',
   },

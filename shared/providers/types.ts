@@ -16,6 +16,12 @@ export interface ProviderInput {
   documentText?: string;
   /** Where the file is stored, for providers that read it from S3 themselves (Textract's asynchronous API). */
   source?: { bucket: string; key: string; versionId?: string };
+  /**
+   * A chunk of a longer PDF (shared/worker/chunked.ts): the pages of the original file these are (1-based, both
+   * included). `bytes` is then a PDF of exactly those pages and `facts.pages` their number, so an adapter renders and
+   * sends only them; `source` is absent (the stored object is the whole file).
+   */
+  pages?: { first: number; last: number };
 }
 
 export interface ProviderOutput {

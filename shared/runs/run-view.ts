@@ -63,5 +63,12 @@ export function toRunResponse(run: RunRecord): RunResponse {
       completedAt: run.completedAt ?? run.createdAt,
     };
   }
-  return { ...base, status: 'queued', stage: run.stage === 'processing' ? 'processing' : 'waiting' };
+  const stage: 'waiting' | 'processing' = run.stage === 'processing' ? 'processing' : 'waiting';
+  const progress = run.progress && {
+    pagesTotal: run.progress.pagesTotal,
+    // A chunk asked again after a crash whose checkpoint could not be written counts twice: never past the total.
+    pagesDone: Math.min(run.progress.pagesDone, run.progress.pagesTotal),
+    stage,
+  };
+  return { ...base, status: 'queued', stage, ...(progress ? { progress } : {}) };
 }

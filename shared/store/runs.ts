@@ -114,6 +114,8 @@ export interface RunRecord {
   chargedMicros?: Micros;
   refundedMicros?: Micros;
   confidence?: number;
+  /** A chunked run's fields whose chunks read different values: the other values, with the page each came from. */
+  alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
   attempts?: Attempt[];
   error?: RunError;
   verification?: Verification;

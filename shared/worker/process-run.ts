@@ -7,6 +7,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, isReplacedObject, s3 } from '../aws/s3.js';
 import { uploadsBucketName } from '../aws/s3-urls.js';
+import { config } from '../config.js';
 import { runError } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
@@ -20,7 +21,9 @@ import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.j
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
+import { chunkedSettlement, executeChunked } from './chunked.js';
 import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
+import { pooledAdapters } from './pool.js';
 import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
 
 /** Time kept back from the Lambda deadline to write the settlement. */
@@ -42,7 +45,7 @@ export interface ProcessOptions {
    * Crash simulation (the local stack, with fault injection on): throwing aborts the delivery as a crash would. It
    * stays a seam here because only processRun can place a crash between the providers' answer and the settlement.
    */
-  fault?: (point: 'before-settle' | 'after-settle', run: RunRecord) => void;
+  fault?: (point: 'before-settle' | 'after-settle' | 'after-chunk', run: RunRecord) => void;
 }
 
 /** `leased`: another delivery is processing the run right now; this one did nothing. */
@@ -254,6 +257,18 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
 
   const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
+  if (run.chunkPages !== undefined && run.file.kind === 'pdf' && !run.ocrCandidates) {
+    const outcome = await executeChunked({
+      run,
+      bytes,
+      adapters: pooledAdapters(options.adapters, config.providerConcurrency),
+      capMicros,
+      deadlineMs,
+      concurrency: config.runConcurrency,
+      afterChunk: () => options.fault?.('after-chunk', run),
+    });
+    return chunkedSettlement(run, outcome);
+  }
   // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
   // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
   // the layer itself), and a chained plan skips its OCR step.
