@@ -142,7 +142,9 @@ export const uploadsBucket = {
 
 /** The worker function's limits; the queue's visibility timeout is derived from them. */
 export const workerSettings = {
-  timeoutSeconds: 180,
+  // Lambda's longest: a 1,000-page run at a real model's speed takes minutes (its chunks run concurrently, ~5 pages a
+  // second), and a run handed back for lack of time waits out the visibility timeout before it resumes.
+  timeoutSeconds: 900,
   memoryMb: 2048,
   // One run per invocation: runs of a batch are processed one after another, so a second run would get only the time
   // the first left, and a healthy run could fail for lack of it. Concurrency, not batching, gives throughput.
