@@ -13,6 +13,7 @@ import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } 
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
 import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from './hostile-pdfs.js';
+import { type LongDocumentsResult, longDocumentRows, measureLongDocuments } from './long-documents.js';
 import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
@@ -60,8 +61,8 @@ const WORKLOAD = {
   hostilePdfRuns: 3,
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates'];
+type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'long';
+const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates', 'long'];
 
 interface Row {
   metric: string;
@@ -423,6 +424,7 @@ async function main(): Promise<void> {
     memory?: MemoryResult;
     hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
+    long?: LongDocumentsResult;
   } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
@@ -481,6 +483,8 @@ async function main(): Promise<void> {
   results.memory = await phase('memory', () => measurePeakRss({ log }));
   results.hostile = await phase('hostile', () => measureHostilePdfs({ runs: WORKLOAD.hostilePdfRuns, log }));
   results.estimates = await phase('estimates', () => measureEstimates({ log }));
+  // Long documents at a real model's speed (its targets: bench/long-documents.ts, LONG_TARGETS).
+  results.long = await phase('long', () => measureLongDocuments({ log }));
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
@@ -493,6 +497,7 @@ async function main(): Promise<void> {
     ...(results.memory ? memoryRows(results.memory) : []),
     ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
+    ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),

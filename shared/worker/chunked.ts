@@ -131,6 +131,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   for (const range of queue) spend.queued += reservation(range);
 
   let failure: { reason: 'truncated' | 'unreadable' | 'providers'; page: number } | undefined;
+  const writes = new Set<Promise<void>>();
   let stopped: unknown;
   let outOfTime = false;
 
@@ -203,9 +204,16 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
             requests: outcome.requests,
             costMicros: outcome.costMicros,
           };
-          await saveCheckpoint(run, checkpoint);
+          // The slot goes to the next chunk while the checkpoint is written; the run merges only once every write
+          // is done (and a crash seam fires only after its chunk's write).
           finished.push(checkpoint);
-          input.afterChunk?.();
+          const write: Promise<void> = saveCheckpoint(run, checkpoint)
+            .then(() => input.afterChunk?.())
+            .catch((error: unknown) => {
+              stopped ??= error;
+            })
+            .finally(() => writes.delete(write));
+          writes.add(write);
           return;
         }
         if (outcome.truncated && rangePages(range) > 1) {
@@ -254,6 +262,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
     }
   } finally {
     pdf.close();
+    await Promise.all([...writes]);
   }
 
   if (stopped !== undefined) throw stopped;

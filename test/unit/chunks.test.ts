@@ -5,6 +5,7 @@ import { planRun, primaryPathCost } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
 import type { FieldSpec, ProviderId, TaskSpec } from '../../shared/task.js';
+import { pagesLeft } from '../../shared/worker/chunked.js';
 
 const task = (fields: FieldSpec[] | null, outputFormat: 'json' | 'text' = 'json'): TaskSpec => ({
   prompt: 'Extract',
@@ -96,5 +97,22 @@ describe('the hold of a chunked run', () => {
     const bound = (f: FileFacts) => f.pages * 10 + 1;
     expect(chunkedCostMicros(pdf(7), 3, bound)).toBe(2 * 31 + 11);
     expect(chunkedCostMicros(pdf(6), 3, bound)).toBe(2 * 31);
+  });
+});
+
+describe('pagesLeft (what a resumed run still asks for)', () => {
+  test('pages a checkpoint covers are left out, a chunk covered in pieces (after a split) included', () => {
+    const planned = chunkRanges(30, 10);
+    const done = [
+      { first: 1, last: 10 },
+      { first: 11, last: 15 },
+      { first: 26, last: 30 },
+    ];
+    expect(pagesLeft(planned, done)).toEqual([
+      { first: 16, last: 20 },
+      { first: 21, last: 25 },
+    ]);
+    expect(pagesLeft(planned, [])).toEqual(planned);
+    expect(pagesLeft(planned, planned)).toEqual([]);
   });
 });
