@@ -232,3 +232,34 @@ test('chunks run concurrently, never more at once than SERVICE_RUN_CONCURRENCY',
   expect(fake.asked).toHaveLength(20);
   expect(fake.peak()).toBe(3);
 });
+
+test('out of time with pages left, the run is handed back to SQS: nothing asked, nothing settled', async () => {
+  const run = chunkedRun(TEXT_TASK);
+  arrange(run);
+  const fake = pagesAdapter(pageText);
+  const handler = createWorkerHandler({ adapters: { local: fake.adapter } });
+  // 24 s left, 5 s of them kept to settle: under the 20 s a chunk needs to start.
+  const response = await handler(sqsEvent([{ body: '{"jobId":"run_1"}' }]), lambdaContext(24_000));
+  expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'msg-0' }]);
+  expect(fake.asked).toEqual([]);
+  expect(transactions()).toEqual([]);
+});
+
+test('a provider answering 429 for a while slows down, and the run still completes with every page', async () => {
+  const run = chunkedRun(TEXT_TASK);
+  arrange(run);
+  let limited = 3;
+  const fake = pagesAdapter((input) => {
+    if (limited > 0) {
+      limited -= 1;
+      return new ProviderFailure('rate_limited', '429', { retryAfterMs: 20 });
+    }
+    return pageText(input);
+  });
+  await deliver(fake.adapter);
+  const values = settledRun();
+  expect(values[':status']).toBe('completed');
+  expect((values[':result'] as { pages: unknown[] }).pages).toHaveLength(20);
+  const attempts = values[':attempts'] as Array<{ outcome: string; failure?: string }>;
+  expect(attempts.filter((a) => a.failure === 'rate_limited')).toHaveLength(3);
+});
