@@ -316,8 +316,9 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
     ...(merged.documentText !== undefined ? { documentText: merged.documentText } : {}),
     ...(merged.nativeConfidence !== undefined ? { nativeConfidence: merged.nativeConfidence } : {}),
   };
-  // Text output is already the contract's {text, pages}; JSON is coerced to the schema's types as a lone answer is.
-  const result = run.task.outputFormat === 'text' ? merged.result : shapeResult(run.task, output);
+  // Text output is stored as its pages (get-run joins the text: runs/run-view.ts viewResult); JSON is coerced to the
+  // schema's types as a lone answer is.
+  const result = run.task.outputFormat === 'text' ? { pages: merged.result.pages } : shapeResult(run.task, output);
   if (resultTooLarge(result)) {
     log.error('result too large to store; failing the run', { jobId: run.jobId });
     return {

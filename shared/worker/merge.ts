@@ -8,6 +8,7 @@
  * Not to undo: chunks are merged in page order whatever order they finished in.
  */
 import { isPlainObject } from '../providers/common.js';
+import { PAGE_SEPARATOR } from '../runs/run-view.js';
 
 /** What one chunk answered. `first`/`last`: its pages (1-based, both included). */
 export interface ChunkAnswer {
@@ -34,9 +35,6 @@ export interface MergedAnswer {
   /** The chunks' native confidences, weighted by their pages; undefined when none reported one. */
   nativeConfidence?: number;
 }
-
-/** Separator of pages in a merged text: a form feed on a line of its own. */
-export const PAGE_SEPARATOR = '\n\f\n';
 
 /** A chunk at or above this native confidence is "confident": its value wins over an earlier, less sure one. */
 export const CONFIDENT = 0.5;

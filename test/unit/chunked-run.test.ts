@@ -16,6 +16,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
 import { planRun } from '../../shared/planning/plan.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../../shared/providers/types.js';
+import { viewResult } from '../../shared/runs/run-view.js';
 import type { ChunkCheckpoint } from '../../shared/store/chunks.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../../shared/task.js';
@@ -148,8 +149,11 @@ test('a 20-page text run asks for every page once, checkpoints each, and merges 
   expect(checkpointPuts().map((c) => c.first)).toHaveLength(20);
 
   const values = settledRun();
-  const result = values[':result'] as { text: string; pages: Array<{ page: number; text: string }> };
-  expect(result.pages.map((p) => p.page)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  // Stored as its pages only; the view joins the text (shared/runs/run-view.ts).
+  const stored = values[':result'] as { text?: string; pages: Array<{ page: number; text: string }> };
+  expect(stored.text).toBeUndefined();
+  expect(stored.pages.map((p) => p.page)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  const result = viewResult('text', stored) as { text: string };
   expect(result.text.split('\n\f\n')).toEqual(Array.from({ length: 20 }, (_, i) => `page ${i + 1}`));
   expect(values[':usage']).toMatchObject({ requests: 20, billableUnits: 20, costMicros: 200 });
 });
@@ -171,7 +175,7 @@ test('a redelivered run asks only for the pages no checkpoint covers, and merges
 
   expect(fake.asked.map((a) => a.first).sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => i + 6));
   const values = settledRun();
-  expect((values[':result'] as { text: string }).text.split('\n\f\n')).toHaveLength(20);
+  expect((values[':result'] as { pages: unknown[] }).pages).toHaveLength(20);
   // The checkpointed pages' usage is the run's too: one request each, paid once.
   expect(values[':usage']).toMatchObject({ requests: 20, costMicros: 200 });
 });
