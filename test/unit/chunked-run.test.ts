@@ -91,7 +91,7 @@ function pagesAdapter(answer: (input: ProviderInput) => ProviderOutput | Provide
       active += 1;
       peak = Math.max(peak, active);
       try {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await new Promise((resolve) => setTimeout(resolve, 50));
         const range = input.pages ?? { first: 1, last: input.facts.pages };
         asked.push({ ...range, pages: input.facts.pages });
         const out = answer(input);
