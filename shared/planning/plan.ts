@@ -22,8 +22,8 @@ export interface Plan {
   /** Client price upper bound of the primary path, in micros (what is held). */
   estimateMicros: Micros;
   /**
-   * Only for a single-step plan on a PDF run in page chunks (./chunks.ts): the pages one call carries. The estimate
-   * is then the sum of every chunk's primary path, so the hold covers each chunk's call and its fallback reserve.
+   * Only for a PDF run in page chunks (./chunks.ts): the pages one call carries. The estimate is then the sum of every
+   * chunk's primary path (for a chain, both steps'), so the hold covers each chunk's calls and its fallback reserve.
    */
   chunkPages?: number;
 }
@@ -111,12 +111,18 @@ export function planRun(
   // VISION_PROVIDERS is an exact order of preference for one pass: a chain would put an OCR engine before it.
   const chain =
     strategy === 'ocr_then_analyze' && !options.explicitOrder ? chainedPlan(facts, task, providers) : undefined;
-  if (chain && (single === undefined || chain.costMicros < single)) {
+  // A chunked chain reads and analyzes each chunk on its own: its worst case is every chunk's chain.
+  const chainCost =
+    chain && chunked
+      ? chunkedCostMicros(facts, size, (chunk) => chainedPlan(chunk, task, providers)?.costMicros)
+      : chain?.costMicros;
+  if (chain && chainCost !== undefined && (single === undefined || chainCost < single)) {
     return {
       strategy,
       candidates: chain.analyze,
       ocrCandidates: chain.ocr,
-      estimateMicros: priceFor(chain.costMicros, options.marginPct),
+      estimateMicros: priceFor(chainCost, options.marginPct),
+      ...(chunked ? { chunkPages: size } : {}),
     };
   }
   return {

@@ -67,6 +67,7 @@ export async function executeChain(
     attempts: [...(ocr?.attempts ?? []), ...analyze.attempts],
     requests: (ocr?.requests ?? 0) + analyze.requests,
     costMicros: (ocr?.costMicros ?? 0) + analyze.costMicros,
+    truncated: Boolean(ocr?.truncated || analyze.truncated),
     output: analyze.output && {
       ...analyze.output,
       documentText: text,

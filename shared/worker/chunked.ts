@@ -26,6 +26,7 @@ import type { Settlement } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
+import { executeChain } from './chain.js';
 import { executePlan, type SharedSpend } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
@@ -126,8 +127,16 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const committed = (c: ChunkSpend) => Math.max(c.reserved, c.spent + c.inFlight);
   const total = () => spend.ended + spend.queued + [...active].reduce((sum, c) => sum + committed(c), 0);
   const fits = (micros: Micros) => priceFor(micros, run.marginPct) <= input.capMicros;
-  const reservation = (range: PageRange): Micros =>
-    primaryPathCost(run.candidates, (id) => catalog[id]?.maxCostMicros(chunkFacts(run.file, range), run.task)) ?? 0;
+  const reservation = (range: PageRange): Micros => {
+    const facts = chunkFacts(run.file, range);
+    if (!run.ocrCandidates)
+      return primaryPathCost(run.candidates, (id) => catalog[id]?.maxCostMicros(facts, run.task)) ?? 0;
+    // A chain: both steps' primary paths, as the plan held them (planning/plan.ts chainedPlan).
+    const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => catalog[id]?.stepCostMicros(facts, run.task, s);
+    return (
+      (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
+    );
+  };
   for (const range of queue) spend.queued += reservation(range);
 
   let failure: { reason: 'truncated' | 'unreadable' | 'providers'; page: number } | undefined;
@@ -166,24 +175,27 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           }
           throw error;
         }
-        const outcome = await executePlan({
-          candidates: run.candidates,
+        const facts = chunkFacts(run.file, range, bytes.byteLength);
+        const common = {
           adapters: input.adapters,
-          input: {
-            bytes,
-            facts: chunkFacts(run.file, range, bytes.byteLength),
-            task: run.task,
-            pages: range,
-            ...(documentText !== undefined ? { documentText } : {}),
-          },
+          input: { bytes, facts, task: run.task, pages: range },
           capMicros: input.capMicros,
           deadlineMs: input.deadlineMs,
           shared,
           stopOnTruncated: rangePages(range) > 1,
-          stepFor: (provider) =>
-            documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision',
           ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
-        });
+        };
+        const outcome = run.ocrCandidates
+          ? // A chain per chunk: OCR reads the chunk's pages (its text layer, when complete, replaces it), a model
+            // analyzes that text. The chain's bounds are the chunk's (`file`: its facts).
+            await executeChain({ ...run, file: facts }, run.ocrCandidates, common, documentText)
+          : await executePlan({
+              ...common,
+              candidates: run.candidates,
+              input: { ...common.input, ...(documentText !== undefined ? { documentText } : {}) },
+              stepFor: (provider) =>
+                documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision',
+            });
         totals.attempts.push(...outcome.attempts);
         totals.requests += outcome.requests;
         totals.costMicros += outcome.costMicros;

@@ -14,7 +14,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
-import { planRun } from '../../shared/planning/plan.js';
+import { chunkedCostMicros } from '../../shared/planning/chunks.js';
+import { chainedPlan, planRun } from '../../shared/planning/plan.js';
+import { priceFor } from '../../shared/pricing/pricing.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../../shared/providers/types.js';
 import { viewResult } from '../../shared/runs/run-view.js';
 import type { ChunkCheckpoint } from '../../shared/store/chunks.js';
@@ -266,4 +268,42 @@ test('a provider answering 429 for a while slows down, and the run still complet
   expect((values[':result'] as { pages: unknown[] }).pages).toHaveLength(20);
   const attempts = values[':attempts'] as Array<{ outcome: string; failure?: string }>;
   expect(attempts.filter((a) => a.failure === 'rate_limited')).toHaveLength(3);
+});
+
+test("a chained plan runs per chunk: each chunk's own text is analyzed, and the halves of the document merge", async () => {
+  const chainCost = chunkedCostMicros(
+    FACTS,
+    10,
+    (chunk) => chainedPlan(chunk, LIST_TASK, ['textract', 'openai'])?.costMicros,
+  );
+  const run = chunkedRun(LIST_TASK, {
+    chunkPages: 10,
+    candidates: ['openai'],
+    ocrCandidates: ['textract'],
+    estimateMicros: priceFor(chainCost ?? 0),
+  });
+  arrange(run);
+  const texts: string[] = [];
+  const analyze = pagesAdapter((input) => {
+    texts.push(input.documentText ?? '');
+    const range = input.pages ?? { first: 1, last: 1 };
+    const sections = [];
+    for (let page = range.first; page <= range.last; page++) sections.push(`Section ${page}`);
+    return { result: { title: 'Agreement', sections }, usage: { billableUnits: 10, costMicros: 10 } };
+  });
+  const ocr = pagesAdapter(() => new ProviderFailure('server', 'not expected: the text layer replaces OCR'));
+  const handler = createWorkerHandler({
+    adapters: { openai: { ...analyze.adapter, id: 'openai' }, textract: { ...ocr.adapter, id: 'textract' } },
+  });
+  await handler(sqsEvent([{ body: '{"jobId":"run_1"}' }]), lambdaContext(120_000));
+
+  expect(ocr.asked).toEqual([]);
+  expect(analyze.asked.map((a) => `${a.first}-${a.last}`).sort()).toEqual(['1-10', '11-20']);
+  const first = texts.find((t) => t.includes('Section 1\n')) ?? '';
+  expect(first).toContain('Section 10');
+  expect(first).not.toContain('Section 11');
+  const values = settledRun();
+  expect((values[':result'] as { sections: string[] }).sections).toEqual(
+    Array.from({ length: 20 }, (_, i) => `Section ${i + 1}`),
+  );
 });

@@ -1,7 +1,7 @@
 /** Chunk planning (shared/planning/chunks.ts) and the hold of a chunked run (shared/planning/plan.ts). */
 import type { FileFacts } from '../../shared/file-facts.js';
 import { chunkedCostMicros, chunkRanges, MAX_PAGES_PER_CALL, pagesPerChunk } from '../../shared/planning/chunks.js';
-import { planRun, primaryPathCost } from '../../shared/planning/plan.js';
+import { chainedPlan, planRun, primaryPathCost } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
 import type { FieldSpec, ProviderId, TaskSpec } from '../../shared/task.js';
@@ -91,6 +91,15 @@ describe('the hold of a chunked run', () => {
     expect(plan.estimateMicros).toBe(
       priceFor(primaryPathCost(['openai', 'local'], (id) => catalog[id]?.maxCostMicros(pdf(20), SCALARS)) ?? 0),
     );
+  });
+
+  test("a chained plan in chunks holds every chunk's OCR and analyze steps", () => {
+    const providers: ProviderId[] = ['textract', 'openai', 'local'];
+    const plan = planRun(pdf(120), SCALARS, providers);
+    expect(plan.ocrCandidates).toEqual(['textract', 'local']);
+    expect(plan.chunkPages).toBe(MAX_PAGES_PER_CALL);
+    const perChunk = (pages: number) => chainedPlan(pdf(pages), SCALARS, providers)?.costMicros ?? 0;
+    expect(plan.estimateMicros).toBe(priceFor(2 * perChunk(50) + perChunk(20)));
   });
 
   test('chunkedCostMicros sums full chunks and the shorter last one', () => {
