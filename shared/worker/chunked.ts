@@ -144,7 +144,23 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   let stopped: unknown;
   let outOfTime = false;
 
-  const pdf = await PdfFile.open(input.bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
+  let pdf: PdfFile;
+  try {
+    pdf = await PdfFile.open(input.bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
+  } catch (error: unknown) {
+    // A file that passed inspection but cannot be opened: no provider could read it either (CORRUPT_FILE, as at
+    // creation); anything else is retried by a redelivery.
+    if (error instanceof ProviderFailure && error.kind === 'unreadable_file') {
+      return {
+        ...totals,
+        attempts: summariseAttempts(totals.attempts),
+        status: 'failed',
+        reason: 'unreadable',
+        page: 1,
+      };
+    }
+    throw error;
+  }
   try {
     const runChunk = async (range: PageRange): Promise<void> => {
       const own: ChunkSpend = { reserved: reservation(range), spent: 0, inFlight: 0 };

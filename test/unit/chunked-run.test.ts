@@ -72,14 +72,14 @@ function chunkedRun(task: TaskSpec, overrides: Partial<RunRecord> = {}): RunReco
   });
 }
 
-function arrange(run: RunRecord, checkpoints: ChunkCheckpoint[] = []): void {
+function arrange(run: RunRecord, checkpoints: ChunkCheckpoint[] = [], bytes: Uint8Array = PDF): void {
   ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: run.jobId } }).resolves({ Item: run });
   ddb.on(UpdateCommand).resolves({});
   ddb.on(TransactWriteCommand).resolves({});
   ddb.on(QueryCommand, { TableName: tableName('runChunks') }).resolves({
     Items: checkpoints.map((c) => ({ ...c, jobId: run.jobId, answer: JSON.stringify(c.output), expiresAtEpoch: 1 })),
   });
-  serveObject(s3, PDF, run.objectKey);
+  serveObject(s3, bytes, run.objectKey);
 }
 
 /** A `local` adapter that answers each chunk by `answer`, recording the pages it was asked for and how many at once. */
@@ -306,4 +306,16 @@ test("a chained plan runs per chunk: each chunk's own text is analyzed, and the 
   expect((values[':result'] as { sections: string[] }).sections).toEqual(
     Array.from({ length: 20 }, (_, i) => `Section ${i + 1}`),
   );
+});
+
+test('a file that passed inspection but cannot be opened fails CORRUPT_FILE at once, nothing asked or charged', async () => {
+  const run = chunkedRun(TEXT_TASK);
+  arrange(run, [], new TextEncoder().encode('%PDF-1.7 these bytes are not a PDF'));
+  const fake = pagesAdapter(pageText);
+  const response = await deliver(fake.adapter);
+  expect(response.batchItemFailures).toEqual([]);
+  expect(fake.asked).toEqual([]);
+  const values = settledRun();
+  expect(values[':error']).toMatchObject({ code: 'CORRUPT_FILE', details: { reason: 'undecodable' } });
+  expect(values[':charged']).toBe(0);
 });
