@@ -11,12 +11,13 @@ import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.j
 import { DEFAULT_NATIVE } from './result.js';
 
 /** The text an OCR step read. */
-function readText(output: ProviderOutput): string {
+export function readText(output: ProviderOutput): string {
   const text = output.result.text;
   return output.documentText ?? (typeof text === 'string' ? text : '');
 }
 
-export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound' | 'spentMicros'>;
+/** `spentMicros`: what the run (or chunk) spent before this chain, counted against the cap by both steps. */
+export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound'>;
 
 /**
  * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
@@ -57,7 +58,7 @@ export async function executeChain(
     input: { ...options.input, documentText: text },
     stepFor: () => 'analyze',
     costBound: bound('analyze'),
-    spentMicros: ocr?.costMicros ?? 0,
+    spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
   });
   const confidences = ocr?.output
     ? [ocr.output.nativeConfidence ?? DEFAULT_NATIVE, analyze.output?.nativeConfidence ?? DEFAULT_NATIVE]

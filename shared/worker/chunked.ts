@@ -26,7 +26,7 @@ import type { Settlement } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
-import { executeChain } from './chain.js';
+import { executeChain, readText } from './chain.js';
 import { executePlan, type SharedSpend } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
@@ -162,6 +162,51 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
     throw error;
   }
   try {
+    /**
+     * The OCR step of a chain's chunk of several pages, one page per call: an OCR engine's synchronous API takes one
+     * page, and Textract reads more only from S3 (the whole stored file, not the chunk). The analyze step's primary
+     * path stays reserved throughout. `text` is undefined when a page could not be read (`failedPage`).
+     */
+    const readPages = async (
+      range: PageRange,
+      common: { shared: SharedSpend; capMicros: Micros; deadlineMs: number; marginPct?: number },
+    ): Promise<Totals & { text: string | undefined; failedPage?: number }> => {
+      const ocrCandidates = run.ocrCandidates ?? [];
+      const analyzeBound = (id: ProviderId) =>
+        catalog[id]?.stepCostMicros(chunkFacts(run.file, range), run.task, 'analyze');
+      const read: Totals & { text: string | undefined; failedPage?: number } = {
+        attempts: [],
+        requests: 0,
+        costMicros: 0,
+        billableUnits: 0,
+        text: undefined,
+      };
+      const texts: string[] = [];
+      for (let page = range.first; page <= range.last; page++) {
+        const one = { first: page, last: page };
+        const bytes = pdf.extractPages(page - 1, page - 1);
+        const facts = chunkFacts(run.file, one, bytes.byteLength);
+        const outcome = await executePlan({
+          ...common,
+          adapters: input.adapters,
+          candidates: ocrCandidates,
+          input: { bytes, facts, task: run.task, pages: one },
+          stepFor: () => 'ocr',
+          costBound: (id) => catalog[id]?.stepCostMicros(facts, run.task, 'ocr'),
+          spentMicros: read.costMicros,
+          reservedMicros: primaryPathCost(run.candidates, analyzeBound) ?? 0,
+        });
+        read.attempts.push(...outcome.attempts);
+        read.requests += outcome.requests;
+        read.costMicros += outcome.costMicros;
+        if (!outcome.output) return { ...read, failedPage: page };
+        read.billableUnits += outcome.output.usage.billableUnits;
+        texts.push(readText(outcome.output).trim());
+      }
+      // A chunk of blank pages has nothing to analyze: a failed reading, as a whole chain's OCR step with no text.
+      return texts.some((t) => t !== '') ? { ...read, text: texts.join('\n\n') } : { ...read, failedPage: range.first };
+    };
+
     const runChunk = async (range: PageRange): Promise<void> => {
       const own: ChunkSpend = { reserved: reservation(range), spent: 0, inFlight: 0 };
       spend.queued -= own.reserved;
@@ -201,10 +246,30 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           stopOnTruncated: rangePages(range) > 1,
           ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
         };
+        // A chain's multi-page chunk without a text layer is read page by page (see readPages).
+        const read =
+          run.ocrCandidates && documentText === undefined && rangePages(range) > 1
+            ? await readPages(range, common)
+            : undefined;
+        if (read) {
+          totals.attempts.push(...read.attempts);
+          totals.requests += read.requests;
+          totals.costMicros += read.costMicros;
+          if (read.text === undefined) {
+            failure ??= { reason: 'providers', page: read.failedPage ?? range.first };
+            return;
+          }
+        }
+        const text = read?.text ?? documentText;
         const outcome = run.ocrCandidates
           ? // A chain per chunk: OCR reads the chunk's pages (its text layer, when complete, replaces it), a model
             // analyzes that text. The chain's bounds are the chunk's (`file`: its facts).
-            await executeChain({ ...run, file: facts }, run.ocrCandidates, common, documentText)
+            await executeChain(
+              { ...run, file: facts },
+              run.ocrCandidates,
+              { ...common, ...(read ? { spentMicros: read.costMicros } : {}) },
+              text,
+            )
           : await executePlan({
               ...common,
               candidates: run.candidates,
@@ -216,21 +281,23 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
         totals.requests += outcome.requests;
         totals.costMicros += outcome.costMicros;
         if (outcome.output && outcome.provider) {
-          totals.billableUnits += outcome.output.usage.billableUnits;
+          // Pages read one by one are the chunk's billable units, as a chain's OCR step's are.
+          const billableUnits = read ? read.billableUnits : outcome.output.usage.billableUnits;
+          totals.billableUnits += billableUnits;
           const checkpoint: ChunkCheckpoint = {
             ...range,
             provider: outcome.provider,
             output: {
               result: outcome.output.result,
-              billableUnits: outcome.output.usage.billableUnits,
+              billableUnits,
               ...(outcome.output.documentText !== undefined ? { documentText: outcome.output.documentText } : {}),
               ...(outcome.output.nativeConfidence !== undefined
                 ? { nativeConfidence: outcome.output.nativeConfidence }
                 : {}),
             },
-            attempts: outcome.attempts,
-            requests: outcome.requests,
-            costMicros: outcome.costMicros,
+            attempts: [...(read?.attempts ?? []), ...outcome.attempts],
+            requests: (read?.requests ?? 0) + outcome.requests,
+            costMicros: (read?.costMicros ?? 0) + outcome.costMicros,
           };
           // The slot goes to the next chunk while the checkpoint is written; the run merges only once every write
           // is done (and a crash seam fires only after its chunk's write).

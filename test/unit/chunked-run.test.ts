@@ -13,6 +13,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import * as mupdf from 'mupdf';
 import { createWorkerHandler } from '../../functions/worker.js';
 import { chunkedCostMicros } from '../../shared/planning/chunks.js';
 import { chainedPlan, planRun } from '../../shared/planning/plan.js';
@@ -318,4 +319,55 @@ test('a file that passed inspection but cannot be opened fails CORRUPT_FILE at o
   const values = settledRun();
   expect(values[':error']).toMatchObject({ code: 'CORRUPT_FILE', details: { reason: 'undecodable' } });
   expect(values[':charged']).toBe(0);
+});
+
+/** A PDF of `pages` scanned pages (the receipt image, no text layer). */
+function scannedPdf(pages: number): Uint8Array {
+  const doc = new mupdf.PDFDocument();
+  const image = doc.addImage(new mupdf.Image(fixture('receipt.png')));
+  for (let n = 0; n < pages; n++) {
+    doc.insertPage(-1, doc.addPage([0, 0, 384, 400], 0, { XObject: { Im1: image } }, 'q 384 0 0 400 0 0 cm /Im1 Do Q'));
+  }
+  const bytes = doc.saveToBuffer('compress').asUint8Array().slice();
+  doc.destroy();
+  return bytes;
+}
+
+test("a chained plan's scanned chunk is read one page per OCR call, then analyzed as one text", async () => {
+  const bytes = scannedPdf(4);
+  const facts = { ...FACTS, sizeBytes: bytes.byteLength, pages: 4 };
+  const run = chunkedRun(LIST_TASK, {
+    file: facts,
+    chunkPages: 2,
+    candidates: ['openai'],
+    ocrCandidates: ['textract'],
+    progress: { pagesTotal: 4, pagesDone: 0 },
+    estimateMicros: priceFor(
+      chunkedCostMicros(facts, 2, (chunk) => chainedPlan(chunk, LIST_TASK, ['textract', 'openai'])?.costMicros) ?? 0,
+    ),
+  });
+  arrange(run, [], bytes);
+  const ocr = pagesAdapter((input) => ({
+    result: { text: `Text of page ${input.pages?.first}` },
+    usage: { billableUnits: 1, costMicros: 1 },
+  }));
+  const texts: string[] = [];
+  const analyze = pagesAdapter((input) => {
+    texts.push(input.documentText ?? '');
+    return {
+      result: { title: 'Scan', sections: [`pages ${input.pages?.first}-${input.pages?.last}`] },
+      usage: { billableUnits: 2, costMicros: 1 },
+    };
+  });
+  const handler = createWorkerHandler({
+    adapters: { openai: { ...analyze.adapter, id: 'openai' }, textract: { ...ocr.adapter, id: 'textract' } },
+  });
+  await handler(sqsEvent([{ body: '{"jobId":"run_1"}' }]), lambdaContext(120_000));
+
+  expect(ocr.asked.map((a) => `${a.first}-${a.last}:${a.pages}`).sort()).toEqual(['1-1:1', '2-2:1', '3-3:1', '4-4:1']);
+  expect(texts.sort()).toEqual(['Text of page 1\n\nText of page 2', 'Text of page 3\n\nText of page 4']);
+  const values = settledRun();
+  expect((values[':result'] as { sections: string[] }).sections).toEqual(['pages 1-2', 'pages 3-4']);
+  // Four OCR pages are the run's billable units; every request counted.
+  expect(values[':usage']).toMatchObject({ requests: 6, billableUnits: 4 });
 });
