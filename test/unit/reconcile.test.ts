@@ -127,7 +127,9 @@ describe('reconcileRuns', () => {
 
   test('a silent delivered run is resent on condition that no delivery happened since it was read', async () => {
     const deliveredAt = ago(options.silentAfterSeconds + 1);
-    arrange(runItem({ jobId: 'run_silent', createdAt: ago(LONG_AGO), deliveries: 1, lastReceiveCount: 1, deliveredAt }));
+    arrange(
+      runItem({ jobId: 'run_silent', createdAt: ago(LONG_AGO), deliveries: 1, lastReceiveCount: 1, deliveredAt }),
+    );
     expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_silent'], failed: [] });
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.ConditionExpression).toContain('deliveredAt = :delivered');
