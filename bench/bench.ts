@@ -13,6 +13,7 @@ import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } 
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
 import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from './hostile-pdfs.js';
+import { type LongDocumentsResult, longDocumentRows, measureLongDocuments } from './long-documents.js';
 import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
@@ -65,8 +66,8 @@ const WORKLOAD = {
   usageReadSamples: 20,
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'usage';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates', 'usage'];
+type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'usage' | 'long';
+const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates', 'usage', 'long'];
 
 interface Row {
   metric: string;
@@ -460,6 +461,7 @@ async function main(): Promise<void> {
     hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
     usage?: UsageReadResult;
+    long?: LongDocumentsResult;
   } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
@@ -521,6 +523,8 @@ async function main(): Promise<void> {
   results.usage = await phase('usage', () =>
     measureUsageRead({ runs: WORKLOAD.usageRuns, samples: WORKLOAD.usageReadSamples, log }),
   );
+  // Long documents at a real model's speed (its targets: bench/long-documents.ts, LONG_TARGETS).
+  results.long = await phase('long', () => measureLongDocuments({ log }));
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
@@ -534,6 +538,7 @@ async function main(): Promise<void> {
     ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
     ...(results.usage ? usageRows(results.usage) : []),
+    ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),

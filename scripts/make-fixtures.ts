@@ -303,10 +303,10 @@ async function main(): Promise<void> {
   write('scanned.pdf', scanned.save(), '1-page PDF whose page is only the receipt image (no text layer)');
 
   const many = new PdfBuilder();
-  for (let i = 1; i <= 201; i++) {
-    many.addTextPage(200, 100, [{ text: `Page ${i} of 201`, x: 20, y: 50, size: 14 }]);
+  for (let i = 1; i <= 1001; i++) {
+    many.addTextPage(200, 100, [{ text: `Page ${i} of 1001`, x: 20, y: 50, size: 14 }]);
   }
-  write('many-pages.pdf', many.save(), '201 one-line pages: one over the default 200-page limit');
+  write('many-pages.pdf', many.save(), '1,001 one-line pages: one over the default 1,000-page limit');
 
   const twenty = new PdfBuilder();
   for (let i = 1; i <= 20; i++) {

@@ -32,8 +32,8 @@ const envShape = {
   ),
   [ENV.imageMaxBytes]: positiveInt(20 * MiB),
   [ENV.imageMaxMegapixels]: number(100),
-  [ENV.pdfMaxBytes]: positiveInt(50 * MiB),
-  [ENV.pdfMaxPages]: positiveInt(200),
+  [ENV.pdfMaxBytes]: positiveInt(100 * MiB),
+  [ENV.pdfMaxPages]: positiveInt(1000),
   [ENV.promptMaxChars]: positiveInt(10_000),
   [ENV.metadataMaxKeys]: positiveInt(50),
   [ENV.metadataMaxBytes]: positiveInt(8 * 1024),
@@ -44,6 +44,8 @@ const envShape = {
   [ENV.runRetentionDays]: positiveInt(90),
   [ENV.idempotencyTtlHours]: positiveInt(24),
   [ENV.uploadPublicEndpoint]: z.optional(z.url()),
+  [ENV.runConcurrency]: positiveInt(32),
+  [ENV.providerConcurrency]: positiveInt(64),
   [ENV.logLevel]: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
 };
 const envSchema = z.object(envShape);
@@ -127,6 +129,14 @@ export const config = {
   },
   get uploadPublicEndpoint(): string | undefined {
     return read(ENV.uploadPublicEndpoint);
+  },
+  /** Provider calls one run's page chunks make at once (contract v1.1 §2). */
+  get runConcurrency(): number {
+    return read(ENV.runConcurrency);
+  },
+  /** Calls to one provider at once from every run of a worker process (shared/worker/pool.ts). */
+  get providerConcurrency(): number {
+    return read(ENV.providerConcurrency);
   },
   get logLevel(): Env[typeof ENV.logLevel] {
     return read(ENV.logLevel);

@@ -213,12 +213,20 @@ export const usage = z.object({
   priceUsd: usd,
 });
 
+/** A run in page chunks while queued: its pages, how many are answered and checkpointed, its stage (v1.1 §2). */
+export const runProgress = z.object({
+  pagesTotal: integer(z.positive()),
+  pagesDone: integer(z.nonnegative()),
+  stage: z.enum(['waiting', 'processing']),
+});
+
 export const queuedRun = z.object({
   ...creationFields,
   status: z.literal('queued'),
   stage: z
     .enum(['waiting', 'processing'])
     .check(z.meta({ description: 'Progress detail: in the queue, or a worker is on it' })),
+  progress: z.optional(runProgress),
 });
 
 /** One field of a schema, normalised: what GET /v1/schemas lists and a completed run's `expectedFields` carries. */

@@ -60,6 +60,8 @@ export interface ProviderUsage {
 /**
  * Why an attempt failed; every kind moves the plan to the next candidate. `unreadable_file`: the service could not
  * decode the client's file to send it (a damaged image or PDF that passed the header checks at creation).
+ * `truncated`: the provider stopped at the output cap the request set (or its context window), so the answer is
+ * incomplete: never a result, however well it parses (a chunked run asks again with fewer pages).
  */
 export type FailureKind =
   | 'timeout'
@@ -69,6 +71,7 @@ export type FailureKind =
   | 'auth'
   | 'refusal'
   | 'invalid_output'
+  | 'truncated'
   | 'unreadable_file';
 
 /** Thrown by adapters. Messages must never contain secrets (keys, auth headers). */

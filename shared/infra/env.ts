@@ -29,6 +29,10 @@ export const ENV = {
   providerSecretArn: 'PROVIDER_SECRET_ARN',
   /** Bedrock model or inference profile id (create-run and the worker, with bedrock enabled). */
   bedrockModelId: 'BEDROCK_MODEL_ID',
+  /** Provider calls one run's page chunks make at once (the worker only). */
+  runConcurrency: 'SERVICE_RUN_CONCURRENCY',
+  /** Calls to one provider at once from every run of a worker process (the worker only). */
+  providerConcurrency: 'SERVICE_PROVIDER_CONCURRENCY',
   /** Deployment stage, the `Stage` dimension of the worker's metrics (shared/infra/metrics.ts). */
   metricsStage: 'METRICS_STAGE',
 } as const;

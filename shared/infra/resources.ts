@@ -94,6 +94,16 @@ export const tables = {
     timeToLiveAttribute: 'expiresAtEpoch',
     globalIndexes: [],
   },
+  // The checkpoints of a run in page chunks (store/chunks.ts): one item per finished chunk, keyed by its first page,
+  // written before the next step so that a redelivered run never pays a provider twice for a chunk.
+  runChunks: {
+    id: 'RunChunks',
+    envVar: 'RUN_CHUNKS_TABLE',
+    partitionKey: { name: 'jobId', type: 'S' },
+    sortKey: { name: 'first', type: 'N' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
   verifications: {
     id: 'Verifications',
     envVar: 'VERIFICATIONS_TABLE',
@@ -141,7 +151,9 @@ export const uploadsBucket = {
 
 /** The worker function's limits; the queue's visibility timeout is derived from them. */
 export const workerSettings = {
-  timeoutSeconds: 180,
+  // Lambda's longest: a 1,000-page run at a real model's speed takes minutes (its chunks run concurrently, ~5 pages a
+  // second), and a run handed back for lack of time waits out the visibility timeout before it resumes.
+  timeoutSeconds: 900,
   memoryMb: 2048,
   // One run per invocation: runs of a batch are processed one after another, so a second run would get only the time
   // the first left, and a healthy run could fail for lack of it. Concurrency, not batching, gives throughput.

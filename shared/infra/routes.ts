@@ -125,6 +125,7 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
       ledger: 'readwrite',
       runResults: 'readwrite',
       usage: 'readwrite',
+      runChunks: 'readwrite',
     },
     bucket: 'read',
     queue: 'consume',

@@ -103,6 +103,39 @@ export class PdfFile {
     return this.withPixmap(index, options, (pixmap) => Buffer.from(pixmap.asPNG()));
   }
 
+  /**
+   * A new PDF of pages `first`..`last` (0-based, both included), for a provider that reads only those pages: mupdf
+   * grafts each page with the resources it uses, so the bytes stay near those pages' share of the file.
+   */
+  extractPages(first: number, last: number): Uint8Array {
+    const source = this.doc.asPDF();
+    if (!source) throw this.d.fileFailure('the document is not a PDF');
+    if (!Number.isInteger(first) || !Number.isInteger(last) || first < 0 || last < first || last >= this.pageCount) {
+      throw this.d.clientFailure(`pages ${first + 1}-${last + 1} are out of range (the PDF has ${this.pageCount})`);
+    }
+    const out = new this.mupdf.PDFDocument();
+    try {
+      const map = out.newGraftMap();
+      try {
+        for (let index = first; index <= last; index++) map.graftPage(-1, source, index);
+      } finally {
+        map.destroy();
+      }
+      const buffer = out.saveToBuffer('compress');
+      try {
+        // A copy: the buffer's bytes live in the WASM heap and go with it.
+        return buffer.asUint8Array().slice();
+      } finally {
+        buffer.destroy();
+      }
+    } catch (error) {
+      if (error instanceof ProviderFailure) throw error;
+      throw this.d.fileFailure(`PDF pages ${first + 1}-${last + 1} cannot be copied`, error);
+    } finally {
+      out.destroy();
+    }
+  }
+
   /** Frees the document. */
   close(): void {
     this.doc.destroy();

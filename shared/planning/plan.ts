@@ -8,6 +8,7 @@ import type { Micros } from '../money.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
+import { chunkedCostMicros, pagesPerChunk } from './chunks.js';
 
 export interface Plan {
   strategy: Strategy;
@@ -20,6 +21,11 @@ export interface Plan {
   ocrCandidates?: ProviderId[];
   /** Client price upper bound of the primary path, in micros (what is held). */
   estimateMicros: Micros;
+  /**
+   * Only for a PDF run in page chunks (./chunks.ts): the pages one call carries. The estimate is then the sum of every
+   * chunk's primary path (for a chain, both steps'), so the hold covers each chunk's calls and its fallback reserve.
+   */
+  chunkPages?: number;
 }
 
 /** Picks the strategy the interface describes for this file and task. */
@@ -94,19 +100,37 @@ export function planRun(
   });
   const answers = (id: ProviderId) => catalog[id]?.answers(task) ?? true;
   const candidates = order(eligible, bound, options.explicitOrder ?? false, answers);
-  const single = primaryPathCost(candidates, bound);
+  // A multi-page PDF runs in page chunks: its single-step worst case is every chunk's primary path.
+  const size = pagesPerChunk(facts, task, candidates);
+  const chunked = size < Math.max(1, facts.pages);
+  const single = chunked
+    ? chunkedCostMicros(facts, size, (chunk) =>
+        primaryPathCost(candidates, (id) => catalog[id]?.maxCostMicros(chunk, task)),
+      )
+    : primaryPathCost(candidates, bound);
   // VISION_PROVIDERS is an exact order of preference for one pass: a chain would put an OCR engine before it.
   const chain =
     strategy === 'ocr_then_analyze' && !options.explicitOrder ? chainedPlan(facts, task, providers) : undefined;
-  if (chain && (single === undefined || chain.costMicros < single)) {
+  // A chunked chain reads and analyzes each chunk on its own: its worst case is every chunk's chain.
+  const chainCost =
+    chain && chunked
+      ? chunkedCostMicros(facts, size, (chunk) => chainedPlan(chunk, task, providers)?.costMicros)
+      : chain?.costMicros;
+  if (chain && chainCost !== undefined && (single === undefined || chainCost < single)) {
     return {
       strategy,
       candidates: chain.analyze,
       ocrCandidates: chain.ocr,
-      estimateMicros: priceFor(chain.costMicros, options.marginPct),
+      estimateMicros: priceFor(chainCost, options.marginPct),
+      ...(chunked ? { chunkPages: size } : {}),
     };
   }
-  return { strategy, candidates, estimateMicros: single === undefined ? 0 : priceFor(single, options.marginPct) };
+  return {
+    strategy,
+    candidates,
+    estimateMicros: single === undefined ? 0 : priceFor(single, options.marginPct),
+    ...(chunked ? { chunkPages: size } : {}),
+  };
 }
 
 /**

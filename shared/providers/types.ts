@@ -16,6 +16,12 @@ export interface ProviderInput {
   documentText?: string;
   /** Where the file is stored, for providers that read it from S3 themselves (Textract's asynchronous API). */
   source?: { bucket: string; key: string; versionId?: string };
+  /**
+   * A chunk of a longer PDF (shared/worker/chunked.ts): the pages of the original file these are (1-based, both
+   * included). `bytes` is then a PDF of exactly those pages and `facts.pages` their number, so an adapter renders and
+   * sends only them; `source` is absent (the stored object is the whole file).
+   */
+  pages?: { first: number; last: number };
 }
 
 export interface ProviderOutput {
@@ -74,4 +80,11 @@ export interface ProviderProfile {
    * name of every provider's cost model; `maxCostMicros` is built from it.
    */
   stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options?: CostOptions): Micros;
+  /**
+   * For a language model: whether the output cap one call of `step` gets on a file of `facts.pages` pages is the room
+   * the task's answer needs (its own allowance per page and field), rather than the model's ceiling that cuts it short.
+   * Chunk planning (shared/planning/chunks.ts) keeps each call's pages within it. Absent: the provider has no output
+   * cap to outgrow (an OCR engine, local).
+   */
+  outputFits?(facts: FileFacts, task: TaskSpec, step: Step, env?: NodeJS.ProcessEnv): boolean;
 }

@@ -164,6 +164,9 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     strategy: plan.strategy,
     candidates: plan.candidates,
     ...(plan.ocrCandidates ? { ocrCandidates: plan.ocrCandidates } : {}),
+    ...(plan.chunkPages !== undefined
+      ? { chunkPages: plan.chunkPages, progress: { pagesTotal: facts.pages, pagesDone: 0 } }
+      : {}),
     estimateMicros,
     marginPct,
     maxCostMicros,

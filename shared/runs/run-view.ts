@@ -8,6 +8,20 @@ import type { RunRecord } from '../store/runs.js';
 
 export const PROTOCOL_VERSION = '0.1.0';
 
+/** Separator of pages in a text result: a form feed on a line of its own (contract v1.1 §2). */
+export const PAGE_SEPARATOR = '\n\f\n';
+
+/**
+ * The result as the contract shows it. A text run in page chunks stores only its `pages` (the joined text would double
+ * a long document's result, and a result travels in one 4 MB settlement transaction); `text` is joined here.
+ */
+export function viewResult(outputFormat: RunRecord['outputFormat'], result: Record<string, unknown>) {
+  const pages = result.pages;
+  if (outputFormat !== 'text' || result.text !== undefined || !Array.isArray(pages)) return result;
+  const text = pages.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join(PAGE_SEPARATOR);
+  return { text, pages };
+}
+
 /** The contract's view of a run in its current state. */
 export function toRunResponse(run: RunRecord): RunResponse {
   const base = {
@@ -35,7 +49,7 @@ export function toRunResponse(run: RunRecord): RunResponse {
       status: 'completed',
       protocolVersion: PROTOCOL_VERSION,
       requests: run.usage.requests,
-      result: run.result,
+      result: viewResult(run.outputFormat, run.result),
       usage: {
         requests: run.usage.requests,
         billableUnits: run.usage.billableUnits,
@@ -73,5 +87,12 @@ export function toRunResponse(run: RunRecord): RunResponse {
       completedAt: run.completedAt ?? run.createdAt,
     };
   }
-  return { ...base, status: 'queued', stage: run.stage === 'processing' ? 'processing' : 'waiting' };
+  const stage: 'waiting' | 'processing' = run.stage === 'processing' ? 'processing' : 'waiting';
+  const progress = run.progress && {
+    pagesTotal: run.progress.pagesTotal,
+    // A chunk asked again after a crash whose checkpoint could not be written counts twice: never past the total.
+    pagesDone: Math.min(run.progress.pagesDone, run.progress.pagesTotal),
+    stage,
+  };
+  return { ...base, status: 'queued', stage, ...(progress ? { progress } : {}) };
 }

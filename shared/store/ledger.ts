@@ -122,6 +122,8 @@ export type Settlement =
       usage: RunUsage;
       confidence: number;
       attempts: Attempt[];
+      /** A chunked run's fields whose chunks read different values (shared/worker/merge.ts), kept for `fields`. */
+      alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
     }
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
 
@@ -166,6 +168,10 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     names['#usage'] = 'usage';
     values[':usage'] = outcome.usage;
     values[':confidence'] = outcome.confidence;
+    if (outcome.alternatives) {
+      update += ', alternatives = :alternatives';
+      values[':alternatives'] = outcome.alternatives;
+    }
     if (parts) {
       update += ', resultParts = :parts';
       values[':parts'] = parts.length;

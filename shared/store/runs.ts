@@ -69,6 +69,13 @@ export interface RunRecord {
   candidates: ProviderId[];
   /** A chained OCR-then-analyze plan's OCR engines, in order (absent for a single-step plan). */
   ocrCandidates?: ProviderId[];
+  /**
+   * A PDF run in page chunks (shared/planning/chunks.ts): the pages one call carries, fixed at creation with the hold
+   * that covers every chunk. Absent: one call for the whole file (images, one-page PDFs, chained plans, older runs).
+   */
+  chunkPages?: number;
+  /** While a chunked run is queued: its pages, and how many are done (checkpointed; shared/store/chunks.ts). */
+  progress?: { pagesTotal: number; pagesDone: number };
   estimateMicros: Micros;
   /** The margin the estimate was computed with; the worker prices with it (absent on older runs: the current one). */
   marginPct?: number;
@@ -107,6 +114,8 @@ export interface RunRecord {
   chargedMicros?: Micros;
   refundedMicros?: Micros;
   confidence?: number;
+  /** A chunked run's fields whose chunks read different values: the other values, with the page each came from. */
+  alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
   attempts?: Attempt[];
   error?: RunError;
   verification?: Verification;

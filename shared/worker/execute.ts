@@ -35,6 +35,23 @@ export interface ExecuteInput {
   reject?: (output: ProviderOutput) => string | undefined;
   /** The margin prices are computed with (the run's, fixed at creation); defaults to the configured one. */
   marginPct?: number;
+  /** A chunk of a run in page chunks: the spend of the run's other chunks, counted at every check. */
+  shared?: SharedSpend;
+  /** Stop at the first `truncated` attempt (a chunk of several pages is split and asked again instead). */
+  stopOnTruncated?: boolean;
+}
+
+/**
+ * The spend of the rest of a run whose chunks execute concurrently (shared/worker/chunked.ts). JavaScript runs the
+ * check and `started` in one turn, so two chunks never both take the same room under the cap.
+ */
+export interface SharedSpend {
+  /** What the run's other chunks have spent, have in flight at their worst case, or keep reserved. */
+  othersMicros(): Micros;
+  /** An attempt of this plan starts with this worst case. */
+  started(boundMicros: Micros): void;
+  /** It ended and cost this much. */
+  settled(boundMicros: Micros, costMicros: Micros): void;
 }
 
 export interface ExecuteOutcome {
@@ -45,6 +62,8 @@ export interface ExecuteOutcome {
   requests: number;
   /** Cost of every attempt of this call that reported usage, including failed ones. */
   costMicros: Micros;
+  /** Whether an attempt's answer was cut at its output cap (`truncated`). */
+  truncated?: boolean;
 }
 
 /** The attempt's result, or a timeout once its signal aborts, so an adapter that ignores the signal cannot hold the plan. */
@@ -105,12 +124,17 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   const attempts: Attempt[] = [];
   let requests = 0;
   let costMicros = 0;
+  let truncated = false;
 
   // Whether one more attempt of a provider, at its worst case, keeps the run within its cap. What the run has spent
-  // only grows, so a candidate that does not fit now never will.
+  // only grows, so a candidate that does not fit now never will (other chunks' reservations only turn into spend).
   const fitsNow = (provider: ProviderId) =>
     priceFor(
-      (options.spentMicros ?? 0) + costMicros + (costBound(provider) ?? 0) + (options.reservedMicros ?? 0),
+      (options.spentMicros ?? 0) +
+        (options.shared?.othersMicros() ?? 0) +
+        costMicros +
+        (costBound(provider) ?? 0) +
+        (options.reservedMicros ?? 0),
       options.marginPct,
     ) <= options.capMicros;
 
@@ -139,14 +163,20 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
     // once on the same provider; otherwise the plan moves on to the next candidate.
     for (let tries = 0; tries < 2; tries += 1) {
       const started = now();
+      const bound = costBound(provider) ?? 0;
+      options.shared?.started(bound);
       const outcome = await attemptOnce(adapter, provider, { ...options.input, step }, deadlineMs);
+      options.shared?.settled(
+        bound,
+        'output' in outcome ? outcome.output.usage.costMicros : (outcome.failure.usage?.costMicros ?? 0),
+      );
       if (adapter) requests += 1;
       if ('output' in outcome) {
         costMicros += outcome.output.usage.costMicros;
         const problem = options.reject?.(outcome.output);
         if (problem === undefined) {
           attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
-          return { output: outcome.output, provider, attempts, requests, costMicros };
+          return { output: outcome.output, provider, attempts, requests, costMicros, truncated };
         }
         log.warn('provider answer rejected', { provider, step, message: problem });
         attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: 'invalid_output' });
@@ -156,10 +186,14 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
       if (failure.usage) costMicros += failure.usage.costMicros;
       log.warn('provider attempt failed', { provider, step, kind: failure.kind, message: failure.message });
       attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: failure.kind });
+      if (failure.kind === 'truncated') {
+        truncated = true;
+        if (options.stopOnTruncated) return { output: null, provider: null, attempts, requests, costMicros, truncated };
+      }
       const wait = failure.kind === 'rate_limited' ? failure.retryAfterMs : undefined;
       if (tries > 0 || wait === undefined || now() + wait + MIN_ATTEMPT_MS > deadlineMs || !fits()) break;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
-  return { output: null, provider: null, attempts, requests, costMicros };
+  return { output: null, provider: null, attempts, requests, costMicros, truncated };
 }

@@ -7,21 +7,24 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, isReplacedObject, s3 } from '../aws/s3.js';
 import { uploadsBucketName } from '../aws/s3-urls.js';
+import { config } from '../config.js';
 import { runError } from '../errors.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
-import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
+import type { ProviderAdapter, ProviderInput } from '../providers/types.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
-import type { ProviderId, Step } from '../task.js';
-import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
-import { computeConfidence, DEFAULT_NATIVE, shapeResult } from './result.js';
+import type { ProviderId } from '../task.js';
+import { executeChain } from './chain.js';
+import { chunkedSettlement, executeChunked } from './chunked.js';
+import { executePlan } from './execute.js';
+import { pooledAdapters } from './pool.js';
+import { computeConfidence, shapeResult } from './result.js';
 
 /** Time kept back from the Lambda deadline to write the settlement. */
 const SETTLE_RESERVE_MS = 5_000;
@@ -42,7 +45,7 @@ export interface ProcessOptions {
    * Crash simulation (the local stack, with fault injection on): throwing aborts the delivery as a crash would. It
    * stays a seam here because only processRun can place a crash between the providers' answer and the settlement.
    */
-  fault?: (point: 'before-settle' | 'after-settle', run: RunRecord) => void;
+  fault?: (point: 'before-settle' | 'after-settle' | 'after-chunk', run: RunRecord) => void;
 }
 
 /** `leased`: another delivery is processing the run right now; this one did nothing. */
@@ -129,75 +132,6 @@ async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<str
   }
 }
 
-/** The text an OCR step read. */
-function readText(output: ProviderOutput): string {
-  const text = output.result.text;
-  return output.documentText ?? (typeof text === 'string' ? text : '');
-}
-
-type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound' | 'spentMicros'>;
-
-/**
- * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
- * candidates (a full text layer replaces the OCR step). Each step is held to its own bound (the catalog's
- * stepCostMicros), the OCR step keeps the analyze step's primary path in reserve and at least 40 % of the time left,
- * and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
- * OCR attempt (there is nothing to analyze): the next engine tries, and if none reads anything the run fails with
- * nothing charged. The outcome reads as one: every attempt of both steps, every request and cost, the pages the OCR
- * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
- * answer is no surer than the reading it came from).
- */
-async function executeChain(
-  run: RunRecord,
-  ocrCandidates: readonly ProviderId[],
-  options: StepOptions,
-  textLayer: string | undefined,
-): Promise<ExecuteOutcome> {
-  const bound = (step: Step) => (provider: ProviderId) => catalog[provider]?.stepCostMicros(run.file, run.task, step);
-  let ocr: ExecuteOutcome | undefined;
-  let text = textLayer;
-  if (text === undefined) {
-    ocr = await executePlan({
-      ...options,
-      deadlineMs: Date.now() + 0.6 * Math.max(0, options.deadlineMs - Date.now()),
-      candidates: ocrCandidates,
-      stepFor: () => 'ocr',
-      costBound: bound('ocr'),
-      // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
-      reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
-      reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
-    });
-    if (!ocr.output) return ocr;
-    text = readText(ocr.output);
-  }
-  const analyze = await executePlan({
-    ...options,
-    candidates: run.candidates,
-    input: { ...options.input, documentText: text },
-    stepFor: () => 'analyze',
-    costBound: bound('analyze'),
-    spentMicros: ocr?.costMicros ?? 0,
-  });
-  const confidences = ocr?.output
-    ? [ocr.output.nativeConfidence ?? DEFAULT_NATIVE, analyze.output?.nativeConfidence ?? DEFAULT_NATIVE]
-    : [analyze.output?.nativeConfidence].filter((c): c is number => c !== undefined);
-  return {
-    provider: analyze.provider,
-    attempts: [...(ocr?.attempts ?? []), ...analyze.attempts],
-    requests: (ocr?.requests ?? 0) + analyze.requests,
-    costMicros: (ocr?.costMicros ?? 0) + analyze.costMicros,
-    output: analyze.output && {
-      ...analyze.output,
-      documentText: text,
-      ...(confidences.length > 0 ? { nativeConfidence: Math.min(...confidences) } : {}),
-      usage: {
-        ...analyze.output.usage,
-        billableUnits: ocr?.output?.usage.billableUnits ?? analyze.output.usage.billableUnits,
-      },
-    },
-  };
-}
-
 /**
  * Metrics for the dashboard and alarms: failed attempts and fallbacks per provider, failed runs, run latency. An
  * attempt failed by the client's own file (unreadable_file) says nothing about the provider: it is not counted, so a
@@ -254,6 +188,18 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
 
   const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
+  if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
+    const outcome = await executeChunked({
+      run,
+      bytes,
+      adapters: pooledAdapters(options.adapters, config.providerConcurrency),
+      capMicros,
+      deadlineMs,
+      concurrency: config.runConcurrency,
+      afterChunk: () => options.fault?.('after-chunk', run),
+    });
+    return chunkedSettlement(run, outcome);
+  }
   // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
   // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
   // the layer itself), and a chained plan skips its OCR step.

@@ -646,13 +646,13 @@ describe('app settings', () => {
   });
 
   test('uploads expire after the retention plus the queue time, in whole days', () => {
-    // The queue may hold a run's message for maxReceiveCount x the visibility timeout (5 x 18 min = 1.5 h).
+    // The queue may hold a run's message for maxReceiveCount x the visibility timeout (5 x 90 min = 7.5 h).
     const queueHours = (runQueue.maxReceiveCount * runQueue.visibilityTimeoutSeconds) / 3600;
-    expect(queueHours).toBe(1.5);
+    expect(queueHours).toBe(7.5);
     expect(uploadExpiryDays(24)).toBe(2);
     expect(uploadExpiryDays(1)).toBe(1);
-    expect(uploadExpiryDays(46)).toBe(2);
-    expect(uploadExpiryDays(47)).toBe(3);
+    expect(uploadExpiryDays(40)).toBe(2);
+    expect(uploadExpiryDays(41)).toBe(3);
   });
 });
 

@@ -128,7 +128,7 @@ describe('presign', () => {
     expect(ok.body).toMatchObject({
       method: 'PUT',
       headers: { 'Content-Type': 'application/octet-stream' },
-      maxBytes: 50 * 1024 * 1024,
+      maxBytes: 100 * 1024 * 1024,
     });
   });
 });

@@ -243,9 +243,10 @@ describe('provider fallback on the local stack', () => {
     }
   });
 
-  test('a transcription larger than a DynamoDB item (≈700 KB) completes and reads back whole', async () => {
-    const text = `${'Line of a long transcribed document, with numbers 12345 and words. '.repeat(10_500)}end`;
-    const openai = await startFakeServer(() => openaiAnswer({ text }, { input: 30_000, output: 40_000 }));
+  test('a transcription larger than a DynamoDB item (≈800 KB) completes and reads back whole', async () => {
+    // Twenty pages, one call each (a chunked run), ~40 KB of text each.
+    const text = `${'Line of a long transcribed document, with numbers 12345 and words. '.repeat(600)}end`;
+    const openai = await startFakeServer(() => openaiAnswer({ text }, { input: 1_500, output: 2_000 }));
     const stack = await startStack(stackEnv(openai, 'openai'));
     try {
       const run = await analyse(stack, 'twenty-pages.pdf', {
@@ -255,7 +256,8 @@ describe('provider fallback on the local stack', () => {
       });
       expect(run.status).toBe('completed');
       expect(Buffer.byteLength(JSON.stringify(run.result))).toBeGreaterThan(600 * 1024);
-      expect(run.result).toEqual({ text });
+      const pages = Array.from({ length: 20 }, (_, i) => ({ page: i + 1, text }));
+      expect(run.result).toEqual({ text: pages.map((p) => p.text).join('\n\f\n'), pages });
       expect((run.chargedUsd as number) + (run.refundedUsd as number)).toBeCloseTo(run.estimatedCostUsd as number, 6);
     } finally {
       await stack.stop();

@@ -462,11 +462,11 @@ describe('a rejected request holds nothing and queues nothing', () => {
     expect(error.details.reason).toBe(reason);
   });
 
-  test('a PDF over 200 pages answers 413 TOO_MANY_PAGES', async () => {
+  test('a PDF over 1,000 pages (the default limit) answers 413 TOO_MANY_PAGES', async () => {
     arrangeCreateRun(mocks, { file: 'many-pages.pdf' });
     const answer = await create(minimal);
     const error = expectError(answer, 'TOO_MANY_PAGES');
-    expect(error.details).toEqual({ pages: 201, limitPages: 200 });
+    expect(error.details).toEqual({ pages: 1001, limitPages: 1000 });
   });
 
   // ----- schema -----

@@ -14,8 +14,8 @@ const MiB = 1024 * 1024;
 const LIMITS: InspectLimits = {
   imageMaxBytes: 20 * MiB,
   imageMaxPixels: 100_000_000,
-  pdfMaxBytes: 50 * MiB,
-  pdfMaxPages: 200,
+  pdfMaxBytes: 100 * MiB,
+  pdfMaxPages: 1000,
 };
 
 /** A RangeReader over a buffer that validates ranges and counts what was read. */
@@ -238,16 +238,16 @@ describe('inspectUpload: fixtures', () => {
     expect(facts).toEqual({ mime: 'application/pdf', kind: 'pdf', sizeBytes: buf.length, pages });
   });
 
-  it('many-pages.pdf is refused with TOO_MANY_PAGES (201 > 200)', async () => {
+  it('many-pages.pdf is refused with TOO_MANY_PAGES (1,001 > 1,000)', async () => {
     const error = await inspectError(fixture('many-pages.pdf'));
     expect(error.code).toBe('TOO_MANY_PAGES');
     expect(error.status).toBe(413);
-    expect(error.details).toEqual({ pages: 201, limitPages: 200 });
+    expect(error.details).toEqual({ pages: 1001, limitPages: 1000 });
   });
 
   it('many-pages.pdf passes when the page limit allows it', async () => {
-    const { facts } = await inspect(fixture('many-pages.pdf'), { ...LIMITS, pdfMaxPages: 201 });
-    expect(facts.pages).toBe(201);
+    const { facts } = await inspect(fixture('many-pages.pdf'), { ...LIMITS, pdfMaxPages: 1001 });
+    expect(facts.pages).toBe(1001);
   });
 
   it('encrypted.pdf is CORRUPT_FILE reason encrypted', async () => {

@@ -102,10 +102,10 @@ describe('a valid request', () => {
     },
   );
 
-  test('PDFs may be larger than images: maxBytes is 50 MiB for .pdf', async () => {
+  test('PDFs may be larger than images: maxBytes is 100 MiB for .pdf', async () => {
     const answer = await presign({ fileName: 'big.pdf', contentLength: 30 * MiB });
     expect(answer.status).toBe(200);
-    expect(answer.body.maxBytes).toBe(50 * MiB);
+    expect(answer.body.maxBytes).toBe(100 * MiB);
   });
 
   test('exactly the limit is accepted', async () => {
@@ -150,10 +150,10 @@ describe('a rejected request writes nothing', () => {
     expect(error.details).toEqual({ sizeBytes: 20 * MiB + 1, limitBytes: 20 * MiB });
   });
 
-  test('a PDF over 50 MiB answers 413 FILE_TOO_LARGE', async () => {
-    const answer = await presign({ fileName: 'huge.pdf', contentLength: 50 * MiB + 1 });
+  test('a PDF over 100 MiB answers 413 FILE_TOO_LARGE', async () => {
+    const answer = await presign({ fileName: 'huge.pdf', contentLength: 100 * MiB + 1 });
     const error = expectError(answer, 'FILE_TOO_LARGE');
-    expect(error.details.limitBytes).toBe(50 * MiB);
+    expect(error.details.limitBytes).toBe(100 * MiB);
   });
 
   test('an unknown field answers 400', async () => {

@@ -24,6 +24,8 @@ const sqs = mockClient(SQSClient);
 const NOW = new Date('2026-11-25T12:00:00.000Z');
 const ago = (seconds: number) => new Date(NOW.getTime() - seconds * 1000).toISOString();
 const options = DEFAULT_RECONCILE_OPTIONS;
+/** Longer ago than any of the reconciler's waits (the longest: a silent run's, every retry's visibility timeout). */
+const LONG_AGO = options.silentAfterSeconds + 3600;
 
 beforeEach(() => {
   ddb.reset();
@@ -55,14 +57,14 @@ describe('decide', () => {
 
   test('a run never delivered is resent after resendAfterSeconds since its last message, at most maxResends times', () => {
     expect(decide(runItem({ createdAt: ago(options.resendAfterSeconds) }), NOW.getTime(), options)).toBe('resend');
-    const resentRecently = runItem({ createdAt: ago(7200), resends: 1, resentAt: ago(10) });
+    const resentRecently = runItem({ createdAt: ago(LONG_AGO), resends: 1, resentAt: ago(10) });
     expect(decide(resentRecently, NOW.getTime(), options)).toBe('wait');
-    const exhausted = runItem({ createdAt: ago(7200), resends: options.maxResends, resentAt: ago(7200) });
+    const exhausted = runItem({ createdAt: ago(LONG_AGO), resends: options.maxResends, resentAt: ago(LONG_AGO) });
     expect(decide(exhausted, NOW.getTime(), options)).toBe('wait');
   });
 
   test('a run delivered maxReceiveCount times is dead once its last delivery is deadAfterSeconds old', () => {
-    const dying = { createdAt: ago(7200), deliveries: runQueue.maxReceiveCount };
+    const dying = { createdAt: ago(LONG_AGO), deliveries: runQueue.maxReceiveCount };
     expect(decide(runItem({ ...dying, deliveredAt: ago(options.deadAfterSeconds - 1) }), NOW.getTime(), options)).toBe(
       'wait',
     );
@@ -74,7 +76,7 @@ describe('decide', () => {
   });
 
   test("deliveries of several messages (resends, duplicates) are not one message's last delivery", () => {
-    const old = { createdAt: ago(7200), deliveredAt: ago(options.deadAfterSeconds) };
+    const old = { createdAt: ago(LONG_AGO), deliveredAt: ago(options.deadAfterSeconds) };
     // Three deliveries in all, but the latest was its message's first receive: that message comes back; wait.
     const alive = runItem({ ...old, deliveries: runQueue.maxReceiveCount, lastReceiveCount: 1 });
     expect(decide(alive, NOW.getTime(), options)).toBe('wait');
@@ -86,7 +88,7 @@ describe('decide', () => {
     // Receive 1 reached the run and failed; receives 2 and 3 died before reading it (a throttled read, a crashed
     // init), so the message was dead-lettered with lastReceiveCount still 1: without this, the hold waits for the
     // queue retention (4 days).
-    const silent = { createdAt: ago(7200), deliveries: 1, lastReceiveCount: 1 };
+    const silent = { createdAt: ago(LONG_AGO), deliveries: 1, lastReceiveCount: 1 };
     expect(
       decide(runItem({ ...silent, deliveredAt: ago(options.silentAfterSeconds - 1) }), NOW.getTime(), options),
     ).toBe('wait');
@@ -94,9 +96,9 @@ describe('decide', () => {
       'resend',
     );
     // Silent counts from the latest of the delivery and a resend; resends stay bounded.
-    const resent = { ...silent, deliveredAt: ago(7200), resends: 1, resentAt: ago(60) };
+    const resent = { ...silent, deliveredAt: ago(LONG_AGO), resends: 1, resentAt: ago(60) };
     expect(decide(runItem(resent), NOW.getTime(), options)).toBe('wait');
-    const exhausted = { ...silent, deliveredAt: ago(7200), resends: options.maxResends };
+    const exhausted = { ...silent, deliveredAt: ago(LONG_AGO), resends: options.maxResends };
     expect(decide(runItem(exhausted), NOW.getTime(), options)).toBe('wait');
   });
 
@@ -125,7 +127,9 @@ describe('reconcileRuns', () => {
 
   test('a silent delivered run is resent on condition that no delivery happened since it was read', async () => {
     const deliveredAt = ago(options.silentAfterSeconds + 1);
-    arrange(runItem({ jobId: 'run_silent', createdAt: ago(7200), deliveries: 1, lastReceiveCount: 1, deliveredAt }));
+    arrange(
+      runItem({ jobId: 'run_silent', createdAt: ago(LONG_AGO), deliveries: 1, lastReceiveCount: 1, deliveredAt }),
+    );
     expect(await reconcileRuns(options, NOW)).toEqual({ resent: ['run_silent'], failed: [] });
     const update = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.ConditionExpression).toContain('deliveredAt = :delivered');
@@ -156,7 +160,7 @@ describe('reconcileRuns', () => {
   test('fails a dead-lettered run with the whole hold refunded, and takes it out of the queued index', async () => {
     const dead = runItem({
       jobId: 'run_dead',
-      createdAt: ago(7200),
+      createdAt: ago(LONG_AGO),
       deliveries: runQueue.maxReceiveCount,
       deliveredAt: ago(options.deadAfterSeconds + 1),
     });
@@ -179,7 +183,7 @@ describe('reconcileRuns', () => {
     arrange(
       runItem({
         jobId: 'run_dead',
-        createdAt: ago(7200),
+        createdAt: ago(LONG_AGO),
         deliveries: runQueue.maxReceiveCount,
         deliveredAt: ago(7000),
       }),
@@ -191,7 +195,7 @@ describe('reconcileRuns', () => {
   test('a run the index still lists but the table has settled is left alone', async () => {
     const listed = runItem({
       jobId: 'run_done',
-      createdAt: ago(7200),
+      createdAt: ago(LONG_AGO),
       deliveries: runQueue.maxReceiveCount,
       deliveredAt: ago(7000),
     });
@@ -204,7 +208,7 @@ describe('reconcileRuns', () => {
   });
 
   test('reads a shard page by page: runs that only wait do not hide a lost one behind them', async () => {
-    const waiting = runItem({ jobId: 'run_waiting', createdAt: ago(7200), resends: 3, resentAt: ago(7200) });
+    const waiting = runItem({ jobId: 'run_waiting', createdAt: ago(LONG_AGO), resends: 3, resentAt: ago(LONG_AGO) });
     const lost = runItem({ jobId: 'run_lost', createdAt: ago(900) });
     arrange(waiting, lost);
     ddb

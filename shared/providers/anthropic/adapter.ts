@@ -341,7 +341,7 @@ function judge(parsed: ParsedResponse, task: TaskSpec, maxTokens: number, attemp
     throw attempt.fail('refusal', `the model declined the request${parsed.refusal ? ` (${parsed.refusal})` : ''}`);
   }
   if (parsed.stopReason === 'max_tokens' || parsed.stopReason === 'model_context_window_exceeded') {
-    throw attempt.fail('invalid_output', `the answer was cut off (${parsed.stopReason}, max_tokens ${maxTokens})`);
+    throw attempt.fail('truncated', `the answer was cut off (${parsed.stopReason}, max_tokens ${maxTokens})`);
   }
   const call = parsed.toolCalls.find((c) => c.name === RESULT_TOOL_NAME);
   if (!call) return { ok: false, errors: [`no ${RESULT_TOOL_NAME} call was made (stop_reason ${parsed.stopReason})`] };

@@ -324,4 +324,9 @@ export const anthropicProfile: ProviderProfile = {
   answers: () => true,
   stepCostMicros,
   maxCostMicros: singlePassCostMicros(stepCostMicros),
+  outputFits: (facts, task, step, env) => {
+    const prices = anthropicModelPrices(anthropicModelId(env));
+    const ceiling = Math.min(OUTPUT_TOKENS_CEILING, prices?.maxOutputTokens ?? OUTPUT_TOKENS_CEILING);
+    return outputTokenCap(facts, task, step, prices) < ceiling;
+  },
 };

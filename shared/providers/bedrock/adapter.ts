@@ -287,7 +287,7 @@ function checkStopReason(response: ConverseCommandOutput, usage: ProviderUsage |
   if (reason === 'max_tokens') {
     const what = json ? 'the tool input is incomplete' : 'the text is truncated';
     throw new ProviderFailure(
-      'invalid_output',
+      'truncated',
       `bedrock: the answer reached maxTokens (${what})`,
       usage ? { usage } : undefined,
     );

@@ -307,5 +307,9 @@ export const bedrockProfile: BedrockProfile = {
   // explicitly, the costliest priced model bounds it.
   stepCostMicros,
   maxCostMicros: singlePassCostMicros(stepCostMicros),
+  outputFits: (facts, task, step, env) => {
+    const price = (resolveBedrockModel(env) ?? costliestModel()).price;
+    return bedrockOutputTokenCap(facts, task, step, price) < price.maxOutputTokens;
+  },
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

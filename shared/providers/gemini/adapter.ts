@@ -437,22 +437,20 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     if (!json) {
       // A cut transcription would pass for a whole one: it fails the attempt instead.
       if (isCut(answer)) {
-        throw new ProviderFailure('invalid_output', `gemini: the answer was cut short (${cutWhy(answer, cap)})`, {
+        throw new ProviderFailure('truncated', `gemini: the answer was cut short (${cutWhy(answer, cap)})`, {
           usage: usage(),
         });
       }
       text = answer.text;
     } else {
+      // A cut answer is never complete, even when what came back parses; it would be cut again: no repair.
+      if (isCut(answer)) {
+        throw new ProviderFailure('truncated', `gemini: the answer was cut short (${cutWhy(answer, cap)})`, {
+          usage: usage(),
+        });
+      }
       let verdict = judge(task, answer.text);
       if ('error' in verdict) {
-        // A cut answer would be cut again: no repair, the usage so far is reported.
-        if (isCut(answer)) {
-          throw new ProviderFailure(
-            'invalid_output',
-            `gemini: the answer was cut short (${cutWhy(answer, cap)}): ${verdict.error}`,
-            { usage: usage() },
-          );
-        }
         const repair: Content[] = [
           ...contents,
           { role: 'model', parts: answer.modelParts.length > 0 ? answer.modelParts : [{ text: answer.text }] },

@@ -221,4 +221,8 @@ export const geminiProfile: ProviderProfile = {
   answers: () => true,
   stepCostMicros,
   maxCostMicros: singlePassCostMicros(stepCostMicros),
+  outputFits: (facts, task, step, env) => {
+    const pricing = estimatePricing(geminiModel(env));
+    return outputTokenCap(task, step, facts.pages, pricing) < pricing.maxOutputTokens;
+  },
 };

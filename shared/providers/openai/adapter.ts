@@ -457,7 +457,10 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       if (status === 'incomplete') {
         const reason = response.incomplete_details?.reason ?? 'unknown';
         if (reason === 'content_filter') throw fail('refusal', 'openai: the answer was stopped by content filtering');
-        // Truncated JSON cannot be repaired by asking again with the same cap.
+        // Cut at max_output_tokens: asking again with the same cap would be cut again (a chunked run splits).
+        if (reason === 'max_output_tokens') {
+          throw fail('truncated', `openai: the answer is incomplete (${reason}); output cap ${cap} tokens`);
+        }
         throw fail('invalid_output', `openai: the answer is incomplete (${reason}); output cap ${cap} tokens`);
       }
       if (status !== 'completed') throw fail('invalid_output', `openai: unexpected response status "${status}"`);

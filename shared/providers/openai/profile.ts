@@ -281,4 +281,9 @@ export const openaiProfile: ProviderProfile = {
   answers: () => true,
   stepCostMicros,
   maxCostMicros: singlePassCostMicros(stepCostMicros),
+  outputFits: (facts, task, step, env) => {
+    const prices =
+      pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+    return outputCap(task, step, facts.pages, prices) < prices.maxOutputTokens;
+  },
 };

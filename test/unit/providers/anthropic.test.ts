@@ -546,12 +546,12 @@ describe('anthropic adapter: repair', () => {
     expect(output.usage.costMicros).toBe(costMicros([1490, 30], [1600, 62]));
   });
 
-  test('a max_tokens stop with incomplete tool input is invalid_output at once, with its usage', async () => {
+  test('a max_tokens stop with incomplete tool input is truncated at once, with its usage', async () => {
     const cap = 1024 + 256 * 3 + 512;
     inOrder(server, toolResponse({ date: '2026-11-02' }, { input: 1490, output: cap }, { stop_reason: 'max_tokens' }));
     const failure = await failureOf(provider.invoke(input(png, pngFacts, receiptTask), options()));
     expect(server.requests).toHaveLength(1);
-    expect(failure.kind).toBe('invalid_output');
+    expect(failure.kind).toBe('truncated');
     expect(failure.usage).toMatchObject({ costMicros: costMicros([1490, cap]), outputTokens: cap });
   });
 

@@ -502,13 +502,13 @@ describe('bedrock adapter: schema repair', () => {
     expect(failure.usage).toMatchObject({ inputTokens: 1890, outputTokens: 20, costMicros: expectedCost(1890, 20) });
   });
 
-  it('does not repair an answer cut off at maxTokens: invalid_output with usage after one request', async () => {
+  it('does not repair an answer cut off at maxTokens: truncated with usage after one request', async () => {
     script(toolAnswer({ vendor: 'ACME' }, { inputTokens: 1890, outputTokens: 1024 }, 'max_tokens'));
     const failure = await failureOf(
       createBedrockProvider().invoke(await inputFor('receipt.png', RECEIPT_TASK), options()),
     );
     expect(server.requests).toHaveLength(1);
-    expect(failure.kind).toBe('invalid_output');
+    expect(failure.kind).toBe('truncated');
     expect(failure.usage).toMatchObject({ inputTokens: 1890, outputTokens: 1024 });
   });
 

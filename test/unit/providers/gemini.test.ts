@@ -429,20 +429,20 @@ describe('gemini adapter: structured output repair', () => {
   test.each([
     ['MAX_TOKENS', 'at the'],
     ['CONTINUATION', 'per-request token limit'],
-  ])('a text answer cut short (%s) is invalid_output with its usage, never a result', async (finishReason, why) => {
+  ])('a text answer cut short (%s) is truncated with its usage, never a result', async (finishReason, why) => {
     server.respond(() => ({
       json: geminiBody('Page 1: ACME HARDWARE, 12 Main', { prompt: 1460, candidates: 900 }, { finishReason }),
     }));
     const error = await failure(invoke(TEXT_PDF, TEXT_TASK));
     expect(server.requests).toHaveLength(1);
-    expect(error.kind).toBe('invalid_output');
+    expect(error.kind).toBe('truncated');
     expect(error.message).toContain(why);
     expect(error.usage?.outputTokens).toBe(900);
     expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 900, PROMO_RATES));
   });
 
   test.each(['MAX_TOKENS', 'CONTINUATION'])(
-    'a JSON answer cut short (%s) is invalid_output with its usage, without a repair',
+    'a JSON answer cut short (%s) is truncated with its usage, without a repair',
     async (finishReason) => {
       server.respond(() => ({
         json: geminiBody(
@@ -453,11 +453,26 @@ describe('gemini adapter: structured output repair', () => {
       }));
       const error = await failure(invoke(RECEIPT_PNG, RECEIPT_TASK));
       expect(server.requests).toHaveLength(1);
-      expect(error.kind).toBe('invalid_output');
+      expect(error.kind).toBe('truncated');
       expect(error.usage?.outputTokens).toBe(4800);
       expect(error.usage?.costMicros).toBe(tokenCostMicros(1460, 4800, PROMO_RATES));
     },
   );
+
+  test('a JSON answer cut at MAX_TOKENS that still parses is truncated, never a result', async () => {
+    // A list cut between two items can close into valid JSON: the finish reason, not the parse, says it is incomplete.
+    server.respond(() => ({
+      json: geminiBody(
+        JSON.stringify(RECEIPT_ANSWER),
+        { prompt: 1460, candidates: 800 },
+        { finishReason: 'MAX_TOKENS' },
+      ),
+    }));
+    const error = await failure(invoke(RECEIPT_PNG, RECEIPT_TASK));
+    expect(server.requests).toHaveLength(1);
+    expect(error.kind).toBe('truncated');
+    expect(error.usage?.outputTokens).toBe(800);
+  });
 });
 
 describe('gemini adapter: failures', () => {
@@ -729,7 +744,7 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
       ),
     }));
     const error = await failure(invoke(file, TEXT_TASK, { adapter: providerAt(LIST_NOW) }));
-    expect(error.kind).toBe('invalid_output');
+    expect(error.kind).toBe('truncated');
     expect(server.requests).toHaveLength(1);
     expect(error.usage?.costMicros).toBeLessThanOrEqual(geminiProfile.maxCostMicros(file.facts, TEXT_TASK));
   });

@@ -652,7 +652,7 @@ describe('openai adapter: failures', () => {
     expect(failure.usage?.costMicros).toBe(expectedMicros({ input: 900, output: 0 }));
   });
 
-  it('fails a truncated answer (max_output_tokens) with invalid_output and its usage, without a repair', async () => {
+  it('fails a truncated answer (max_output_tokens) as truncated with its usage, without a repair', async () => {
     server.respond(() => ({
       json: responseObject(
         [{ type: 'output_text', annotations: [], text: '{"vendor": "ACME HARDW' }],
@@ -663,7 +663,7 @@ describe('openai adapter: failures', () => {
     const failure = await failureOf(
       createOpenAIProvider({ env }).invoke(await inputFor('receipt.png', receiptTask), options()),
     );
-    expect(failure.kind).toBe('invalid_output');
+    expect(failure.kind).toBe('truncated');
     expect(failure.usage).toEqual({
       billableUnits: 1,
       costMicros: expectedMicros({ input: 1260, output: 1280 }),

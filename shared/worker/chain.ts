@@ -1,0 +1,82 @@
+/**
+ * A chained OCR-then-analyze plan's execution (shared/planning/plan.ts `chainedPlan`), for a whole run or one page
+ * chunk of it (./chunked.ts passes the chunk's facts as `run.file`).
+ */
+import { primaryPathCost } from '../planning/plan.js';
+import { catalog } from '../providers/catalog.js';
+import type { ProviderOutput } from '../providers/types.js';
+import type { RunRecord } from '../store/runs.js';
+import type { ProviderId, Step } from '../task.js';
+import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
+import { DEFAULT_NATIVE } from './result.js';
+
+/** The text an OCR step read. */
+export function readText(output: ProviderOutput): string {
+  const text = output.result.text;
+  return output.documentText ?? (typeof text === 'string' ? text : '');
+}
+
+/** `spentMicros`: what the run (or chunk) spent before this chain, counted against the cap by both steps. */
+export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound'>;
+
+/**
+ * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
+ * candidates (a full text layer replaces the OCR step). Each step is held to its own bound (the catalog's
+ * stepCostMicros), the OCR step keeps the analyze step's primary path in reserve and at least 40 % of the time left,
+ * and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
+ * OCR attempt (there is nothing to analyze): the next engine tries, and if none reads anything the run fails with
+ * nothing charged. The outcome reads as one: every attempt of both steps, every request and cost, the pages the OCR
+ * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
+ * answer is no surer than the reading it came from).
+ */
+export async function executeChain(
+  run: RunRecord,
+  ocrCandidates: readonly ProviderId[],
+  options: StepOptions,
+  textLayer: string | undefined,
+): Promise<ExecuteOutcome> {
+  const bound = (step: Step) => (provider: ProviderId) => catalog[provider]?.stepCostMicros(run.file, run.task, step);
+  let ocr: ExecuteOutcome | undefined;
+  let text = textLayer;
+  if (text === undefined) {
+    ocr = await executePlan({
+      ...options,
+      deadlineMs: Date.now() + 0.6 * Math.max(0, options.deadlineMs - Date.now()),
+      candidates: ocrCandidates,
+      stepFor: () => 'ocr',
+      costBound: bound('ocr'),
+      // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
+      reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
+      reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
+    });
+    if (!ocr.output) return ocr;
+    text = readText(ocr.output);
+  }
+  const analyze = await executePlan({
+    ...options,
+    candidates: run.candidates,
+    input: { ...options.input, documentText: text },
+    stepFor: () => 'analyze',
+    costBound: bound('analyze'),
+    spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
+  });
+  const confidences = ocr?.output
+    ? [ocr.output.nativeConfidence ?? DEFAULT_NATIVE, analyze.output?.nativeConfidence ?? DEFAULT_NATIVE]
+    : [analyze.output?.nativeConfidence].filter((c): c is number => c !== undefined);
+  return {
+    provider: analyze.provider,
+    attempts: [...(ocr?.attempts ?? []), ...analyze.attempts],
+    requests: (ocr?.requests ?? 0) + analyze.requests,
+    costMicros: (ocr?.costMicros ?? 0) + analyze.costMicros,
+    truncated: Boolean(ocr?.truncated || analyze.truncated),
+    output: analyze.output && {
+      ...analyze.output,
+      documentText: text,
+      ...(confidences.length > 0 ? { nativeConfidence: Math.min(...confidences) } : {}),
+      usage: {
+        ...analyze.output.usage,
+        billableUnits: ocr?.output?.usage.billableUnits ?? analyze.output.usage.billableUnits,
+      },
+    },
+  };
+}
