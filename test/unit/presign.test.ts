@@ -58,10 +58,10 @@ describe('a valid request', () => {
     expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.fileName).toBe('receipt été.png');
   });
 
-  test('an extension followed by a control character is still read (.pdf then NUL: the PDF limit)', async () => {
+  test('an extension followed by a control character is still read (.pdf then NUL: the PDF limit, 100 MiB)', async () => {
     const answer = await presign({ fileName: 'scan.pdf\u0000', contentLength: 30 * MiB });
     expect(answer.status).toBe(200);
-    expect(answer.body.maxBytes).toBe(50 * MiB);
+    expect(answer.body.maxBytes).toBe(100 * MiB);
   });
 
   test('every upload gets a fresh id and address', async () => {
