@@ -410,7 +410,9 @@ describe('duplicates and races', () => {
       sqsEvent([{ body: '{"jobId":"run_1"}' }]),
       lambdaContext(60_000),
     );
-    expect(claimOf()).toBe(9_000);
+    // Capped at 9 s (the lease and the condition's `now` are read a moment apart: a loaded machine ticks between).
+    expect(claimOf()).toBeGreaterThan(8_900);
+    expect(claimOf()).toBeLessThanOrEqual(9_000);
   });
 
   test('a delivery that fails and will be redelivered gives its claim up', async () => {
