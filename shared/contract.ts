@@ -3,6 +3,7 @@
  * validate with these, docs/openapi.json is generated from them, types are inferred. Request objects are strict.
  * Not to undo: every module an API handler loads uses zod/mini (one classic schema brings ~100 KB back into each
  * bundle): docs/decisions.md#why-the-apis-schemas-use-zodmini.
+ * Over 400 lines: the whole wire contract in one file, route by route, is what a client developer reads.
  */
 import { config } from './config.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';

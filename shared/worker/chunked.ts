@@ -10,6 +10,8 @@
  * - A chunk cut at its output cap is split in two and asked again; a single page that is still cut fails the run
  *   (`truncated`), never a silently short answer.
  * - Out of time, the run stops starting chunks and is handed back (`RunIncomplete`): the next delivery resumes.
+ * Over 400 lines: the shared spend, the split on truncation and the resume are one flow over the same chunk state;
+ * split apart, each piece would need the others' invariants restated (planning, pools, checkpoints, merge are out).
  */
 import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
