@@ -47,7 +47,6 @@ import {
   geminiModel,
   outputTokenCap as geminiOutputCap,
   promptTokenBound as geminiPromptBound,
-  tokenCostMicros as geminiTokenCost,
   mediaTokenBound,
   modelPricing,
   THINKING_HEADROOM_TOKENS,

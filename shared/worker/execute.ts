@@ -11,7 +11,6 @@ import type { Micros } from '../money.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor, pricing } from '../pricing/pricing.js';
-import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
 import { ProviderFailure, type ProviderId, type Step } from '../task.js';
 
