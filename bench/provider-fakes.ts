@@ -101,6 +101,11 @@ export interface FakeCase {
   pages: number;
   /** The text-layer text an `analyze` request carries (billed as pages x textPageTokens). */
   documentText?: string;
+  /**
+   * How much longer (or shorter) than the answer this run's answer is billed: 1 for the answer itself; the estimates
+   * phase varies it (±30 %) and raises it for its calibration-drift scenario.
+   */
+  lengthFactor?: number;
   /** The document's lines per page (what Textract reads). */
   pageLines: string[][];
   /** AnalyzeExpense summary fields (receipts, invoices). */
@@ -127,6 +132,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 const records = (value: unknown): Record<string, unknown>[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+
+/** Output tokens as billed: the answer's tokens scaled by the run's length factor. */
+const billedOutput = (tokens: number, c: FakeCase): number => Math.max(1, Math.round(tokens * (c.lengthFactor ?? 1)));
+
+/**
+ * A PDF read as a file (a scan: text PDFs go as text): each page bills its page image by the provider's rule (OpenAI:
+ * the patch rule on a letter page at 150 dpi; Anthropic: the page at the 1568 px long side, ~1,600 tokens; Gemini 3:
+ * 560 a page at the default medium resolution; Nova: its size table for the page at 1568 px).
+ */
+const PDF_PAGE_TOKENS = { openai: Math.round(1536 * 1.62), anthropic: 1600, gemini: 560, bedrock: 3890 } as const;
 
 // --- OpenAI Responses API --------------------------------------------------------------------------------------
 
@@ -156,11 +171,12 @@ async function openai(body: Record<string, unknown>, c: FakeCase, log: FakeReque
     for (const part of records(content)) {
       if (part.type === 'input_text') input += sentTextTokens(String(part.text ?? ''), c);
       if (part.type === 'input_image') images += await openaiImageTokens(String(part.image_url ?? ''));
+      if (part.type === 'input_file') images += c.pages * PDF_PAGE_TOKENS.openai;
     }
   }
   input += images;
   const text = JSON.stringify(c.answer);
-  const output = (c.textOutput ? proseTokens(text) : jsonTokens(c.answer)) + T.openai.reasoningTokens;
+  const output = billedOutput(c.textOutput ? proseTokens(text) : jsonTokens(c.answer), c) + T.openai.reasoningTokens;
   log.push({
     provider: 'openai',
     operation: 'responses',
@@ -214,10 +230,13 @@ async function anthropic(
         const { width, height } = await imageSize(String(block.source.data ?? ''));
         images += Math.ceil((width * height) / a.imagePixelsPerToken);
       }
+      if (block.type === 'document') images += c.pages * PDF_PAGE_TOKENS.anthropic;
     }
   }
   input += images;
-  const output = (c.textOutput ? proseTokens(JSON.stringify(c.answer)) : jsonTokens(c.answer)) + a.toolCallOutputTokens;
+  const output =
+    billedOutput(c.textOutput ? proseTokens(JSON.stringify(c.answer)) : jsonTokens(c.answer), c) +
+    a.toolCallOutputTokens;
   log.push({
     provider: 'anthropic',
     operation: 'messages',
@@ -259,11 +278,13 @@ function gemini(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsag
       if (typeof part.text === 'string') input += sentTextTokens(part.text, c);
       if (isRecord(part.inlineData) && String(part.inlineData.mimeType ?? '').startsWith('image/'))
         images += g.imageTokens;
+      if (isRecord(part.inlineData) && part.inlineData.mimeType === 'application/pdf')
+        images += c.pages * PDF_PAGE_TOKENS.gemini;
     }
   }
   input += images;
   const text = c.textOutput ? String(c.answer.text ?? '') : JSON.stringify(c.answer);
-  const candidates = c.textOutput ? proseTokens(text) : jsonTokens(c.answer);
+  const candidates = billedOutput(c.textOutput ? proseTokens(text) : jsonTokens(c.answer), c);
   log.push({
     provider: 'gemini',
     operation: 'generateContent',
@@ -298,6 +319,7 @@ async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequ
   for (const message of records(body.messages)) {
     for (const block of records(message.content)) {
       if (typeof block.text === 'string') input += sentTextTokens(block.text, c);
+      if (isRecord(block.document)) images += c.pages * PDF_PAGE_TOKENS.bedrock;
       if (isRecord(block.image) && isRecord(block.image.source)) {
         const { width, height } = await imageSize(String(block.image.source.bytes ?? ''));
         const scale = Math.max(1, b.novaMinLongSide / Math.max(width, height, 1));
@@ -307,7 +329,9 @@ async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequ
   }
   input += images;
   const json = toolConfig !== undefined;
-  const output = json ? jsonTokens(c.answer) + b.toolCallOutputTokens : proseTokens(String(c.answer.text ?? ''));
+  const output = json
+    ? billedOutput(jsonTokens(c.answer), c) + b.toolCallOutputTokens
+    : billedOutput(proseTokens(String(c.answer.text ?? '')), c);
   log.push({
     provider: 'bedrock',
     operation: 'converse',

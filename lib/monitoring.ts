@@ -225,6 +225,13 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
+        title: 'Absorbed overruns (micro-dollars: prices over estimates, the service pays)',
+        left: [custom(METRIC_NAMES.absorbedMicros, cloudwatch.Stats.SUM)],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
         title: 'Worker',
         left: [
           props.worker.metricInvocations({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),

@@ -15,6 +15,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { tables } from '../shared/infra/resources.js';
 import { gatewaySettings, SCOPES, type Scope } from '../shared/infra/routes.js';
 import { MICROS_PER_USD, type Micros } from '../shared/money.js';
+import { absorbedByTenant } from '../shared/store/absorbed-report.js';
 import type { ApiKeyRecord, UsagePlanKey } from '../shared/store/tenants.js';
 import * as store from '../shared/store/tenants.js';
 import { backfillUsage } from '../shared/store/usage.js';
@@ -48,6 +49,8 @@ Commands:
   usage-backfill                         Count runs created before the usage counters into them (once, after
                                          upgrading; safe while the service runs and when run again). Needs the
                                          Runs and Usage tables: --local, --stack, or RUNS_TABLE and USAGE_TABLE
+  absorbed [--from D] [--to D]           What the service absorbed (prices over estimates) per tenant, from the
+                                         daily usage counters (UTC days, default: the last 30). Needs the Usage table
   help                                   This text
 
 Target (one of):
@@ -79,6 +82,8 @@ const optionSpec = {
   stack: { type: 'string' },
   'usage-plan-id': { type: 'string' },
   'dry-run': { type: 'boolean' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -103,6 +108,7 @@ const commandOptions: Record<string, OptionName[]> = {
   tenants: [],
   'sync-usage-plan': ['dry-run'],
   'usage-backfill': [],
+  absorbed: ['from', 'to'],
 };
 
 /** Environment variable naming the usage plan for the table target (the `--usage-plan-id` flag wins). */
@@ -492,7 +498,9 @@ async function run(argv: string[]): Promise<number> {
   const json = values.json === true;
 
   // Validate every option before touching any table.
-  const tenant = ['tenants', 'sync-usage-plan', 'usage-backfill'].includes(command) ? '' : tenantOption(values);
+  const tenant = ['tenants', 'sync-usage-plan', 'usage-backfill', 'absorbed'].includes(command)
+    ? ''
+    : tenantOption(values);
   if (
     command === 'sync-usage-plan' &&
     values.stack === undefined &&
@@ -798,6 +806,25 @@ async function run(argv: string[]): Promise<number> {
           `Counted ${report.counted} runs into the usage counters (${report.scanned} uncounted found` +
             `${report.skipped > 0 ? `, ${report.skipped} items that are not runs left alone` : ''}).`,
         );
+      }
+      return 0;
+    }
+
+    case 'absorbed': {
+      if (!process.env[tables.usage.envVar]) {
+        throw new UsageError('absorbed needs the Usage table: --local, --stack S, or USAGE_TABLE');
+      }
+      const day = (offsetDays: number) => new Date(Date.now() - offsetDays * 86_400_000).toISOString().slice(0, 10);
+      const from = str(values, 'from') ?? day(29);
+      const to = str(values, 'to') ?? day(0);
+      const lines = await absorbedByTenant(from, to);
+      if (json) out(JSON.stringify({ from, to, tenants: lines }));
+      else {
+        out(`Absorbed ${from} to ${to} (USD): tenant, runs, charged, absorbed, absorbed/charged`);
+        for (const l of lines) {
+          const share = l.chargedMicros > 0 ? `${((100 * l.absorbedMicros) / l.chargedMicros).toFixed(2)} %` : '—';
+          out(`${l.tenantId}\t${l.runs}\t${l.chargedMicros / 1e6}\t${l.absorbedMicros / 1e6}\t${share}`);
+        }
       }
       return 0;
     }

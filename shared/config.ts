@@ -17,6 +17,8 @@ const positiveInt = (fallback: number) => z._default(z.coerce.number().check(z.i
 
 const envShape = {
   [ENV.confirmationThresholdUsd]: number(1),
+  /** At least 1: a run may always cost what it was estimated at. */
+  [ENV.maxOverrunRatio]: z._default(z.coerce.number().check(z.minimum(1), z.maximum(100)), 2),
   /** Unset: the pricing table's `marginPct`. */
   [ENV.marginPct]: z.pipe(
     z.transform((v: unknown) => (v === '' ? undefined : v)),
@@ -94,6 +96,10 @@ let limits: Limits | undefined;
 export const config = {
   get confirmationThresholdUsd(): number {
     return read(ENV.confirmationThresholdUsd);
+  },
+  /** The spend limit: a run's price may reach this multiple of its estimate, the service absorbing the excess. */
+  get maxOverrunRatio(): number {
+    return read(ENV.maxOverrunRatio);
   },
   /** Margin override in percent (PRICING_MARGIN_PCT); undefined keeps shared/pricing/pricing.json's. */
   get marginPct(): number | undefined {

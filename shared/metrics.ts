@@ -9,7 +9,7 @@ import { METRIC_DIMENSIONS, METRICS_NAMESPACE } from './infra/metrics.js';
 export interface MetricPoint {
   name: string;
   value: number;
-  unit: 'Count' | 'Milliseconds';
+  unit: 'Count' | 'Milliseconds' | 'None';
   /** The provider the point is about, when it is about one. */
   provider?: string;
 }

@@ -6,6 +6,8 @@
 export const ENV = {
   /** Runs estimated above this many USD need confirmation. */
   confirmationThresholdUsd: 'SERVICE_COST_CONFIRMATION_THRESHOLD_USD',
+  /** The most a run may cost the service, as a multiple of its estimate (the spend limit; default 2). */
+  maxOverrunRatio: 'SERVICE_MAX_OVERRUN_RATIO',
   /** The client's margin over provider cost, in percent. */
   marginPct: 'PRICING_MARGIN_PCT',
   /** Comma-separated candidate provider ids, in order. */

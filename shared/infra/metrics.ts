@@ -14,6 +14,8 @@ export const METRIC_NAMES = {
   runLatencyMs: 'RunLatencyMs',
   /** A run settled failed (every candidate failed, or infrastructure gave up). Unit Count. */
   runFailed: 'RunFailed',
+  /** What a completed run's price exceeded its estimate by, which the service absorbs. Unit None, micro-dollars. */
+  absorbedMicros: 'AbsorbedMicros',
 } as const;
 
 export const METRIC_DIMENSIONS = {

@@ -128,6 +128,14 @@ export const tables = {
     sortKey: { name: 'slot', type: 'S' },
     globalIndexes: [],
   },
+  // Calibration of the estimates (store/calibration.ts): one small item per provider × task kind × step, holding the
+  // most recent ratios actual ÷ predicted tokens of settled runs. No TTL: it is the service's memory of its providers.
+  calibration: {
+    id: 'Calibration',
+    envVar: 'CALIBRATION_TABLE',
+    partitionKey: { name: 'key', type: 'S' },
+    globalIndexes: [],
+  },
   idempotency: {
     id: 'Idempotency',
     envVar: 'IDEMPOTENCY_TABLE',

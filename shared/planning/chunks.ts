@@ -75,8 +75,10 @@ export function chunkedCostMicros(
   const pages = Math.max(1, facts.pages);
   const full = Math.floor(pages / size);
   const rest = pages - full * size;
-  const fullCost = full > 0 ? bound({ ...facts, pages: size }) : 0;
-  const restCost = rest > 0 ? bound({ ...facts, pages: rest }) : 0;
+  // A chunk carries its share of the file's bytes (what a text-layer guess per page reads).
+  const part = (n: number): FileFacts => ({ ...facts, pages: n, sizeBytes: Math.ceil((facts.sizeBytes * n) / pages) });
+  const fullCost = full > 0 ? bound(part(size)) : 0;
+  const restCost = rest > 0 ? bound(part(rest)) : 0;
   if (fullCost === undefined || restCost === undefined) return undefined;
   return full * fullCost + restCost;
 }

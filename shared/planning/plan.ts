@@ -1,14 +1,17 @@
 /**
  * Classification and planning: from the file's facts and the task, pick one of the interface's strategies and an
- * ordered candidate list, and compute the estimate (what the client may be charged at most, held at creation).
- * Pure functions: the same plan is computed by the API at creation and recorded on the run for the worker.
+ * ordered candidate list, and compute the estimate (the calibrated prediction of the run's price, held at creation and
+ * the most the client pays). Pure functions: the same plan is computed by the API at creation and recorded on the run
+ * for the worker.
  */
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
+import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 import { chunkedCostMicros, pagesPerChunk } from './chunks.js';
+import { predictAttempt, predictedCostMicros, seedFactors } from './estimate.js';
 
 export interface Plan {
   strategy: Strategy;
@@ -19,7 +22,7 @@ export interface Plan {
    * document gives its text to the `analyze` step, whose candidates are `candidates` (language models, then `local`).
    */
   ocrCandidates?: ProviderId[];
-  /** Client price upper bound of the primary path, in micros (what is held). */
+  /** The calibrated prediction of the primary path's price, in micros (what is held, and charged at most). */
   estimateMicros: Micros;
   /**
    * Only for a PDF run in page chunks (./chunks.ts): the pages one call carries. The estimate is then the sum of every
@@ -75,21 +78,22 @@ export function primaryPathCost(candidates: readonly ProviderId[], bound: Bound)
 
 /**
  * Plans a run. Candidates are the available providers that can run the strategy, in the configured order when
- * `VISION_PROVIDERS` is set, otherwise cheapest first for this file (with `local` last). Providers without a profile
- * in this build stay in the list when explicitly configured: they fail at run time and the plan falls back.
- * The estimate is the worst-case price of the primary path (the first candidate with a cost model), plus the worst
- * case of `local` when it is a later fallback (the last resort's reserve). A fallback whose worst case would push
- * the price past that hold (or past maxCostUsd) is skipped at execution time.
+ * `VISION_PROVIDERS` is set, otherwise cheapest worst case first for this file (with `local` last). Providers without a
+ * profile in this build stay in the list when explicitly configured: they fail at run time and the plan falls back.
+ * The estimate is the calibrated prediction of the primary path's price (the first candidate with a cost model):
+ * `factors` are the calibration factors by key (shared/pricing/calibration.ts; default: the shipped seeds). Fallbacks
+ * run within the spend limit, SERVICE_MAX_OVERRUN_RATIO x the estimate (shared/worker/execute.ts).
  *
  * Without `VISION_PROVIDERS`, a PDF may instead get a chained plan (`chainedPlan`): an OCR engine reads the pages, a
- * language model analyzes the text. It is chosen when its primary path is cheaper than the single-step one.
+ * language model analyzes the text. It is chosen when its primary path is predicted cheaper than the single-step one.
  */
 export function planRun(
   facts: FileFacts,
   task: TaskSpec,
   providers: readonly ProviderId[],
-  options: { explicitOrder?: boolean; marginPct?: number } = {},
+  options: { explicitOrder?: boolean; marginPct?: number; factors?: FactorsFor } = {},
 ): Plan {
+  const factors = options.factors ?? seedFactors;
   const strategy = classify(facts, task, providers);
   const bound: Bound = (id) => catalog[id]?.maxCostMicros(facts, task);
   const eligible = providers.filter((id) => {
@@ -100,21 +104,22 @@ export function planRun(
   });
   const answers = (id: ProviderId) => catalog[id]?.answers(task) ?? true;
   const candidates = order(eligible, bound, options.explicitOrder ?? false, answers);
-  // A multi-page PDF runs in page chunks: its single-step worst case is every chunk's primary path.
+  // A multi-page PDF runs in page chunks: its estimate is the sum of every chunk's predicted primary path.
   const size = pagesPerChunk(facts, task, candidates);
   const chunked = size < Math.max(1, facts.pages);
-  const single = chunked
-    ? chunkedCostMicros(facts, size, (chunk) =>
-        primaryPathCost(candidates, (id) => catalog[id]?.maxCostMicros(chunk, task)),
-      )
-    : primaryPathCost(candidates, bound);
+  const primary = candidates.find((id) => catalog[id] !== undefined);
+  const predict = (chunk: typeof facts) =>
+    primary === undefined ? undefined : predictedCostMicros(primary, chunk, task, factors);
+  const single = chunked ? chunkedCostMicros(facts, size, predict) : predict(facts);
   // VISION_PROVIDERS is an exact order of preference for one pass: a chain would put an OCR engine before it.
   const chain =
-    strategy === 'ocr_then_analyze' && !options.explicitOrder ? chainedPlan(facts, task, providers) : undefined;
-  // A chunked chain reads and analyzes each chunk on its own: its worst case is every chunk's chain.
+    strategy === 'ocr_then_analyze' && !options.explicitOrder
+      ? chainedPlan(facts, task, providers, factors)
+      : undefined;
+  // A chunked chain reads and analyzes each chunk on its own: its estimate is every chunk's chain.
   const chainCost =
     chain && chunked
-      ? chunkedCostMicros(facts, size, (chunk) => chainedPlan(chunk, task, providers)?.costMicros)
+      ? chunkedCostMicros(facts, size, (chunk) => chainedPlan(chunk, task, providers, factors)?.costMicros)
       : chain?.costMicros;
   if (chain && chainCost !== undefined && (single === undefined || chainCost < single)) {
     return {
@@ -139,12 +144,13 @@ export function planRun(
  * OCR engine's text is what the model would have had to read anyway. Only with a cloud OCR engine: `local`'s
  * tesseract is kept as the OCR fallback, but a plan that could only OCR locally lets the language model read the
  * pages itself (better reading beats a cheaper one). `local` also closes the analyze step (field extraction by
- * labels and patterns from the OCR text). Each step's primary path (with its `local` reserve) is held.
+ * labels and patterns from the OCR text). The estimate is the predicted cost of each step's primary.
  */
 export function chainedPlan(
   facts: FileFacts,
   task: TaskSpec,
   providers: readonly ProviderId[],
+  factors: FactorsFor = seedFactors,
 ): { ocr: ProviderId[]; analyze: ProviderId[]; costMicros: Micros } | undefined {
   const stepBound =
     (step: 'ocr' | 'analyze'): Bound =>
@@ -158,8 +164,13 @@ export function chainedPlan(
   const withLocal = (ids: ProviderId[]) => (providers.includes('local') ? [...ids, 'local' as const] : ids);
   const ocr = order(withLocal(engines), stepBound('ocr'), false);
   const analyze = order(withLocal(models), stepBound('analyze'), false);
-  const ocrCost = primaryPathCost(ocr, stepBound('ocr'));
-  const analyzeCost = primaryPathCost(analyze, stepBound('analyze'));
+  // The predicted cost of each step's primary (the first with a cost model): OCR of every page, then the analysis.
+  const predicted = (ids: ProviderId[], step: 'ocr' | 'analyze') => {
+    const primary = ids.find((id) => catalog[id] !== undefined);
+    return primary === undefined ? undefined : predictAttempt(primary, facts, task, step, factors)?.costMicros;
+  };
+  const ocrCost = predicted(ocr, 'ocr');
+  const analyzeCost = predicted(analyze, 'analyze');
   if (ocrCost === undefined || analyzeCost === undefined) return undefined;
   return { ocr, analyze, costMicros: ocrCost + analyzeCost };
 }

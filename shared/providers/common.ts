@@ -1,5 +1,6 @@
 import type { Micros } from '../money.js';
 import { singlePassSteps } from '../task.js';
+import type { TokenCounts } from './tokens.js';
 import type { ProviderProfile } from './types.js';
 
 /**
@@ -61,3 +62,29 @@ export function singlePassCostMicros(
   return (facts, task, options): Micros =>
     Math.max(...singlePassSteps(facts).map((step) => stepCostMicros(facts, task, step, options)));
 }
+
+/** Input predictions are ratios of characters; the spend limit counts this much more input to be safe. */
+const INPUT_SAFETY = 1.1;
+
+/**
+ * The output cap a request may carry when the attempt may cost at most `maxCostMicros` more: what remains after the
+ * request's input (its prediction, with a safety margin) at the output price, never above `cap`. Without a limit,
+ * `cap`. The spend limit (docs/pricing.md): a request can then not push the run past SERVICE_MAX_OVERRUN_RATIO x its
+ * estimate by its output.
+ */
+export function outputCapWithin(
+  cap: number,
+  maxCostMicros: number | undefined,
+  inputTokens: number,
+  cost: (tokens: TokenCounts) => number,
+): number {
+  if (maxCostMicros === undefined) return cap;
+  const input = Math.ceil(inputTokens * INPUT_SAFETY);
+  const fixed = cost({ input, output: 0 });
+  const perToken = cost({ input, output: 1 }) - fixed;
+  if (!(perToken > 0)) return cap;
+  return Math.max(0, Math.min(cap, Math.floor((maxCostMicros - fixed) / perToken)));
+}
+
+/** The fewest output tokens worth a request: below it the answer could not be complete, so the request is not sent. */
+export const MIN_USEFUL_OUTPUT_TOKENS = 16;

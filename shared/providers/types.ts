@@ -6,6 +6,7 @@
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
 import type { ProviderId, ProviderUsage, Step, Strategy, TaskSpec } from '../task.js';
+import type { TokenCounts } from './tokens.js';
 
 export interface ProviderInput {
   bytes: Uint8Array;
@@ -39,6 +40,12 @@ export interface InvokeOptions {
   signal: AbortSignal;
   /** Epoch milliseconds by which the attempt must finish. */
   deadlineMs: number;
+  /**
+   * The most this attempt may cost us, in micros (the run's spend limit less what it already spent). A language model
+   * derives each request's output cap from what remains after its input, and skips a repair request that could cross
+   * it. Unset: no limit beyond the adapter's own caps.
+   */
+  maxCostMicros?: Micros;
 }
 
 export interface ProviderAdapter {
@@ -52,6 +59,14 @@ export interface CostOptions {
   env?: NodeJS.ProcessEnv;
   /** For an `analyze` step: the UTF-8 bytes of the text it is given, when known (default: the per-page allowance). */
   documentTextBytes?: number;
+}
+
+/** What a prediction may be told beyond the file and the task. */
+export interface PredictOptions {
+  /** Where the configured model is read from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** For an `analyze` step: the characters of the text it is given, when known (default: a typical page's per page). */
+  documentTextChars?: number;
 }
 
 export interface ProviderProfile {
@@ -87,4 +102,13 @@ export interface ProviderProfile {
    * cap to outgrow (an OCR engine, local).
    */
   outputFits?(facts: FileFacts, task: TaskSpec, step: Step, env?: NodeJS.ProcessEnv): boolean;
+  /**
+   * Language models: the predicted tokens of one attempt of a step (its first request; a repair is rare and the spend
+   * limit bounds it), by the provider's own counting rules, before calibration (docs/pricing.md).
+   */
+  predictTokens?(facts: FileFacts, task: TaskSpec, step: Step, options?: PredictOptions): TokenCounts;
+  /** Language models: what these tokens cost on the configured model, in micros (unrounded; list price). */
+  tokenCostMicros?(tokens: TokenCounts, options?: PredictOptions): number;
+  /** Providers billed by the page (no tokens): the predicted cost of one attempt, in micros. Default: the bound. */
+  predictCostMicros?(facts: FileFacts, task: TaskSpec, step: Step): Micros;
 }

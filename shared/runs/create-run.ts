@@ -28,6 +28,7 @@ import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
 import { checkAtInit } from '../resource-name.js';
+import { loadFactors } from '../store/calibration.js';
 import {
   deleteIdempotencyRecord,
   getIdempotencyRecord,
@@ -125,9 +126,11 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // Estimate, budget, threshold.
   // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
   const marginPct = pricing.marginPct;
+  // The estimate is a calibrated prediction: the factors the service learnt from its settled runs (a minute's cache).
   const plan = planRun(facts, task, availableProviders(config.providers), {
     explicitOrder: config.providers !== undefined,
     marginPct,
+    factors: await loadFactors(),
   });
   const estimateMicros = plan.estimateMicros;
   // Rounded down: a budget of $0.0000015 allows 1 micro-dollar, never 2.

@@ -7,6 +7,7 @@ import type { Attempt } from '../contract.js';
 import { InsufficientCreditError, runError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { type Micros, microsToUsd } from '../money.js';
+import type { CalibrationSample } from '../pricing/calibration.js';
 import { checkAtInit, resource } from '../resource-name.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { resultPartPuts, splitResult } from './run-results.js';
@@ -124,12 +125,16 @@ export type Settlement =
       attempts: Attempt[];
       /** A chunked run's fields whose chunks read different values (shared/worker/merge.ts), kept for `fields`. */
       alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
+      /** The answering model's predicted and actual tokens, recorded on the run and fed to calibration. */
+      calibration?: CalibrationSample;
     }
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
 
 /**
  * Writes the final state, the money and the usage counters in one transaction, only if the run is still queued.
  * chargedUsd = min(priceUsd, estimate) for a completed run, 0 for a failed one; the rest of the hold is refunded.
+ * What a completed run's price exceeds its estimate by is the service's: `absorbedMicros` on the run record and in
+ * the usage counters (operators only; never in a tenant's envelope).
  * Returns false (and changes nothing) when the run was already final — a duplicate delivery.
  */
 export async function settleRun(run: RunRecord, outcome: Settlement, now = new Date()): Promise<boolean> {
@@ -144,6 +149,7 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
   const hold = run.estimateMicros;
   const charged: Micros = outcome.status === 'completed' ? Math.min(outcome.usage.priceMicros, hold) : 0;
   const refunded: Micros = hold - charged;
+  const absorbed: Micros = outcome.status === 'completed' ? Math.max(0, outcome.usage.priceMicros - hold) : 0;
   const completedAt = now.toISOString();
 
   // DynamoDB rejects unused placeholder names, so names are added with the clauses that use them.
@@ -164,13 +170,18 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
   // A result too large for the run item goes, in parts, into RunResults in this same transaction.
   const parts = outcome.status === 'completed' ? splitResult(outcome.result, run) : null;
   if (outcome.status === 'completed') {
-    update += ', #usage = :usage, confidence = :confidence';
+    update += ', #usage = :usage, confidence = :confidence, absorbedMicros = :absorbed';
     names['#usage'] = 'usage';
     values[':usage'] = outcome.usage;
     values[':confidence'] = outcome.confidence;
+    values[':absorbed'] = absorbed;
     if (outcome.alternatives) {
       update += ', alternatives = :alternatives';
       values[':alternatives'] = outcome.alternatives;
+    }
+    if (outcome.calibration) {
+      update += ', calibration = :calibration';
+      values[':calibration'] = outcome.calibration;
     }
     if (parts) {
       update += ', resultParts = :parts';
@@ -237,7 +248,13 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     resultParts: parts ? resultPartPuts(run, parts) : null,
     usage: usageUpdates(
       run,
-      settledDelta(outcome.status, charged, refunded, outcome.status === 'completed' ? outcome.confidence : undefined),
+      settledDelta(
+        outcome.status,
+        charged,
+        refunded,
+        outcome.status === 'completed' ? outcome.confidence : undefined,
+        absorbed,
+      ),
     ),
   };
 

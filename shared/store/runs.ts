@@ -11,6 +11,7 @@ import type { FileFacts } from '../file-facts.js';
 import { reconcileSettings, tables } from '../infra/resources.js';
 import { log } from '../log.js';
 import type { Micros } from '../money.js';
+import type { CalibrationSample } from '../pricing/calibration.js';
 import { resource } from '../resource-name.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 
@@ -113,6 +114,13 @@ export interface RunRecord {
   usage?: RunUsage;
   chargedMicros?: Micros;
   refundedMicros?: Micros;
+  /**
+   * What the price exceeded the estimate by (max(0, price - estimate)): the service's, not the client's. Internal:
+   * operators see it (metric, usage report), a tenant's run envelope never does.
+   */
+  absorbedMicros?: Micros;
+  /** The answering model's predicted and actual tokens (calibration; internal). */
+  calibration?: CalibrationSample;
   confidence?: number;
   /** A chunked run's fields whose chunks read different values: the other values, with the page each came from. */
   alternatives?: Record<string, Array<{ value: unknown; page: number }>>;

@@ -28,6 +28,8 @@ export interface UsageCounters {
   accepted: number;
   confidenceMilli: number;
   confidenceCount: number;
+  /** What completed runs' prices exceeded their estimates by (the service's; operators only, never a tenant's view). */
+  absorbedMicros: Micros;
 }
 
 export const COUNTER_NAMES = [
@@ -41,6 +43,7 @@ export const COUNTER_NAMES = [
   'accepted',
   'confidenceMilli',
   'confidenceCount',
+  'absorbedMicros',
 ] as const satisfies readonly (keyof UsageCounters)[];
 
 export type UsageDelta = Partial<UsageCounters>;
@@ -65,11 +68,13 @@ export function settledDelta(
   charged: Micros,
   refunded: Micros,
   confidence: number | undefined,
+  absorbed: Micros = 0,
 ): UsageDelta {
   return {
     [status]: 1,
     chargedMicros: charged,
     refundedMicros: refunded,
+    absorbedMicros: absorbed,
     ...(typeof confidence === 'number' ? { confidenceMilli: Math.round(confidence * 1000), confidenceCount: 1 } : {}),
   };
 }
@@ -87,10 +92,11 @@ export const CONTRIBUTION_ATTRIBUTES = [
   'chargedMicros',
   'refundedMicros',
   'confidence',
+  'absorbedMicros',
   'verification.accepted',
 ] as const;
 export type ContributingRun = Pick<RunRecord, 'status' | 'estimateMicros'> &
-  Partial<Pick<RunRecord, 'chargedMicros' | 'refundedMicros' | 'confidence'>> & {
+  Partial<Pick<RunRecord, 'chargedMicros' | 'refundedMicros' | 'confidence' | 'absorbedMicros'>> & {
     verification?: { accepted: boolean };
   };
 
@@ -100,7 +106,13 @@ export function runContribution(run: ContributingRun): UsageCounters {
   if (run.status !== 'queued') {
     addCounters(
       counters,
-      settledDelta(run.status, run.chargedMicros ?? 0, run.refundedMicros ?? 0, run.confidence ?? undefined),
+      settledDelta(
+        run.status,
+        run.chargedMicros ?? 0,
+        run.refundedMicros ?? 0,
+        run.confidence ?? undefined,
+        run.absorbedMicros ?? 0,
+      ),
     );
   }
   if (run.verification) addCounters(counters, verifiedDelta(undefined, run.verification));

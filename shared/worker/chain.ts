@@ -2,8 +2,9 @@
  * A chained OCR-then-analyze plan's execution (shared/planning/plan.ts `chainedPlan`), for a whole run or one page
  * chunk of it (./chunked.ts passes the chunk's facts as `run.file`).
  */
+
+import { predictAttempt } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
-import { catalog } from '../providers/catalog.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
@@ -35,7 +36,8 @@ export async function executeChain(
   options: StepOptions,
   textLayer: string | undefined,
 ): Promise<ExecuteOutcome> {
-  const bound = (step: Step) => (provider: ProviderId) => catalog[provider]?.stepCostMicros(run.file, run.task, step);
+  const bound = (step: Step) => (provider: ProviderId) =>
+    predictAttempt(provider, run.file, run.task, step, options.factors)?.costMicros;
   let ocr: ExecuteOutcome | undefined;
   let text = textLayer;
   if (text === undefined) {
@@ -65,6 +67,8 @@ export async function executeChain(
     : [analyze.output?.nativeConfidence].filter((c): c is number => c !== undefined);
   return {
     provider: analyze.provider,
+    step: analyze.step ?? null,
+    usageSuspect: analyze.usageSuspect === true || ocr?.usageSuspect === true,
     attempts: [...(ocr?.attempts ?? []), ...analyze.attempts],
     requests: (ocr?.requests ?? 0) + analyze.requests,
     costMicros: (ocr?.costMicros ?? 0) + analyze.costMicros,

@@ -1,13 +1,16 @@
 /**
  * Executes a plan: tries candidates in order, each with a deadline carved from the Lambda's remaining time, and
- * falls back on any failure. A candidate whose worst-case price would push the run past its cap (the hold, or
- * maxCostUsd when lower) is skipped. Every attempt is recorded with provider, step, outcome and latency.
+ * falls back on any failure. The spend limit: a candidate whose predicted price would push the run past its limit
+ * (SERVICE_MAX_OVERRUN_RATIO x the estimate) is skipped, and every attempt is told the most it may cost
+ * (`maxCostMicros`), from which a language model derives its output caps and skips a repair that could cross it. A
+ * dearer fallback runs when it fits. Every attempt is recorded with provider, step, outcome and latency.
  */
 import type { Attempt } from '../contract.js';
 import { log } from '../log.js';
 import type { Micros } from '../money.js';
-import { priceFor } from '../pricing/pricing.js';
-import { catalog } from '../providers/catalog.js';
+import { predictAttempt } from '../planning/estimate.js';
+import type { FactorsFor } from '../pricing/calibration.js';
+import { priceFor, pricing } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
 import { ProviderFailure, type ProviderId, type Step } from '../task.js';
 
@@ -15,7 +18,7 @@ export interface ExecuteInput {
   candidates: readonly ProviderId[];
   adapters: Partial<Record<ProviderId, ProviderAdapter>>;
   input: Omit<ProviderInput, 'step'>;
-  /** Most the run may be priced at, in micros. */
+  /** The run's spend limit: the most its price may reach, in micros (SERVICE_MAX_OVERRUN_RATIO x the estimate). */
   capMicros: Micros;
   /** What earlier steps of the run already cost, in micros (counted against the cap; not in the outcome's cost). */
   spentMicros?: Micros;
@@ -26,8 +29,10 @@ export interface ExecuteInput {
   now?: () => number;
   /** The step each provider runs; defaults to one `vision` pass from the file. */
   stepFor?: (provider: ProviderId) => Step;
-  /** Worst-case cost of one attempt by a provider, in micros; defaults to the catalog's cost models. */
+  /** Predicted cost of one attempt by a provider, in micros; defaults to the calibrated prediction of its step. */
   costBound?: (provider: ProviderId) => Micros | undefined;
+  /** Calibration factors for the default prediction (default: the shipped seeds). */
+  factors?: FactorsFor;
   /**
    * Checks a successful answer; a message makes it a failed attempt (`invalid_output`, its usage counted) and the
    * plan moves on. A chained plan's OCR step uses it to refuse a reading with no text.
@@ -64,6 +69,10 @@ export interface ExecuteOutcome {
   costMicros: Micros;
   /** Whether an attempt's answer was cut at its output cap (`truncated`). */
   truncated?: boolean;
+  /** The step the successful provider ran (null when none succeeded). */
+  step?: Step | null;
+  /** True when the successful answer's usage was missing or nonsensical: it was priced at the attempt's limit. */
+  usageSuspect?: boolean;
 }
 
 /** The attempt's result, or a timeout once its signal aborts, so an adapter that ignores the signal cannot hold the plan. */
@@ -94,6 +103,7 @@ async function attemptOnce(
   provider: ProviderId,
   input: ProviderInput,
   deadlineMs: number,
+  maxCostMicros: Micros,
 ): Promise<{ output: ProviderOutput } | { failure: ProviderFailure }> {
   if (!adapter)
     return { failure: new ProviderFailure('client', `provider ${provider} is not available in this build`) };
@@ -101,7 +111,7 @@ async function attemptOnce(
   const timer = setTimeout(() => controller.abort(), Math.max(0, deadlineMs - Date.now()));
   try {
     const output = await untilAborted(
-      adapter.invoke(input, { signal: controller.signal, deadlineMs }),
+      adapter.invoke(input, { signal: controller.signal, deadlineMs, maxCostMicros }),
       controller.signal,
     );
     return { output };
@@ -116,18 +126,56 @@ async function attemptOnce(
   }
 }
 
+/**
+ * Usage no answer can have: a cost that is not a finite, non-negative number, or token counts that are negative or
+ * not numbers. Such an answer is priced at its attempt's limit and not learnt from (docs/pricing.md). (Each adapter
+ * prices a response whose usage block is missing at that request's bound itself.)
+ */
+export function suspectUsage(usage: ProviderOutput['usage']): boolean {
+  if (!Number.isFinite(usage.costMicros) || usage.costMicros < 0) return true;
+  const bad = (n: number | undefined) => n !== undefined && !(Number.isFinite(n) && n >= 0);
+  return bad(usage.inputTokens) || bad(usage.outputTokens);
+}
+
+/** The largest cost whose price (with the margin) stays within `priceMicros`. */
+export function costWithin(priceMicros: Micros, marginPct: number = pricing.marginPct): Micros {
+  let cost = Math.floor((priceMicros * 10_000) / (10_000 + Math.round(marginPct * 100)));
+  while (cost > 0 && priceFor(cost, marginPct) > priceMicros) cost -= 1;
+  while (priceFor(cost + 1, marginPct) <= priceMicros) cost += 1;
+  return Math.max(0, cost);
+}
+
 export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome> {
   const now = options.now ?? Date.now;
+  const { facts, task } = options.input;
+  const documentTextChars = options.input.documentText?.length;
+  const stepOf = (provider: ProviderId): Step => options.stepFor?.(provider) ?? 'vision';
   const costBound =
     options.costBound ??
-    ((provider: ProviderId) => catalog[provider]?.maxCostMicros(options.input.facts, options.input.task));
+    ((provider: ProviderId) =>
+      predictAttempt(provider, facts, task, stepOf(provider), options.factors, {
+        ...(documentTextChars !== undefined ? { documentTextChars } : {}),
+      })?.costMicros);
   const attempts: Attempt[] = [];
   let requests = 0;
   let costMicros = 0;
   let truncated = false;
 
-  // Whether one more attempt of a provider, at its worst case, keeps the run within its cap. What the run has spent
-  // only grows, so a candidate that does not fit now never will (other chunks' reservations only turn into spend).
+  const limitCost = costWithin(options.capMicros, options.marginPct);
+  // What one more attempt may cost: the spend limit less what the run spent (this call, earlier steps, the other
+  // chunks of a chunked run) and what later steps keep in reserve.
+  const allowance = () =>
+    Math.max(
+      0,
+      limitCost -
+        (options.spentMicros ?? 0) -
+        (options.shared?.othersMicros() ?? 0) -
+        costMicros -
+        (options.reservedMicros ?? 0),
+    );
+
+  // Whether one more attempt of a provider, at its predicted cost, keeps the run within its limit. What the run has
+  // spent only grows, so a candidate that does not fit now never will (other chunks' reservations only turn into spend).
   const fitsNow = (provider: ProviderId) =>
     priceFor(
       (options.spentMicros ?? 0) +
@@ -139,7 +187,7 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
     ) <= options.capMicros;
 
   for (const [index, provider] of options.candidates.entries()) {
-    const step = options.stepFor?.(provider) ?? 'vision';
+    const step = stepOf(provider);
     // Checked again before a retry after 429: the first try may already have been billed.
     const fits = () => fitsNow(provider);
     if (!fits()) {
@@ -164,19 +212,25 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
     for (let tries = 0; tries < 2; tries += 1) {
       const started = now();
       const bound = costBound(provider) ?? 0;
+      const limit = allowance();
       options.shared?.started(bound);
-      const outcome = await attemptOnce(adapter, provider, { ...options.input, step }, deadlineMs);
+      const outcome = await attemptOnce(adapter, provider, { ...options.input, step }, deadlineMs, limit);
       options.shared?.settled(
         bound,
         'output' in outcome ? outcome.output.usage.costMicros : (outcome.failure.usage?.costMicros ?? 0),
       );
       if (adapter) requests += 1;
       if ('output' in outcome) {
+        const usageSuspect = suspectUsage(outcome.output.usage);
+        if (usageSuspect) {
+          log.warn('provider usage missing or nonsensical; priced at the attempt limit', { provider, step, limit });
+          outcome.output.usage = { ...outcome.output.usage, costMicros: limit };
+        }
         costMicros += outcome.output.usage.costMicros;
         const problem = options.reject?.(outcome.output);
         if (problem === undefined) {
           attempts.push({ provider, step, outcome: 'succeeded', latencyMs: now() - started });
-          return { output: outcome.output, provider, attempts, requests, costMicros, truncated };
+          return { output: outcome.output, provider, attempts, requests, costMicros, truncated, step, usageSuspect };
         }
         log.warn('provider answer rejected', { provider, step, message: problem });
         attempts.push({ provider, step, outcome: 'failed', latencyMs: now() - started, failure: 'invalid_output' });
@@ -195,5 +249,5 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
-  return { output: null, provider: null, attempts, requests, costMicros, truncated };
+  return { output: null, provider: null, attempts, requests, costMicros, truncated, step: null };
 }

@@ -13,16 +13,19 @@ import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
+import { predictAttempt } from '../planning/estimate.js';
+import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput } from '../providers/types.js';
+import { loadFactors, recordSamples } from '../store/calibration.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
 import type { ProviderId } from '../task.js';
 import { executeChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
-import { executePlan } from './execute.js';
+import { type ExecuteOutcome, executePlan } from './execute.js';
 import { pooledAdapters } from './pool.js';
 import { computeConfidence, shapeResult } from './result.js';
 
@@ -72,7 +75,10 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     planned = settlement;
     options.fault?.('before-settle', run);
     const settled = await settleRun(run, settlement);
-    if (settled) emitRunMetrics(run, settlement);
+    if (settled) {
+      emitRunMetrics(run, settlement);
+      await learn(run, settlement);
+    }
     options.fault?.('after-settle', run);
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
@@ -154,6 +160,16 @@ function emitRunMetrics(run: RunRecord, settlement: Settlement): void {
       .filter((a) => a.outcome !== 'succeeded')
       .map((a) => ({ name: METRIC_NAMES.providerFallback, value: 1, unit: 'Count' as const, provider: a.provider })),
     ...(settlement.status === 'failed' ? [{ name: METRIC_NAMES.runFailed, value: 1, unit: 'Count' as const }] : []),
+    // The service's share of the run (price over estimate), summed by operators; 0 for most runs.
+    ...(settlement.status === 'completed'
+      ? [
+          {
+            name: METRIC_NAMES.absorbedMicros,
+            value: Math.max(0, settlement.usage.priceMicros - run.estimateMicros),
+            unit: 'None' as const,
+          },
+        ]
+      : []),
     { name: METRIC_NAMES.runLatencyMs, value: Date.now() - Date.parse(run.createdAt), unit: 'Milliseconds' },
   ]);
 }
@@ -186,7 +202,10 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     };
   }
 
-  const capMicros = run.maxCostMicros === null ? run.estimateMicros : Math.min(run.estimateMicros, run.maxCostMicros);
+  // The spend limit: the run may cost up to this multiple of its estimate; the client pays at most the estimate (and
+  // so at most maxCostUsd, which the estimate is within), the service absorbs the rest (docs/pricing.md).
+  const capMicros = Math.floor(run.estimateMicros * config.maxOverrunRatio);
+  const factors = await loadFactors();
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
   if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
     const outcome = await executeChunked({
@@ -209,6 +228,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     input: { bytes, facts: run.file, task: run.task, source: objectSource(run) },
     capMicros,
     deadlineMs,
+    factors,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
   };
   const outcome = run.ocrCandidates
@@ -226,6 +246,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     costMicros: outcome.costMicros,
     priceMicros: priceFor(outcome.costMicros, run.marginPct),
   };
+  const calibration = sampleOf(run, outcome);
 
   if (!outcome.output) {
     const attempts = outcome.attempts.map((a) => ({
@@ -274,5 +295,38 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     usage,
     confidence: computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, outcome.output),
     attempts: outcome.attempts,
+    ...(calibration ? { calibration } : {}),
   };
+}
+
+/**
+ * What a completed run teaches calibration: the successful language model's actual tokens against the prediction the
+ * estimate was made from (the file's facts alone, as at creation). None for a provider billed by the page, an answer
+ * whose usage was suspect, or a run that needed more than one request for its answer (a repair, a retry): those
+ * say nothing about the prediction of one request. Runs in page chunks teach nothing yet.
+ */
+function sampleOf(run: RunRecord, outcome: ExecuteOutcome): CalibrationSample | undefined {
+  const provider = outcome.provider;
+  const output = outcome.output;
+  if (!provider || !output || !outcome.step || outcome.usageSuspect) return undefined;
+  const attemptsOfProvider = outcome.attempts.filter((a) => a.provider === provider && a.outcome !== 'skipped');
+  if (attemptsOfProvider.length !== 1) return undefined;
+  const predicted = predictAttempt(provider, run.file, run.task, outcome.step);
+  const { inputTokens, outputTokens } = output.usage;
+  if (!predicted?.tokens || !predicted.key || inputTokens === undefined || outputTokens === undefined) return undefined;
+  return {
+    key: predicted.key,
+    predicted: predicted.tokens,
+    actual: { input: inputTokens, output: outputTokens },
+  };
+}
+
+/** Feeds a settled run's sample to calibration; never fails the run (its money is already settled). */
+async function learn(run: RunRecord, settlement: Settlement): Promise<void> {
+  if (settlement.status !== 'completed' || !settlement.calibration) return;
+  try {
+    await recordSamples([settlement.calibration]);
+  } catch (error: unknown) {
+    log.warn('could not record a calibration sample', { jobId: run.jobId, error });
+  }
 }

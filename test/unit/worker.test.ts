@@ -14,6 +14,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
 import { runQueue } from '../../shared/infra/resources.js';
+import { predictAttempt } from '../../shared/planning/estimate.js';
 import { chainedPlan } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
@@ -300,21 +301,47 @@ describe('fallback', () => {
     expect(values[':refunded']).toBe(HOLD);
   });
 
-  test('a candidate whose worst-case price exceeds maxCostUsd is skipped, not called', async () => {
-    // A receipt through OpenAI can cost far more than the 1000 micros the client capped the run at; local fits.
-    arrange(runItem({ candidates: ['openai', 'local'], estimateMicros: BIG_HOLD, maxCostMicros: 1000 }));
+  test('a dearer fallback runs when its predicted price fits the spend limit; the client pays the estimate, the service absorbs the rest', async () => {
+    const run = runItem({ candidates: ['local', 'openai'] });
+    const predicted = predictAttempt('openai', run.file, run.task, 'vision')?.costMicros ?? Number.NaN;
+    // The estimate was local's; OpenAI's predicted price is 1.6 x it: within SERVICE_MAX_OVERRUN_RATIO's default of 2.
+    const estimate = Math.ceil(priceFor(predicted) / 1.6);
+    arrange({ ...run, estimateMicros: estimate });
+    const openai = succeeding('openai', {
+      usage: { billableUnits: 1, costMicros: predicted, inputTokens: 1, outputTokens: 1 },
+    });
+    await deliver({ local: failing('local', 'invalid_output', { billableUnits: 1, costMicros: 80 }), openai });
+    expect(openai.calls).toHaveLength(1);
+    // The adapter is told what the attempt may cost at most: the limit less what local spent.
+    expect(openai.calls[0]?.options.maxCostMicros).toBeGreaterThan(predicted);
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('completed');
+    const price = priceFor(predicted + 80);
+    expect(values[':charged']).toBe(estimate);
+    expect(values[':refunded']).toBe(0);
+    expect(values[':absorbed']).toBe(price - estimate);
+  });
+
+  test('a fallback whose predicted price would cross the spend limit is skipped, not called', async () => {
+    const run = runItem({ candidates: ['local', 'openai'] });
+    const predicted = predictAttempt('openai', run.file, run.task, 'vision')?.costMicros ?? Number.NaN;
+    arrange({ ...run, estimateMicros: Math.floor(priceFor(predicted) / 2.5) });
     const openai = succeeding('openai');
-    const local = succeeding('local', { usage: { billableUnits: 1, costMicros: 150 } });
-    await deliver({ openai, local });
+    await deliver({ local: failing('local', 'invalid_output', { billableUnits: 1, costMicros: 80 }), openai });
     expect(openai.calls).toHaveLength(0);
     const { values } = theSettlement();
-    expect(values[':attempts']).toEqual([
-      { provider: 'openai', step: 'vision', outcome: 'skipped', latencyMs: 0, failure: 'over_budget' },
-      { provider: 'local', step: 'vision', outcome: 'succeeded', latencyMs: expect.any(Number) },
-    ]);
-    expect(values[':usage'].requests).toBe(1);
+    expect(values[':status']).toBe('failed');
+    expect(values[':attempts'][1]).toEqual(
+      expect.objectContaining({ provider: 'openai', outcome: 'skipped', failure: 'over_budget' }),
+    );
+  });
+
+  test('a completed run priced within its estimate absorbs nothing', async () => {
+    arrange(runItem({ estimateMicros: BIG_HOLD }));
+    await deliver({ local: succeeding('local', { usage: { billableUnits: 1, costMicros: 150 } }) });
+    const { values } = theSettlement();
     expect(values[':charged']).toBe(priceMicros(150));
-    expect(values[':refunded']).toBe(BIG_HOLD - priceMicros(150));
+    expect(values[':absorbed']).toBe(0);
   });
 
   test('a fallback that would push the price past the hold is skipped', async () => {
@@ -729,31 +756,27 @@ describe('a chained OCR-then-analyze plan', () => {
     expect(values[':charged']).toBe(priceMicros(80));
   });
 
-  test("held at exactly the plan's estimate, every step can spend its whole bound and the next still runs", async () => {
-    const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 0, pages: 1 };
+  test('a chain whose steps cost more than predicted still completes within the spend limit; the client pays the estimate', async () => {
+    const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 100_000, pages: 1 };
     const task = runItem().task;
-    const step = (id: ProviderId, s: 'ocr' | 'analyze') => catalog[id]?.stepCostMicros(file, task, s) ?? Number.NaN;
     const plan = chainedPlan(file, task, ['openai', 'textract', 'local']);
     expect(plan).toEqual(expect.objectContaining({ ocr: ['textract', 'local'], analyze: ['openai', 'local'] }));
     const hold = priceFor(plan?.costMicros ?? 0);
     arrangeChain('scanned.pdf', { file, estimateMicros: hold });
-    // Textract fails after being billed its whole bound; local OCRs at its bound; OpenAI fails at its whole bound;
-    // local still analyzes: the hold covers every worst case of the primary path and both reserves.
-    const textract = failing('textract', 'invalid_output', { billableUnits: 1, costMicros: step('textract', 'ocr') });
-    const local = succeeding('local', read('ACME TOTAL 1', step('local', 'ocr')));
-    const openai = failing('openai', 'invalid_output', { billableUnits: 1, costMicros: step('openai', 'analyze') });
-    await deliver({ textract, local, openai });
+    const textractCost = catalog.textract?.stepCostMicros(file, task, 'ocr') ?? Number.NaN;
+    // The reading costs what was predicted, the analysis 50 % more: over the estimate, within twice it.
+    const analysis = Math.ceil((predictAttempt('openai', file, task, 'analyze')?.costMicros ?? Number.NaN) * 1.5);
+    const textract = succeeding('textract', read('ACME TOTAL 1', textractCost));
+    const openai = succeeding('openai', {
+      result: { merchant: 'ACME', total: 1 },
+      usage: { billableUnits: 1, costMicros: analysis, inputTokens: 1, outputTokens: 1 },
+    });
+    await deliver({ textract, openai });
     const { values } = theSettlement();
-    expect(values[':attempts'].map((a: { provider: string; step: string; outcome: string }) => a.outcome)).toEqual([
-      'failed',
-      'succeeded',
-      'failed',
-      'succeeded',
-    ]);
-    expect(local.calls.map((c) => c.input.step)).toEqual(['ocr', 'analyze']);
     expect(values[':status']).toBe('completed');
-    expect(values[':charged']).toBeLessThanOrEqual(hold);
+    expect(values[':charged']).toBe(Math.min(hold, priceFor(textractCost + analysis)));
     expect(values[':charged'] + values[':refunded']).toBe(hold);
+    expect(values[':absorbed']).toBe(Math.max(0, priceFor(textractCost + analysis) - hold));
   });
 
   test('a reading with no text is a failed OCR attempt: the next engine reads, and its text is analyzed', async () => {
@@ -790,14 +813,15 @@ describe('a chained OCR-then-analyze plan', () => {
 
   test('the analyze step counts what the OCR step spent against the cap', async () => {
     // The cap leaves OpenAI's analysis room on its own but not after Textract's reading: it must be skipped.
-    const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 0, pages: 1 };
+    const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 100_000, pages: 1 };
     const task = runItem().task;
-    const step = (id: ProviderId, s: 'ocr' | 'analyze') => catalog[id]?.stepCostMicros(file, task, s) ?? Number.NaN;
-    const textractCost = step('textract', 'ocr');
-    expect(step('anthropic', 'analyze') + step('local', 'analyze')).toBeLessThan(step('openai', 'analyze') - 1);
+    const predicted = (id: ProviderId) => predictAttempt(id, file, task, 'analyze')?.costMicros ?? Number.NaN;
+    const textractCost = catalog.textract?.stepCostMicros(file, task, 'ocr') ?? Number.NaN;
+    expect(predicted('anthropic')).toBeLessThan(predicted('openai') - 1);
     arrangeChain('scanned.pdf', {
       file,
-      estimateMicros: priceFor(textractCost + step('openai', 'analyze') - 1),
+      // The spend limit (2 x the estimate) leaves room for OpenAI's analysis alone, not after Textract's reading.
+      estimateMicros: Math.floor((priceFor(textractCost + predicted('openai')) - 1) / 2),
       ocrCandidates: ['textract'],
       candidates: ['anthropic', 'openai', 'local'],
     });

@@ -20,7 +20,7 @@ import type {
 import { prepareImage } from '../../media/index.js';
 import type { ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { type FailureKind, ProviderFailure } from '../../task.js';
-import { base64, isPlainObject, redact } from '../common.js';
+import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -38,6 +38,7 @@ import {
   MAX_REPAIR_ERROR_CHARS,
   outputTokenCap,
   pdfFitsRequest,
+  predictTokens,
   REPAIR_PREFIX,
   RESULT_TOOL_NAME,
   type RequestTokens,
@@ -419,7 +420,22 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
 
     const client = clientFor(apiKey, env.ANTHROPIC_BASE_URL?.trim() || undefined);
     const tool = resultTool(task);
-    const maxTokens = outputTokenCap(input.facts, input.task, step, prices);
+    // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
+    const cost = (t: { input: number; output: number }) =>
+      requestCostMicros(prices, { inputTokens: t.input, outputTokens: t.output });
+    const predictedInput = predictTokens(input.facts, input.task, step, {
+      env,
+      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+    }).input;
+    let maxTokens = outputCapWithin(
+      outputTokenCap(input.facts, input.task, step, prices),
+      invokeOptions.maxCostMicros,
+      predictedInput,
+      cost,
+    );
+    if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
+      throw new ProviderFailure('client', `${LABEL}: the request would cross the run spend limit (not sent)`);
+    }
     const messages: MessageParam[] = [await firstTurn(input, task, attempt, invokeOptions)];
 
     for (let request = 1; ; request++) {
@@ -456,6 +472,21 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
           `the result does not match the schema after one repair: ${verdict.errors.slice(0, 5).join('; ')}`,
         );
       }
+      // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
+      const spent = attempt.usage()?.costMicros ?? 0;
+      const repairCap = outputCapWithin(
+        maxTokens,
+        invokeOptions.maxCostMicros === undefined ? undefined : invokeOptions.maxCostMicros - spent,
+        usage.inputTokens + usage.outputTokens,
+        cost,
+      );
+      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, usage.outputTokens)) {
+        throw attempt.fail(
+          'invalid_output',
+          'the result does not match the schema; a repair would cross the run spend limit',
+        );
+      }
+      maxTokens = repairCap;
       messages.push(...repairTurns(parsed, verdict.errors));
     }
   }

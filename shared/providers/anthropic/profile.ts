@@ -10,8 +10,10 @@ import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
+import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { CostOptions, ProviderProfile } from '../types.js';
+import { anthropicImageTokens, jsonTokens, proseTokens, type TokenCounts } from '../tokens.js';
+import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -312,6 +314,64 @@ function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: C
   return Math.max(...candidates.map((prices) => attemptCostMicros(facts, task, step, prices)));
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Prediction (docs/pricing.md)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The tool-use system prompt with `tool_choice: {type: "tool"}` (tool-use overview, Pricing: 313 tokens). */
+const TOOL_SYSTEM_PROMPT_TOKENS = 313;
+/** Role and block framing of a request. */
+const FRAMING_TOKENS = 10;
+/** The tool_use block (id, name) around the answer's JSON. */
+const TOOL_CALL_OUTPUT_TOKENS = 20;
+/** The page image Claude reads for each PDF page: a US-letter page at the 1568 px long side. */
+const PDF_PAGE_IMAGE = { width: 1212, height: 1568 };
+
+function predictionPrices(env?: NodeJS.ProcessEnv): AnthropicModelPrices {
+  return (
+    anthropicModelPrices(anthropicModelId(env)) ??
+    (anthropicPricing.models[anthropicPricing.defaultModel] as AnthropicModelPrices)
+  );
+}
+
+/**
+ * Predicted tokens of one attempt's request: instruction and result tool by Claude's ~3.5 characters a token (JSON
+ * ~2.8), the tool-use system prompt, the image by width x height / 750 at the size sent (long side 1568, at most
+ * ~1,600 tokens), a PDF page as its page image (a scan: a text-layer PDF goes as text, `analyze`), or the document
+ * text; the answer as predict.ts sizes it, in a tool_use block (a transcription is a tool call too).
+ */
+export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
+  const t = taskForStep(task, step);
+  const prompt =
+    proseTokens(instructionFor(t), 'anthropic') +
+    jsonTokens(resultTool(t), 'anthropic') +
+    TOOL_SYSTEM_PROMPT_TOKENS +
+    FRAMING_TOKENS;
+  let document: number;
+  if (step === 'analyze') {
+    document =
+      proseTokens('<document>\n\n</document>', 'anthropic') + documentTextTokens(facts, options.documentTextChars);
+  } else if (facts.kind === 'pdf') {
+    document = Math.max(1, facts.pages) * anthropicImageTokens(PDF_PAGE_IMAGE);
+  } else {
+    const side = ANTHROPIC_IMAGE_TARGET.maxLongSide;
+    document = anthropicImageTokens(
+      facts.width !== undefined && facts.height !== undefined
+        ? sentImageSize(facts.width, facts.height)
+        : { width: side, height: side },
+    );
+  }
+  return {
+    input: prompt + document,
+    output: predictAnswerTokens(facts, task, step, options) + TOOL_CALL_OUTPUT_TOKENS,
+  };
+}
+
+/** What tokens cost on the configured model, in micros, at the tier the input falls in. */
+export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
+  return requestCostMicros(predictionPrices(options.env), { inputTokens: tokens.input, outputTokens: tokens.output });
+}
+
 /** The catalog entry: API-key auth, every strategy, the attempt cost bound above. */
 export const anthropicProfile: ProviderProfile = {
   id: 'anthropic',
@@ -329,4 +389,6 @@ export const anthropicProfile: ProviderProfile = {
     const ceiling = Math.min(OUTPUT_TOKENS_CEILING, prices?.maxOutputTokens ?? OUTPUT_TOKENS_CEILING);
     return outputTokenCap(facts, task, step, prices) < ceiling;
   },
+  predictTokens,
+  tokenCostMicros: predictedTokenCostMicros,
 };

@@ -16,11 +16,12 @@ import {
   type ToolInputSchema,
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { log } from '../../log.js';
 import { Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
-import { truncate } from '../common.js';
+import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, truncate } from '../common.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
@@ -30,10 +31,13 @@ import {
   BEDROCK_IMAGE_TARGET,
   BEDROCK_MAX_PDF_BYTES,
   type BedrockModel,
+  bedrockInputTokenBound,
   bedrockInstruction,
   bedrockModelId,
   bedrockOutputTokenCap,
   documentTextBlock,
+  predictedTokenCostMicros,
+  predictTokens,
   REPAIR_ERRORS_MAX_CHARS,
   RESULT_TOOL_NAME,
   resolveBedrockModel,
@@ -173,7 +177,19 @@ class UsageMeter {
     private readonly billableUnits: number,
   ) {}
 
-  add(usage: TokenUsage | undefined): void {
+  /**
+   * Adds one response's usage. A response without usage counts (missing, or not numbers) is priced at the request's
+   * bound (`bound`: its input and output cap) and logged: Converse always reports them, so this is a broken answer.
+   */
+  add(usage: TokenUsage | undefined, bound: { input: number; output: number }): void {
+    const counted = (n: number | undefined) => n !== undefined && Number.isFinite(n) && n >= 0;
+    if (!usage || !counted(usage.inputTokens) || !counted(usage.outputTokens)) {
+      log.warn('bedrock: a response without token usage; priced at the request bound', { bound });
+      this.requests += 1;
+      this.inputTokens += bound.input;
+      this.outputTokens += bound.output;
+      return;
+    }
     this.requests += 1;
     // Cache tokens are counted apart from inputTokens; no request here uses caching, but any reported are billed.
     this.inputTokens +=
@@ -359,16 +375,34 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     const groundingText =
       !fromText && json && task.fields !== null && facts.kind === 'pdf' ? pdfText(input, deadline) : undefined;
 
+    const sentTextBytes = fromText
+      ? Buffer.byteLength(analyzeText(input.documentText ?? '', facts.pages), 'utf8')
+      : undefined;
+    // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
+    const cost = (t: { input: number; output: number }) => predictedTokenCostMicros(t, { env });
+    const predictedInput = predictTokens(facts, task, step, {
+      env,
+      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+    }).input;
+    const maxTokens = outputCapWithin(
+      bedrockOutputTokenCap(facts, task, step, model.price),
+      options.maxCostMicros,
+      predictedInput,
+      cost,
+    );
+    if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
+      throw clientFailure('the request would cross the run spend limit (not sent)');
+    }
     const base: Omit<ConverseCommandInput, 'messages'> = {
       modelId: model.id,
       system: [{ text: SYSTEM_PROMPT }],
-      inferenceConfig: { maxTokens: bedrockOutputTokenCap(facts, task, step, model.price), temperature: 0 },
+      inferenceConfig: { maxTokens, temperature: 0 },
       ...(json ? { toolConfig: { tools: [resultTool(task)], toolChoice: { tool: { name: RESULT_TOOL_NAME } } } } : {}),
     };
     const question: Message = { role: 'user', content };
 
     const first = await send({ ...base, messages: [question] }, deadline);
-    meter.add(first.usage);
+    meter.add(first.usage, { input: bedrockInputTokenBound(facts, task, step, sentTextBytes), output: maxTokens });
     checkStopReason(first, meter.usage(), json);
     const firstContent = first.output?.message?.content;
     if (!Array.isArray(firstContent)) {
@@ -386,7 +420,20 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     let call = toolCallOf(firstContent);
     let errors = call ? answerErrors(task, call.input) : [`no call of the ${RESULT_TOOL_NAME} tool`];
     if (errors.length > 0) {
-      // One repair: replay the answer and quote the errors (as the tool's result when it was a tool call).
+      // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
+      const repairCap = outputCapWithin(
+        maxTokens,
+        options.maxCostMicros === undefined ? undefined : options.maxCostMicros - (meter.usage()?.costMicros ?? 0),
+        meter.inputTokens + meter.outputTokens,
+        cost,
+      );
+      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, meter.outputTokens)) {
+        throw new ProviderFailure(
+          'invalid_output',
+          'bedrock: the result does not match the schema; a repair would cross the run spend limit',
+          withUsageOption(meter),
+        );
+      }
       const feedback = `Your answer does not match the ${RESULT_TOOL_NAME} input schema:\n${quoteErrors(errors)}\nCall the ${RESULT_TOOL_NAME} tool again with a complete, corrected input.`;
       const repair: Message = {
         role: 'user',
@@ -397,13 +444,20 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
       let second: ConverseCommandOutput;
       try {
         second = await send(
-          { ...base, messages: [question, { role: 'assistant', content: replayable(firstContent) }, repair] },
+          {
+            ...base,
+            inferenceConfig: { maxTokens: repairCap, temperature: 0 },
+            messages: [question, { role: 'assistant', content: replayable(firstContent) }, repair],
+          },
           deadline,
         );
       } catch (error) {
         throw withUsage(failureFor(error, deadline, env), meter.usage());
       }
-      meter.add(second.usage);
+      meter.add(second.usage, {
+        input: bedrockInputTokenBound(facts, task, step, sentTextBytes) + meter.outputTokens + 4000,
+        output: repairCap,
+      });
       checkStopReason(second, meter.usage(), json);
       const secondContent = second.output?.message?.content;
       call = Array.isArray(secondContent) ? toolCallOf(secondContent) : undefined;

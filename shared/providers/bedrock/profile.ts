@@ -13,8 +13,10 @@ import type { Step, TaskSpec } from '../../task.js';
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
 import { singlePassCostMicros } from '../common.js';
+import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
-import type { CostOptions, ProviderProfile } from '../types.js';
+import { fitLongSide, jsonTokens, novaImageTokens, proseTokens, type TokenCounts } from '../tokens.js';
+import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -294,6 +296,49 @@ function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: C
   );
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Prediction (docs/pricing.md)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The tool-use prompt Bedrock/Nova add for a forced tool (not published; sized like Claude's 313). */
+const TOOL_SYSTEM_PROMPT_TOKENS = 300;
+const FRAMING_TOKENS = 10;
+/** The toolUse block around the answer's JSON. */
+const TOOL_CALL_OUTPUT_TOKENS = 20;
+/** A PDF page as Nova reads it: its text (none on a scan) and the page as an image at the 1568 px long side. */
+const PDF_PAGE_IMAGE = { width: 1212, height: 1568 };
+
+/**
+ * Predicted tokens of one attempt's request: system prompt, instruction and (for JSON) the result tool by ~4
+ * characters a token (JSON ~3), the image by Nova's published size table at the size sent (long side 1568), a PDF
+ * page as its page image (a scan: a text-layer PDF goes as text, `analyze`), or the document text; the answer as
+ * predict.ts sizes it.
+ */
+export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
+  const tool = usesResultTool(task, step);
+  const prompt =
+    proseTokens(SYSTEM_PROMPT + bedrockInstruction(task, step), 'nova') +
+    (tool ? jsonTokens(resultToolSpec(task), 'nova') + TOOL_SYSTEM_PROMPT_TOKENS : 0) +
+    FRAMING_TOKENS;
+  let document: number;
+  if (step === 'analyze') {
+    document = proseTokens(documentTextBlock(''), 'nova') + documentTextTokens(facts, options.documentTextChars);
+  } else if (facts.kind === 'pdf') {
+    document = Math.max(1, facts.pages) * novaImageTokens(PDF_PAGE_IMAGE);
+  } else {
+    const side = BEDROCK_IMAGE_TARGET.maxLongSide;
+    document = novaImageTokens(fitLongSide({ width: facts.width ?? side, height: facts.height ?? side }, side));
+  }
+  const answer = predictAnswerTokens(facts, task, step, options);
+  return { input: prompt + document, output: answer + (tool ? TOOL_CALL_OUTPUT_TOKENS : 0) };
+}
+
+/** What tokens cost on the configured model (or the costliest priced one), in micros. */
+export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
+  const { price } = resolveBedrockModel(options.env) ?? costliestModel();
+  return (tokens.input * price.inputUsdPer1kTokens + tokens.output * price.outputUsdPer1kTokens) * 1000;
+}
+
 export const bedrockProfile: BedrockProfile = {
   id: 'bedrock',
   auth: 'iam',
@@ -311,5 +356,7 @@ export const bedrockProfile: BedrockProfile = {
     const price = (resolveBedrockModel(env) ?? costliestModel()).price;
     return bedrockOutputTokenCap(facts, task, step, price) < price.maxOutputTokens;
   },
+  predictTokens,
+  tokenCostMicros: predictedTokenCostMicros,
   available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
 };

@@ -8,7 +8,7 @@ import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGen
 import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
 import type { ProviderUsage, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, isPlainObject, redact, truncate } from '../common.js';
+import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact, truncate } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -28,6 +28,7 @@ import {
   mediaTokenBound,
   modelPricing,
   outputTokenCap,
+  predictTokens,
   promptTokenBound,
   REPAIR_MESSAGE_MAX_TOKENS,
   ratesAt,
@@ -388,7 +389,22 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       enterprise: false,
       ...(baseUrl ? { httpOptions: { baseUrl } } : {}),
     });
-    const cap = outputTokenCap(input.task, input.step, input.facts.pages, pricing);
+    // The spend limit: each request's output cap (thinking included) is what the attempt's allowance leaves.
+    const cost = (t: { input: number; output: number }) =>
+      t.input * rates.inputPerMTokUsd + t.output * rates.outputPerMTokUsd;
+    const predictedInput = predictTokens(input.facts, input.task, input.step, {
+      env,
+      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+    }).input;
+    const cap = outputCapWithin(
+      outputTokenCap(input.task, input.step, input.facts.pages, pricing),
+      invokeOptions.maxCostMicros,
+      predictedInput,
+      cost,
+    );
+    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
+      throw new ProviderFailure('client', 'gemini: the request would cross the run spend limit (not sent)');
+    }
     const attempt: Attempt = {
       genai,
       client,
@@ -451,6 +467,21 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       }
       let verdict = judge(task, answer.text);
       if ('error' in verdict) {
+        // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
+        const repairCap = outputCapWithin(
+          cap,
+          invokeOptions.maxCostMicros === undefined ? undefined : invokeOptions.maxCostMicros - usage().costMicros,
+          totals.input + totals.output,
+          cost,
+        );
+        if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, totals.output)) {
+          throw new ProviderFailure(
+            'invalid_output',
+            `gemini: invalid answer; a repair would cross the run spend limit: ${verdict.error}`,
+            { usage: usage() },
+          );
+        }
+        attempt.config = { ...attempt.config, maxOutputTokens: repairCap };
         const repair: Content[] = [
           ...contents,
           { role: 'model', parts: answer.modelParts.length > 0 ? answer.modelParts : [{ text: answer.text }] },

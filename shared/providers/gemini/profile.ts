@@ -9,8 +9,10 @@ import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
+import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { CostOptions, ProviderProfile } from '../types.js';
+import { GEMINI3_MEDIA_TOKENS, jsonTokens, proseTokens, type TokenCounts } from '../tokens.js';
+import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -210,6 +212,49 @@ function estimatePricing(model: string): GeminiModelPricing {
   };
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Prediction (docs/pricing.md)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Thought tokens at thinking level LOW on an extraction or a summary (billed as output): a few hundred. */
+export const PREDICTED_THOUGHT_TOKENS = 300;
+/** Role and part framing. */
+const FRAMING_TOKENS = 5;
+
+/**
+ * Predicted tokens of one attempt's request: instruction and response schema by Gemini's ~4 characters a token (JSON
+ * ~3), an image at its fixed media-resolution count (1,120 at the default high), a PDF page at 560 (default medium),
+ * or the document text; the answer as predict.ts sizes it plus LOW thinking.
+ */
+export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
+  const pricing = estimatePricing(geminiModel(options.env));
+  const effective = taskForStep(task, step);
+  const schema = effective.outputFormat === 'json' ? jsonTokens(resultJsonSchema(effective), 'gemini') : 0;
+  const prompt = proseTokens(buildInstruction(effective), 'gemini') + schema + FRAMING_TOKENS;
+  const document =
+    step === 'analyze'
+      ? documentTextTokens(facts, options.documentTextChars)
+      : facts.kind === 'pdf'
+        ? Math.max(1, facts.pages) * Math.min(pricing.pdfPageTokens, GEMINI3_MEDIA_TOKENS.pdfPage.medium)
+        : Math.min(pricing.imageTokens, GEMINI3_MEDIA_TOKENS.image.high);
+  return {
+    input: prompt + document,
+    output: predictAnswerTokens(facts, task, step, options) + PREDICTED_THOUGHT_TOKENS,
+  };
+}
+
+/** A promotion that ends sooner than this after the estimate is not predicted: the run may be billed after it. */
+const PROMOTION_MARGIN_MS = 86_400_000;
+
+/**
+ * What tokens cost on the configured model, in micros: at the promotion's rates while it runs for at least another day
+ * (a run is billed within minutes of its estimate), else at list price. The bound always takes list price.
+ */
+export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
+  const rates = ratesAt(estimatePricing(geminiModel(options.env)), Date.now() + PROMOTION_MARGIN_MS);
+  return tokens.input * rates.inputPerMTokUsd + tokens.output * rates.outputPerMTokUsd;
+}
+
 /** The Gemini provider as the planner sees it. */
 export const geminiProfile: ProviderProfile = {
   id: 'gemini',
@@ -225,4 +270,6 @@ export const geminiProfile: ProviderProfile = {
     const pricing = estimatePricing(geminiModel(env));
     return outputTokenCap(task, step, facts.pages, pricing) < pricing.maxOutputTokens;
   },
+  predictTokens,
+  tokenCostMicros: predictedTokenCostMicros,
 };

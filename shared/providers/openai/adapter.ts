@@ -15,7 +15,7 @@ import { Deadline, hasTextLayer, MAX_TIMER_MS, pdfTextLayer, prepareImage } from
 import { usdToMicrosCeil } from '../../money.js';
 import type { FailureKind, ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, isPlainObject, redact } from '../common.js';
+import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
@@ -33,11 +33,13 @@ import {
   IMAGE_TARGET,
   openaiModel,
   outputCap,
+  predictTokens,
   pricesFor,
   repairMessage,
   SYSTEM_INSTRUCTIONS,
   type TokenUsage,
   taskForStep,
+  tokenCostMicros,
   usageUsd,
   utf8Bytes,
 } from './profile.js';
@@ -378,7 +380,21 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     const task = taskForStep(input.task, step);
     const schema = resultJsonSchema(task);
     const strict = strictCompatible(schema);
-    const cap = outputCap(input.task, step, input.facts.pages, prices);
+    // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
+    const cost = (tokens: { input: number; output: number }) => tokenCostMicros(tokens, { env });
+    const predictedInput = predictTokens(input.facts, input.task, step, {
+      env,
+      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+    }).input;
+    const cap = outputCapWithin(
+      outputCap(input.task, step, input.facts.pages, prices),
+      invokeOptions.maxCostMicros,
+      predictedInput,
+      cost,
+    );
+    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
+      throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
+    }
     const instruction = buildInstruction(task);
     const document = await documentFor(input, step, invokeOptions);
 
@@ -400,13 +416,13 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
       new ProviderFailure(kind, message, { ...extra, ...(usages.length > 0 ? { usage: usage() } : {}) });
 
     /** Sends one request (again without logprobs if the model rejects them) and reads its answer. */
-    const ask = async (messages: EasyInputMessage[]): Promise<Answer> => {
+    const ask = async (messages: EasyInputMessage[], maxOutput = cap): Promise<Answer> => {
       const body = (logprobs: boolean): ResponseCreateParamsNonStreaming => ({
         model,
         instructions: SYSTEM_INSTRUCTIONS,
         input: messages,
         text: { format: { type: 'json_schema', name: 'result', schema, strict } },
-        max_output_tokens: cap,
+        max_output_tokens: maxOutput,
         store: false,
         ...(prices.reasoningEffort ? { reasoning: { effort: prices.reasoningEffort } } : {}),
         ...(logprobs ? { include: [LOGPROBS_INCLUDE] } : {}),
@@ -489,12 +505,29 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     let answer = await ask([question]);
     let checked = checkAnswer(answer.text, task);
     if ('error' in checked) {
+      // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
+      const first = usages.at(-1);
+      const repairCap = outputCapWithin(
+        cap,
+        invokeOptions.maxCostMicros === undefined ? undefined : invokeOptions.maxCostMicros - usage().costMicros,
+        (first?.inputTokens ?? predictedInput) + (first?.outputTokens ?? cap),
+        cost,
+      );
+      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, first?.outputTokens ?? 0)) {
+        throw fail(
+          'invalid_output',
+          'openai: the answer does not match the result schema; a repair would cross the run spend limit',
+        );
+      }
       // One repair: the task, the model's own answer and what is wrong with it (the file is not sent again).
-      answer = await ask([
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: instruction }] },
-        { type: 'message', role: 'assistant', content: answer.text },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: repairMessage(checked.error) }] },
-      ]);
+      answer = await ask(
+        [
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: instruction }] },
+          { type: 'message', role: 'assistant', content: answer.text },
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: repairMessage(checked.error) }] },
+        ],
+        repairCap,
+      );
       checked = checkAnswer(answer.text, task);
       if ('error' in checked) {
         throw fail(

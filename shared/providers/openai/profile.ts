@@ -10,8 +10,10 @@ import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
+import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { CostOptions, ProviderProfile } from '../types.js';
+import { fitLongSide, jsonTokens, openaiPatchTokens, proseTokens, type TokenCounts } from '../tokens.js';
+import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -26,6 +28,8 @@ const modelEntry = z.object({
   reasoningEffort: z.nullable(z.enum(['none', 'minimal', 'low', 'medium', 'high'])),
   imagePatchMultiplier: z.number().check(z.positive()),
   imageMaxPatches: z.number().check(z.int(), z.positive()),
+  /** The documented patch budget (images-vision guide): what the prediction counts; imageMaxPatches bounds. */
+  imagePatchBudget: z.number().check(z.int(), z.positive()),
   ...source,
 });
 
@@ -265,6 +269,55 @@ function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: C
   return usdToMicrosCeil(usd);
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Prediction (docs/pricing.md)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Message framing and the structured-output wrapper around the schema (a few tokens per message). */
+const FRAMING_TOKENS = 20;
+/** The page image OpenAI renders for each PDF page: a US-letter page at 150 dpi, under the patch rule. */
+const PDF_PAGE_IMAGE = { width: 1275, height: 1650 };
+
+/** The configured model's prices, or the default model's (an unpriced model is refused before any request). */
+function predictionPrices(env?: NodeJS.ProcessEnv): OpenAIModelPrices {
+  return pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+}
+
+/**
+ * Predicted tokens of one attempt's request: the instructions, task and schema by OpenAI's ~4 characters a token
+ * (JSON ~3), the image under the patch rule at the size the adapter sends (long side 2048), a PDF page as its text
+ * plus its page image, or for `analyze` the document text; the answer as predict.ts sizes it.
+ */
+export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
+  const prices = predictionPrices(options.env);
+  const asked = taskForStep(task, step);
+  const prompt =
+    proseTokens(SYSTEM_INSTRUCTIONS + buildInstruction(asked), 'openai') +
+    jsonTokens(resultJsonSchema(asked), 'openai') +
+    FRAMING_TOKENS;
+  const image = (size: { width: number; height: number }) =>
+    openaiPatchTokens(size, prices.imagePatchBudget, prices.imagePatchMultiplier);
+  let document: number;
+  if (step === 'analyze') {
+    document = proseTokens(documentTextBlock(''), 'openai') + documentTextTokens(facts, options.documentTextChars);
+  } else if (facts.kind === 'pdf') {
+    // A PDF read as a file is a scan (a PDF with a full text layer is given as text, `analyze`): its pages bill their
+    // page images, and no text layer.
+    document = Math.max(1, facts.pages) * image(PDF_PAGE_IMAGE);
+  } else {
+    document = image(fitLongSide(sentImageSize(facts), IMAGE_TARGET.maxLongSide));
+  }
+  // reasoning.effort none: no reasoning tokens.
+  const output = predictAnswerTokens(facts, task, step, options);
+  return { input: prompt + document, output };
+}
+
+/** What tokens cost on the configured model, in micros (every input token at the full input price). */
+export function tokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
+  const prices = predictionPrices(options.env);
+  return tokens.input * prices.inputPerMTokUsd + tokens.output * prices.outputPerMTokUsd;
+}
+
 /**
  * The catalog profile. Its bound covers the steps a single-step plan runs OpenAI for: `vision` (the file, one pass),
  * and for a PDF also `analyze` (its text layer, when every page has one), whichever is larger. An image never runs
@@ -286,4 +339,6 @@ export const openaiProfile: ProviderProfile = {
       pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
     return outputCap(task, step, facts.pages, prices) < prices.maxOutputTokens;
   },
+  predictTokens,
+  tokenCostMicros,
 };

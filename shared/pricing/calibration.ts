@@ -1,0 +1,118 @@
+/**
+ * Calibration arithmetic: how the service learns, from its own settled runs, how far each prediction is from what the
+ * providers really bill. Per key (provider × task kind × step, shared/providers/predict.ts) it keeps the most recent
+ * ratios actual ÷ predicted of input and of output tokens, and scales a prediction by a high percentile of them.
+ * Pure functions; the DynamoDB item is shared/store/calibration.ts, the loop is described in docs/pricing.md.
+ *
+ * Decisions a reader must not undo:
+ * - A high percentile, not a mean: the estimate is what the client pays at most, so it must cover most runs; the
+ *   percentile is the 95th because the contract asks that at most 5 % of runs exceed their estimate, and with inputs
+ *   counted exactly the share of runs over a p90 would be 10 % (docs/pricing.md, "Why p95").
+ * - One outlier cannot move it: each sample is clamped before it is kept, a key with few samples is filled with its
+ *   seed, and the nearest-rank 95th percentile of at least 20 values ignores the highest one. The factor itself is
+ *   clamped, so no history can make an estimate absurd in either direction.
+ */
+import * as z from '../zod.js';
+import seedsRaw from './calibration-seeds.json' with { type: 'json' };
+
+/** What a prediction's input and output tokens are multiplied by. */
+export interface Factors {
+  input: number;
+  output: number;
+}
+
+/** The percentile of actual ÷ predicted the estimate uses. */
+export const CALIBRATION_PERCENTILE = 0.95;
+/** Ratios kept per key: the most recent runs. */
+export const CALIBRATION_WINDOW = 50;
+/** Below this many real samples, the seed fills the window's place (so one early run cannot set the factor). */
+export const MIN_SAMPLES = 20;
+/** A sample outside this range is clamped before it is kept (a broken usage block, a runaway answer). */
+export const SAMPLE_RANGE = { min: 0.05, max: 10 } as const;
+/** The factor's range, whatever the history. */
+export const FACTOR_RANGE = { min: 0.2, max: 4 } as const;
+
+const factorsSchema = z.object({ input: z.number().check(z.positive()), output: z.number().check(z.positive()) });
+const seedsSchema = z.object({
+  $comment: z.optional(z.string()),
+  default: factorsSchema,
+  /** Per key prefix (`gemini`, `gemini:summary`, `gemini:summary:analyze`): the longest matching prefix wins. */
+  keys: z.record(z.string(), factorsSchema),
+});
+
+/** The shipped seeds (calibration-seeds.json); a malformed file fails at import. */
+export const calibrationSeeds = seedsSchema.parse(seedsRaw);
+
+/** The shipped seed of a key: its longest matching prefix's, else the default. */
+export function seedFor(key: string): Factors {
+  const parts = key.split(':');
+  for (let n = parts.length; n > 0; n -= 1) {
+    const seed = calibrationSeeds.keys[parts.slice(0, n).join(':')];
+    if (seed) return seed;
+  }
+  return calibrationSeeds.default;
+}
+
+/** The recent samples of one key, as stored. */
+export interface CalibrationState {
+  key: string;
+  /** Ratios actual ÷ predicted, oldest first, at most CALIBRATION_WINDOW. */
+  input: number[];
+  output: number[];
+}
+
+const clamp = (value: number, range: { min: number; max: number }) => Math.min(range.max, Math.max(range.min, value));
+
+/** Nearest-rank percentile of the values (at least one). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil(p * sorted.length));
+  return sorted[rank - 1] as number;
+}
+
+function factorOf(samples: readonly number[], seed: number): number {
+  const filled =
+    samples.length >= MIN_SAMPLES ? samples : [...samples, ...Array(MIN_SAMPLES - samples.length).fill(seed)];
+  return clamp(percentile(filled, CALIBRATION_PERCENTILE), FACTOR_RANGE);
+}
+
+/** The factors of a key: its samples' percentile (seed-filled while few), clamped; the seed when nothing is stored. */
+export function factorsOf(key: string, state: CalibrationState | undefined): Factors {
+  const seed = seedFor(key);
+  if (!state) return { input: clamp(seed.input, FACTOR_RANGE), output: clamp(seed.output, FACTOR_RANGE) };
+  return { input: factorOf(state.input, seed.input), output: factorOf(state.output, seed.output) };
+}
+
+/** One settled attempt's predicted and actual tokens (the first request's prediction, before calibration). */
+export interface CalibrationSample {
+  key: string;
+  predicted: { input: number; output: number };
+  actual: { input: number; output: number };
+}
+
+/** Whether an attempt's token counts can be learned from: positive, finite, and not absurdly far from the prediction. */
+export function usableSample(sample: CalibrationSample): boolean {
+  const ok = (n: number) => Number.isFinite(n) && n > 0;
+  return (
+    ok(sample.predicted.input) && ok(sample.predicted.output) && ok(sample.actual.input) && ok(sample.actual.output)
+  );
+}
+
+/** The state after one more sample: its ratios clamped and appended, the oldest dropped past the window. */
+export function addSample(state: CalibrationState | undefined, sample: CalibrationSample): CalibrationState {
+  const ratio = (actual: number, predicted: number) => clamp(actual / predicted, SAMPLE_RANGE);
+  const keep = (values: readonly number[], value: number) => [...values, value].slice(-CALIBRATION_WINDOW);
+  return {
+    key: sample.key,
+    input: keep(state?.input ?? [], ratio(sample.actual.input, sample.predicted.input)),
+    output: keep(state?.output ?? [], ratio(sample.actual.output, sample.predicted.output)),
+  };
+}
+
+/** Factors by key, as the planner reads them (unknown keys: their seed). */
+export type FactorsFor = (key: string) => Factors;
+
+/** The factors of every key in `states`, others from the seeds. */
+export function factorsFrom(states: ReadonlyMap<string, CalibrationState>): FactorsFor {
+  return (key) => factorsOf(key, states.get(key));
+}
