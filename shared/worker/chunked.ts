@@ -19,6 +19,7 @@ import { log } from '../log.js';
 import { Deadline, hasTextLayer, PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
 import { chunkFacts, chunkRanges, type PageRange, rangePages } from '../planning/chunks.js';
+import { predictAttempt, predictedCostMicros } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
@@ -117,8 +118,9 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   };
   if (checkpoints.length > 0) log.info('resuming a chunked run', { jobId: run.jobId, chunksDone: checkpoints.length });
 
-  // The run's spend: what ended chunks cost, each running chunk's reservation (its primary path) or, once it went
-  // past it, what it spent and has in flight at its worst case, and the reservation of each chunk not started yet.
+  // The run's spend: what ended chunks cost, each running chunk's reservation (its primary path's predicted cost) or,
+  // once it went past it, what it spent and has in flight, and the reservation of each chunk not started yet; all
+  // within the run's spend limit (ratio x estimate).
   interface ChunkSpend {
     reserved: Micros;
     spent: Micros;
@@ -132,9 +134,9 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const reservation = (range: PageRange): Micros => {
     const facts = chunkFacts(run.file, range);
     if (!run.ocrCandidates)
-      return primaryPathCost(run.candidates, (id) => catalog[id]?.maxCostMicros(facts, run.task)) ?? 0;
+      return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task)) ?? 0;
     // A chain: both steps' primary paths, as the plan held them (planning/plan.ts chainedPlan).
-    const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => catalog[id]?.stepCostMicros(facts, run.task, s);
+    const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => predictAttempt(id, facts, run.task, s)?.costMicros;
     return (
       (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
     );
@@ -175,7 +177,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
     ): Promise<Totals & { text: string | undefined; failedPage?: number }> => {
       const ocrCandidates = run.ocrCandidates ?? [];
       const analyzeBound = (id: ProviderId) =>
-        catalog[id]?.stepCostMicros(chunkFacts(run.file, range), run.task, 'analyze');
+        predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze')?.costMicros;
       const read: Totals & { text: string | undefined; failedPage?: number } = {
         attempts: [],
         requests: 0,
@@ -194,7 +196,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           candidates: ocrCandidates,
           input: { bytes, facts, task: run.task, pages: one },
           stepFor: () => 'ocr',
-          costBound: (id) => catalog[id]?.stepCostMicros(facts, run.task, 'ocr'),
+          costBound: (id) => predictAttempt(id, facts, run.task, 'ocr')?.costMicros,
           spentMicros: read.costMicros,
           reservedMicros: primaryPathCost(run.candidates, analyzeBound) ?? 0,
         });

@@ -1,7 +1,8 @@
 /** Chunk planning (shared/planning/chunks.ts) and the hold of a chunked run (shared/planning/plan.ts). */
 import type { FileFacts } from '../../shared/file-facts.js';
 import { chunkedCostMicros, chunkRanges, MAX_PAGES_PER_CALL, pagesPerChunk } from '../../shared/planning/chunks.js';
-import { chainedPlan, planRun, primaryPathCost } from '../../shared/planning/plan.js';
+import { predictedCostMicros } from '../../shared/planning/estimate.js';
+import { chainedPlan, planRun } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
 import type { FieldSpec, ProviderId, TaskSpec } from '../../shared/task.js';
@@ -74,32 +75,38 @@ describe('chunkRanges', () => {
 });
 
 describe('the hold of a chunked run', () => {
-  test("a 40-page text run holds every page's call and its fallback reserve", () => {
+  // A chunk carries its share of the file's bytes (chunkedCostMicros).
+  const share = (facts: FileFacts, pages: number): FileFacts => ({
+    ...facts,
+    pages,
+    sizeBytes: Math.ceil((facts.sizeBytes * pages) / facts.pages),
+  });
+
+  test("a 40-page text run holds every page's predicted call", () => {
     const plan = planRun(pdf(40), TEXT, ['openai', 'local'], { explicitOrder: true });
     expect(plan.chunkPages).toBe(1);
-    const perPage = primaryPathCost(['openai', 'local'], (id) => catalog[id]?.maxCostMicros(pdf(1), TEXT)) ?? 0;
+    const perPage = predictedCostMicros('openai', share(pdf(40), 1), TEXT) ?? 0;
     expect(perPage).toBeGreaterThan(0);
     expect(plan.estimateMicros).toBe(priceFor(40 * perPage));
-    // More than one call for the whole document would have held: each page's call has its own cap and repair.
-    const whole = primaryPathCost(['openai', 'local'], (id) => catalog[id]?.maxCostMicros(pdf(40), TEXT)) ?? 0;
-    expect(plan.estimateMicros).toBeGreaterThanOrEqual(priceFor(whole));
   });
 
-  test('a run that fits one call is not chunked and holds as before', () => {
+  test('a run that fits one call is not chunked and holds its one predicted call', () => {
     const plan = planRun(pdf(20), SCALARS, ['openai', 'local'], { explicitOrder: true });
     expect(plan.chunkPages).toBeUndefined();
-    expect(plan.estimateMicros).toBe(
-      priceFor(primaryPathCost(['openai', 'local'], (id) => catalog[id]?.maxCostMicros(pdf(20), SCALARS)) ?? 0),
-    );
+    expect(plan.estimateMicros).toBe(priceFor(predictedCostMicros('openai', pdf(20), SCALARS) ?? 0));
   });
 
-  test("a chained plan in chunks holds every chunk's OCR and analyze steps", () => {
+  test("a plan in chunks holds the cheaper of every chunk's chain and every chunk's single pass", () => {
     const providers: ProviderId[] = ['textract', 'openai', 'local'];
     const plan = planRun(pdf(120), SCALARS, providers);
-    expect(plan.ocrCandidates).toEqual(['textract', 'local']);
     expect(plan.chunkPages).toBe(MAX_PAGES_PER_CALL);
-    const perChunk = (pages: number) => chainedPlan(pdf(pages), SCALARS, providers)?.costMicros ?? 0;
-    expect(plan.estimateMicros).toBe(priceFor(2 * perChunk(50) + perChunk(20)));
+    const chains = chunkedCostMicros(pdf(120), 50, (c) => chainedPlan(c, SCALARS, providers)?.costMicros) ?? 0;
+    const primary = plan.ocrCandidates ? undefined : plan.candidates[0];
+    const singles =
+      primary === undefined
+        ? Number.POSITIVE_INFINITY
+        : (chunkedCostMicros(pdf(120), 50, (c) => predictedCostMicros(primary, c, SCALARS)) ?? 0);
+    expect(plan.estimateMicros).toBe(priceFor(Math.min(chains, singles)));
   });
 
   test('chunkedCostMicros sums full chunks and the shorter last one', () => {
