@@ -140,7 +140,7 @@ describe('provider fallback on the local stack', () => {
     }
   });
 
-  test("Textract answering like LocalStack's mock (a page billed, no text) falls back to local, which the hold covers", async () => {
+  test("Textract answering like LocalStack's mock (a page billed, no text) falls back to local within the spend limit", async () => {
     // LocalStack's Textract answers every call with empty Blocks / ExpenseDocuments while reporting the pages.
     const localstackTextract = await startFakeServer((request) => ({
       status: 200,
@@ -166,11 +166,17 @@ describe('provider fallback on the local stack', () => {
       ]);
       expect(run.status).toBe('completed');
       expect((run.result as { total: unknown }).total).toBe(42.5);
-      // The Textract page was billed and the local OCR too; the client pays both, never more than the estimate.
+      // The Textract page was billed and the local OCR too: the fallback fits the spend limit (2 x the estimate, which
+      // predicts Textract alone); the client pays at most the estimate and the service absorbs the rest.
       const usage = run.usage as { requests: number; priceUsd: number };
       expect(usage.requests).toBe(2);
-      expect(run.chargedUsd).toBe(usage.priceUsd);
-      expect(run.chargedUsd as number).toBeLessThanOrEqual(run.estimatedCostUsd as number);
+      const estimate = run.estimatedCostUsd as number;
+      expect(run.chargedUsd).toBe(Math.min(usage.priceUsd, estimate));
+      expect(Math.round(((run.chargedUsd as number) + (run.refundedUsd as number)) * 1e6)).toBe(
+        Math.round(estimate * 1e6),
+      );
+      expect(usage.priceUsd).toBeLessThanOrEqual(2 * estimate);
+      expect(JSON.stringify(run)).not.toContain('absorbed');
       expect(localstackTextract.requests.length).toBeGreaterThan(0);
     } finally {
       await stack.stop();
