@@ -22,7 +22,6 @@ import { chunkFacts, chunkRanges, type PageRange, rangePages } from '../planning
 import { predictAttempt, predictedCostMicros } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
-import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
 import { type ChunkCheckpoint, listCheckpoints, saveCheckpoint } from '../store/chunks.js';
 import type { Settlement } from '../store/ledger.js';
@@ -30,7 +29,7 @@ import { resultTooLarge } from '../store/run-results.js';
 import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
 import { executeChain, readText } from './chain.js';
-import { executePlan, type SharedSpend } from './execute.js';
+import { executePlan, type SharedSpend, singlePassStep } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
 
@@ -278,8 +277,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
               ...common,
               candidates: run.candidates,
               input: { ...common.input, ...(documentText !== undefined ? { documentText } : {}) },
-              stepFor: (provider) =>
-                documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision',
+              stepFor: singlePassStep(documentText),
             });
         totals.attempts.push(...outcome.attempts);
         totals.requests += outcome.requests;

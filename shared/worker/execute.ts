@@ -11,6 +11,7 @@ import type { Micros } from '../money.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor, pricing } from '../pricing/pricing.js';
+import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
 import { ProviderFailure, type ProviderId, type Step } from '../task.js';
 
@@ -73,6 +74,15 @@ export interface ExecuteOutcome {
   step?: Step | null;
   /** True when the successful answer's usage was missing or nonsensical: it was priced at the attempt's limit. */
   usageSuspect?: boolean;
+}
+
+/**
+ * The step each provider of a single-step plan runs: with the document's full text layer, language models `analyze`
+ * that text (far fewer tokens than the pages as images); otherwise, and for OCR engines and `local`, one `vision` pass.
+ */
+export function singlePassStep(documentText: string | undefined): (provider: ProviderId) => Step {
+  return (provider) =>
+    documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision';
 }
 
 /** The attempt's result, or a timeout once its signal aborts, so an adapter that ignores the signal cannot hold the plan. */

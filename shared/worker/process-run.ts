@@ -16,7 +16,6 @@ import { emitMetrics } from '../metrics.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
-import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput } from '../providers/types.js';
 import { loadFactors, recordSamples } from '../store/calibration.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
@@ -25,7 +24,7 @@ import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js
 import type { ProviderId } from '../task.js';
 import { executeChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
-import { type ExecuteOutcome, executePlan } from './execute.js';
+import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
 import { pooledAdapters } from './pool.js';
 import { computeConfidence, shapeResult } from './result.js';
 
@@ -237,8 +236,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
         ...step,
         candidates: run.candidates,
         input: { ...step.input, ...(documentText !== undefined ? { documentText } : {}) },
-        stepFor: (provider) =>
-          documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision',
+        stepFor: singlePassStep(documentText),
       });
   const usage = {
     requests: outcome.requests,
