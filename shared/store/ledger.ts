@@ -8,6 +8,7 @@ import { InsufficientCreditError, runError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { type Micros, microsToUsd } from '../money.js';
 import { checkAtInit, resource } from '../resource-name.js';
+import { eventPut } from './events.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { resultPartPuts, splitResult } from './run-results.js';
 import { getRun, type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
@@ -126,7 +127,8 @@ export type Settlement =
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
 
 /**
- * Writes the final state, the money and the usage counters in one transaction, only if the run is still queued.
+ * Writes the final state, the money, the usage counters and the run's event (the outbox, events.ts) in one
+ * transaction, only if the run is still queued.
  * chargedUsd = min(priceUsd, estimate) for a completed run, 0 for a failed one; the rest of the hold is refunded.
  * Returns false (and changes nothing) when the run was already final — a duplicate delivery.
  */
@@ -233,6 +235,8 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
       run,
       settledDelta(outcome.status, charged, refunded, outcome.status === 'completed' ? outcome.confidence : undefined),
     ),
+    // The event announcing this state: committed with it or not at all (docs/decisions.md#run-events-an-outbox-in-the-settlement).
+    events: eventPut(run, outcome.status, completedAt),
   };
 
   try {
@@ -242,7 +246,7 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     // The run was already final, or its settlement already booked: a duplicate delivery, which changes nothing. A run
     // still queued whose condition failed was counted by the usage backfill meanwhile: `recount`.
     const failed = failedConditions(error, items);
-    if (failed.has('ledger')) return false;
+    if (failed.has('ledger') || failed.has('events')) return false;
     if (failed.has('run')) return run.usageCounted === true ? false : 'recount';
     throw error;
   }

@@ -8,6 +8,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { isMissingObject, isReplacedObject, s3 } from '../aws/s3.js';
 import { uploadsBucketName } from '../aws/s3-urls.js';
 import { runError } from '../errors.js';
+import { dispatchAfterSettle } from '../events/dispatch.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
@@ -16,6 +17,7 @@ import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
+import { eventIdFor } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
@@ -71,6 +73,8 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const settled = await settleRun(run, settlement);
     if (settled) emitRunMetrics(run, settlement);
     options.fault?.('after-settle', run);
+    // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep).
+    if (settled) await dispatchAfterSettle(eventIdFor(jobId));
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
     if (options.receiveCount < options.maxReceiveCount) {
@@ -84,6 +88,7 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
       error: PROCESSING_FAILED,
       attempts: planned?.attempts ?? [],
     });
+    if (settled) await dispatchAfterSettle(eventIdFor(jobId));
     return settled ? 'settled' : 'already-final';
   }
 }

@@ -29,6 +29,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['planning'],
   // The API's use cases.
   ['runs'],
+  // Run events: the webhook routes' use cases, dispatch from the outbox, delivery.
+  ['events'],
   // The worker's use cases.
   ['worker'],
 ];
