@@ -167,7 +167,8 @@ export class Monitoring extends Construct {
         'Runs wait in the queue longer than the reconciler allows before resending them: workers too few, throttled or failing.',
       webhookDeadLetterMessages:
         'Webhook deliveries whose every try failed (the endpoint shows them `failed` in GET /v1/webhooks/{id}/deliveries). Tell the tenant; redrive once their receiver is back.',
-      deliverErrors: 'The webhook deliver function threw, timed out or ran out of memory (tables or queues unreachable?).',
+      deliverErrors:
+        'The webhook deliver function threw, timed out or ran out of memory (tables or queues unreachable?).',
       eventBusFeedDeadLetterMessages:
         'Run events the pipe could not put on the event bus (see the pipe and its role). Redrive them to the feed queue.',
     };

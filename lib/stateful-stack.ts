@@ -235,7 +235,12 @@ export class StatefulStack extends Stack implements StatefulResources {
    */
   private createEventResources(stage: string, removalPolicy: RemovalPolicy) {
     const queue = (id: string, props: sqs.QueueProps) =>
-      new sqs.Queue(this, id, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, removalPolicy, ...props });
+      new sqs.Queue(this, id, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        removalPolicy,
+        ...props,
+      });
     const webhookDeadLetterQueue = queue(webhookQueue.deadLetter.id, {
       retentionPeriod: Duration.seconds(webhookQueue.deadLetter.retentionSeconds),
     });
