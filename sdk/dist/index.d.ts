@@ -1,4 +1,4 @@
-import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateWebhookInput, CreateRunResponse, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
 export type VisionErrorCode = ErrorCode | 'ABORTED' | 'NETWORK_ERROR' | 'HTTP_ERROR' | 'INVALID_ARGUMENT' | (string & {});

@@ -33,7 +33,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
-  ['::ffff:0:0', 96], // IPv4-mapped: checked as the IPv4 address instead (below)
   ['64:ff9b::', 96], // NAT64 of any IPv4 address, private ones included
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard
@@ -52,8 +51,15 @@ export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return !blocked.check(address, 'ipv4');
   if (family !== 6) return false;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return isPublicAddress(mapped[1]);
+  // IPv4-mapped (::ffff:a.b.c.d, or ::ffff:xxxx:xxxx): judged as the IPv4 address. (Not a BlockList rule: Node
+  // matches plain IPv4 addresses against an IPv4-mapped subnet too, which would block them all.)
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted?.[1]) return isPublicAddress(dotted[1]);
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex?.[1] && hex[2]) {
+    const [high, low] = [Number.parseInt(hex[1], 16), Number.parseInt(hex[2], 16)];
+    return isPublicAddress(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
+  }
   return !blocked.check(address, 'ipv6');
 }
 

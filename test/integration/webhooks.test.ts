@@ -4,6 +4,7 @@
  * write and the dispatch that loses no event. Receivers are real HTTP servers on 127.0.0.1 (the local stack accepts
  * them); the stack retries a second apart (global-setup.ts).
  */
+import { spawn } from 'node:child_process';
 import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { verifyWebhook, WebhookSignatureError } from '../../sdk/index.js';
 import { type FakeServer, type RecordedRequest, startFakeServer } from '../support/fake-server.js';
@@ -314,5 +315,75 @@ describe('a crash between the final write and the dispatch', () => {
     const event = verifyWebhook(request.rawBody, request.headers['vision-signature'], hook.secret);
     expect(event.id).toBe(`evt_${run.jobId.replace(/^run_/, '')}`);
     expect(event.data).toEqual(run);
+  });
+});
+
+describe('the CLI', () => {
+  function vision(args: string[], onStderr?: (text: string) => void) {
+    const child = spawn(process.execPath, ['cli/vision.mjs', ...args], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...process.env, NODE_NO_WARNINGS: '1', VISION_BASE_URL: stack().baseUrl, VISION_API_KEY: KEYS.a },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      onStderr?.(stderr);
+    });
+    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    return { child, done };
+  }
+
+  test('webhooks add, list, deliveries and rm', async () => {
+    const server = await receiver(() => 200);
+    const added = await vision(['webhooks', 'add', server.url, '--events', 'run.completed', '--description', 'cli'])
+      .done;
+    expect(added.code).toBe(0);
+    const created = JSON.parse(added.stdout) as Created;
+    expect(created).toEqual(
+      expect.objectContaining({ url: server.url, events: ['run.completed'], secret: expect.any(String) }),
+    );
+    const listed = await vision(['webhooks', 'list']).done;
+    expect(JSON.parse(listed.stdout)).toEqual({
+      items: [expect.objectContaining({ id: created.id, description: 'cli' })],
+    });
+    expect(listed.stdout).not.toContain(created.secret);
+    await completedRun();
+    await until('the delivery', async () => ((await deliveries(created.id)).length > 0 ? true : undefined));
+    const attempts = await vision(['webhooks', 'deliveries', created.id]).done;
+    expect(JSON.parse(attempts.stdout).items[0]).toEqual(expect.objectContaining({ status: 'delivered', attempt: 1 }));
+    expect((await vision(['webhooks', 'rm', created.id]).done).code).toBe(0);
+    const gone = await vision(['webhooks', 'rm', created.id]).done;
+    expect(gone.code).toBe(3);
+    expect(gone.stderr).toContain('NOT_FOUND');
+    expect((await vision(['webhooks', 'add', 'ftp://x.example']).done).code).toBe(3);
+  });
+
+  test('listen registers itself, prints the verified event, and deletes its endpoint when done', async () => {
+    let ready: () => void = () => undefined;
+    const listening = new Promise<void>((resolve) => {
+      ready = resolve;
+    });
+    const listener = vision(['listen', '--count', '1'], (stderr) => {
+      if (stderr.includes('listening on')) ready();
+    });
+    await listening;
+    const run = await completedRun();
+    const result = await listener.done;
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; data: unknown });
+    expect(events).toEqual([expect.objectContaining({ id: `evt_${run.jobId.replace(/^run_/, '')}`, data: run })]);
+    expect(result.stderr).toMatch(/deleted webhook wh_/);
+    expect((await call('GET', '/v1/webhooks')).body).toEqual({ items: [] });
   });
 });
