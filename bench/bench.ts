@@ -17,6 +17,7 @@ import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
 import { measureUsageRead, type UsageReadResult } from './usage-read.js';
+import { measureWebhooks, type WebhooksResult } from './webhooks.js';
 import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
 const run = promisify(execFile);
@@ -45,6 +46,11 @@ export const TARGETS = {
   hostilePdfInspectMiB: 64,
   /** GET /v1/usage for the default 30-day window, p50 over HTTP on the local stack, with `usageRuns` runs stored. */
   usageReadMs: 50,
+  /** A run's settlement to its webhook's arrival at a receiver on the local stack, over `webhookRuns` runs. */
+  webhookLatencyP50Ms: 100,
+  webhookLatencyP99Ms: 500,
+  /** Events not delivered after a receiver failed half its requests for `webhookOutageSeconds`. */
+  webhookLostDeliveries: 0,
 } as const;
 
 /** Workload sizes (the brief's minimums). */
@@ -63,10 +69,23 @@ const WORKLOAD = {
   hostilePdfRuns: 3,
   usageRuns: 10_000,
   usageReadSamples: 20,
+  webhookRuns: 200,
+  /** BENCH_WEBHOOK_OUTAGE_SECONDS shortens it for a quick look (the target is for 5 minutes). */
+  webhookOutageSeconds: Number(process.env.BENCH_WEBHOOK_OUTAGE_SECONDS ?? 300),
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'usage';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates', 'usage'];
+type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'usage' | 'webhooks';
+const PHASES: Phase[] = [
+  'bundles',
+  'latency',
+  'worker',
+  'media',
+  'memory',
+  'hostile',
+  'estimates',
+  'usage',
+  'webhooks',
+];
 
 interface Row {
   metric: string;
@@ -435,6 +454,30 @@ function usageRows(u: UsageReadResult): Row[] {
   ];
 }
 
+function webhookRows(w: WebhooksResult): Row[] {
+  const o = w.outage;
+  return [
+    {
+      metric: `webhook: run completed → received on the local stack, ${w.latency.n} runs: p50`,
+      value: fmt(w.latency.p50),
+      target: `≤ ${TARGETS.webhookLatencyP50Ms} ms`,
+      result: check(w.latency.p50, TARGETS.webhookLatencyP50Ms),
+    },
+    {
+      metric: 'webhook: run completed → received: p99 (max)',
+      value: `${fmt(w.latency.p99)} (${fmt(w.latency.max)})`,
+      target: `≤ ${TARGETS.webhookLatencyP99Ms} ms`,
+      result: check(w.latency.p99, TARGETS.webhookLatencyP99Ms),
+    },
+    {
+      metric: `webhook: deliveries lost, receiver failing 50 % of requests for ${o.seconds} s (${o.runs} runs, ${o.failedRequests} of ${o.requests} requests failed; last delivered ${o.lastAfterRecoverySeconds} s after recovery; ${o.deadLettered} dead-lettered)`,
+      value: String(o.lost),
+      target: `${TARGETS.webhookLostDeliveries}${o.seconds < 300 ? ' (outage shortened: not the target run)' : ''}`,
+      result: o.lost + o.deadLettered <= TARGETS.webhookLostDeliveries ? (o.seconds < 300 ? 'info' : 'PASS') : 'MISS',
+    },
+  ];
+}
+
 async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
@@ -460,6 +503,7 @@ async function main(): Promise<void> {
     hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
     usage?: UsageReadResult;
+    webhooks?: WebhooksResult;
   } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
@@ -521,6 +565,9 @@ async function main(): Promise<void> {
   results.usage = await phase('usage', () =>
     measureUsageRead({ runs: WORKLOAD.usageRuns, samples: WORKLOAD.usageReadSamples, log }),
   );
+  results.webhooks = await phase('webhooks', () =>
+    measureWebhooks({ runs: WORKLOAD.webhookRuns, outageSeconds: WORKLOAD.webhookOutageSeconds, log }),
+  );
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
@@ -534,6 +581,7 @@ async function main(): Promise<void> {
     ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
     ...(results.usage ? usageRows(results.usage) : []),
+    ...(results.webhooks ? webhookRows(results.webhooks) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),

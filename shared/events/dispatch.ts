@@ -10,12 +10,10 @@ import { sqs } from '../aws/sqs.js';
 import { eventBus, webhookQueue, webhookSettings } from '../infra/resources.js';
 import { log } from '../log.js';
 import { checkAtInit, resource } from '../resource-name.js';
-import { toRunResponse } from '../runs/run-view.js';
 import { type EventRecord, eventsTable, getEvent, listPendingBefore, markDispatched } from '../store/events.js';
-import { withResult } from '../store/run-results.js';
-import { getRun } from '../store/runs.js';
 import { listWebhooks } from '../store/webhooks.js';
 import { type DeliveryMessage, deliveryMessageBody } from './messages.js';
+import { runView } from './run-view.js';
 
 checkAtInit(eventsTable);
 const webhookQueueUrl = resource(webhookQueue.envVar);
@@ -23,12 +21,6 @@ const webhookQueueUrl = resource(webhookQueue.envVar);
 /** The bus's feed queue; unset on the local stack, which has no bus. */
 function busFeedUrl(): string | undefined {
   return process.env[eventBus.feedQueue.envVar] || undefined;
-}
-
-/** The run as GET /v1/runs/{jobId} answers it now. */
-export async function runView(jobId: string) {
-  const run = await getRun(jobId);
-  return run ? toRunResponse(await withResult(run)) : null;
 }
 
 async function sendDeliveries(messages: DeliveryMessage[]): Promise<void> {
@@ -64,12 +56,13 @@ export async function dispatchEvent(eventId: string): Promise<boolean> {
   const event = await getEvent(eventId);
   if (!event || event.dispatchedAt !== undefined) return false;
   const endpoints = (await listWebhooks(event.tenantId)).filter((w) => w.events.includes(event.type));
+  const { type, jobId, tenantId, createdAt } = event;
   await sendDeliveries(
-    endpoints.map((w) => ({ eventId, tenantId: event.tenantId, webhookId: w.webhookId, attempt: 1 })),
+    endpoints.map((w) => ({ eventId, type, jobId, createdAt, tenantId, webhookId: w.webhookId, attempt: 1 })),
   );
   const feed = busFeedUrl();
   if (feed !== undefined) {
-    const run = await runView(event.jobId);
+    const run = await runView(event.jobId, event.tenantId);
     if (run) await sqs.send(new SendMessageCommand({ QueueUrl: feed, MessageBody: busMessage(event, run) }));
   }
   await markDispatched(eventId);

@@ -182,7 +182,7 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   },
   // Signs and POSTs one event to one endpoint, records the attempt, and sends the next try (or the dead letter).
   deliver: {
-    tables: { webhooks: 'read', events: 'read', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
+    tables: { webhooks: 'read', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
     webhookQueue: 'consume',
     webhookSecrets: 'open',
   },

@@ -76,6 +76,9 @@ function arrange(hook: WebhookRecord | null = webhook()) {
 
 const message = (attempt = 1, notBefore?: number) => ({
   eventId: 'evt_1',
+  type: 'run.completed' as const,
+  jobId: run.jobId,
+  createdAt: event.createdAt,
   tenantId: 'tenant-a',
   webhookId: 'wh_1',
   attempt,
@@ -176,6 +179,13 @@ test('the last try failing sends the message to the dead-letter queue and record
     expect.objectContaining({ QueueUrl: process.env[webhookQueue.deadLetter.envVar], DelaySeconds: 0 }),
   ]);
   expect(records()[0]).toEqual(expect.objectContaining({ status: 'failed', attempt: last, nextTryAt: null }));
+});
+
+test('a run that is gone (past its retention) is not delivered', async () => {
+  arrange();
+  ddb.on(GetCommand, { TableName: tableName('runs') }).resolves({ Item: { ...run, expiresAtEpoch: 1 } });
+  await expect(deliverOne(message(1), options)).resolves.toBe('dropped');
+  expect(received).toHaveLength(0);
 });
 
 test('a deleted endpoint: nothing is POSTed, sent or recorded', async () => {

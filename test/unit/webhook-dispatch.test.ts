@@ -58,9 +58,10 @@ test('one delivery message per subscribed endpoint, then the event leaves the pe
   arrange();
   await expect(dispatchEvent('evt_1')).resolves.toBe(true);
   const entries = sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? []);
+  const common = { eventId: 'evt_1', type: 'run.completed', jobId: run.jobId, createdAt: pending.createdAt };
   expect(entries.map((e) => JSON.parse(e.MessageBody ?? '{}'))).toEqual([
-    { eventId: 'evt_1', tenantId: 'tenant-a', webhookId: 'wh_all', attempt: 1 },
-    { eventId: 'evt_1', tenantId: 'tenant-a', webhookId: 'wh_done', attempt: 1 },
+    { ...common, tenantId: 'tenant-a', webhookId: 'wh_all', attempt: 1 },
+    { ...common, tenantId: 'tenant-a', webhookId: 'wh_done', attempt: 1 },
   ]);
   // The local stack has no bus.
   expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
