@@ -150,6 +150,8 @@ export async function measureWebhooks(options: {
       endpoint: stack.info.endpoints.sqs,
       useQueueUrlAsEndpoint: false,
       region: 'us-east-1',
+      // The emulator checks no signature; the SDK still wants some.
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     const attributes = await sqs.send(
       new GetQueueAttributesCommand({
