@@ -49,12 +49,14 @@ export function busMessage(event: EventRecord, run: Record<string, unknown>): st
 }
 
 /**
- * Dispatches one event unless it already was. Returns whether it sent anything. Throws when a send fails (the event
- * stays pending; the sweep tries again).
+ * Dispatches one event unless it already was: by id (read from the outbox), or the record its settlement just wrote
+ * (no read). Returns whether it sent anything. Throws when a send fails (the event stays pending; the sweep tries
+ * again).
  */
-export async function dispatchEvent(eventId: string): Promise<boolean> {
-  const event = await getEvent(eventId);
+export async function dispatchEvent(which: string | EventRecord): Promise<boolean> {
+  const event = typeof which === 'string' ? await getEvent(which) : which;
   if (!event || event.dispatchedAt !== undefined) return false;
+  const { eventId } = event;
   const endpoints = (await listWebhooks(event.tenantId)).filter((w) => w.events.includes(event.type));
   const { type, jobId, tenantId, createdAt } = event;
   await sendDeliveries(
@@ -70,14 +72,14 @@ export async function dispatchEvent(eventId: string): Promise<boolean> {
 }
 
 /**
- * Dispatches a run's event right after its settlement committed. Never throws: the state is written, and an event
- * this call could not hand on is left pending for the sweep.
+ * Dispatches a run's event right after its settlement committed (`event`: what the settlement wrote). Never throws:
+ * the state is written, and an event this call could not hand on is left pending for the sweep.
  */
-export async function dispatchAfterSettle(eventId: string): Promise<void> {
+export async function dispatchAfterSettle(event: EventRecord): Promise<void> {
   try {
-    await dispatchEvent(eventId);
+    await dispatchEvent(event);
   } catch (error: unknown) {
-    log.warn('could not dispatch a run event; the sweep hands it on', { eventId, error });
+    log.warn('could not dispatch a run event; the sweep hands it on', { eventId: event.eventId, error });
   }
 }
 

@@ -45,14 +45,14 @@ export function pendingShardOf(eventId: string): string {
   return `p${sum}`;
 }
 
-/** The outbox item for a run's final state, as a transaction item (written only with the state it announces). */
-export function eventPut(
+/** The outbox item announcing a run's final state, written at `completedAt`. */
+export function eventRecord(
   run: { jobId: string; tenantId: string },
   status: 'completed' | 'failed',
   completedAt: string,
-): TransactItem {
+): EventRecord {
   const eventId = eventIdFor(run.jobId);
-  const item: EventRecord = {
+  return {
     eventId,
     type: status === 'completed' ? 'run.completed' : 'run.failed',
     jobId: run.jobId,
@@ -61,6 +61,15 @@ export function eventPut(
     pendingShard: pendingShardOf(eventId),
     expiresAtEpoch: Math.floor(Date.parse(completedAt) / 1000) + webhookSettings.eventRetentionDays * 24 * 3600,
   };
+}
+
+/** The outbox item as a transaction item (written only with the state it announces). */
+export function eventPut(
+  run: { jobId: string; tenantId: string },
+  status: 'completed' | 'failed',
+  completedAt: string,
+): TransactItem {
+  const item = eventRecord(run, status, completedAt);
   return { Put: { TableName: eventsTable(), Item: item, ConditionExpression: 'attribute_not_exists(eventId)' } };
 }
 

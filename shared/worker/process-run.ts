@@ -17,7 +17,7 @@ import { primaryPathCost } from '../planning/plan.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
-import { eventIdFor } from '../store/events.js';
+import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
@@ -70,11 +70,12 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const settlement = await runPlan(run, options);
     planned = settlement;
     options.fault?.('before-settle', run);
-    const settled = await settleRun(run, settlement);
+    const settledAt = new Date();
+    const settled = await settleRun(run, settlement, settledAt);
     if (settled) emitRunMetrics(run, settlement);
     options.fault?.('after-settle', run);
     // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep).
-    if (settled) await dispatchAfterSettle(eventIdFor(jobId));
+    if (settled) await dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString()));
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
     if (options.receiveCount < options.maxReceiveCount) {
@@ -83,12 +84,13 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
       throw error;
     }
     log.error('run failed on its last delivery; failing and refunding', { jobId, error });
-    const settled = await settleRun(run, {
-      status: 'failed',
-      error: PROCESSING_FAILED,
-      attempts: planned?.attempts ?? [],
-    });
-    if (settled) await dispatchAfterSettle(eventIdFor(jobId));
+    const settledAt = new Date();
+    const settled = await settleRun(
+      run,
+      { status: 'failed', error: PROCESSING_FAILED, attempts: planned?.attempts ?? [] },
+      settledAt,
+    );
+    if (settled) await dispatchAfterSettle(eventRecord(run, 'failed', settledAt.toISOString()));
     return settled ? 'settled' : 'already-final';
   }
 }

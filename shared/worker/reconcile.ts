@@ -8,7 +8,7 @@ import { dispatchAfterSettle } from '../events/dispatch.js';
 import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';
 import { enqueueRun } from '../runs/run-message.js';
-import { eventIdFor } from '../store/events.js';
+import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, settleRun } from '../store/ledger.js';
 import { getRun, listQueuedBefore, markResent, type RunRecord } from '../store/runs.js';
 
@@ -135,12 +135,13 @@ async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Pro
 
 async function fail(run: RunRecord, action: 'fail-dead-lettered' | 'fail-expired'): Promise<boolean> {
   log.error('run stuck in the queue; failing it and refunding the hold', { jobId: run.jobId, reason: action });
-  const settled = await settleRun(run, {
-    status: 'failed',
-    error: PROCESSING_FAILED,
+  const settledAt = new Date();
+  const settled = await settleRun(
+    run,
     // A queued run has no attempts on record (they are written at settlement, which never happened).
-    attempts: [],
-  });
-  if (settled) await dispatchAfterSettle(eventIdFor(run.jobId));
+    { status: 'failed', error: PROCESSING_FAILED, attempts: [] },
+    settledAt,
+  );
+  if (settled) await dispatchAfterSettle(eventRecord(run, 'failed', settledAt.toISOString()));
   return settled;
 }

@@ -195,6 +195,26 @@ describe('delivery', () => {
     expect(JSON.stringify(attempts)).not.toContain(hook.secret);
   });
 
+  test('a failed run is announced as run.failed, with the failed run as GET returns it', async () => {
+    const server = await receiver(() => 200);
+    const hook = (await register(server.url, KEYS.a, ['run.failed'])).body;
+    // Its header passes creation; its pixel data cannot be decoded, so the worker fails it (CORRUPT_FILE).
+    const uploadId = await upload('damaged.png', await fixture('damaged.png'));
+    const created = await call<{ jobId: string }>('POST', '/v1/runs', {
+      body: { uploadId, prompt: 'Receipt', schemaId: 'receipt' },
+    });
+    const run = (await waitForFinal(created.body.jobId)).body;
+    expect(run.status).toBe('failed');
+    const request = await until('the delivery', async () => server.requests[0]);
+    const event = verifyWebhook(request.rawBody, request.headers['vision-signature'], hook.secret);
+    expect(event).toEqual({
+      id: expect.stringMatching(/^evt_/),
+      type: 'run.failed',
+      createdAt: run.completedAt,
+      data: run,
+    });
+  });
+
   test('an endpoint that subscribed to run.failed only hears nothing of a completed run', async () => {
     const failedOnly = await receiver(() => 200);
     const all = await receiver(() => 200);
