@@ -1,7 +1,7 @@
 /**
- * Webhooks on the real local stack (issue #20's figures). Latency: `runs` runs of the text-layer PDF, a few in flight,
- * each timed from the run's `completedAt` (written by its settlement) to the moment a receiver on 127.0.0.1 gets its
- * event. Loss: for `outageSeconds` a second receiver fails half of its requests (500) while runs keep completing, then
+ * Webhooks on the real local stack (issue #20's figures). Latency: `runs` runs of the text-layer PDF, 4 in flight
+ * (each lane creates a run and waits for its webhook, polling nothing), each timed from the run's `completedAt`
+ * (written by its settlement) to the moment a receiver on 127.0.0.1 gets its event. Loss: for `outageSeconds` a second receiver fails half of its requests (500) while runs keep completing, then
  * recovers; every event must reach it with a 2xx, through the retries, before the deadline (the deployed retry
  * schedule: the fourth try comes about 6 minutes after the first, past any 5-minute outage), and nothing may reach the
  * webhook dead-letter queue.
@@ -74,15 +74,33 @@ async function receiver(fail: () => boolean): Promise<Receiver> {
   return r;
 }
 
-/** Runs `total` runs, `inFlight` at a time (each until final); returns their event ids. */
-async function runMany(vision: VisionClient, total: number, inFlight: number, stopAt?: number): Promise<string[]> {
+/**
+ * Runs `total` runs, `inFlight` at a time, until `stopAt`; returns their event ids. With `heard`, a lane moves on when
+ * that receiver acknowledged the run's event (no polling: the webhook is the notification); without, it polls the run
+ * until final (the SDK's default pace).
+ */
+async function runMany(
+  vision: VisionClient,
+  total: number,
+  inFlight: number,
+  options: { stopAt?: number; heard?: Receiver } = {},
+): Promise<string[]> {
   const ids: string[] = [];
   let next = 0;
+  const params = { prompt: 'Read the document', outputFormat: 'text' as const };
   const lane = async () => {
-    while (next < total && (stopAt === undefined || Date.now() < stopAt)) {
+    while (next < total && (options.stopAt === undefined || Date.now() < options.stopAt)) {
       next++;
-      const run = await vision.analyze(FILE, { prompt: 'Read the document', outputFormat: 'text' });
-      ids.push(`evt_${run.jobId.replace(/^run_/, '')}`);
+      let jobId: string;
+      if (options.heard) {
+        jobId = (await vision.submit(FILE, params)).jobId;
+        const id = `evt_${jobId.replace(/^run_/, '')}`;
+        const heard = options.heard;
+        await until(() => heard.acknowledged.has(id), Date.now() + 60_000);
+      } else {
+        jobId = (await vision.analyze(FILE, params)).jobId;
+      }
+      ids.push(`evt_${jobId.replace(/^run_/, '')}`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
@@ -90,7 +108,7 @@ async function runMany(vision: VisionClient, total: number, inFlight: number, st
 }
 
 async function until(check: () => boolean, deadline: number): Promise<void> {
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 }
 
 export async function measureWebhooks(options: {
@@ -107,15 +125,15 @@ export async function measureWebhooks(options: {
   });
   const receivers: Receiver[] = [];
   try {
-    const vision = new VisionClient({ baseUrl: stack.info.baseUrl, apiKey: KEY, poll: { initialDelayMs: 100 } });
+    const vision = new VisionClient({ baseUrl: stack.info.baseUrl, apiKey: KEY });
 
     // Latency: a receiver that always accepts.
     const fast = await receiver(() => false);
     receivers.push(fast);
     const hook = await vision.createWebhook({ url: fast.url });
-    await runMany(vision, 5, 2); // warm-up
+    await runMany(vision, 5, 2, { heard: fast }); // warm-up
     const warm = new Set(fast.acknowledged.keys());
-    const ids = await runMany(vision, options.runs, 4);
+    const ids = await runMany(vision, options.runs, 4, { heard: fast });
     await until(() => ids.every((id) => fast.acknowledged.has(id)), Date.now() + 60_000);
     const latencies = ids
       .filter((id) => !warm.has(id) && fast.acknowledged.has(id))
@@ -131,7 +149,7 @@ export async function measureWebhooks(options: {
     await vision.createWebhook({ url: flaky.url });
     const outageEnds = Date.now() + options.outageSeconds * 1000;
     options.log(`  receiver failing half its requests for ${options.outageSeconds} s while runs complete…`);
-    const during = await runMany(vision, Number.MAX_SAFE_INTEGER, 2, outageEnds);
+    const during = await runMany(vision, Number.MAX_SAFE_INTEGER, 2, { stopAt: outageEnds });
     await until(() => Date.now() >= outageEnds, outageEnds + 1000);
     outage = false;
     const recovered = Date.now();
