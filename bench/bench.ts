@@ -18,6 +18,7 @@ import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { alive, descendants } from './procs.js';
 import { measureUsageRead, type UsageReadResult } from './usage-read.js';
+import { measureWebhooks, type WebhooksResult } from './webhooks.js';
 import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
 const run = promisify(execFile);
@@ -46,6 +47,11 @@ export const TARGETS = {
   hostilePdfInspectMiB: 64,
   /** GET /v1/usage for the default 30-day window, p50 over HTTP on the local stack, with `usageRuns` runs stored. */
   usageReadMs: 50,
+  /** A run's settlement to its webhook's arrival at a receiver on the local stack, over `webhookRuns` runs. */
+  webhookLatencyP50Ms: 100,
+  webhookLatencyP99Ms: 500,
+  /** Events not delivered after a receiver failed half its requests for `webhookOutageSeconds`. */
+  webhookLostDeliveries: 0,
 } as const;
 
 /** Workload sizes (the brief's minimums). */
@@ -64,10 +70,34 @@ const WORKLOAD = {
   hostilePdfRuns: 3,
   usageRuns: 10_000,
   usageReadSamples: 20,
+  webhookRuns: 200,
+  /** BENCH_WEBHOOK_OUTAGE_SECONDS shortens it for a quick look (the target is for 5 minutes). */
+  webhookOutageSeconds: Number(process.env.BENCH_WEBHOOK_OUTAGE_SECONDS ?? 300),
 } as const;
 
-type Phase = 'bundles' | 'latency' | 'worker' | 'media' | 'memory' | 'hostile' | 'estimates' | 'usage' | 'long';
-const PHASES: Phase[] = ['bundles', 'latency', 'worker', 'media', 'memory', 'hostile', 'estimates', 'usage', 'long'];
+type Phase =
+  | 'bundles'
+  | 'latency'
+  | 'worker'
+  | 'media'
+  | 'memory'
+  | 'hostile'
+  | 'estimates'
+  | 'usage'
+  | 'long'
+  | 'webhooks';
+const PHASES: Phase[] = [
+  'bundles',
+  'latency',
+  'worker',
+  'media',
+  'memory',
+  'hostile',
+  'estimates',
+  'usage',
+  'long',
+  'webhooks',
+];
 
 interface Row {
   metric: string;
@@ -457,6 +487,30 @@ function usageRows(u: UsageReadResult): Row[] {
   ];
 }
 
+function webhookRows(w: WebhooksResult): Row[] {
+  const o = w.outage;
+  return [
+    {
+      metric: `webhook: run completed → received on the local stack, ${w.latency.n} runs: p50`,
+      value: fmt(w.latency.p50),
+      target: `≤ ${TARGETS.webhookLatencyP50Ms} ms`,
+      result: check(w.latency.p50, TARGETS.webhookLatencyP50Ms),
+    },
+    {
+      metric: 'webhook: run completed → received: p99 (max)',
+      value: `${fmt(w.latency.p99)} (${fmt(w.latency.max)})`,
+      target: `≤ ${TARGETS.webhookLatencyP99Ms} ms`,
+      result: check(w.latency.p99, TARGETS.webhookLatencyP99Ms),
+    },
+    {
+      metric: `webhook: deliveries lost, receiver failing 50 % of requests for ${o.seconds} s (${o.runs} runs, ${o.failedRequests} of ${o.requests} requests failed; last delivered ${o.lastAfterRecoverySeconds} s after recovery; ${o.deadLettered} dead-lettered)`,
+      value: String(o.lost),
+      target: `${TARGETS.webhookLostDeliveries}${o.seconds < 300 ? ' (outage shortened: not the target run)' : ''}`,
+      result: o.lost + o.deadLettered <= TARGETS.webhookLostDeliveries ? (o.seconds < 300 ? 'info' : 'PASS') : 'MISS',
+    },
+  ];
+}
+
 async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
@@ -483,6 +537,7 @@ async function main(): Promise<void> {
     estimates?: EstimatesResult;
     usage?: UsageReadResult;
     long?: LongDocumentsResult;
+    webhooks?: WebhooksResult;
   } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
@@ -546,6 +601,9 @@ async function main(): Promise<void> {
   );
   // Long documents at a real model's speed (its targets: bench/long-documents.ts, LONG_TARGETS).
   results.long = await phase('long', () => measureLongDocuments({ log }));
+  results.webhooks = await phase('webhooks', () =>
+    measureWebhooks({ runs: WORKLOAD.webhookRuns, outageSeconds: WORKLOAD.webhookOutageSeconds, log }),
+  );
 
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
@@ -560,6 +618,7 @@ async function main(): Promise<void> {
     ...(results.estimates ? estimateRows(results.estimates) : []),
     ...(results.usage ? usageRows(results.usage) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
+    ...(results.webhooks ? webhookRows(results.webhooks) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),

@@ -8,6 +8,13 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 /** Bad arguments: exit code 2, and the message names the argument. */
 export class UsageError extends Error {}
 
+/** Options every command takes. */
+export const GLOBAL_OPTIONS = {
+  'base-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 /**
  * Edit distance: the fewest single-character insertions, deletions, substitutions and swaps of two neighbours
  * (`reciept` → `receipt` is one) from `a` to `b` (Levenshtein with transpositions, "optimal string alignment").

@@ -12,6 +12,7 @@ import pkg from '../package.json' with { type: 'json' };
 import { type AnalyzeParams, type InlineSchema, type ProgressEvent, VisionClient, VisionError } from '../sdk/index.js';
 import {
   didYouMean,
+  GLOBAL_OPTIONS,
   nearest,
   oneOf,
   parse,
@@ -22,6 +23,7 @@ import {
   UsageError,
 } from './args.js';
 import { EXIT, type Io, type Origin, ProgressLine, reportError, runLine } from './output.js';
+import { listen, webhooks } from './webhooks.js';
 
 const HELP = `vision — client for the Vision Analysis Service
 
@@ -34,6 +36,9 @@ Usage:
   vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w]
   vision schemas
   vision health
+  vision webhooks add <url> [--events run.completed,run.failed] [--description "…"]
+  vision webhooks list | rm <id> | deliveries <id>
+  vision listen [--port n] [--secret whsec_…] [--events …] [--count n]
 
 Global options:
   --base-url <url>   service address (default: $VISION_BASE_URL)
@@ -58,6 +63,13 @@ verify:
   unless --accept is also given).
 usage:
   <time> is ${TIME_FORMS}.
+webhooks:
+  add prints the endpoint with its signing secret (shown only then); deliveries lists its last 100 attempts.
+  Needs a key with the webhooks:manage scope. docs/webhooks.md describes what arrives and how to verify it.
+listen:
+  A receiver on 127.0.0.1 for trying webhooks on the local stack: registers itself as an endpoint (unless
+  --secret is given for one you registered), prints each verified event as one JSON line, and deletes its
+  endpoint on Ctrl-C (or after --count events).
 
 Output: JSON on stdout (runs list: lines); errors on stderr as "error: CODE (status): message", with a hint when
 there is one. A failed run also prints its envelope on stdout.
@@ -71,14 +83,10 @@ Exit codes:
   130  interrupted (Ctrl-C); a created run keeps going on the service
 `;
 
-const COMMANDS = ['analyze', 'runs', 'verify', 'usage', 'schemas', 'health', 'help'] as const;
+const COMMANDS = ['analyze', 'runs', 'verify', 'usage', 'schemas', 'health', 'webhooks', 'listen', 'help'] as const;
 const STATUSES = ['queued', 'completed', 'failed'] as const;
 
-const globalOptions = {
-  'base-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const globalOptions = GLOBAL_OPTIONS;
 
 /** What one invocation knows beyond its arguments: where it writes, and what a hint or Ctrl-C needs to say. */
 interface Context {
@@ -396,6 +404,21 @@ export async function main(
         return await simple(ctx, rest, (c) => c.schemas());
       case 'health':
         return await simple(ctx, rest, (c) => c.health());
+      case 'webhooks':
+        return await webhooks(
+          io,
+          rest,
+          (values) => client(ctx, values),
+          () => help(ctx),
+        );
+      case 'listen':
+        return await listen(
+          io,
+          rest,
+          (values) => client(ctx, values),
+          signal,
+          () => help(ctx),
+        );
       default:
         if (command.startsWith('-')) throw new UsageError(misplacedOption(command));
         throw new UsageError(`unknown command "${command}"${didYouMean(command, COMMANDS)}`);

@@ -240,9 +240,10 @@ export function buildStacks(app: App, env?: Environment): VisionStacks {
 
   const stateful = new StatefulStack(app, `VisionStateful-${settings.stage}`, {
     ...stackEnv,
-    description: `Vision analysis service (${settings.stage}): tables, uploads bucket, run queue, provider secret`,
+    description: `Vision analysis service (${settings.stage}): tables, uploads bucket, queues, secrets, run event bus`,
     removalPolicy,
     uploadExpiryDays: uploadExpiryDays(settings.uploadRetentionHours),
+    stage: settings.stage,
   });
   const stateless = new StatelessStack(app, `VisionStateless-${settings.stage}`, {
     ...stackEnv,

@@ -9,7 +9,16 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { ENV } from '../shared/infra/env.js';
-import { runQueue, type TableName, tables, uploadsBucket, workerSettings } from '../shared/infra/resources.js';
+import {
+  deliverSettings,
+  eventBus,
+  runQueue,
+  type TableName,
+  tables,
+  uploadsBucket,
+  webhookQueue,
+  workerSettings,
+} from '../shared/infra/resources.js';
 import type { ResourceAccess } from '../shared/infra/routes.js';
 import { acknowledgeWildcardResources } from './nag.js';
 import type { StatefulResources } from './stateful-stack.js';
@@ -101,6 +110,44 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
       default:
         assertNever(access.queue, 'queue access');
     }
+  }
+
+  if (access.webhookQueue !== undefined) {
+    const queue = resources.webhookQueue;
+    fn.addEnvironment(webhookQueue.envVar, queue.queueUrl);
+    queue.grantSendMessages(fn);
+    switch (access.webhookQueue) {
+      case 'send':
+        break;
+      case 'consume':
+        // The deliver function also sends: the next try to its own queue, a delivery out of tries to the DLQ.
+        fn.addEnvironment(webhookQueue.deadLetter.envVar, resources.webhookDeadLetterQueue.queueUrl);
+        resources.webhookDeadLetterQueue.grantSendMessages(fn);
+        fn.addEventSource(
+          new SqsEventSource(queue, {
+            batchSize: deliverSettings.batchSize,
+            maxConcurrency: deliverSettings.maxConcurrency,
+            reportBatchItemFailures: true,
+          }),
+        );
+        break;
+      default:
+        assertNever(access.webhookQueue, 'webhook queue access');
+    }
+  }
+
+  if (access.webhookSecrets !== undefined) {
+    // Sealing and opening both need the key, and nothing else of Secrets Manager.
+    const secret = resources.webhookSecretKey;
+    fn.addEnvironment(ENV.webhookSecretStore, secret.secretArn);
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
+    );
+  }
+
+  if (access.eventBus !== undefined) {
+    fn.addEnvironment(eventBus.feedQueue.envVar, resources.eventBusFeedQueue.queueUrl);
+    resources.eventBusFeedQueue.grantSendMessages(fn);
   }
 }
 

@@ -45,6 +45,12 @@ export const ALARM_THRESHOLDS = {
    * when that starts: the workers are too few (maxConcurrency), throttled or failing.
    */
   runQueueOldestMessageSeconds: reconcileSettings.resendAfterSeconds,
+  /** Any webhook delivery in its dead-letter queue: a receiver refused every try for a day. Maximum > 0. */
+  webhookDeadLetterMessages: 0,
+  /** Any deliver function error (a thrown batch, timeout or OOM; receivers' failures are not errors). Sum > 0. */
+  deliverErrors: 0,
+  /** Any run event the pipe could not put on the event bus. Maximum > 0. */
+  eventBusFeedDeadLetterMessages: 0,
 } as const;
 
 export interface MonitoringProps {
@@ -54,6 +60,9 @@ export interface MonitoringProps {
   readonly reconciler: lambda.IFunction;
   readonly deadLetterQueue: sqs.IQueue;
   readonly runQueue: sqs.IQueue;
+  readonly deliverer: lambda.IFunction;
+  readonly webhookDeadLetterQueue: sqs.IQueue;
+  readonly eventBusFeedDeadLetterQueue: sqs.IQueue;
   readonly functions: readonly lambda.IFunction[];
   /** Subscribes this address to the alarm topic (CDK context `alarmEmail`). @default no subscription */
   readonly alarmEmail?: string;
@@ -136,6 +145,15 @@ export class Monitoring extends Construct {
         statistic: cloudwatch.Stats.MAXIMUM,
         period: FIVE_MINUTES,
       }),
+      webhookDeadLetterMessages: props.webhookDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: FIVE_MINUTES,
+      }),
+      deliverErrors: props.deliverer.metricErrors({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES }),
+      eventBusFeedDeadLetterMessages: props.eventBusFeedDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: FIVE_MINUTES,
+      }),
     };
     const descriptions: Record<keyof typeof ALARM_THRESHOLDS, string> = {
       deadLetterMessages: 'Runs in the dead-letter queue: every delivery failed. Inspect and redrive or settle them.',
@@ -147,6 +165,12 @@ export class Monitoring extends Construct {
       providerFallback: 'Runs are falling back from their first provider.',
       runQueueOldestMessageSeconds:
         'Runs wait in the queue longer than the reconciler allows before resending them: workers too few, throttled or failing.',
+      webhookDeadLetterMessages:
+        'Webhook deliveries whose every try failed (the endpoint shows them `failed` in GET /v1/webhooks/{id}/deliveries). Tell the tenant; redrive once their receiver is back.',
+      deliverErrors:
+        'The webhook deliver function threw, timed out or ran out of memory (tables or queues unreachable?).',
+      eventBusFeedDeadLetterMessages:
+        'Run events the pipe could not put on the event bus (see the pipe and its role). Redrive them to the feed queue.',
     };
     const evaluation: Partial<Record<keyof typeof ALARM_THRESHOLDS, number>> = { apiLatencyP99Ms: 3 };
 
@@ -242,8 +266,8 @@ export class Monitoring extends Construct {
         width: 12,
       }),
       new cloudwatch.GraphWidget({
-        title: 'Dead-letter queue',
-        left: [metrics.deadLetterMessages],
+        title: 'Dead-letter queues',
+        left: [metrics.deadLetterMessages, metrics.webhookDeadLetterMessages, metrics.eventBusFeedDeadLetterMessages],
         width: 12,
       }),
     );

@@ -24,6 +24,9 @@ export function tableOutputKey(name: TableName): string {
 export const STATEFUL_OUTPUTS = {
   uploadsBucketName: 'UploadsBucketName',
   providerSecretArn: 'ProviderSecretArn',
+  /** The EventBridge bus every run event goes to (contract-v1.1 §4). */
+  eventBusName: 'EventBusName',
+  eventBusArn: 'EventBusArn',
 } as const;
 
 /** Outputs of the stateless stack. */

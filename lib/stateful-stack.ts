@@ -6,17 +6,22 @@
  */
 import { CfnOutput, Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as pipes from 'aws-cdk-lib/aws-pipes';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import {
   type AttributeType,
+  eventBus,
   type KeyAttribute,
   runQueue,
   type TableName,
   tables,
   uploadsBucket,
+  webhookQueue,
 } from '../shared/infra/resources.js';
 import { STATEFUL_OUTPUTS, tableOutputKey } from './outputs.js';
 
@@ -28,6 +33,8 @@ export interface StatefulStackProps extends StackProps {
   readonly removalPolicy?: RemovalPolicy;
   /** Days after which uploads expire (lib/app.ts `uploadExpiryDays`). @default uploadsBucket.expireAfterDays */
   readonly uploadExpiryDays?: number;
+  /** Deployment stage: names the event bus (`vision-<stage>-runs`). @default 'default' */
+  readonly stage?: string;
 }
 
 /** Days S3 server access logs of the uploads bucket are kept. */
@@ -42,6 +49,17 @@ export interface StatefulResources {
   readonly runDeadLetterQueue: sqs.IQueue;
   /** Provider API keys (JSON object of API_KEY_VARIABLES names → keys); only the worker may read it. */
   readonly providerSecret: secretsmanager.ISecret;
+  /** One message per (run event, endpoint, try), consumed by the deliver function. */
+  readonly webhookQueue: sqs.IQueue;
+  /** Deliveries whose every try failed (sent by the deliver function) and messages whose handling kept failing. */
+  readonly webhookDeadLetterQueue: sqs.IQueue;
+  /** The key webhook signing secrets are sealed under (shared/events/secrets.ts). */
+  readonly webhookSecretKey: secretsmanager.ISecret;
+  /** Run events for the bus: the pipe puts each on `runEventBus`. */
+  readonly eventBusFeedQueue: sqs.IQueue;
+  /** Feed messages the pipe could not put on the bus. */
+  readonly eventBusFeedDeadLetterQueue: sqs.IQueue;
+  readonly runEventBus: events.IEventBus;
 }
 
 const attributeTypes: Record<AttributeType, dynamodb.AttributeType> = {
@@ -65,6 +83,12 @@ export class StatefulStack extends Stack implements StatefulResources {
   readonly runDeadLetterQueue: sqs.Queue;
   readonly providerSecret: secretsmanager.Secret;
   readonly accessLogsBucket: s3.Bucket;
+  readonly webhookQueue: sqs.Queue;
+  readonly webhookDeadLetterQueue: sqs.Queue;
+  readonly webhookSecretKey: secretsmanager.Secret;
+  readonly eventBusFeedQueue: sqs.Queue;
+  readonly eventBusFeedDeadLetterQueue: sqs.Queue;
+  readonly runEventBus: events.EventBus;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps = {}) {
     super(scope, id, props);
@@ -180,7 +204,20 @@ export class StatefulStack extends Stack implements StatefulResources {
         'Third-party provider API keys (OpenAI, Anthropic, Gemini) are issued in the providers consoles; Secrets Manager cannot rotate them. The operator rotates them by hand with put-secret-value.',
     });
 
+    const eventResources = this.createEventResources(props.stage ?? 'default', removalPolicy);
+    this.webhookQueue = eventResources.webhookQueue;
+    this.webhookDeadLetterQueue = eventResources.webhookDeadLetterQueue;
+    this.webhookSecretKey = eventResources.webhookSecretKey;
+    this.eventBusFeedQueue = eventResources.eventBusFeedQueue;
+    this.eventBusFeedDeadLetterQueue = eventResources.eventBusFeedDeadLetterQueue;
+    this.runEventBus = eventResources.runEventBus;
+
     new CfnOutput(this, STATEFUL_OUTPUTS.providerSecretArn, { value: this.providerSecret.secretArn });
+    new CfnOutput(this, STATEFUL_OUTPUTS.eventBusName, {
+      value: this.runEventBus.eventBusName,
+      description: `EventBridge bus of run events (source "${eventBus.source}"): route them with rules on it`,
+    });
+    new CfnOutput(this, STATEFUL_OUTPUTS.eventBusArn, { value: this.runEventBus.eventBusArn });
     new CfnOutput(this, STATEFUL_OUTPUTS.uploadsBucketName, { value: this.uploadsBucket.bucketName });
     // Every table's name, for operator tools (`npm run keys -- --stack <stage>` reads them with DescribeStacks).
     for (const name of keysOf(tables)) {
@@ -189,5 +226,78 @@ export class StatefulStack extends Stack implements StatefulResources {
         description: `Name of the ${tables[name].id} table (${tables[name].envVar})`,
       });
     }
+  }
+
+  /**
+   * Run events (contract-v1.1 §4): the webhook delivery queue and its dead-letter queue, the key webhook secrets are
+   * sealed under, and the EventBridge bus with the pipe that feeds it from a queue (the functions send SQS messages
+   * only). Why a pipe: docs/decisions.md#the-event-bus-fed-by-a-pipe
+   */
+  private createEventResources(stage: string, removalPolicy: RemovalPolicy) {
+    const queue = (id: string, props: sqs.QueueProps) =>
+      new sqs.Queue(this, id, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        removalPolicy,
+        ...props,
+      });
+    const webhookDeadLetterQueue = queue(webhookQueue.deadLetter.id, {
+      retentionPeriod: Duration.seconds(webhookQueue.deadLetter.retentionSeconds),
+    });
+    const webhooks = queue(webhookQueue.id, {
+      visibilityTimeout: Duration.seconds(webhookQueue.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(webhookQueue.retentionSeconds),
+      deadLetterQueue: { queue: webhookDeadLetterQueue, maxReceiveCount: webhookQueue.maxReceiveCount },
+    });
+
+    // 64 random letters and digits; the AES key is their SHA-256. Generated by Secrets Manager, never in the template.
+    const webhookSecretKey = new secretsmanager.Secret(this, 'WebhookSecretKey', {
+      description: 'Vision service: the key webhook signing secrets are sealed under (AES-256-GCM of its SHA-256)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(webhookSecretKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotating it would leave every sealed webhook secret unreadable by the new value: each sealed secret names the key version it was sealed under and is opened with that version (shared/events/secrets.ts); a new version is put by hand with put-secret-value when wanted, never by a rotation Lambda.',
+    });
+
+    const eventBusFeedDeadLetterQueue = queue(`${eventBus.feedQueue.id}DeadLetter`, {
+      retentionPeriod: Duration.seconds(webhookQueue.deadLetter.retentionSeconds),
+    });
+    const eventBusFeedQueue = queue(eventBus.feedQueue.id, {
+      retentionPeriod: Duration.seconds(eventBus.feedQueue.retentionSeconds),
+      deadLetterQueue: { queue: eventBusFeedDeadLetterQueue, maxReceiveCount: eventBus.feedQueue.maxReceiveCount },
+    });
+    const runEventBus = new events.EventBus(this, eventBus.id, { eventBusName: `vision-${stage}-runs` });
+
+    const pipeRole = new iam.Role(this, 'RunEventPipeRole', {
+      assumedBy: new iam.ServicePrincipal('pipes.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': this.account } },
+      }),
+      description: 'Lets the run event pipe read the feed queue and put events on the run event bus',
+    });
+    eventBusFeedQueue.grantConsumeMessages(pipeRole);
+    runEventBus.grantPutEventsTo(pipeRole);
+    new pipes.CfnPipe(this, 'RunEventPipe', {
+      description: 'Run events from the feed queue onto the run event bus',
+      roleArn: pipeRole.roleArn,
+      source: eventBusFeedQueue.queueArn,
+      sourceParameters: { sqsQueueParameters: { batchSize: 10 } },
+      target: runEventBus.eventBusArn,
+      targetParameters: {
+        // The message is {detailType, detail}: `detail` (the run) becomes the event's detail.
+        inputTemplate: '<$.body.detail>',
+        eventBridgeEventBusParameters: { source: eventBus.source, detailType: '$.body.detailType' },
+      },
+    });
+    return {
+      webhookQueue: webhooks,
+      webhookDeadLetterQueue,
+      webhookSecretKey,
+      eventBusFeedQueue,
+      eventBusFeedDeadLetterQueue,
+      runEventBus,
+    };
   }
 }

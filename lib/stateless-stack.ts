@@ -12,7 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors.js';
 import { ENV } from '../shared/infra/env.js';
-import { reconcileSettings, workerSettings } from '../shared/infra/resources.js';
+import { deliverSettings, reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import type { ProviderId } from '../shared/task.js';
 import { bindAccess, bindProviderSecret } from './bind.js';
@@ -91,6 +91,8 @@ const sizing: Partial<Record<HandlerName, { memorySize: number; timeout: Duratio
   usage: { memorySize: 1024, timeout: Duration.seconds(25) },
   // A sweep reads a few hundred queued runs at most (reconcileSettings.pageSize per shard).
   reconcile: { memorySize: 512, timeout: Duration.seconds(120) },
+  // A batch of POSTs at once, each within webhookSettings.timeoutMs.
+  deliver: { memorySize: deliverSettings.memoryMb, timeout: Duration.seconds(deliverSettings.timeoutSeconds) },
 };
 
 /** Converts `create-run` to `CreateRun` (and `DEFAULT_4XX` to `Default4xx`) for construct ids. */
@@ -336,6 +338,9 @@ export class StatelessStack extends Stack {
       reconciler: this.functions.reconcile,
       deadLetterQueue: props.resources.runDeadLetterQueue,
       runQueue: props.resources.runQueue,
+      deliverer: this.functions.deliver,
+      webhookDeadLetterQueue: props.resources.webhookDeadLetterQueue,
+      eventBusFeedDeadLetterQueue: props.resources.eventBusFeedDeadLetterQueue,
       functions: Object.values(this.functions),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
     });

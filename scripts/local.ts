@@ -13,7 +13,17 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
-import { reconcileSettings, runQueue, tables, uploadsBucket, workerSettings } from '../shared/infra/resources.js';
+import { ENV } from '../shared/infra/env.js';
+import {
+  deliverSettings,
+  reconcileSettings,
+  runQueue,
+  tables,
+  uploadsBucket,
+  webhookQueue,
+  webhookSettings,
+  workerSettings,
+} from '../shared/infra/resources.js';
 import { gatewaySettings, routes } from '../shared/infra/routes.js';
 import { log, setLogSink } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
@@ -61,6 +71,10 @@ const localEnv = z.object({
   /** Overrides of the reconciler's waits (shared/infra/resources.ts reconcileSettings), shorter for tests. */
   LOCAL_RECONCILE_RESEND_AFTER_SECONDS: z.coerce.number().positive().optional(),
   LOCAL_RECONCILE_DEAD_AFTER_SECONDS: z.coerce.number().positive().optional(),
+  /** Parallel pollers of the webhook delivery queue; 0 delivers nothing (events wait in the queue). */
+  LOCAL_DELIVER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(2),
+  /** Seconds after which the sweep hands on an event whose dispatch was interrupted (deployed: webhookSettings). */
+  LOCAL_EVENTS_SWEEP_AFTER_SECONDS: z.coerce.number().min(0).default(webhookSettings.sweepAfterSeconds),
   /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
   VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
 });
@@ -207,6 +221,11 @@ async function main(): Promise<void> {
   for (const [key, def] of Object.entries(tables)) process.env[def.envVar] = names.tables[key as keyof typeof tables];
   process.env[uploadsBucket.envVar] = names.bucket;
   process.env[runQueue.envVar] = names.queueUrl;
+  process.env[webhookQueue.envVar] = names.webhookQueueUrl;
+  process.env[webhookQueue.deadLetter.envVar] = names.webhookDeadLetterQueueUrl;
+  // Webhook secrets stay in their table here, and receivers on this machine are allowed (contract-v1.1 §4).
+  process.env[ENV.webhookSecretStore] ??= 'local-table';
+  process.env[ENV.webhookAllowLocalhost] ??= 'true';
 
   for (const { tenantId, key } of devKeys) {
     await ensureTenant(tenantId);
@@ -223,6 +242,8 @@ async function main(): Promise<void> {
   );
   const { authorize } = await import('../functions/authorizer.js');
   const { createWorkerHandler } = await import('../functions/worker.js');
+  const { createDeliverHandler } = await import('../functions/deliver.js');
+  const { sweepPendingEvents, DEFAULT_SWEEP_OPTIONS } = await import('../shared/events/dispatch.js');
 
   // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
   // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
@@ -287,10 +308,21 @@ async function main(): Promise<void> {
     timeoutSeconds: workerSettings.timeoutSeconds,
     concurrency: env.LOCAL_WORKER_CONCURRENCY,
   });
+  // The deliver function, fed by the webhook queue as Lambda's event source mapping would.
+  const deliverer = startWorkerRunner({
+    queueUrl: names.webhookQueueUrl,
+    queueArn: names.webhookQueueUrl,
+    handler: createDeliverHandler(),
+    batchSize: deliverSettings.batchSize,
+    timeoutSeconds: deliverSettings.timeoutSeconds,
+    concurrency: env.LOCAL_DELIVER_CONCURRENCY,
+  });
   cleanups.push(async () => {
     await worker.stop();
+    await deliverer.stop();
     await shutdownLocalProvider();
   });
+  const sweepOptions = { ...DEFAULT_SWEEP_OPTIONS, afterSeconds: env.LOCAL_EVENTS_SWEEP_AFTER_SECONDS };
 
   // The reconciler on a timer, as EventBridge schedules it when deployed.
   const deadAfter = env.LOCAL_RECONCILE_DEAD_AFTER_SECONDS ?? visibilitySeconds + reconcileSettings.deadMarginSeconds;
@@ -312,11 +344,13 @@ async function main(): Promise<void> {
       ? setInterval(() => {
           if (sweeping) return;
           sweeping = true;
-          reconcileRuns(reconcileOptions)
-            .catch((error: unknown) => log.error('reconciler sweep failed', { error }))
-            .finally(() => {
-              sweeping = false;
-            });
+          // Like the deployed reconciler, it also sweeps the run events a crash left undispatched.
+          Promise.allSettled([
+            reconcileRuns(reconcileOptions).catch((error: unknown) => log.error('reconciler sweep failed', { error })),
+            sweepPendingEvents(sweepOptions).catch((error: unknown) => log.error('events sweep failed', { error })),
+          ]).finally(() => {
+            sweeping = false;
+          });
         }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
       : undefined;
   cleanups.push(async () => clearInterval(reconciler));

@@ -7,13 +7,15 @@
  * docs/sdk.md.
  * Over 400 lines: the client is one self-contained module (dist/index.mjs) that its users read as one unit.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type {
   CompletedRun,
+  CreatedWebhook,
   CreateRunInput,
   CreateRunResponse,
+  CreateWebhookInput,
   ErrorBody,
   ErrorCode,
   FailedRun,
@@ -22,6 +24,7 @@ import type {
   InlineSchema,
   ListRunsInput,
   ListRunsResponse,
+  ListWebhooksResponse,
   PresignRequest,
   PresignResponse,
   RunProgress,
@@ -31,6 +34,8 @@ import type {
   UsageResponse,
   VerifyRequest,
   VerifyResponse,
+  WebhookDeliveriesResponse,
+  WebhookEvent,
   WhoamiResponse,
 } from './types.js';
 
@@ -314,6 +319,56 @@ interface RequestSpec {
   signal?: AbortSignal | undefined;
 }
 
+/** Why verifyWebhook refused a delivery. */
+export class WebhookSignatureError extends Error {
+  readonly reason: 'missing' | 'malformed' | 'expired' | 'mismatch';
+  constructor(reason: WebhookSignatureError['reason'], message: string) {
+    super(message);
+    this.name = 'WebhookSignatureError';
+    this.reason = reason;
+  }
+}
+
+export interface VerifyWebhookOptions {
+  /** Most seconds between the signature's timestamp and now, either way (default 300). */
+  toleranceSec?: number | undefined;
+  /** The current time in epoch milliseconds (tests). */
+  now?: number | undefined;
+}
+
+/**
+ * Verifies a webhook delivery: `rawBody` exactly as received (before any JSON parsing), the `Vision-Signature`
+ * header, and the endpoint's `whsec_…` secret. Returns the parsed event; throws WebhookSignatureError when the
+ * header is missing or malformed, its timestamp is outside the tolerance (a replay), or no `v1` signature matches
+ * (compared in constant time). Deliveries are at least once: dedupe by the event's `id`.
+ */
+export function verifyWebhook(
+  rawBody: string | Uint8Array,
+  signatureHeader: string | null | undefined,
+  secret: string,
+  { toleranceSec = 300, now = Date.now() }: VerifyWebhookOptions = {},
+): WebhookEvent {
+  if (!signatureHeader) throw new WebhookSignatureError('missing', 'no Vision-Signature header');
+  let timestamp: number | undefined;
+  const signatures: string[] = [];
+  for (const part of signatureHeader.split(',')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name === 't' && value !== undefined && /^\d+$/.test(value)) timestamp = Number(value);
+    else if (name === 'v1' && value !== undefined && /^[0-9a-f]{64}$/i.test(value)) signatures.push(value);
+  }
+  if (timestamp === undefined || signatures.length === 0) {
+    throw new WebhookSignatureError('malformed', 'Vision-Signature needs t=<seconds> and v1=<hex>');
+  }
+  if (Math.abs(now / 1000 - timestamp) > toleranceSec) {
+    throw new WebhookSignatureError('expired', `the signature's timestamp is more than ${toleranceSec} s away`);
+  }
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody);
+  const expected = createHmac('sha256', secret).update(`${timestamp}.`, 'utf8').update(body).digest();
+  const matches = signatures.some((hex) => timingSafeEqual(Buffer.from(hex, 'hex'), expected));
+  if (!matches) throw new WebhookSignatureError('mismatch', 'no signature matches this body and secret');
+  return JSON.parse(body.toString('utf8')) as WebhookEvent;
+}
+
 export class VisionClient {
   readonly baseUrl: string;
   private readonly apiKey: string;
@@ -438,6 +493,41 @@ export class VisionClient {
     return this.request({
       method: 'GET',
       path: `/v1/runs/${encodeURIComponent(jobId)}/file`,
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  // ---------- webhooks ----------
+
+  /**
+   * POST /v1/webhooks: registers an endpoint; the answer's `secret` is shown only here (keep it for verifyWebhook).
+   * Not retried after a network error or 5xx: a retry could register a second endpoint.
+   */
+  createWebhook(body: CreateWebhookInput, options: CallOptions = {}): Promise<CreatedWebhook> {
+    return this.request({ method: 'POST', path: '/v1/webhooks', body, idempotent: false, signal: options.signal });
+  }
+
+  /** GET /v1/webhooks: the tenant's endpoints (never their secrets). */
+  listWebhooks(options: CallOptions = {}): Promise<ListWebhooksResponse> {
+    return this.request({ method: 'GET', path: '/v1/webhooks', idempotent: true, signal: options.signal });
+  }
+
+  /** DELETE /v1/webhooks/{id}: nothing more is delivered to it. Not retried (a retry of a done delete is a 404). */
+  async deleteWebhook(id: string, options: CallOptions = {}): Promise<void> {
+    await this.request({
+      method: 'DELETE',
+      path: `/v1/webhooks/${encodeURIComponent(id)}`,
+      idempotent: false,
+      signal: options.signal,
+    });
+  }
+
+  /** GET /v1/webhooks/{id}/deliveries: the endpoint's last 100 delivery attempts, newest first. */
+  listWebhookDeliveries(id: string, options: CallOptions = {}): Promise<WebhookDeliveriesResponse> {
+    return this.request({
+      method: 'GET',
+      path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`,
       idempotent: true,
       signal: options.signal,
     });

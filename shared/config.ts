@@ -49,6 +49,17 @@ const envShape = {
   [ENV.runConcurrency]: positiveInt(32),
   [ENV.providerConcurrency]: positiveInt(64),
   [ENV.logLevel]: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
+  [ENV.webhookAllowLocalhost]: z._default(z.enum(['true', 'false']), 'false'),
+  /** Unset: webhookSettings.retryDelaysSeconds. At least one wait (two tries); each 0 to 12 hours. */
+  [ENV.webhookRetryDelays]: z.pipe(
+    z.pipe(
+      z.optional(z.string()),
+      z.transform((v) =>
+        v === undefined || v.trim() === '' ? undefined : v.split(',').map((s) => Number(s.trim() || Number.NaN)),
+      ),
+    ),
+    z.optional(z.array(z.number().check(z.int(), z.minimum(0), z.maximum(12 * 3600))).check(z.minLength(1))),
+  ),
 };
 const envSchema = z.object(envShape);
 type Env = z.infer<typeof envSchema>;
@@ -146,6 +157,14 @@ export const config = {
   },
   get logLevel(): Env[typeof ENV.logLevel] {
     return read(ENV.logLevel);
+  },
+  /** Webhook URLs may also name 127.0.0.1 or localhost over http or https (the local stack only). */
+  get webhookAllowLocalhost(): boolean {
+    return read(ENV.webhookAllowLocalhost) === 'true';
+  },
+  /** Seconds to wait after each failed try; undefined keeps webhookSettings.retryDelaysSeconds. */
+  get webhookRetryDelaysSeconds(): number[] | undefined {
+    return read(ENV.webhookRetryDelays);
   },
 };
 

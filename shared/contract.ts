@@ -396,6 +396,63 @@ export const whoamiResponse = z.object({
   scopes: z.array(z.enum(SCOPES)),
 });
 
+// ---------- webhooks (contract-v1.1 §4) ----------
+
+export const WEBHOOK_EVENT_TYPES = ['run.completed', 'run.failed'] as const;
+export const webhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+
+export const createWebhookRequest = z.strictObject({
+  url: text(1, 2048).check(
+    z.meta({ description: 'https URL whose every address is public (the local stack also takes http://127.0.0.1…)' }),
+  ),
+  events: z.optional(
+    z.array(webhookEventType).check(
+      z.minLength(1),
+      z.refine((events) => new Set(events).size === events.length, { message: 'events must not repeat' }),
+      z.meta({ description: 'The event types to send; default: every type' }),
+    ),
+  ),
+  description: z.optional(text(0, 500)),
+});
+
+export const webhook = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(webhookEventType),
+  description: z.optional(z.string()),
+  createdAt: isoTimestamp,
+});
+
+/** The registration's answer: the only time the signing secret is shown. */
+export const createWebhookResponse = z.extend(webhook, {
+  secret: z.string().check(z.meta({ description: '`whsec_…`: signs every delivery; shown only here' })),
+});
+
+export const listWebhooksResponse = z.object({ items: z.array(webhook) });
+
+export const webhookDelivery = z.object({
+  eventId: z.string(),
+  type: webhookEventType,
+  attempt: integer(z.minimum(1)),
+  status: z.enum(['delivered', 'retrying', 'failed']),
+  attemptedAt: isoTimestamp,
+  statusCode: z.nullable(integer()),
+  error: z.nullable(z.string()),
+  latencyMs: integer(z.nonnegative()),
+  nextTryAt: z.nullable(isoTimestamp),
+  response: z.string().check(z.meta({ description: "The start of the receiver's answer (at most 1 KB)" })),
+});
+
+export const webhookDeliveriesResponse = z.object({ items: z.array(webhookDelivery) });
+
+/** The body of every delivery (and, for `data`, the EventBridge event's `detail`). */
+export const webhookEvent = z.object({
+  id: z.string(),
+  type: webhookEventType,
+  createdAt: isoTimestamp,
+  data: runResponse,
+});
+
 // ---------- GET /health ----------
 
 export const healthResponse = z.object({ status: z.literal('ok') });
@@ -424,3 +481,10 @@ export type WhoamiResponse = z.infer<typeof whoamiResponse>;
 export type RunFile = z.infer<typeof runFile>;
 export type ErrorBody = z.infer<typeof errorResponse>;
 export type InlineSchema = z.infer<typeof inlineSchema>;
+export type CreateWebhookRequest = z.infer<typeof createWebhookRequest>;
+export type CreateWebhookResponse = z.infer<typeof createWebhookResponse>;
+export type Webhook = z.infer<typeof webhook>;
+export type ListWebhooksResponse = z.infer<typeof listWebhooksResponse>;
+export type WebhookDelivery = z.infer<typeof webhookDelivery>;
+export type WebhookDeliveriesResponse = z.infer<typeof webhookDeliveriesResponse>;
+export type WebhookEvent = z.infer<typeof webhookEvent>;

@@ -12,7 +12,8 @@ interface Operation {
   summary: string;
   request?: z.core.$ZodType;
   query?: z.core.$ZodType;
-  success: { status: number; schema: z.core.$ZodType; description: string };
+  /** `schema` null: the success answer has no body (204). */
+  success: { status: number; schema: z.core.$ZodType | null; description: string };
   errors: (keyof typeof ERROR_CODES)[];
 }
 
@@ -114,6 +115,29 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     success: { status: 200, schema: contract.whoamiResponse, description: 'The key' },
     errors: common,
   },
+  'webhooks-create': {
+    summary:
+      'Register a webhook endpoint (at most 10 per tenant); the answer carries its signing secret, shown only here. ' +
+      'Deliveries: POST {id, type, createdAt, data: the run} signed in Vision-Signature (docs/webhooks.md)',
+    request: contract.createWebhookRequest,
+    success: { status: 201, schema: contract.createWebhookResponse, description: 'Endpoint registered' },
+    errors: [...common, 'UNSUPPORTED_MEDIA_TYPE'],
+  },
+  'webhooks-list': {
+    summary: "The tenant's webhook endpoints (never their secrets)",
+    success: { status: 200, schema: contract.listWebhooksResponse, description: 'Endpoints' },
+    errors: common,
+  },
+  'webhooks-delete': {
+    summary: 'Delete a webhook endpoint; nothing more is delivered to it',
+    success: { status: 204, schema: null, description: 'Deleted' },
+    errors: [...common, 'NOT_FOUND'],
+  },
+  'webhook-deliveries': {
+    summary: "An endpoint's last 100 delivery attempts, newest first",
+    success: { status: 200, schema: contract.webhookDeliveriesResponse, description: 'Attempts' },
+    errors: [...common, 'NOT_FOUND'],
+  },
 };
 
 function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Record<string, unknown> {
@@ -157,7 +181,9 @@ export function buildOpenApi(): Record<string, unknown> {
       [String(op.success.status)]: {
         description: op.success.description,
         headers: { ...requestIdHeader, ...successHeaders[route.handler as keyof typeof operations] },
-        content: { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } },
+        ...(op.success.schema
+          ? { content: { 'application/json': { schema: jsonSchema(op.success.schema, 'output') } } }
+          : {}),
       },
     };
     for (const code of op.errors) {
@@ -206,6 +232,8 @@ export function buildOpenApi(): Record<string, unknown> {
       schemas: {
         Error: jsonSchema(contract.errorResponse, 'output'),
         ErrorCode: { type: 'string', enum: Object.keys(ERROR_CODES) },
+        // Not an answer of the API: what the service POSTs to a webhook endpoint (docs/webhooks.md).
+        WebhookEvent: jsonSchema(contract.webhookEvent, 'output'),
       },
     },
     paths,

@@ -1,7 +1,7 @@
 // Environment for tests that import service modules: resource names (read at first use by the stores) and a region.
 // Unit tests mock the AWS SDK clients; integration tests overwrite these with the local stack's real values.
 import { ENV } from '../shared/infra/env.js';
-import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
+import { runQueue, tables, uploadsBucket, webhookQueue } from '../shared/infra/resources.js';
 
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
@@ -13,3 +13,6 @@ for (const def of Object.values(tables)) process.env[def.envVar] ??= `test-${def
 process.env[uploadsBucket.envVar] ??= 'test-uploads';
 process.env[uploadsBucket.domainEnvVar] ??= 'test-uploads.s3.us-east-1.amazonaws.com';
 process.env[runQueue.envVar] ??= 'https://sqs.us-east-1.amazonaws.com/000000000000/test-runs';
+process.env[webhookQueue.envVar] ??= 'https://sqs.us-east-1.amazonaws.com/000000000000/test-webhooks';
+process.env[webhookQueue.deadLetter.envVar] ??= 'https://sqs.us-east-1.amazonaws.com/000000000000/test-webhooks-dlq';
+process.env[ENV.webhookSecretStore] ??= 'local-table';

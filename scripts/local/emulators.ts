@@ -20,7 +20,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { runQueue, type TableDefinition, tables, uploadsBucket } from '../../shared/infra/resources.js';
+import { runQueue, type TableDefinition, tables, uploadsBucket, webhookQueue } from '../../shared/infra/resources.js';
 import { log } from '../../shared/log.js';
 import { loopbackJvmEnvironment } from './loopback.js';
 import { createS3Mirror } from './s3-mirror.js';
@@ -217,6 +217,9 @@ export interface LocalResourceNames {
   bucket: string;
   queueUrl: string;
   deadLetterQueueUrl: string;
+  /** The webhook delivery queue and its dead-letter queue. */
+  webhookQueueUrl: string;
+  webhookDeadLetterQueueUrl: string;
 }
 
 function tableInput(name: string, def: TableDefinition): CreateTableCommandInput {
@@ -301,7 +304,38 @@ export async function createResources(
       },
     }),
   );
+  const webhookDlq = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${prefix}${webhookQueue.deadLetter.id}`,
+      Attributes: { MessageRetentionPeriod: String(webhookQueue.deadLetter.retentionSeconds) },
+    }),
+  );
+  const webhookDlqArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: webhookDlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes?.QueueArn;
+  const webhooks = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${prefix}${webhookQueue.id}`,
+      Attributes: {
+        VisibilityTimeout: String(webhookQueue.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(webhookQueue.retentionSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: webhookDlqArn,
+          maxReceiveCount: webhookQueue.maxReceiveCount,
+        }),
+      },
+    }),
+  );
   sqs.destroy();
-  if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error('queue creation returned no URL');
-  return { tables: names, bucket, queueUrl: queue.QueueUrl, deadLetterQueueUrl: dlq.QueueUrl };
+  if (!queue.QueueUrl || !dlq.QueueUrl || !webhooks.QueueUrl || !webhookDlq.QueueUrl) {
+    throw new Error('queue creation returned no URL');
+  }
+  return {
+    tables: names,
+    bucket,
+    queueUrl: queue.QueueUrl,
+    deadLetterQueueUrl: dlq.QueueUrl,
+    webhookQueueUrl: webhooks.QueueUrl,
+    webhookDeadLetterQueueUrl: webhookDlq.QueueUrl,
+  };
 }

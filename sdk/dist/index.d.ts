@@ -1,4 +1,4 @@
-import type { CompletedRun, CreateRunInput, CreateRunResponse, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WhoamiResponse } from './types.js';
+import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
 export type VisionErrorCode = ErrorCode | 'ABORTED' | 'NETWORK_ERROR' | 'HTTP_ERROR' | 'INVALID_ARGUMENT' | (string & {});
@@ -112,6 +112,24 @@ export declare function backoffDelay(attempt: number, baseMs: number, capMs: num
 export declare function parseRetryAfter(value: string | null, now?: number): number | undefined;
 /** Guesses a file extension from magic bytes (for Uint8Array/Blob input without a name). */
 export declare function sniffFileName(bytes: Uint8Array): string | undefined;
+/** Why verifyWebhook refused a delivery. */
+export declare class WebhookSignatureError extends Error {
+    readonly reason: 'missing' | 'malformed' | 'expired' | 'mismatch';
+    constructor(reason: WebhookSignatureError['reason'], message: string);
+}
+export interface VerifyWebhookOptions {
+    /** Most seconds between the signature's timestamp and now, either way (default 300). */
+    toleranceSec?: number | undefined;
+    /** The current time in epoch milliseconds (tests). */
+    now?: number | undefined;
+}
+/**
+ * Verifies a webhook delivery: `rawBody` exactly as received (before any JSON parsing), the `Vision-Signature`
+ * header, and the endpoint's `whsec_…` secret. Returns the parsed event; throws WebhookSignatureError when the
+ * header is missing or malformed, its timestamp is outside the tolerance (a replay), or no `v1` signature matches
+ * (compared in constant time). Deliveries are at least once: dedupe by the event's `id`.
+ */
+export declare function verifyWebhook(rawBody: string | Uint8Array, signatureHeader: string | null | undefined, secret: string, { toleranceSec, now }?: VerifyWebhookOptions): WebhookEvent;
 export declare class VisionClient {
     readonly baseUrl: string;
     private readonly apiKey;
@@ -141,6 +159,17 @@ export declare class VisionClient {
     whoami(options?: CallOptions): Promise<WhoamiResponse>;
     /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
     fileUrl(jobId: string, options?: CallOptions): Promise<FileUrlResponse>;
+    /**
+     * POST /v1/webhooks: registers an endpoint; the answer's `secret` is shown only here (keep it for verifyWebhook).
+     * Not retried after a network error or 5xx: a retry could register a second endpoint.
+     */
+    createWebhook(body: CreateWebhookInput, options?: CallOptions): Promise<CreatedWebhook>;
+    /** GET /v1/webhooks: the tenant's endpoints (never their secrets). */
+    listWebhooks(options?: CallOptions): Promise<ListWebhooksResponse>;
+    /** DELETE /v1/webhooks/{id}: nothing more is delivered to it. Not retried (a retry of a done delete is a 404). */
+    deleteWebhook(id: string, options?: CallOptions): Promise<void>;
+    /** GET /v1/webhooks/{id}/deliveries: the endpoint's last 100 delivery attempts, newest first. */
+    listWebhookDeliveries(id: string, options?: CallOptions): Promise<WebhookDeliveriesResponse>;
     /**
      * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
      * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).

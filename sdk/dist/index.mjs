@@ -1,7 +1,7 @@
 // Generated from sdk/index.ts by `npm run build`: do not edit.
 
 // sdk/index.ts
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 var VisionError = class extends Error {
@@ -120,6 +120,35 @@ function abortError(cause) {
 function isAbort(error, signal) {
   return signal?.aborted === true || error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError") || error instanceof VisionError && error.code === "ABORTED";
 }
+var WebhookSignatureError = class extends Error {
+  reason;
+  constructor(reason, message) {
+    super(message);
+    this.name = "WebhookSignatureError";
+    this.reason = reason;
+  }
+};
+function verifyWebhook(rawBody, signatureHeader, secret, { toleranceSec = 300, now = Date.now() } = {}) {
+  if (!signatureHeader) throw new WebhookSignatureError("missing", "no Vision-Signature header");
+  let timestamp;
+  const signatures = [];
+  for (const part of signatureHeader.split(",")) {
+    const [name, value] = part.trim().split("=", 2);
+    if (name === "t" && value !== void 0 && /^\d+$/.test(value)) timestamp = Number(value);
+    else if (name === "v1" && value !== void 0 && /^[0-9a-f]{64}$/i.test(value)) signatures.push(value);
+  }
+  if (timestamp === void 0 || signatures.length === 0) {
+    throw new WebhookSignatureError("malformed", "Vision-Signature needs t=<seconds> and v1=<hex>");
+  }
+  if (Math.abs(now / 1e3 - timestamp) > toleranceSec) {
+    throw new WebhookSignatureError("expired", `the signature's timestamp is more than ${toleranceSec} s away`);
+  }
+  const body = typeof rawBody === "string" ? Buffer.from(rawBody, "utf8") : Buffer.from(rawBody);
+  const expected = createHmac("sha256", secret).update(`${timestamp}.`, "utf8").update(body).digest();
+  const matches = signatures.some((hex) => timingSafeEqual(Buffer.from(hex, "hex"), expected));
+  if (!matches) throw new WebhookSignatureError("mismatch", "no signature matches this body and secret");
+  return JSON.parse(body.toString("utf8"));
+}
 var VisionClient = class {
   baseUrl;
   apiKey;
@@ -221,6 +250,36 @@ var VisionClient = class {
     return this.request({
       method: "GET",
       path: `/v1/runs/${encodeURIComponent(jobId)}/file`,
+      idempotent: true,
+      signal: options.signal
+    });
+  }
+  // ---------- webhooks ----------
+  /**
+   * POST /v1/webhooks: registers an endpoint; the answer's `secret` is shown only here (keep it for verifyWebhook).
+   * Not retried after a network error or 5xx: a retry could register a second endpoint.
+   */
+  createWebhook(body, options = {}) {
+    return this.request({ method: "POST", path: "/v1/webhooks", body, idempotent: false, signal: options.signal });
+  }
+  /** GET /v1/webhooks: the tenant's endpoints (never their secrets). */
+  listWebhooks(options = {}) {
+    return this.request({ method: "GET", path: "/v1/webhooks", idempotent: true, signal: options.signal });
+  }
+  /** DELETE /v1/webhooks/{id}: nothing more is delivered to it. Not retried (a retry of a done delete is a 404). */
+  async deleteWebhook(id, options = {}) {
+    await this.request({
+      method: "DELETE",
+      path: `/v1/webhooks/${encodeURIComponent(id)}`,
+      idempotent: false,
+      signal: options.signal
+    });
+  }
+  /** GET /v1/webhooks/{id}/deliveries: the endpoint's last 100 delivery attempts, newest first. */
+  listWebhookDeliveries(id, options = {}) {
+    return this.request({
+      method: "GET",
+      path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`,
       idempotent: true,
       signal: options.signal
     });
@@ -569,8 +628,10 @@ export {
   SDK_VERSION,
   VisionClient,
   VisionError,
+  WebhookSignatureError,
   backoffDelay,
   parseRetryAfter,
   sleep,
-  sniffFileName
+  sniffFileName,
+  verifyWebhook
 };

@@ -250,3 +250,53 @@ export interface FileUrlResponse {
 export interface HealthResponse {
     status: 'ok';
 }
+export type WebhookEventType = 'run.completed' | 'run.failed';
+/** POST /v1/webhooks. */
+export interface CreateWebhookInput {
+    /** https, resolving to public addresses only (the local stack also takes http://127.0.0.1… and http://localhost…). */
+    url: string;
+    /** Default: every event type. */
+    events?: WebhookEventType[] | undefined;
+    description?: string | undefined;
+}
+export interface Webhook {
+    id: string;
+    url: string;
+    events: WebhookEventType[];
+    description?: string;
+    createdAt: string;
+}
+/** The registration's answer: the only time the signing secret (`whsec_…`) is shown. */
+export interface CreatedWebhook extends Webhook {
+    secret: string;
+}
+export interface ListWebhooksResponse {
+    items: Webhook[];
+}
+/** One delivery attempt to an endpoint. */
+export interface WebhookDelivery {
+    eventId: string;
+    type: WebhookEventType;
+    /** 1 for the first try. */
+    attempt: number;
+    status: 'delivered' | 'retrying' | 'failed';
+    attemptedAt: string;
+    /** The receiver's HTTP status, when it answered. */
+    statusCode: number | null;
+    error: string | null;
+    latencyMs: number;
+    /** When the next try is due; null once delivered or failed. */
+    nextTryAt: string | null;
+    /** The start of the receiver's answer (at most 1 KB). */
+    response: string;
+}
+export interface WebhookDeliveriesResponse {
+    items: WebhookDelivery[];
+}
+/** The body of every delivery: `data` is the run as GET /v1/runs/{jobId} returns it. */
+export interface WebhookEvent {
+    id: string;
+    type: WebhookEventType;
+    createdAt: string;
+    data: RunResponse;
+}

@@ -37,6 +37,15 @@ export const ENV = {
   providerConcurrency: 'SERVICE_PROVIDER_CONCURRENCY',
   /** Deployment stage, the `Stage` dimension of the worker's metrics (shared/infra/metrics.ts). */
   metricsStage: 'METRICS_STAGE',
+  /**
+   * Where webhook signing secrets are kept: the ARN of the Secrets Manager secret holding the key that encrypts them
+   * (deployed), or `local-table` (the local stack: the secret as it is, in the webhooks table).
+   */
+  webhookSecretStore: 'WEBHOOK_SECRET_STORE',
+  /** `true` on the local stack only: webhook URLs may also be http(s)://127.0.0.1 and http(s)://localhost. */
+  webhookAllowLocalhost: 'WEBHOOK_ALLOW_LOCALHOST',
+  /** Comma-separated seconds to wait after each failed delivery try (default: webhookSettings.retryDelaysSeconds). */
+  webhookRetryDelays: 'WEBHOOK_RETRY_DELAYS_SECONDS',
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];

@@ -128,6 +128,42 @@ export const tables = {
     sortKey: { name: 'slot', type: 'S' },
     globalIndexes: [],
   },
+  // Webhook endpoints per tenant (store/webhooks.ts), and one counter item per tenant (`webhookId` = `#count`) that a
+  // registration's transaction checks, so a tenant never holds more than webhookSettings.maxEndpoints.
+  webhooks: {
+    id: 'Webhooks',
+    envVar: 'WEBHOOKS_TABLE',
+    partitionKey: { name: 'tenantId', type: 'S' },
+    sortKey: { name: 'webhookId', type: 'S' },
+    globalIndexes: [],
+  },
+  // The event outbox (store/events.ts): one item per final run state, written in the settlement's transaction. Sparse
+  // `pending` index: an event is in it until it was handed to the delivery queue (and the bus), so the sweep finds
+  // the events whose dispatch a crash interrupted.
+  events: {
+    id: 'Events',
+    envVar: 'EVENTS_TABLE',
+    partitionKey: { name: 'eventId', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [
+      {
+        indexName: 'pending',
+        partitionKey: { name: 'pendingShard', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+        projection: 'KEYS_ONLY',
+      },
+    ],
+  },
+  // Every delivery attempt per endpoint (store/webhook-deliveries.ts), newest last: `attemptKey` is
+  // `<attemptedAt>#<eventId>#<attempt>`. GET /v1/webhooks/{id}/deliveries reads the last 100.
+  webhookDeliveries: {
+    id: 'WebhookDeliveries',
+    envVar: 'WEBHOOK_DELIVERIES_TABLE',
+    partitionKey: { name: 'webhookId', type: 'S' },
+    sortKey: { name: 'attemptKey', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
   // Calibration of the estimates (store/calibration.ts): one small item per provider × task kind × step, holding the
   // most recent ratios actual ÷ predicted tokens of settled runs. No TTL: it is the service's memory of its providers.
   calibration: {
@@ -205,4 +241,72 @@ export const reconcileSettings = {
   /** Runs read per query, and most queries per shard and sweep (the next sweep takes any rest). */
   pageSize: 100,
   maxPages: 10,
+} as const;
+
+/** The deliver function's limits; the webhook queue's visibility timeout is derived from them. */
+export const deliverSettings = {
+  // A batch is delivered concurrently, each POST within webhookSettings.timeoutMs: one slow receiver never waits on
+  // another. The margin covers resolving, reading the run and writing the attempt.
+  timeoutSeconds: 30,
+  memoryMb: 512,
+  batchSize: 10,
+  maxConcurrency: 10,
+} as const;
+
+/**
+ * The webhook delivery queue: one message per (event, endpoint, try). Retries are new messages with the try's delay
+ * (shared/events/deliver.ts), so the redrive policy only catches a message whose handling keeps throwing (the
+ * tables unreachable); a delivery whose every try failed is sent to the dead-letter queue by the deliver function.
+ */
+export const webhookQueue = {
+  id: 'WebhookQueue',
+  envVar: 'WEBHOOK_QUEUE_URL',
+  visibilityTimeoutSeconds: 6 * deliverSettings.timeoutSeconds,
+  maxReceiveCount: 5,
+  retentionSeconds: 4 * 24 * 3600,
+  /** SQS's largest DelaySeconds: a longer wait is taken in hops of this (a message that comes early is sent again). */
+  maxDelaySeconds: 900,
+  deadLetter: { id: 'WebhookDeadLetterQueue', envVar: 'WEBHOOK_DLQ_URL', retentionSeconds: 14 * 24 * 3600 },
+} as const;
+
+/**
+ * The EventBridge bus every run event also goes to (deployed only; contract-v1.1 §4). Events reach it through a
+ * feed queue and an EventBridge Pipe (lib/stateful-stack.ts): the functions only send SQS messages, so they need no
+ * EventBridge client. The local stack has no bus.
+ */
+export const eventBus = {
+  id: 'RunEventBus',
+  source: 'vision.runs',
+  detailTypes: { 'run.completed': 'Run Completed', 'run.failed': 'Run Failed' },
+  feedQueue: { id: 'EventBusFeed', envVar: 'EVENT_BUS_FEED_URL', retentionSeconds: 4 * 24 * 3600, maxReceiveCount: 5 },
+  /** EventBridge's largest event; a run over it goes without its `result` (`resultOmitted: true`). */
+  maxEventBytes: 256 * 1024,
+} as const;
+
+/** Webhooks (contract-v1.1 §4): endpoint limits, delivery rules and the retry schedule's default. */
+export const webhookSettings = {
+  maxEndpoints: 10,
+  urlMaxLength: 2048,
+  /** A 2xx within this long is delivered. */
+  timeoutMs: 10_000,
+  /** Most bytes of a response read; the rest is never read. */
+  responseReadMaxBytes: 64 * 1024,
+  /** Most bytes of a response kept in the delivery record. */
+  responseStoredMaxBytes: 1024,
+  /**
+   * Seconds to wait after each failed try (WEBHOOK_RETRY_DELAYS_SECONDS overrides it): 10 tries over about 23.6 hours,
+   * each wait jittered by ±`jitter`. After the last try the delivery is dead-lettered and recorded `failed`.
+   */
+  retryDelaysSeconds: [10, 60, 300, 1800, 3600, 7200, 14400, 28800, 28800],
+  jitter: 0.2,
+  /** Attempts listed by GET /v1/webhooks/{id}/deliveries, and how long attempts are kept. */
+  deliveriesListed: 100,
+  deliveryRetentionDays: 30,
+  /** How long an event stays in the outbox table (it is needed while its deliveries are retried). */
+  eventRetentionDays: 3,
+  /** The sweep hands on an event still pending this long after it was written (its dispatcher crashed). */
+  sweepAfterSeconds: 60,
+  /** Partitions of the `pending` index, and most events read per shard and sweep. */
+  shards: 4,
+  sweepPageSize: 100,
 } as const;

@@ -5,7 +5,7 @@
  */
 import type { TableName } from './resources.js';
 
-export const SCOPES = ['runs:write', 'runs:read', 'runs:verify', 'admin'] as const;
+export const SCOPES = ['runs:write', 'runs:read', 'runs:verify', 'webhooks:manage', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Name of a module in functions/ (without extension). */
@@ -19,21 +19,32 @@ export type HandlerName =
   | 'usage'
   | 'file-url'
   | 'whoami'
+  | 'webhooks-create'
+  | 'webhooks-list'
+  | 'webhooks-delete'
+  | 'webhook-deliveries'
   | 'dashboard'
   | 'health'
   | 'authorizer'
   | 'worker'
-  | 'reconcile';
+  | 'reconcile'
+  | 'deliver';
 
 /** What a handler may touch; turned into IAM grants + environment variables in CDK. */
 export interface ResourceAccess {
   tables?: Partial<Record<TableName, 'read' | 'readwrite'>>;
   bucket?: 'read' | 'presign-put';
   queue?: 'send' | 'consume';
+  /** The webhook delivery queue: send (dispatch an event), or consume (the deliver function, which also retries). */
+  webhookQueue?: 'send' | 'consume';
+  /** Seal (encrypt) or open (decrypt) webhook signing secrets (shared/events/secrets.ts). */
+  webhookSecrets?: 'seal' | 'open';
+  /** Send run events to the EventBridge bus's feed queue (deployed only). */
+  eventBus?: 'publish';
 }
 
 export interface RouteDefinition {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** API Gateway path syntax: `{name}` for a path parameter. */
   path: string;
   handler: HandlerName;
@@ -79,13 +90,28 @@ export const routes: readonly RouteDefinition[] = [
   { method: 'GET', path: '/v1/usage', handler: 'usage', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs/{jobId}/file', handler: 'file-url', scope: 'runs:read' },
   { method: 'GET', path: '/v1/whoami', handler: 'whoami', scope: 'runs:read' },
+  { method: 'POST', path: '/v1/webhooks', handler: 'webhooks-create', scope: 'webhooks:manage' },
+  { method: 'GET', path: '/v1/webhooks', handler: 'webhooks-list', scope: 'webhooks:manage' },
+  { method: 'DELETE', path: '/v1/webhooks/{webhookId}', handler: 'webhooks-delete', scope: 'webhooks:manage' },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/{webhookId}/deliveries',
+    handler: 'webhook-deliveries',
+    scope: 'webhooks:manage',
+  },
 ];
 
 /**
- * The functions no route invokes: the API's authorizer, the queue's worker, and the scheduled reconciler. The stack
- * creates one function per handler: these plus every handler of the route table (`allHandlers`).
+ * The functions no route invokes: the API's authorizer, the queue's worker, the scheduled reconciler, and the
+ * webhook delivery queue's deliver function. The stack creates one function per handler: these plus every handler of
+ * the route table (`allHandlers`).
  */
-export const UNROUTED_HANDLERS = ['authorizer', 'worker', 'reconcile'] as const satisfies readonly HandlerName[];
+export const UNROUTED_HANDLERS = [
+  'authorizer',
+  'worker',
+  'reconcile',
+  'deliver',
+] as const satisfies readonly HandlerName[];
 
 /** Every function of the service, each once. */
 export function allHandlers(): HandlerName[] {
@@ -118,6 +144,10 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   'file-url': { tables: { runs: 'read' }, bucket: 'read' },
   // Answers from the authorizer's context alone.
   whoami: {},
+  'webhooks-create': { tables: { webhooks: 'readwrite' }, webhookSecrets: 'seal' },
+  'webhooks-list': { tables: { webhooks: 'read' } },
+  'webhooks-delete': { tables: { webhooks: 'readwrite' } },
+  'webhook-deliveries': { tables: { webhooks: 'read', webhookDeliveries: 'read' } },
   dashboard: {},
   worker: {
     tables: {
@@ -128,14 +158,36 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
       usage: 'readwrite',
       runChunks: 'readwrite',
       calibration: 'readwrite',
+      // The settlement writes the run's event; the worker then hands it to the endpoints' queue and the bus.
+      events: 'readwrite',
+      webhooks: 'read',
     },
     bucket: 'read',
     queue: 'consume',
+    webhookQueue: 'send',
+    eventBus: 'publish',
   },
-  // Resends a lost run message; fails and refunds a dead one (settlements of failed runs write no result parts).
+  // Resends a lost run message; fails and refunds a dead one (settlements of failed runs write no result parts); hands
+  // on the events whose dispatch a crash interrupted (shared/events/dispatch.ts).
   reconcile: {
-    tables: { runs: 'readwrite', tenants: 'readwrite', ledger: 'readwrite', runResults: 'read', usage: 'readwrite' },
+    tables: {
+      runs: 'readwrite',
+      tenants: 'readwrite',
+      ledger: 'readwrite',
+      runResults: 'read',
+      usage: 'readwrite',
+      events: 'readwrite',
+      webhooks: 'read',
+    },
     queue: 'send',
+    webhookQueue: 'send',
+    eventBus: 'publish',
+  },
+  // Signs and POSTs one event to one endpoint, records the attempt, and sends the next try (or the dead letter).
+  deliver: {
+    tables: { webhooks: 'read', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
+    webhookQueue: 'consume',
+    webhookSecrets: 'open',
   },
 };
 

@@ -3,6 +3,7 @@
  * `ProviderAdapter`. Capabilities, auth needs and cost models live in the light-weight catalog (catalog.ts) so that the
  * API handlers can estimate without loading any provider SDK.
  */
+import type { PageWords } from '../fields/types.js';
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
 import type { ProviderId, ProviderUsage, Step, Strategy, TaskSpec } from '../task.js';
@@ -32,6 +33,8 @@ export interface ProviderOutput {
   documentText?: string;
   /** Provider-native confidence in [0, 1] (OCR word confidence, log-prob based, …), when it offers one. */
   nativeConfidence?: number;
+  /** The words the provider read with their boxes (Textract, tesseract), pages as in `ProviderInput.pages`' file. */
+  words?: PageWords[];
   usage: ProviderUsage;
 }
 

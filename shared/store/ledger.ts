@@ -9,6 +9,7 @@ import { tables } from '../infra/resources.js';
 import { type Micros, microsToUsd } from '../money.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { checkAtInit, resource } from '../resource-name.js';
+import { eventPut } from './events.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { resultPartPuts, splitResult } from './run-results.js';
 import { getRun, type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
@@ -131,7 +132,8 @@ export type Settlement =
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
 
 /**
- * Writes the final state, the money and the usage counters in one transaction, only if the run is still queued.
+ * Writes the final state, the money, the usage counters and the run's event (the outbox, events.ts) in one
+ * transaction, only if the run is still queued.
  * chargedUsd = min(priceUsd, estimate) for a completed run, 0 for a failed one; the rest of the hold is refunded.
  * What a completed run's price exceeds its estimate by is the service's: `absorbedMicros` on the run record and in
  * the usage counters (operators only; never in a tenant's envelope).
@@ -256,6 +258,8 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
         absorbed,
       ),
     ),
+    // The event announcing this state: committed with it or not at all (docs/decisions.md#run-events-an-outbox-in-the-settlement).
+    events: eventPut(run, outcome.status, completedAt),
   };
 
   try {
@@ -265,7 +269,7 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     // The run was already final, or its settlement already booked: a duplicate delivery, which changes nothing. A run
     // still queued whose condition failed was counted by the usage backfill meanwhile: `recount`.
     const failed = failedConditions(error, items);
-    if (failed.has('ledger')) return false;
+    if (failed.has('ledger') || failed.has('events')) return false;
     if (failed.has('run')) return run.usageCounted === true ? false : 'recount';
     throw error;
   }

@@ -9,6 +9,7 @@ import { isMissingObject, isReplacedObject, s3 } from '../aws/s3.js';
 import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import { runError } from '../errors.js';
+import { dispatchAfterSettle } from '../events/dispatch.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
@@ -18,6 +19,7 @@ import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderInput } from '../providers/types.js';
 import { loadFactors, recordSamples } from '../store/calibration.js';
+import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
@@ -73,12 +75,15 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const settlement = await runPlan(run, options);
     planned = settlement;
     options.fault?.('before-settle', run);
-    const settled = await settleRun(run, settlement);
+    const settledAt = new Date();
+    const settled = await settleRun(run, settlement, settledAt);
     if (settled) {
       emitRunMetrics(run, settlement);
       await learn(run, settlement);
     }
     options.fault?.('after-settle', run);
+    // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep).
+    if (settled) await dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString()));
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
     if (options.receiveCount < options.maxReceiveCount) {
@@ -87,11 +92,13 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
       throw error;
     }
     log.error('run failed on its last delivery; failing and refunding', { jobId, error });
-    const settled = await settleRun(run, {
-      status: 'failed',
-      error: PROCESSING_FAILED,
-      attempts: planned?.attempts ?? [],
-    });
+    const settledAt = new Date();
+    const settled = await settleRun(
+      run,
+      { status: 'failed', error: PROCESSING_FAILED, attempts: planned?.attempts ?? [] },
+      settledAt,
+    );
+    if (settled) await dispatchAfterSettle(eventRecord(run, 'failed', settledAt.toISOString()));
     return settled ? 'settled' : 'already-final';
   }
 }

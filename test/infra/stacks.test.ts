@@ -4,6 +4,7 @@
  * without touching this file.
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
 import { uploadExpiryDays } from '../../lib/app.js';
 import { PROVIDER_SECRET_ENV } from '../../lib/bind.js';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
@@ -17,8 +18,10 @@ import {
   type StatelessStack,
 } from '../../lib/stateless-stack.js';
 import { ERROR_CODES } from '../../shared/errors.js';
+import { ENV } from '../../shared/infra/env.js';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../../shared/infra/metrics.js';
 import {
+  eventBus,
   type IndexDefinition,
   type KeyAttribute,
   reconcileSettings,
@@ -26,6 +29,7 @@ import {
   type TableName,
   tables,
   uploadsBucket,
+  webhookQueue,
   workerSettings,
 } from '../../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../../shared/infra/routes.js';
@@ -186,7 +190,7 @@ describe('stateful stack', () => {
     });
   });
 
-  test('both queues deny requests without TLS', () => {
+  test('every queue denies requests without TLS', () => {
     const policies = statefulTemplate.findResources('AWS::SQS::QueuePolicy', {
       Properties: {
         PolicyDocument: {
@@ -196,7 +200,8 @@ describe('stateful stack', () => {
         },
       },
     });
-    expect(Object.keys(policies)).toHaveLength(2);
+    expect(Object.keys(policies)).toHaveLength(Object.keys(statefulTemplate.findResources('AWS::SQS::Queue')).length);
+    expect(Object.keys(policies).length).toBeGreaterThanOrEqual(6);
   });
 
   test('outputs the bucket name', () => {
@@ -249,6 +254,12 @@ describe('stateless stack: functions', () => {
     expect(uploadsBucket.domainEnvVar in variables).toBe(access.bucket !== undefined);
     if (access.bucket) expect(JSON.stringify(variables[uploadsBucket.domainEnvVar])).toContain('RegionalDomainName');
     expect(runQueue.envVar in variables).toBe(access.queue !== undefined);
+    expect(webhookQueue.envVar in variables).toBe(access.webhookQueue !== undefined);
+    expect(webhookQueue.deadLetter.envVar in variables).toBe(access.webhookQueue === 'consume');
+    expect(eventBus.feedQueue.envVar in variables).toBe(access.eventBus !== undefined);
+    expect(ENV.webhookSecretStore in variables).toBe(access.webhookSecrets !== undefined);
+    // Receivers on localhost are for the local stack only.
+    expect(ENV.webhookAllowLocalhost in variables).toBe(false);
     expect(variables.SERVICE_COST_CONFIRMATION_THRESHOLD_USD).toBe('1');
     expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
   });
@@ -270,8 +281,17 @@ describe('stateless stack: functions', () => {
     const actions = statements.flatMap(actionsOf);
     expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.bucket !== undefined);
     expect(actions.some((a) => a.startsWith('s3:Put'))).toBe(access.bucket === 'presign-put');
-    expect(actions.includes('sqs:SendMessage')).toBe(access.queue === 'send');
-    expect(actions.includes('sqs:ReceiveMessage')).toBe(access.queue === 'consume');
+    const on = (resource: IConstruct) => {
+      const id = logicalIdOf(stateful, resource);
+      return statements.filter((st) => refersTo(st.Resource, id)).flatMap(actionsOf);
+    };
+    expect(on(stateful.runQueue).includes('sqs:SendMessage')).toBe(access.queue === 'send');
+    expect(on(stateful.runQueue).includes('sqs:ReceiveMessage')).toBe(access.queue === 'consume');
+    expect(on(stateful.webhookQueue).includes('sqs:SendMessage')).toBe(access.webhookQueue !== undefined);
+    expect(on(stateful.webhookQueue).includes('sqs:ReceiveMessage')).toBe(access.webhookQueue === 'consume');
+    expect(on(stateful.webhookDeadLetterQueue).includes('sqs:SendMessage')).toBe(access.webhookQueue === 'consume');
+    expect(on(stateful.eventBusFeedQueue).includes('sqs:SendMessage')).toBe(access.eventBus === 'publish');
+    expect(on(stateful.webhookSecretKey)).toEqual(access.webhookSecrets ? ['secretsmanager:GetSecretValue'] : []);
   });
 
   test('create-run may send to the run queue and write the runs table', () => {
@@ -309,7 +329,8 @@ describe('stateless stack: functions', () => {
   });
 
   test('worker: SQS event source with partial batch failures, batch size and max concurrency', () => {
-    statelessTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    // The worker's and the deliver function's (test/infra/events.test.ts).
+    statelessTemplate.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     statelessTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: functionLogicalId('worker') },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -660,18 +681,23 @@ describe('provider secret', () => {
   const secretId = logicalIdOf(stateful, stateful.providerSecret);
 
   test('the stateful stack creates it with an empty JSON object and retains it', () => {
-    statefulTemplate.hasResource('AWS::SecretsManager::Secret', {
-      Properties: { SecretString: '{}' },
-      DeletionPolicy: 'Retain',
-      UpdateReplacePolicy: 'Retain',
-    });
-    statefulTemplate.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    expect(statefulTemplate.toJSON().Resources[secretId]).toEqual(
+      expect.objectContaining({
+        Properties: expect.objectContaining({ SecretString: '{}' }),
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      }),
+    );
+    // This one and the webhook secrets' key (test/infra/events.test.ts).
+    statefulTemplate.resourceCountIs('AWS::SecretsManager::Secret', 2);
   });
 
   test('only the worker may read it (GetSecretValue only) and only the worker knows its ARN', () => {
     for (const handler of handlers) {
       const touching = statementsOf(handler).filter((s) => refersTo(s.Resource, secretId));
+      const webhookKeyId = logicalIdOf(stateful, stateful.webhookSecretKey);
       const secretActions = statementsOf(handler)
+        .filter((s) => !refersTo(s.Resource, webhookKeyId))
         .flatMap(actionsOf)
         .filter((a) => a.startsWith('secretsmanager:'));
       const variables = variablesOf(stateless, handler);
@@ -852,16 +878,25 @@ describe('alarms and dashboard', () => {
     expect(refersTo(alarm.Dimensions, logicalIdOf(stateful, stateful.runQueue))).toBe(true);
   });
 
-  test('dead-letter queue: visible messages > 0', () => {
-    const alarm = alarmOn('ApproximateNumberOfMessagesVisible', 'AWS/SQS');
-    expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Maximum', EvaluationPeriods: 1 }));
-    expect(refersTo(alarm.Dimensions, logicalIdOf(stateful, stateful.runDeadLetterQueue))).toBe(true);
+  test('every dead-letter queue: visible messages > 0', () => {
+    const found = alarms.filter(
+      (a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Namespace === 'AWS/SQS',
+    );
+    expect(found).toHaveLength(3);
+    for (const queue of [
+      stateful.runDeadLetterQueue,
+      stateful.webhookDeadLetterQueue,
+      stateful.eventBusFeedDeadLetterQueue,
+    ]) {
+      const alarm = found.find((a) => refersTo(a.Dimensions, logicalIdOf(stateful, queue)));
+      expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Maximum', EvaluationPeriods: 1 }));
+    }
   });
 
-  test('worker errors > 0, and reconciler errors > 0 (a sweep that left queued runs unhandled)', () => {
+  test('worker, reconciler and deliver function errors > 0 (each a run or delivery left for a retry)', () => {
     const lambdaErrors = alarms.filter((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda');
-    expect(lambdaErrors).toHaveLength(2);
-    for (const name of ['worker', 'reconcile'] as const) {
+    expect(lambdaErrors).toHaveLength(3);
+    for (const name of ['worker', 'reconcile', 'deliver'] as const) {
       const alarm = lambdaErrors.find((a) => refersTo((a as Json).Dimensions, functionLogicalId(name))) as Json;
       expect(alarm).toEqual(expect.objectContaining({ Threshold: 0, Statistic: 'Sum' }));
     }

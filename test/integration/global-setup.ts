@@ -3,7 +3,7 @@
  * (tests run in band, in this process). Settings chosen for testability, each a documented configuration value:
  * two tenants with dev keys, a confirmation threshold low enough that a multi-page PDF needs confirmation,
  * a short visibility timeout so redelivery is observable, the crash-simulation seam switched on, and a reconciler
- * that sweeps every second with short waits.
+ * that sweeps every second with short waits, and a webhook retry schedule of seconds.
  * When E2E-style endpoints are already given (INTEGRATION_BASE_URL), nothing is started.
  */
 // Jest loads globalSetup through require() without the moduleNameMapper, so this import names the .ts file itself.
@@ -26,6 +26,10 @@ export default async function globalSetup(): Promise<void> {
     VISION_PROVIDERS: 'local',
     LOCAL_RATE_LIMIT_RPS: '1000',
     LOCAL_RATE_LIMIT_BURST: '1000',
+    // Webhooks: four tries a second apart (deployed: ten over about a day), and an event whose dispatch a crash
+    // interrupted is handed on by the sweep after 2 s.
+    WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1',
+    LOCAL_EVENTS_SWEEP_AFTER_SECONDS: '2',
   });
   (globalThis as { __visionStack?: unknown }).__visionStack = stack;
   process.env.INTEGRATION_STACK = JSON.stringify(stack.info);

@@ -16,7 +16,14 @@ export interface StackInfo {
   /** The stack's own process (DynamoDB Local is a child of it). */
   pid: number;
   endpoints: { dynamodb: string; s3: string; sqs: string };
-  resources: { tables: Record<string, string>; bucket: string; queueUrl: string; deadLetterQueueUrl: string };
+  resources: {
+    tables: Record<string, string>;
+    bucket: string;
+    queueUrl: string;
+    deadLetterQueueUrl: string;
+    webhookQueueUrl: string;
+    webhookDeadLetterQueueUrl: string;
+  };
 }
 
 export interface RunningStack {

@@ -62,4 +62,11 @@ export type Checks = [
   Assert<Response<sdk.FileUrlResponse, contract.FileUrlResponse>>,
   Assert<Response<sdk.WhoamiResponse, contract.WhoamiResponse>>,
   Assert<Response<sdk.HealthResponse, z.infer<typeof contract.healthResponse>>>,
+  Assert<Request<sdk.CreateWebhookInput, z.input<typeof contract.createWebhookRequest>>>,
+  Assert<Response<sdk.CreatedWebhook, contract.CreateWebhookResponse>>,
+  Assert<Response<sdk.Webhook, contract.Webhook>>,
+  Assert<Response<sdk.ListWebhooksResponse, contract.ListWebhooksResponse>>,
+  Assert<Response<sdk.WebhookDelivery, contract.WebhookDelivery>>,
+  Assert<Response<sdk.WebhookDeliveriesResponse, contract.WebhookDeliveriesResponse>>,
+  Assert<Response<sdk.WebhookEvent, contract.WebhookEvent>>,
 ];

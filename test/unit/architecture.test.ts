@@ -19,6 +19,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['file-facts', 'money', 'errors', 'log', 'zod', 'json-limits', 'resource-name', 'dashboard'],
   // The task and failure vocabulary.
   ['task'],
+  // Per-field evidence: the words on the pages and grounding a result on them (pure).
+  ['fields'],
   // Configuration and the AWS clients.
   ['config', 'metrics', 'aws'],
   // The contract, prices, and what a file is: inspection (the API) and preparation (the worker).
@@ -29,6 +31,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['planning'],
   // The API's use cases.
   ['runs'],
+  // Run events: the webhook routes' use cases, dispatch from the outbox, delivery.
+  ['events'],
   // The worker's use cases.
   ['worker'],
 ];

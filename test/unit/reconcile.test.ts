@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/reconcile.js';
-import { reconcileSettings, runQueue } from '../../shared/infra/resources.js';
+import { reconcileSettings, runQueue, webhookSettings } from '../../shared/infra/resources.js';
 import { queuedShardOf, type RunRecord } from '../../shared/store/runs.js';
 import { DEFAULT_RECONCILE_OPTIONS, decide, reconcileRuns } from '../../shared/worker/reconcile.js';
 import { conditionalCheckFailed, mapsAsObjects, runItem, tableName, transactionCancelled } from '../support/aws.js';
@@ -239,8 +239,9 @@ describe('reconcileRuns', () => {
 
   test('the scheduled handler runs a sweep with the deployed settings', async () => {
     arrange();
-    await expect(handler()).resolves.toEqual({ resent: [], failed: [] });
-    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, reconcileSettings.shards);
+    await expect(handler()).resolves.toEqual({ resent: [], failed: [], eventsDispatched: [] });
+    // The queued runs' index and the pending events' index, shard by shard.
+    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, reconcileSettings.shards + webhookSettings.shards);
   });
 });
 

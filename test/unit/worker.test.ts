@@ -75,13 +75,26 @@ function settlements(): TransactWriteCommandInput[] {
 
 /**
  * The one settlement's items, asserting their fixed shape (exactly-once conditions): the run, the tenant, the ledger
- * entry, and the usage counters of the run's hour and day, which move by what the run and tenant items book.
+ * entry, the usage counters of the run's hour and day, which move by what the run and tenant items book, and the
+ * run's event (the outbox), written with the state it announces.
  */
 function theSettlement(jobId = 'run_1') {
   const all = settlements();
   expect(all).toHaveLength(1);
   const items = all[0]?.TransactItems ?? [];
-  expect(items).toHaveLength(5);
+  expect(items).toHaveLength(6);
+  const event = items[5]?.Put;
+  expect(event?.TableName).toBe(tableName('events'));
+  expect(event?.ConditionExpression).toBe('attribute_not_exists(eventId)');
+  expect(event?.Item).toEqual(
+    expect.objectContaining({
+      eventId: `evt_${jobId.replace(/^run_/, '')}`,
+      jobId,
+      type: `run.${items[0]?.Update?.ExpressionAttributeValues?.[':status']}`,
+      createdAt: items[0]?.Update?.ExpressionAttributeValues?.[':completedAt'],
+      pendingShard: expect.stringMatching(/^p\d$/),
+    }),
+  );
   const run = items[0]?.Update;
   const tenant = items[1]?.Update;
   const ledger = items[2]?.Put;
@@ -482,9 +495,9 @@ describe('duplicates and races', () => {
     expect(response.batchItemFailures).toEqual([]);
     const [first, second] = settlements();
     // Read uncounted: no counters, on condition it is still uncounted. Then counted: the counters move with it.
-    expect(first?.TransactItems).toHaveLength(3);
+    expect(first?.TransactItems).toHaveLength(4);
     expect(first?.TransactItems?.[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
-    expect(second?.TransactItems).toHaveLength(5);
+    expect(second?.TransactItems).toHaveLength(6);
     expect(second?.TransactItems?.[0]?.Update?.ConditionExpression).toContain('usageCounted = :counted');
   });
 
@@ -883,7 +896,7 @@ describe('a result too large for the run item', () => {
     const run = items[0]?.Update;
     expect(run?.ExpressionAttributeValues?.[':result']).toBeUndefined();
     expect(run?.UpdateExpression).toContain('resultParts = :parts');
-    const puts = items.slice(3).flatMap((i) => (i.Put ? [i.Put] : []));
+    const puts = items.slice(3).flatMap((i) => (i.Put?.TableName === tableName('runResults') ? [i.Put] : []));
     expect(run?.ExpressionAttributeValues?.[':parts']).toBe(puts.length);
     return puts;
   }
