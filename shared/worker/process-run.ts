@@ -77,13 +77,16 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     options.fault?.('before-settle', run);
     const settledAt = new Date();
     const settled = await settleRun(run, settlement, settledAt);
-    if (settled) {
-      emitRunMetrics(run, settlement);
-      await learn(run, settlement);
-    }
+    if (settled) emitRunMetrics(run, settlement);
     options.fault?.('after-settle', run);
-    // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep).
-    if (settled) await dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString()));
+    // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep). Learning
+    // runs beside it, so a receiver does not wait for the calibration write.
+    if (settled) {
+      await Promise.all([
+        dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString())),
+        learn(run, settlement),
+      ]);
+    }
     return settled ? 'settled' : 'already-final';
   } catch (error: unknown) {
     if (options.receiveCount < options.maxReceiveCount) {
