@@ -15,6 +15,7 @@ import {
   seedFor,
   usableSample,
 } from '../../shared/pricing/calibration.js';
+import { localCost } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
 import { calibrationKey, likelyTextLayer, predictAnswerTokens, taskKind } from '../../shared/providers/predict.js';
 import {
@@ -108,6 +109,17 @@ describe('output prediction', () => {
   test('a PDF of a few KB a page is taken for text, a larger one for a scan', () => {
     expect(likelyTextLayer(pdf(20, 12_000))).toBe(true);
     expect(likelyTextLayer(pdf(1, 25_875))).toBe(false);
+  });
+
+  test('local: a text-layer PDF is predicted at the text-layer page price, a scan or an image at the OCR price', () => {
+    const price = (facts: FileFacts) => predictAttempt('local', facts, task(), 'vision')?.costMicros;
+    const ocrPage = localCost.ocrPageMicros;
+    // twenty-pages.pdf and scanned.pdf as the local provider bills them (local-provider.ts).
+    expect(price(pdf(20, 11_948))).toBe(20 * localCost.textLayerPageMicros);
+    expect(price(pdf(1, 25_875))).toBe(ocrPage);
+    expect(price(receipt)).toBe(ocrPage);
+    // The hold still covers OCR of every page, whatever the guess.
+    expect(catalog.local?.maxCostMicros(pdf(20, 11_948), task())).toBe(20 * ocrPage);
   });
 
   test("a receipt's predicted cost is a fraction of the profile's worst case (which the estimate used to be)", () => {
