@@ -71,8 +71,11 @@ const localEnv = z.object({
   /** Overrides of the reconciler's waits (shared/infra/resources.ts reconcileSettings), shorter for tests. */
   LOCAL_RECONCILE_RESEND_AFTER_SECONDS: z.coerce.number().positive().optional(),
   LOCAL_RECONCILE_DEAD_AFTER_SECONDS: z.coerce.number().positive().optional(),
-  /** Parallel pollers of the webhook delivery queue; 0 delivers nothing (events wait in the queue). */
-  LOCAL_DELIVER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(2),
+  /**
+   * Parallel pollers of the webhook delivery queue, as many as the deployed function's concurrency by default: an idle
+   * poller costs nothing, a busy one makes the next event wait. 0 delivers nothing (events wait in the queue).
+   */
+  LOCAL_DELIVER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(deliverSettings.maxConcurrency),
   /** Seconds after which the sweep hands on an event whose dispatch was interrupted (deployed: webhookSettings). */
   LOCAL_EVENTS_SWEEP_AFTER_SECONDS: z.coerce.number().min(0).default(webhookSettings.sweepAfterSeconds),
   /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
