@@ -37,8 +37,10 @@ export const TARGETS = {
   heicConversionMs: 1500,
   /** The worker's own time per page of a text-layer PDF (provider latency excluded). */
   textLayerPdfPageMs: 60,
-  /** Peak RSS of a process that inspects a 50 MiB PDF, reads its text layer and renders its first page. */
-  pdfPeakRssMiB: 512,
+  /** Peak RSS of a process that inspects a PDF at the upload limit (100 MiB), reads its text layer and renders its first page. */
+  // 512 MiB while the limit was 50 MiB; the limit doubled with long documents (issue #16), whose own figure for the
+  // worker is ≤ 1 GiB of its 2 GiB: the same budget here (bench/README.md, phase 5).
+  pdfPeakRssMiB: 1024,
   /** An attempt's hold (estimate) over what a successful attempt is charged, per provider and fixture. */
   estimateOverActualMin: 1.0,
   estimateOverActualMax: 1.5,

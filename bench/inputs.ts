@@ -5,7 +5,7 @@
  * - a 12-megapixel HEIC photo (4032 x 3024, an iPhone main-camera frame): a colour gradient with mild noise, drawn by
  *   sharp and encoded by libheif's `heif-enc` (x265, quality 50, as `npm run fixtures` encodes receipt.heic). Noise
  *   keeps the HEVC bitstream at a camera-like size (~3 MB) instead of the few KB a flat gradient would give.
- * - a PDF just under 50 MiB (the upload limit): a "searchable scan" — every page a letter-size raster (1275 x 1650,
+ * - a PDF just under the upload limit (100 MiB by default): a "searchable scan" — every page a letter-size raster (1275 x 1650,
  *   150 dpi) of random noise stored as JPEG (incompressible, so the bytes are real image data, not padding) under an
  *   invisible OCR text layer (text render mode 3, as OCR tools write it), as many pages as fit the size budget.
  *
@@ -18,6 +18,7 @@ import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pr
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { config } from '../shared/config.js';
 
 const run = promisify(execFile);
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -28,10 +29,10 @@ export const HEIF_ENC = '/usr/bin/heif-enc';
 export const HEIC_WIDTH = 4032;
 export const HEIC_HEIGHT = 3024;
 
+/** The service's PDF upload limit (LIMIT_PDF_MAX_BYTES) and page limit (LIMIT_PDF_MAX_PAGES), as configured. */
 const MiB = 1024 * 1024;
-/** The service's PDF upload limit (LIMIT_PDF_MAX_BYTES default) and page limit (LIMIT_PDF_MAX_PAGES default). */
-export const PDF_MAX_BYTES = 50 * MiB;
-export const PDF_MAX_PAGES = 200;
+export const PDF_MAX_BYTES = config.limits.pdfMaxBytes;
+export const PDF_MAX_PAGES = config.limits.pdfMaxPages;
 /** Room kept under the byte limit for everything that is not image data (page objects, text streams, xref). */
 const PDF_STRUCTURE_ALLOWANCE = 768 * 1024;
 const PAGE_WIDTH_PT = 612;
@@ -118,9 +119,9 @@ function textLine(page: number, line: number): string {
   return `${page}.${line} The ${pick(0)} and ${pick(1)} for the ${pick(2)} are listed with ${pick(3)} number ${1000 + page * 50 + line}.`;
 }
 
-/** The ~50 MiB scanned-with-OCR PDF (see the file comment); under PDF_MAX_BYTES and PDF_MAX_PAGES. */
-export async function pdf50mib(): Promise<GeneratedInput & { pages: number }> {
-  const file = path.join(INPUTS_DIR, 'scan-50mib.pdf');
+/** The scanned-with-OCR PDF at the upload limit (see the file comment); under PDF_MAX_BYTES and PDF_MAX_PAGES. */
+export async function pdfAtLimit(): Promise<GeneratedInput & { pages: number }> {
+  const file = path.join(INPUTS_DIR, `scan-${Math.floor(PDF_MAX_BYTES / (1024 * 1024))}mib-${PDF_MAX_PAGES}p.pdf`);
   const meta = `${file}.json`;
   const cached = await reuse(file);
   if (cached && (await exists(meta))) {

@@ -1,5 +1,5 @@
 /**
- * Peak resident memory for the largest PDF the service accepts: a ~50 MiB scanned PDF (bench/inputs.ts) is inspected,
+ * Peak resident memory for the largest PDF the service accepts: a scanned PDF at the upload limit (100 MiB by default) (bench/inputs.ts) is inspected,
  * its text layer read and its first page rendered in a fresh `node` process (bench/peak-rss-child.ts, loaded through
  * tsx), whose peak RSS (VmHWM / `process.resourceUsage().maxRSS`) is the figure. A fresh process, so nothing an
  * earlier phase allocated (emulator clients, OCR workers, WASM heaps) is counted.
@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../lib/vision-function.js';
 import { ENV } from '../shared/infra/env.js';
-import { pdf50mib } from './inputs.js';
+import { pdfAtLimit } from './inputs.js';
 import { round } from './stats.js';
 
 const run = promisify(execFile);
@@ -35,7 +35,7 @@ interface ChildReport {
 }
 
 export async function measurePeakRss(options: { log: (line: string) => void }): Promise<MemoryResult> {
-  const input = await pdf50mib();
+  const input = await pdfAtLimit();
   options.log(
     `  PDF input ${path.basename(input.path)}: ${round(input.bytes / 1024 / 1024, 2)} MiB, ${input.pages} pages${input.generated ? ` (generated in ${round(input.generateMs / 1000)} s)` : ' (reused)'}`,
   );
