@@ -27,6 +27,15 @@ export const RENDER_MAX_PIXELS = 25_000_000;
 
 type MupdfModule = typeof Mupdf;
 
+/**
+ * A page's words are read from at most this many characters (a dense page has under 10,000, a newspaper page about
+ * 20,000): mupdf's walk calls JavaScript per character (a few microseconds each), so a hostile page of millions
+ * would otherwise hold the thread for seconds.
+ */
+export const MAX_WORD_CHARS_PER_PAGE = 50_000;
+/** Thrown inside the structured-text walk to end it at MAX_WORD_CHARS_PER_PAGE characters. */
+const ENOUGH_CHARS = Symbol('enough characters');
+
 /** How to render a page: the largest scale within all three limits. */
 export interface RenderOptions {
   dpi: number;
@@ -86,7 +95,8 @@ export class PdfFile {
   /**
    * The page's text layer and its words, from one structured-text pass: `text` as `text()` gives it, `words` split at
    * whitespace and line ends in mupdf's reading order (blocks, then lines), each box the union of its characters'
-   * quads relative to the page's bounds. A word wholly off the page is left out.
+   * quads relative to the page's bounds. A word wholly off the page is left out; words stop after
+   * MAX_WORD_CHARS_PER_PAGE characters (the text does not).
    */
   textAndWords(index: number): { text: string; words: EvidenceWord[] } {
     return this.withPage(index, (page) => {
@@ -103,21 +113,27 @@ export class PdfFile {
           text = '';
           box = [Infinity, Infinity, -Infinity, -Infinity];
         };
-        stext.walk({
-          onChar(c, _origin, _font, _size, quad) {
-            if (/\s/.test(c)) return flush();
-            text += c;
-            // A quad is its four corners: upper-left, upper-right, lower-left, lower-right (x, y each).
-            box = [
-              Math.min(box[0], quad[0], quad[2], quad[4], quad[6]),
-              Math.min(box[1], quad[1], quad[3], quad[5], quad[7]),
-              Math.max(box[2], quad[0], quad[2], quad[4], quad[6]),
-              Math.max(box[3], quad[1], quad[3], quad[5], quad[7]),
-            ];
-          },
-          endLine: flush,
-        });
-        flush();
+        let chars = 0;
+        try {
+          stext.walk({
+            onChar(c, _origin, _font, _size, quad) {
+              if (++chars > MAX_WORD_CHARS_PER_PAGE) throw ENOUGH_CHARS;
+              if (/\s/.test(c)) return flush();
+              text += c;
+              // A quad is its four corners: upper-left, upper-right, lower-left, lower-right (x, y each).
+              box = [
+                Math.min(box[0], quad[0], quad[2], quad[4], quad[6]),
+                Math.min(box[1], quad[1], quad[3], quad[5], quad[7]),
+                Math.max(box[2], quad[0], quad[2], quad[4], quad[6]),
+                Math.max(box[3], quad[1], quad[3], quad[5], quad[7]),
+              ];
+            },
+            endLine: flush,
+          });
+          flush();
+        } catch (error) {
+          if (error !== ENOUGH_CHARS) throw error;
+        }
         return { text: stext.asText(), words };
       } finally {
         stext.destroy();

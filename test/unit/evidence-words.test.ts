@@ -11,6 +11,7 @@ import * as mupdf from 'mupdf';
 import type { EvidenceWord, PageWords } from '../../shared/fields/types.js';
 import type { FileFacts } from '../../shared/file-facts.js';
 import { Deadline, PdfFile, pdfWords } from '../../shared/media/index.js';
+import { MAX_WORD_CHARS_PER_PAGE } from '../../shared/media/pdf.js';
 import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
 import type { ProviderInput } from '../../shared/providers/types.js';
 import type { TaskSpec } from '../../shared/task.js';
@@ -118,6 +119,25 @@ describe('the PDF text layer (mupdf)', () => {
     const amount = word(page, '1,000.00');
     expectOnLine(amount, 314, 12, 792);
     expect(amount.bbox[0]).toBeCloseTo(480 / 612, 2);
+  });
+
+  test('a page of 200,000 characters: its words stop at the cap, its text does not', async () => {
+    const doc = new mupdf.PDFDocument();
+    const font = doc.addObject({ Font: { F1: doc.addSimpleFont(new mupdf.Font('Helvetica')) } });
+    const line = `(${'abcd '.repeat(100)}) Tj T*`;
+    const content = `BT /F1 1 Tf 0 790 Td 1 TL\n${Array.from({ length: 400 }, () => line).join('\n')}\nET\n`;
+    doc.insertPage(-1, doc.addPage([0, 0, 612, 792], 0, font, content));
+    const bytes = doc.saveToBuffer('').asUint8Array().slice();
+    const pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, later()));
+    try {
+      const { text, words } = pdf.textAndWords(0);
+      expect(text.replace(/\s/g, '')).toHaveLength(160_000);
+      // Each word costs five characters visited: "abcd" and the space after it.
+      expect(words).toHaveLength(MAX_WORD_CHARS_PER_PAGE / 5);
+      expect(words.every((w) => w.text === 'abcd')).toBe(true);
+    } finally {
+      pdf.close();
+    }
   });
 
   test('a scan has no text layer: no words, not an empty page', async () => {
