@@ -298,6 +298,34 @@ async function main(): Promise<void> {
   const textPdf = invoice.save();
   write('text.pdf', textPdf, '2-page invoice PDF with a text layer');
 
+  // One-page invoice with a text layer: labels that match the invoice registry schema's fields (invoiceNumber,
+  // invoiceDate, dueDate, vendor, totalDue, currency), a table of line items (quantity x unit price = amount),
+  // subtotal + tax = total, and an IBAN with valid check digits, for grounding and its cross-field checks.
+  const invoicePdf = new PdfBuilder();
+  const row = (y: number, cells: [string, string, string, string], bold = false): Line[] =>
+    [72, 320, 380, 480].map((x, i) => ({ text: cells[i] ?? '', x, y, size: 12, bold }));
+  invoicePdf.addTextPage(612, 792, [
+    { text: 'INVOICE', x: 72, y: 90, size: 28, bold: true },
+    { text: 'Globex Ltd', x: 400, y: 80, size: 14, bold: true },
+    { text: '1 Industrial Way, Springfield', x: 400, y: 98, size: 10 },
+    { text: 'Vendor: Globex Ltd', x: 72, y: 140, size: 12 },
+    { text: 'Invoice Number: INV-3001', x: 72, y: 160, size: 12 },
+    { text: 'Invoice Date: 2026-09-30', x: 72, y: 180, size: 12 },
+    { text: 'Due Date: Oct 30, 2026', x: 72, y: 200, size: 12 },
+    { text: 'Currency: EUR', x: 72, y: 220, size: 12 },
+    { text: 'Bill To: Initech Inc', x: 72, y: 240, size: 12 },
+    ...row(290, ['Description', 'Qty', 'Unit Price', 'Amount'], true),
+    ...row(314, ['Widget A', '4', '250.00', '1,000.00']),
+    ...row(334, ['Widget B', '2', '37.50', '75.00']),
+    ...row(354, ['Consulting hours', '3', '80.00', '240.00']),
+    { text: 'Subtotal: 1,315.00', x: 380, y: 400, size: 12 },
+    { text: 'Tax (20%): 263.00', x: 380, y: 420, size: 12 },
+    { text: 'Total Due: 1,578.00', x: 380, y: 444, size: 14, bold: true },
+    { text: 'IBAN: DE89 3704 0044 0532 0130 00', x: 72, y: 520, size: 12 },
+    { text: 'Payment is due within thirty days of the invoice date.', x: 72, y: 540, size: 10 },
+  ]);
+  write('invoice.pdf', invoicePdf.save(), '1-page invoice PDF with a text layer (registry invoice fields, line items)');
+
   const scanned = new PdfBuilder();
   scanned.addImagePage(384, 400, receiptPng);
   write('scanned.pdf', scanned.save(), '1-page PDF whose page is only the receipt image (no text layer)');

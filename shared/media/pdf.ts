@@ -4,6 +4,7 @@
  * fault (`unreadable_file`), a page out of range the caller's (`client`). docs/decisions.md#pdfs-for-providers.
  */
 import type * as Mupdf from 'mupdf';
+import type { EvidenceWord, PageWords } from '../fields/types.js';
 import { ProviderFailure } from '../task.js';
 import { Deadline } from './deadline.js';
 import {
@@ -17,6 +18,7 @@ import {
   runSharp,
 } from './image.js';
 import type { ImageTarget, MediaDeadline, PreparedImage } from './types.js';
+import { relativeBox } from './words.js';
 
 /** Pages are rendered at most at this resolution… */
 export const RENDER_MAX_DPI = 200;
@@ -24,6 +26,15 @@ export const RENDER_MAX_DPI = 200;
 export const RENDER_MAX_PIXELS = 25_000_000;
 
 type MupdfModule = typeof Mupdf;
+
+/**
+ * A page's words are read from at most this many characters (a dense page has under 10,000, a newspaper page about
+ * 20,000): mupdf's walk calls JavaScript per character (a few microseconds each), so a hostile page of millions
+ * would otherwise hold the thread for seconds.
+ */
+export const MAX_WORD_CHARS_PER_PAGE = 50_000;
+/** Thrown inside the structured-text walk to end it at MAX_WORD_CHARS_PER_PAGE characters. */
+const ENOUGH_CHARS = Symbol('enough characters');
 
 /** How to render a page: the largest scale within all three limits. */
 export interface RenderOptions {
@@ -81,6 +92,55 @@ export class PdfFile {
     });
   }
 
+  /**
+   * The page's text layer and its words, from one structured-text pass: `text` as `text()` gives it, `words` split at
+   * whitespace and line ends in mupdf's reading order (blocks, then lines), each box the union of its characters'
+   * quads relative to the page's bounds. A word wholly off the page is left out; words stop after
+   * MAX_WORD_CHARS_PER_PAGE characters (the text does not).
+   */
+  textAndWords(index: number): { text: string; words: EvidenceWord[] } {
+    return this.withPage(index, (page) => {
+      const [left, top, right, bottom] = page.getBounds();
+      const bounds = { left, top, width: right - left, height: bottom - top };
+      const stext = page.toStructuredText('preserve-whitespace');
+      try {
+        const words: EvidenceWord[] = [];
+        let text = '';
+        let box: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
+        const flush = (): void => {
+          const bbox = text === '' ? undefined : relativeBox(box, bounds);
+          if (bbox) words.push({ text, bbox });
+          text = '';
+          box = [Infinity, Infinity, -Infinity, -Infinity];
+        };
+        let chars = 0;
+        try {
+          stext.walk({
+            onChar(c, _origin, _font, _size, quad) {
+              if (++chars > MAX_WORD_CHARS_PER_PAGE) throw ENOUGH_CHARS;
+              if (/\s/.test(c)) return flush();
+              text += c;
+              // A quad is its four corners: upper-left, upper-right, lower-left, lower-right (x, y each).
+              box = [
+                Math.min(box[0], quad[0], quad[2], quad[4], quad[6]),
+                Math.min(box[1], quad[1], quad[3], quad[5], quad[7]),
+                Math.max(box[2], quad[0], quad[2], quad[4], quad[6]),
+                Math.max(box[3], quad[1], quad[3], quad[5], quad[7]),
+              ];
+            },
+            endLine: flush,
+          });
+          flush();
+        } catch (error) {
+          if (error !== ENOUGH_CHARS) throw error;
+        }
+        return { text: stext.asText(), words };
+      } finally {
+        stext.destroy();
+      }
+    });
+  }
+
   /** Renders a page to raw pixels (no alpha: white paper) at the largest scale `options` allow. */
   render(index: number, options: RenderOptions): RawImage {
     return this.withPixmap(index, options, (pixmap) => {
@@ -98,9 +158,13 @@ export class PdfFile {
     });
   }
 
-  /** Renders a page straight to PNG with mupdf's encoder. */
-  renderPng(index: number, options: RenderOptions): Buffer {
-    return this.withPixmap(index, options, (pixmap) => Buffer.from(pixmap.asPNG()));
+  /** Renders a page straight to PNG with mupdf's encoder; `width` and `height` are the PNG's, in pixels. */
+  renderPng(index: number, options: RenderOptions): { png: Buffer; width: number; height: number } {
+    return this.withPixmap(index, options, (pixmap) => ({
+      png: Buffer.from(pixmap.asPNG()),
+      width: pixmap.getWidth(),
+      height: pixmap.getHeight(),
+    }));
   }
 
   /**
@@ -227,6 +291,32 @@ export async function pdfTextLayer(bytes: Uint8Array, deadline: MediaDeadline): 
       texts.push(pdf.text(i).trim());
     }
     return texts;
+  } finally {
+    pdf.close();
+  }
+}
+
+/**
+ * The words of the PDF's text layer with their boxes, for the pages (1-based; all when omitted) that have a text layer
+ * (`hasTextLayer`); a page without one (a scan) is left out, not listed empty: no one has read it yet.
+ */
+export async function pdfWords(
+  bytes: Uint8Array,
+  deadline: MediaDeadline,
+  pages?: readonly number[],
+): Promise<PageWords[]> {
+  const d = new Deadline(deadline.signal, deadline.deadlineMs);
+  d.check('reading the PDF');
+  const pdf = await PdfFile.open(bytes, d);
+  try {
+    const wanted = pages ?? Array.from({ length: pdf.pageCount }, (_, i) => i + 1);
+    const out: PageWords[] = [];
+    for (const page of wanted) {
+      d.check(`reading the words of PDF page ${page} of ${pdf.pageCount}`);
+      const { text, words } = pdf.textAndWords(page - 1);
+      if (hasTextLayer(text)) out.push({ page, source: 'text-layer', words });
+    }
+    return out;
   } finally {
     pdf.close();
   }

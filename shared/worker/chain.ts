@@ -28,7 +28,7 @@ export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBou
  * OCR attempt (there is nothing to analyze): the next engine tries, and if none reads anything the run fails with
  * nothing charged. The outcome reads as one: every attempt of both steps, every request and cost, the pages the OCR
  * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
- * answer is no surer than the reading it came from).
+ * answer is no surer than the reading it came from). The OCR step's words are the answer's (evidence).
  */
 export async function executeChain(
   run: RunRecord,
@@ -75,6 +75,8 @@ export async function executeChain(
     truncated: Boolean(ocr?.truncated || analyze.truncated),
     output: analyze.output && {
       ...analyze.output,
+      // The words the OCR step read (with their boxes) are the evidence the answer is grounded on.
+      ...(ocr?.output?.words !== undefined ? { words: ocr.output.words } : {}),
       documentText: text,
       ...(confidences.length > 0 ? { nativeConfidence: Math.min(...confidences) } : {}),
       usage: {

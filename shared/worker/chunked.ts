@@ -10,11 +10,14 @@
  * - A chunk cut at its output cap is split in two and asked again; a single page that is still cut fails the run
  *   (`truncated`), never a silently short answer.
  * - Out of time, the run stops starting chunks and is handed back (`RunIncomplete`): the next delivery resumes.
+ * - A chunk's words (evidence) are merged, offset to the whole document, but never checkpointed: they would not fit
+ *   an item, and a resumed run's replayed chunks get theirs from the text layer at merge (./evidence.ts).
  * Over 400 lines: the shared spend, the split on truncation and the resume are one flow over the same chunk state;
  * split apart, each piece would need the others' invariants restated (planning, pools, checkpoints, merge are out).
  */
 import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
+import type { PageWords } from '../fields/types.js';
 import { log } from '../log.js';
 import { Deadline, hasTextLayer, PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
@@ -29,6 +32,7 @@ import { resultTooLarge } from '../store/run-results.js';
 import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
 import { executeChain, readText } from './chain.js';
+import { offsetWords } from './evidence.js';
 import { executePlan, type SharedSpend, singlePassStep } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
@@ -108,6 +112,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const size = run.chunkPages ?? Math.max(1, run.file.pages);
   const checkpoints = await listCheckpoints(run.jobId);
   const finished: ChunkCheckpoint[] = [...checkpoints];
+  /** This delivery's chunks' words by first page, in whole-document pages (not in checkpoints: see the top). */
+  const chunkWords = new Map<number, PageWords[]>();
   const queue = pagesLeft(chunkRanges(run.file.pages, size), checkpoints);
   const totals: Totals = {
     attempts: checkpoints.flatMap((c) => c.attempts),
@@ -173,16 +179,17 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
     const readPages = async (
       range: PageRange,
       common: { shared: SharedSpend; capMicros: Micros; deadlineMs: number; marginPct?: number },
-    ): Promise<Totals & { text: string | undefined; failedPage?: number }> => {
+    ): Promise<Totals & { text: string | undefined; words: PageWords[]; failedPage?: number }> => {
       const ocrCandidates = run.ocrCandidates ?? [];
       const analyzeBound = (id: ProviderId) =>
         predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze')?.costMicros;
-      const read: Totals & { text: string | undefined; failedPage?: number } = {
+      const read: Totals & { text: string | undefined; words: PageWords[]; failedPage?: number } = {
         attempts: [],
         requests: 0,
         costMicros: 0,
         billableUnits: 0,
         text: undefined,
+        words: [],
       };
       const texts: string[] = [];
       for (let page = range.first; page <= range.last; page++) {
@@ -204,6 +211,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
         read.costMicros += outcome.costMicros;
         if (!outcome.output) return { ...read, failedPage: page };
         read.billableUnits += outcome.output.usage.billableUnits;
+        read.words.push(...offsetWords(outcome.output.words ?? [], page - 1));
         texts.push(readText(outcome.output).trim());
       }
       // A chunk of blank pages has nothing to analyze: a failed reading, as a whole chain's OCR step with no text.
@@ -286,6 +294,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           // Pages read one by one are the chunk's billable units, as a chain's OCR step's are.
           const billableUnits = read ? read.billableUnits : outcome.output.usage.billableUnits;
           totals.billableUnits += billableUnits;
+          const words = outcome.output.words ? offsetWords(outcome.output.words, range.first - 1) : read?.words;
+          if (words !== undefined) chunkWords.set(range.first, words);
           const checkpoint: ChunkCheckpoint = {
             ...range,
             provider: outcome.provider,
@@ -366,7 +376,10 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const summary = { ...totals, attempts: summariseAttempts(totals.attempts) };
   if (failure) return { ...summary, status: 'failed', ...failure };
   if (outOfTime) throw new RunIncomplete(queue.reduce((sum, range) => sum + rangePages(range), 0));
-  const answers = finished.map((c) => ({ first: c.first, last: c.last, ...c.output }));
+  const answers = finished.map((c) => {
+    const words = chunkWords.get(c.first);
+    return { first: c.first, last: c.last, ...c.output, ...(words !== undefined ? { words } : {}) };
+  });
   const merged = run.task.outputFormat === 'text' ? mergeText(answers) : mergeJson(answers);
   return { ...summary, status: 'completed', merged };
 }

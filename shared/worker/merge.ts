@@ -5,8 +5,10 @@
  *   table's header row) is dropped once, and a row split over the seam (each half filling the other's blanks) is
  *   joined. Scalars and objects take the first confident non-null value; a different value another chunk read is
  *   kept in `alternatives` (for `fields.<name>.alternatives`), never silently dropped.
+ * - Words (evidence): every chunk's, already numbered in the whole document, in page order.
  * Not to undo: chunks are merged in page order whatever order they finished in.
  */
+import type { PageWords } from '../fields/types.js';
 import { isPlainObject } from '../providers/common.js';
 import { PAGE_SEPARATOR } from '../runs/run-view.js';
 
@@ -18,6 +20,8 @@ export interface ChunkAnswer {
   /** The document text the provider saw for these pages, when known. */
   documentText?: string;
   nativeConfidence?: number;
+  /** The words the provider read, pages numbered in the whole document (never checkpointed: see chunked.ts). */
+  words?: PageWords[];
 }
 
 /** Another value a chunk read for a field, with the first page of that chunk. */
@@ -34,6 +38,8 @@ export interface MergedAnswer {
   documentText?: string;
   /** The chunks' native confidences, weighted by their pages; undefined when none reported one. */
   nativeConfidence?: number;
+  /** Every chunk's words in page order; undefined when no chunk had any. */
+  words?: PageWords[];
 }
 
 /** A chunk at or above this native confidence is "confident": its value wins over an earlier, less sure one. */
@@ -172,8 +178,11 @@ function normalise(value: unknown): unknown {
 
 function documentAndConfidence(
   ordered: readonly ChunkAnswer[],
-): Pick<MergedAnswer, 'documentText' | 'nativeConfidence'> {
+): Pick<MergedAnswer, 'documentText' | 'nativeConfidence' | 'words'> {
   const texts = ordered.map((chunk) => chunk.documentText);
+  const words = ordered.some((chunk) => chunk.words !== undefined)
+    ? ordered.flatMap((chunk) => chunk.words ?? []).sort((a, b) => a.page - b.page)
+    : undefined;
   const rated = ordered.filter((chunk) => chunk.nativeConfidence !== undefined);
   const weight = (chunk: ChunkAnswer) => chunk.last - chunk.first + 1;
   const totalWeight = rated.reduce((sum, chunk) => sum + weight(chunk), 0);
@@ -185,5 +194,6 @@ function documentAndConfidence(
             rated.reduce((sum, chunk) => sum + (chunk.nativeConfidence ?? 0) * weight(chunk), 0) / totalWeight,
         }
       : {}),
+    ...(words !== undefined ? { words } : {}),
   };
 }

@@ -115,3 +115,17 @@ describe('concatRows at a seam', () => {
     ]);
   });
 });
+
+describe('words', () => {
+  const page = (n: number) => ({ page: n, source: 'text-layer' as const, words: [] });
+
+  test("every chunk's words in page order whatever order they finished in; none when no chunk had any", () => {
+    const merged = mergeJson([
+      chunk(3, 4, {}, { words: [page(3), page(4)] }),
+      chunk(1, 2, {}, { words: [page(1), page(2)] }),
+      chunk(5, 5, {}),
+    ]);
+    expect(merged.words?.map((p) => p.page)).toEqual([1, 2, 3, 4]);
+    expect(mergeText([chunk(1, 1, { text: 'a' })]).words).toBeUndefined();
+  });
+});

@@ -1,12 +1,16 @@
 /**
  * The `local` provider: everything inside the worker. PDF text layers first (exact and ~10x cheaper), tesseract.js OCR
  * only for pages without one, in one long-lived worker thread; every decode capped in pixels and time; fields by rules
- * (extract-fields.ts), never invented. Heavy modules load lazily. See docs/decisions.md#local-provider.
+ * (extract-fields.ts), never invented. Every page it reads comes back with its words and their boxes (evidence), and
+ * `ocrPageWords` lends the same engine to the worker for pages no provider read. Heavy modules load lazily.
+ * See docs/decisions.md#local-provider.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Worker as ThreadWorker } from 'node:worker_threads';
 import type Tesseract from 'tesseract.js';
+import type { EvidenceWord, PageWords } from '../../fields/types.js';
+import type { SupportedMime } from '../../file-facts.js';
 import { Deadline } from '../../media/deadline.js';
 import { runSharp, uprightImage } from '../../media/image.js';
 import { hasTextLayer, PdfFile, RENDER_MAX_PIXELS } from '../../media/pdf.js';
@@ -14,6 +18,7 @@ import { localCost } from '../../pricing/pricing.js';
 import { ProviderFailure } from '../../task.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
+import { tesseractWords } from './ocr-words.js';
 
 // The decoding limits (images: 100 MP before decoding; PDF renders: 25 MP) and the text-layer rule live with the
 // decoders in shared/media.
@@ -45,6 +50,15 @@ interface OcrResult {
   text: string;
   /** Tesseract's mean word confidence, 0–100. */
   confidence: number;
+  /** The words with their boxes, relative to the image. */
+  words: EvidenceWord[];
+}
+
+/** An image for tesseract (PNG) and its size in pixels (what word boxes are relative to). */
+interface OcrImage {
+  png: Buffer;
+  width: number;
+  height: number;
 }
 
 /** Fails a recognition whose worker was terminated under it (by another job's overrun, a crash or a shutdown). */
@@ -64,7 +78,7 @@ class OcrEngine {
   private readonly inFlight = new Set<(error: WorkerStopped) => void>();
 
   /** Recognises one image; a job whose worker was restarted under it is run once more on the fresh worker. */
-  async recognize(image: Buffer, deadline: Deadline): Promise<OcrResult> {
+  async recognize(image: OcrImage, deadline: Deadline): Promise<OcrResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.recognizeOnce(image, deadline);
@@ -76,7 +90,7 @@ class OcrEngine {
     }
   }
 
-  private async recognizeOnce(image: Buffer, deadline: Deadline): Promise<OcrResult> {
+  private async recognizeOnce(image: OcrImage, deadline: Deadline): Promise<OcrResult> {
     const worker = await deadline.race(this.get(), 'starting OCR');
     deadline.check('running OCR');
     return new Promise<OcrResult>((resolve, reject) => {
@@ -99,9 +113,12 @@ class OcrEngine {
         reject(deadline.failure('running OCR'));
       });
       this.inFlight.add(stop);
-      worker.recognize(image).then(
+      // `blocks`: the recognition tree, for the words' boxes (tesseract.js returns only text by default).
+      worker.recognize(image.png, {}, { text: true, blocks: true }).then(
         (result) => {
-          if (finish()) resolve({ text: result.data.text, confidence: result.data.confidence });
+          if (!finish()) return;
+          const { text, confidence, blocks } = result.data;
+          resolve({ text, confidence, words: tesseractWords(blocks, image) });
         },
         (error: unknown) => {
           if (finish()) {
@@ -189,6 +206,8 @@ interface PageText {
   source: 'text_layer' | 'ocr';
   /** 0–1; for OCR pages tesseract's mean word confidence / 100. */
   confidence: number;
+  /** The page's words with their boxes (relative to the page). */
+  words: EvidenceWord[];
 }
 
 function clientFailure(message: string, cause?: unknown): ProviderFailure {
@@ -208,9 +227,19 @@ function tidy(text: string): string {
     .join('\n');
 }
 
-async function ocrPage(png: Buffer, deadline: Deadline): Promise<PageText> {
-  const { text, confidence } = await ocrEngine.recognize(png, deadline);
-  return { text: tidy(text), source: 'ocr', confidence: confidence / 100 };
+async function ocrPage(image: OcrImage, deadline: Deadline): Promise<PageText> {
+  const { text, confidence, words } = await ocrEngine.recognize(image, deadline);
+  return { text: tidy(text), source: 'ocr', confidence: confidence / 100, words };
+}
+
+/** A PDF page as tesseract reads it: rendered grey at RENDER_DPI, within RENDER_MAX_PIXELS. */
+function pageImage(pdf: PdfFile, index: number): OcrImage {
+  return pdf.renderPng(index, {
+    dpi: RENDER_DPI,
+    maxLongSide: Number.POSITIVE_INFINITY,
+    maxPixels: RENDER_MAX_PIXELS,
+    colour: 'grey',
+  });
 }
 
 /** Reads a PDF page by page into `pages` (filled as it goes, so a timeout can still report the pages done). */
@@ -219,18 +248,12 @@ async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[])
   try {
     for (let i = 0; i < pdf.pageCount; i++) {
       deadline.check(`reading PDF page ${i + 1} of ${pdf.pageCount}`);
-      const text = pdf.text(i);
+      const { text, words } = pdf.textAndWords(i);
       if (hasTextLayer(text)) {
-        pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE });
+        pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE, words });
         continue;
       }
-      const png = pdf.renderPng(i, {
-        dpi: RENDER_DPI,
-        maxLongSide: Number.POSITIVE_INFINITY,
-        maxPixels: RENDER_MAX_PIXELS,
-        colour: 'grey',
-      });
-      pages.push(await ocrPage(png, deadline));
+      pages.push(await ocrPage(pageImage(pdf, i), deadline));
     }
   } finally {
     pdf.close();
@@ -238,15 +261,49 @@ async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[])
 }
 
 /** EXIF orientation applied (HEIC decoded first), bounded in pixels and size, grey, flattened on white, as PNG for tesseract. */
-async function readImage(input: ProviderInput, deadline: Deadline, pages: PageText[]): Promise<void> {
-  if (input.facts.mime === 'application/pdf') throw clientFailure('a PDF is not an image');
-  const image = await uprightImage(input.bytes, input.facts.mime, deadline, OCR_MAX_LONG_SIDE);
-  const png = await runSharp(
+async function imageForOcr(bytes: Uint8Array, mime: SupportedMime, deadline: Deadline): Promise<OcrImage> {
+  if (mime === 'application/pdf') throw clientFailure('a PDF is not an image');
+  const image = await uprightImage(bytes, mime, deadline, OCR_MAX_LONG_SIDE);
+  const { data, info } = await runSharp(
     image.flatten({ background: '#ffffff' }).greyscale().png({ compressionLevel: 1 }),
     deadline,
     'decoding the image',
   );
-  pages.push(await ocrPage(png.data, deadline));
+  return { png: data, width: info.width, height: info.height };
+}
+
+async function readImage(input: ProviderInput, deadline: Deadline, pages: PageText[]): Promise<void> {
+  pages.push(await ocrPage(await imageForOcr(input.bytes, input.facts.mime, deadline), deadline));
+}
+
+/**
+ * OCR of chosen pages (1-based; an image is page 1) with the provider's own engine, renders and limits, for the
+ * worker's evidence of pages no provider read (shared/worker/evidence.ts). Fills `out` as it goes, so a deadline that
+ * passes (a `timeout` thrown) still leaves the pages done; a page outside the file fails `client`.
+ */
+export async function ocrPageWords(
+  file: { bytes: Uint8Array; mime: SupportedMime },
+  pages: readonly number[],
+  deadline: Deadline,
+  out: PageWords[],
+): Promise<void> {
+  if (file.mime !== 'application/pdf') {
+    if (pages.some((page) => page !== 1)) throw clientFailure('an image has only page 1');
+    if (pages.length === 0) return;
+    const { words } = await ocrPage(await imageForOcr(file.bytes, file.mime, deadline), deadline);
+    out.push({ page: 1, source: 'tesseract', words });
+    return;
+  }
+  const pdf = await PdfFile.open(file.bytes, deadline);
+  try {
+    for (const page of pages) {
+      deadline.check(`reading PDF page ${page} for evidence`);
+      const { words } = await ocrPage(pageImage(pdf, page - 1), deadline);
+      out.push({ page, source: 'tesseract', words });
+    }
+  } finally {
+    pdf.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -317,6 +374,11 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
     result: resultFor(input, text, pages.length),
     documentText: text,
     nativeConfidence: confidenceOf(pages),
+    words: pages.map((p, i) => ({
+      page: i + 1,
+      source: p.source === 'ocr' ? 'tesseract' : 'text-layer',
+      words: p.words,
+    })),
     usage: usageOf(pages),
   };
 }

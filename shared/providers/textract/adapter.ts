@@ -1,7 +1,8 @@
 /**
  * The `textract` provider: Amazon Textract by IAM, one API per task (profile.ts `textractApiFor`, shared with the
  * estimate); sync for images and one-page PDFs, async from S3 otherwise. The SDK makes one attempt; cost is the pages
- * Textract reports, and an async job's pages are billed even when we stop waiting.
+ * Textract reports, and an async job's pages are billed even when we stop waiting. Its words (with their geometry)
+ * are read by words.ts.
  * See docs/decisions.md#textract-adapter.
  * Over 400 lines: Textract's five APIs (sync and async) and their block parsing, one provider read in one place.
  */
@@ -51,6 +52,7 @@ import {
   textractApiFor,
   textractPageMicros,
 } from './profile.js';
+import { textractWords } from './words.js';
 
 /** The shared `Retry-After` parser, under the name this adapter has always exported. */
 export { parseRetryAfterHeader as parseRetryAfter };
@@ -858,6 +860,7 @@ export function createTextractProvider(options: TextractProviderOptions = {}): P
       result: resultFor(input, api, reading, text, queries),
       documentText: text,
       nativeConfidence: confidenceOf(reading),
+      words: textractWords(reading.blocks, reading.expense, reading.identity),
       usage: usageFor(api, reading.pages),
     };
   }
