@@ -61,7 +61,7 @@ function settlementItems() {
   expect(calls).toHaveLength(1);
   const items = mapsAsObjects(calls[0]?.args[0].input.TransactItems ?? []);
   const run = items.find((i) => i.Update?.TableName === tableName('runs'))?.Update;
-  const parts = items.filter((i) => i.Put?.TableName === tableName('runResults')).map((i) => i.Put?.Item);
+  const parts = items.flatMap((i) => (i.Put?.TableName === tableName('runResults') && i.Put.Item ? [i.Put.Item] : []));
   return { run, parts };
 }
 
