@@ -287,7 +287,7 @@ export const eventBus = {
   source: 'vision.runs',
   detailTypes: { 'run.completed': 'Run Completed', 'run.failed': 'Run Failed' },
   feedQueue: { id: 'EventBusFeed', envVar: 'EVENT_BUS_FEED_URL', retentionSeconds: 4 * 24 * 3600, maxReceiveCount: 5 },
-  /** EventBridge's largest event; a run over it goes without its `result` (`resultOmitted: true`). */
+  /** EventBridge's largest event; a run over it goes without its `result` and `fields` (`resultOmitted: true`). */
   maxEventBytes: 256 * 1024,
 } as const;
 
