@@ -87,7 +87,12 @@ export function runLine(run: RunResponse): string {
   const base = [run.jobId, run.status.padEnd(9), run.createdAt, run.workflow ?? '-', run.schemaId ?? '-'];
   switch (run.status) {
     case 'completed':
-      return [...base, money(run.chargedUsd), `confidence ${run.confidence}`].join('  ');
+      return [
+        ...base,
+        money(run.chargedUsd),
+        `confidence ${run.confidence}`,
+        ...(run.review?.needed ? ['review needed'] : []),
+      ].join('  ');
     case 'failed':
       return [...base, money(run.chargedUsd), run.error.code].join('  ');
     case 'queued': {
@@ -98,6 +103,16 @@ export function runLine(run: RunResponse): string {
       // A status this CLI does not know yet: what every run has.
       return base.join('  ');
   }
+}
+
+/**
+ * What `analyze` writes on stderr after a completed run whose review is needed: why, one reason a line (the fields a
+ * person should check). Empty for any other run.
+ */
+export function reviewNotice(run: RunResponse): string {
+  if (run.status !== 'completed' || !run.review?.needed) return '';
+  const reasons = run.review.reasons.length > 0 ? run.review.reasons : ['(no reason given)'];
+  return `review needed for run ${run.jobId}:\n${reasons.map((reason) => `  - ${reason}\n`).join('')}`;
 }
 
 /** Where the address and the key came from, for hints. */

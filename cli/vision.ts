@@ -22,7 +22,7 @@ import {
   TIME_FORMS,
   UsageError,
 } from './args.js';
-import { EXIT, type Io, type Origin, ProgressLine, reportError, runLine } from './output.js';
+import { EXIT, type Io, type Origin, ProgressLine, reportError, reviewNotice, runLine } from './output.js';
 import { listen, webhooks } from './webhooks.js';
 
 const HELP = `vision — client for the Vision Analysis Service
@@ -30,7 +30,8 @@ const HELP = `vision — client for the Vision Analysis Service
 Usage:
   vision analyze <file> --prompt "…" [--schema <id> | --schema-file f.json] [--format json|text]
                  [--workflow w] [--max-cost 0.50] [--yes] [--no-wait] [--metadata k=v …] [--timeout s]
-  vision runs list [--workflow w] [--status queued|completed|failed] [--limit n] [--cursor c] [--json]
+  vision runs list [--workflow w] [--status queued|completed|failed] [--review needed] [--limit n] [--cursor c]
+                   [--json]
   vision runs get <jobId>
   vision verify <jobId> (--accept | --correct field=value …) [--note "…"]
   vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w]
@@ -52,12 +53,14 @@ analyze:
   --metadata k=v sends a string; k:=<json> sends a JSON value (e.g. n:=42). Repeatable.
   Without --no-wait the command polls until the run is final and prints the completed run; with --no-wait it
   prints the queued creation envelope (poll later with \`vision runs get <jobId>\`). On a terminal a progress line
-  shows the stage, the pages done of a long document and the time so far.
+  shows the stage, the pages done of a long document and the time so far. A completed run whose review is needed
+  also writes, on stderr after the result, why (the run's review.reasons, one a line).
   When the estimated cost needs confirmation: on a terminal you are asked (y/N); otherwise the command fails
   unless --yes (or --max-cost, a budget) is given.
 runs list:
   One line per run: id, status, created, workflow, schema, charged, then confidence (completed), error code
-  (failed) or stage (queued). --json prints the whole answer ({items, nextCursor}) instead.
+  (failed) or stage (queued), and "review needed" while it is. --review needed lists only those (the review
+  queue, newest first); a verify takes a run out of it. --json prints the whole answer ({items, nextCursor}) instead.
 verify:
   --accept marks the result accepted; --correct field=value (or field:=<json>) records corrections (accepted=false
   unless --accept is also given).
@@ -232,6 +235,7 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
       : await vision.analyze(file, params, options);
     progress.end();
     printJson(ctx, out);
+    ctx.io.stderr(reviewNotice(out));
     return EXIT.ok;
   } catch (error) {
     if (error instanceof VisionError && error.code === 'COST_CONFIRMATION_REQUIRED') {
@@ -260,6 +264,7 @@ async function runs(ctx: Context, args: string[]): Promise<number> {
           ...globalOptions,
           workflow: { type: 'string' },
           status: { type: 'string' },
+          review: { type: 'string' },
           limit: { type: 'string' },
           cursor: { type: 'string' },
           json: { type: 'boolean' },
@@ -270,10 +275,12 @@ async function runs(ctx: Context, args: string[]): Promise<number> {
     );
     if (values.help) return help(ctx);
     const status = oneOf(values.status, STATUSES, '--status');
+    const review = oneOf(values.review, ['needed'], '--review');
     const limit = parseNumber(values.limit, '--limit');
     const answer = await client(ctx, values).listRuns({
       workflow: values.workflow,
       status,
+      review,
       limit,
       cursor: values.cursor,
     });
@@ -283,7 +290,7 @@ async function runs(ctx: Context, args: string[]): Promise<number> {
     }
     ctx.io.stdout(answer.items.map((run) => `${runLine(run)}\n`).join(''));
     if (ctx.io.stderrIsTTY) {
-      if (answer.items.length === 0) ctx.io.stderr('no runs\n');
+      if (answer.items.length === 0) ctx.io.stderr(review ? 'no runs need review\n' : 'no runs\n');
       if (answer.nextCursor) ctx.io.stderr(`more: vision runs list --cursor ${answer.nextCursor}\n`);
     }
     return EXIT.ok;

@@ -83,6 +83,7 @@ const els = {
   filters: $('filters'),
   filterWorkflow: $('filter-workflow'),
   filterStatus: $('filter-status'),
+  filterReview: $('filter-review'),
   runsBody: $('runs-body'),
   runsTableBox: $('runs-table-box'),
   runsEmpty: $('runs-empty'),
@@ -450,6 +451,7 @@ els.keyForm.addEventListener('submit', async (event) => {
   if (!known) return setStatus('');
   els.keyInput.value = ''; // connected: the key is not kept in the DOM
   showView('runs');
+  await openOnReviewQueue();
   if (await loadRuns()) setStatus(`Connected. ${els.status.textContent}`);
 });
 
@@ -479,7 +481,9 @@ function statusBadge(run) {
   return h('span', { class: `badge badge-${run.status}` }, label);
 }
 
-function reviewLabel(verification) {
+/** A run's review state: its recorded verification, else whether its result needs a person (review.needed). */
+function reviewLabel(verification, review = null) {
+  if (!verification && review?.needed) return h('span', { class: 'badge badge-review' }, 'Needs review');
   if (!verification) return h('span', { class: 'muted' }, 'Not reviewed');
   return verification.accepted
     ? h('span', { class: 'badge badge-accepted' }, 'Accepted')
@@ -505,15 +509,16 @@ function runRow(run) {
     h('td', { 'data-label': 'File', class: 'file-cell col-aside', title: fileName }, fileName),
     h('td', { 'data-label': 'Charged', class: 'num' }, run.status === 'queued' ? '—' : formatUsd(run.chargedUsd)),
     h('td', { 'data-label': 'Confidence', class: 'num' }, formatPercent(run.confidence)),
-    h('td', { 'data-label': 'Review' }, run.status === 'completed' ? reviewLabel(run.verification) : '—'),
+    h('td', { 'data-label': 'Review' }, run.status === 'completed' ? reviewLabel(run.verification, run.review) : '—'),
   );
 }
 
-const filtersInUse = () => Boolean(els.filterWorkflow.value.trim() || els.filterStatus.value);
+const filtersInUse = () => Boolean(els.filterWorkflow.value.trim() || els.filterStatus.value || els.filterReview.value);
 
 function clearFilters() {
   els.filterWorkflow.value = '';
   els.filterStatus.value = '';
+  els.filterReview.value = '';
   state.pages = [null];
   void loadRuns();
 }
@@ -522,8 +527,10 @@ function clearFilters() {
 function emptyRuns() {
   if (state.pages.length > 1) return [h('p', {}, 'No more runs on this page; go back with Previous.')];
   if (filtersInUse()) {
+    const queueOnly =
+      els.filterReview.value === 'needed' && !els.filterWorkflow.value.trim() && !els.filterStatus.value;
     return [
-      h('p', {}, 'No runs match these filters.'),
+      h('p', {}, queueOnly ? 'No run needs review: the review queue is empty.' : 'No runs match these filters.'),
       h('button', { type: 'button', class: 'button secondary', onclick: clearFilters }, 'Clear filters'),
     ];
   }
@@ -580,6 +587,7 @@ async function loadRuns() {
       query: {
         workflow: els.filterWorkflow.value.trim(),
         status: els.filterStatus.value,
+        review: els.filterReview.value,
         limit: PAGE_SIZE,
         cursor,
       },
@@ -589,7 +597,8 @@ async function loadRuns() {
     state.nextCursor = page?.nextCursor ?? null;
     renderRuns();
     const count = state.runs.length;
-    setStatus(`${count} ${count === 1 ? 'run' : 'runs'} on page ${state.pages.length}.`);
+    const queue = els.filterReview.value === 'needed' ? ' of the review queue' : '';
+    setStatus(`${count} ${count === 1 ? 'run' : 'runs'} on page ${state.pages.length}${queue}.`);
     return true;
   } catch (error) {
     if (error?.name === 'AbortError') return null;
@@ -598,6 +607,20 @@ async function loadRuns() {
     return false;
   } finally {
     els.runsBody.removeAttribute('aria-busy');
+  }
+}
+
+/**
+ * The dashboard opens on the review queue when it holds a run (the list filtered to `review=needed`), else on every
+ * run. Asked once per connection with one run's worth of listing; a failure leaves the filters as they are (the list
+ * itself then reports it).
+ */
+async function openOnReviewQueue() {
+  try {
+    const page = await api('v1/runs', { query: { review: 'needed', limit: 1 } });
+    els.filterReview.value = Array.isArray(page?.items) && page.items.length > 0 ? 'needed' : '';
+  } catch {
+    // reported by the listing that follows
   }
 }
 
@@ -786,12 +809,28 @@ function renderDetail(run) {
       ['File', fileFacts(run.file)],
       ['Metadata', Object.keys(run.metadata ?? {}).length > 0 ? h('code', {}, JSON.stringify(run.metadata)) : null],
     ]),
-    section('preview', 'File', h('div', { class: 'preview', id: 'preview' }, h('p', { class: 'hint' }, 'Loading…'))),
+    evidenceLayout(
+      run,
+      section('preview', 'File', h('div', { class: 'preview', id: 'preview' }, h('p', { class: 'hint' }, 'Loading…'))),
+      fieldsSection(run),
+    ),
     resultSection(run),
     review.section,
     moneySection(run),
     attemptsSection(run),
   );
+}
+
+/**
+ * An image's preview and its fields side by side when the panel is wide enough (style.css), so a box and its entry
+ * show together. A PDF keeps its frame full width (no boxes on it), and a HEIC has no preview: the fields follow.
+ */
+function evidenceLayout(run, preview, fields) {
+  const boxed = run.file?.type === 'image/png' || run.file?.type === 'image/jpeg';
+  if (!fields) return preview;
+  return boxed
+    ? h('div', { class: 'evidence-layout' }, preview, fields)
+    : append(document.createDocumentFragment(), [preview, fields]);
 }
 
 function isTextResult(run) {
@@ -895,7 +934,7 @@ async function loadPreview(run) {
   const container = () => (state.openJobId === run.jobId ? document.getElementById('preview') : null);
   try {
     const file = await api(runPath(run.jobId, '/file'), { signal });
-    container()?.replaceChildren(...previewFor(file));
+    container()?.replaceChildren(...previewFor(file, run));
   } catch (error) {
     if (error?.name === 'AbortError') return;
     if (error instanceof ApiError && error.status === 401) return reportError(error, 'Loading the file');
@@ -917,8 +956,11 @@ async function loadPreview(run) {
   }
 }
 
-/** Nodes that preview a file: an image, a framed PDF, or a note for HEIC; always an "Open file" link. */
-function previewFor(file) {
+/**
+ * Nodes that preview a file: an image (with its fields' boxes drawn over it), a framed PDF, or a note for HEIC; always
+ * an "Open file" link.
+ */
+function previewFor(file, run) {
   const type = String(file.contentType ?? '').toLowerCase();
   const name = file.fileName ?? 'the uploaded file';
   const expires = file.expiresAt ? ` (link valid until ${timeOnly.format(new Date(file.expiresAt))})` : '';
@@ -947,7 +989,7 @@ function previewFor(file) {
         ),
       );
     });
-    return [img, link];
+    return [fieldBoxes(run, img), link];
   }
   if (type === 'application/pdf') {
     if (navigator.pdfViewerEnabled === false) {
@@ -959,9 +1001,205 @@ function previewFor(file) {
     // An <iframe>, not <object>: the CSP allows frames from storage (frame-src) but objects only from 'self'. No
     // sandbox: Chromium shows no PDF in a sandboxed frame; storage answers with the inspected type instead
     // (docs/decisions.md, "The file preview").
-    return [h('iframe', { src: file.url, title: `PDF preview of ${name}`, class: 'preview-pdf' }), link];
+    return [
+      h('iframe', { src: file.url, title: `PDF preview of ${name}`, class: 'preview-pdf' }),
+      fieldEntries(run).length > 0
+        ? h('p', { class: 'hint' }, 'Field boxes are drawn on image previews only; each field below names its page.')
+        : null,
+      link,
+    ];
   }
   return [h('p', { class: 'notice' }, `No preview: this page cannot display ${type || 'this file type'}.`), link];
+}
+
+// ---------- fields: per-field evidence (contract-v1.1 §3) ----------
+
+/** A box `[x0, y0, x1, y1]` relative to the page, as the contract promises it (anything else is not drawn). */
+function isBox(box) {
+  return (
+    Array.isArray(box) &&
+    box.length === 4 &&
+    box.every((n) => typeof n === 'number' && n >= 0 && n <= 1) &&
+    box[2] >= box[0] &&
+    box[3] >= box[1]
+  );
+}
+
+/**
+ * A completed run's fields with their evidence, lowest confidence first (the ones a person should look at), ties in
+ * the result's order. Each has a rank (1 = least sure), which labels its box on the preview.
+ */
+function fieldEntries(run) {
+  if (run?.status !== 'completed' || !run.fields || typeof run.fields !== 'object') return [];
+  const order = Object.keys(run.result ?? {});
+  return Object.entries(run.fields)
+    .filter(([, evidence]) => evidence && typeof evidence.confidence === 'number')
+    .sort(([a, x], [b, y]) => x.confidence - y.confidence || order.indexOf(a) - order.indexOf(b))
+    .map(([name, evidence], index) => ({ name, evidence, rank: index + 1, id: `field-${index + 1}` }));
+}
+
+/** The boxes of a field on `page`: its own, and those of its items' fields (an array of objects). */
+function boxesOn(evidence, page) {
+  const here = (e) => (e.page ?? 1) === page && isBox(e.bbox);
+  const boxes = here(evidence) ? [evidence.bbox] : [];
+  for (const item of Array.isArray(evidence.items) ? evidence.items : []) {
+    for (const sub of Object.values(item ?? {})) if (sub && here(sub)) boxes.push(sub.bbox);
+  }
+  return boxes;
+}
+
+/** The review's reasons that name this field (reasons are sentences; a field is named as a whole word). */
+function reasonsFor(run, name) {
+  const reasons = Array.isArray(run.review?.reasons) ? run.review.reasons : [];
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const named = new RegExp(`(^|[^\\w])${escaped}([^\\w]|$)`);
+  return reasons.filter((reason) => typeof reason === 'string' && named.test(reason));
+}
+
+/** Marks a field's list entry and its boxes as the one looked at (hover or keyboard focus), or not. */
+function highlightField(name, on) {
+  for (const el of els.detail.querySelectorAll('[data-evidence]')) {
+    if (el.dataset.evidence === name) el.classList.toggle('active', on);
+  }
+}
+
+/**
+ * The image with its fields' boxes drawn over it (an SVG of the same size, so a box is where its relative
+ * coordinates say whatever the image's displayed size). Each box carries its field's rank. Decorative for assistive
+ * technology: the fields list says the same in words.
+ */
+function fieldBoxes(run, img) {
+  const stage = h('div', { class: 'preview-stage' }, img);
+  const entries = fieldEntries(run).filter((entry) => boxesOn(entry.evidence, 1).length > 0);
+  if (entries.length === 0) return stage;
+  const width = 1000;
+  const height = Math.round((1000 * (run.file?.height || 1000)) / (run.file?.width || 1000));
+  const svg = s('svg', {
+    class: 'preview-boxes',
+    viewBox: `0 0 ${width} ${height}`,
+    preserveAspectRatio: 'none',
+    'aria-hidden': 'true',
+    focusable: 'false',
+  });
+  for (const entry of entries) {
+    const group = s('g', { class: 'field-box', 'data-evidence': entry.name });
+    for (const [x0, y0, x1, y1] of boxesOn(entry.evidence, 1)) {
+      group.append(
+        s('rect', {
+          x: x0 * width,
+          y: y0 * height,
+          width: Math.max(1, (x1 - x0) * width),
+          height: Math.max(1, (y1 - y0) * height),
+          rx: 3,
+          'vector-effect': 'non-scaling-stroke',
+        }),
+      );
+    }
+    const [x0, y0] = boxesOn(entry.evidence, 1)[0];
+    group.append(
+      s('text', { x: Math.max(0, x0 * width - 4), y: Math.max(14, y0 * height - 4), 'text-anchor': 'end' }, entry.rank),
+    );
+    svg.append(group);
+  }
+  stage.append(svg);
+  return stage;
+}
+
+/** Where a field's value stands, in words (also what its list entry is described by). */
+function whereText(run, evidence) {
+  const page = evidence.page ?? 1;
+  const pdf = run.file?.type === 'application/pdf';
+  if (!isBox(evidence.bbox)) {
+    return evidence.page ? `Page ${page}; no place on it found for this value.` : 'Not found in the document.';
+  }
+  const [x0, y0, x1, y1] = evidence.bbox.map((n) => Math.round(n * 100));
+  const place = `${x0}–${x1}% across, ${y0}–${y1}% down`;
+  if (pdf) return `Page ${page}, ${place} (open the file at that page).`;
+  return page === 1 ? `Boxed on the preview, ${place}.` : `Page ${page}, ${place}.`;
+}
+
+/**
+ * The fields of a completed json run, the least sure first: each with its value, confidence, where it was read and
+ * the review's reasons that name it. An entry is focusable; hovering or focusing it highlights its box.
+ */
+function fieldsSection(run) {
+  const entries = fieldEntries(run);
+  if (entries.length === 0) return null;
+  const review = run.review;
+  const reasons = Array.isArray(review?.reasons) ? review.reasons : [];
+  const summary = review?.needed
+    ? h(
+        'div',
+        { class: 'notice review-needed' },
+        h('p', {}, h('strong', {}, 'Needs review'), reasons.length > 0 ? ':' : '.'),
+        reasons.length > 0
+          ? h(
+              'ul',
+              {},
+              reasons.map((reason) => h('li', {}, reason)),
+            )
+          : null,
+      )
+    : review
+      ? h('p', { class: 'muted' }, reasons.length > 0 ? 'Review done; it was asked for because:' : 'No review needed.')
+      : null;
+  const doneReasons =
+    review && !review.needed && reasons.length > 0
+      ? h(
+          'ul',
+          { class: 'muted' },
+          reasons.map((r) => h('li', {}, r)),
+        )
+      : null;
+  const list = h(
+    'ol',
+    { class: 'field-list', 'aria-label': 'Fields, least confident first' },
+    entries.map(({ name, evidence, rank, id }) => {
+      const value = run.result?.[name];
+      const named = reasonsFor(run, name);
+      const low = named.length > 0;
+      const item = h(
+        'li',
+        {
+          class: `field-item${low ? ' field-low' : ''}`,
+          tabindex: '0',
+          'data-evidence': name,
+          'aria-describedby': `${id}-where${low ? ` ${id}-reasons` : ''}`,
+        },
+        h(
+          'div',
+          { class: 'field-head' },
+          h('span', { class: 'field-rank', 'aria-hidden': 'true' }, String(rank)),
+          h('strong', { class: 'field-name' }, name),
+          h('span', { class: 'field-confidence' }, formatPercent(evidence.confidence)),
+        ),
+        h(
+          'p',
+          { class: 'field-value' },
+          value === null || value === undefined
+            ? h('span', { class: 'muted' }, 'no value')
+            : h('code', {}, fieldText(value)),
+          typeof evidence.source === 'string' && evidence.source && evidence.source !== fieldText(value)
+            ? h('span', { class: 'muted' }, ` read as “${evidence.source}”`)
+            : null,
+        ),
+        h('p', { class: 'field-where muted', id: `${id}-where` }, whereText(run, evidence)),
+        low
+          ? h(
+              'ul',
+              { class: 'field-reasons', id: `${id}-reasons` },
+              named.map((r) => h('li', {}, r)),
+            )
+          : null,
+      );
+      item.addEventListener('mouseenter', () => highlightField(name, true));
+      item.addEventListener('mouseleave', () => highlightField(name, item === document.activeElement));
+      item.addEventListener('focus', () => highlightField(name, true));
+      item.addEventListener('blur', () => highlightField(name, false));
+      return item;
+    }),
+  );
+  return section('fields', 'Fields', summary, doneReasons, list);
 }
 
 // ---------- review (verify) ----------
@@ -1080,7 +1318,7 @@ function reviewParts(run) {
       : null;
     bar.replaceChildren();
     append(bar, [
-      h('span', { class: 'review-state' }, done ? reviewLabel(done) : h('span', { class: 'muted' }, 'Not reviewed')),
+      h('span', { class: 'review-state' }, reviewLabel(done, run.review)),
       done ? [nextButton, done.accepted ? null : acceptButton, correctButton] : [acceptButton, correctButton],
       reason,
     ]);
@@ -1241,7 +1479,9 @@ async function submitVerification(jobId, body, error) {
   try {
     const answer = await api(runPath(jobId, '/verify'), { method: 'POST', body });
     const run = state.runs.find((r) => r.jobId === jobId);
-    if (run) updateRun({ ...run, verification: answer.verification });
+    // A verify clears a needed review on the service (reasons kept); the page shows the same without a reload.
+    const review = run?.review ? { review: { ...run.review, needed: false } } : {};
+    if (run) updateRun({ ...run, verification: answer.verification, ...review });
     setStatus(answer.verification.accepted ? 'Review saved: result accepted.' : 'Review saved: corrections recorded.');
     return answer.verification;
   } catch (caught) {

@@ -184,8 +184,37 @@ export interface CompletedRun extends RunBase {
   attempts: Attempt[];
   completedAt: string;
   verification?: Verification;
+  /** Per-field confidence and where each value stands on the page, keyed like `result` (json runs). */
+  fields?: Record<string, FieldEvidence>;
+  /** Whether a person must check the result, and why (json runs). */
+  review?: Review;
   /** The schema's fields as the run used them: the names and types a review's corrections must have. */
   expectedFields?: SchemaField[];
+}
+
+/** `[x0, y0, x1, y1]` relative to the page, origin top-left, each in [0, 1]. */
+export type BBox = [number, number, number, number];
+
+/** Where one value stands in the document, and how sure the run is of it (contract-v1.1 §3). */
+export interface FieldEvidence {
+  /** In [0, 1]. */
+  confidence: number;
+  /** 1-based page of the document. */
+  page?: number;
+  /** Absent when no text of the document supports the value. */
+  bbox?: BBox;
+  /** The document text the value was read from (at most 500 characters). */
+  source?: string;
+  /** Other values the document gave for this field. */
+  alternatives?: { value?: unknown; page?: number }[];
+  /** For an array of objects: one entry per item, keyed by the item's fields. */
+  items?: Record<string, FieldEvidence>[];
+}
+
+/** Whether a person must check a run's result: `needed` until a verify clears it; the reasons stay. */
+export interface Review {
+  needed: boolean;
+  reasons: string[];
 }
 
 /** One field of a schema, normalised. */
@@ -214,6 +243,8 @@ export type CreateRunResponse = QueuedRun;
 export interface ListRunsInput {
   workflow?: string | undefined;
   status?: RunStatus | undefined;
+  /** `needed`: only the runs whose review is needed (the review queue). */
+  review?: 'needed' | undefined;
   /** 1 to 100 (default 20). */
   limit?: number | undefined;
   cursor?: string | undefined;

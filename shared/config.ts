@@ -19,6 +19,12 @@ const envShape = {
   [ENV.confirmationThresholdUsd]: number(1),
   /** At least 1: a run may always cost what it was estimated at. */
   [ENV.maxOverrunRatio]: z._default(z.coerce.number().check(z.minimum(1), z.maximum(100)), 2),
+  /** A share: 0 sends no run to review for a low field, 1 every run with a required field not certain. */
+  [ENV.reviewConfidence]: z.pipe(
+    // Empty is unset (coerced, it would be 0: no run would ever need review for a low field).
+    z.transform((v: unknown) => (v === '' ? undefined : v)),
+    z._default(z.coerce.number().check(z.minimum(0), z.maximum(1)), 0.8),
+  ),
   /** Unset: the pricing table's `marginPct`. */
   [ENV.marginPct]: z.pipe(
     z.transform((v: unknown) => (v === '' ? undefined : v)),
@@ -111,6 +117,13 @@ export const config = {
   /** The spend limit: a run's price may reach this multiple of its estimate, the service absorbing the excess. */
   get maxOverrunRatio(): number {
     return read(ENV.maxOverrunRatio);
+  },
+  /**
+   * SERVICE_REVIEW_CONFIDENCE: a required field below this confidence needs review (contract-v1.1 §3). The worker
+   * passes it to grounding as `reviewThreshold`.
+   */
+  get reviewConfidence(): number {
+    return read(ENV.reviewConfidence);
   },
   /** Margin override in percent (PRICING_MARGIN_PCT); undefined keeps shared/pricing/pricing.json's. */
   get marginPct(): number | undefined {

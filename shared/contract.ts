@@ -238,6 +238,43 @@ export const schemaField = z.object({
   required: z.boolean(),
 });
 
+/** `[x0, y0, x1, y1]` relative to the page, origin top-left, each in [0, 1] (contract-v1.1 §3). */
+const bbox = z
+  .tuple([fraction(), fraction(), fraction(), fraction()])
+  .check(z.meta({ description: '[x0, y0, x1, y1] relative to the page, origin top-left, each in [0, 1]' }));
+
+/** Where one value stands in the document, and how sure the run is of it (contract-v1.1 §3). */
+export const fieldEvidence = z.object({
+  confidence: fraction(),
+  page: z.optional(integer(z.minimum(1))).check(z.meta({ description: '1-based page of the document' })),
+  bbox: z.optional(bbox),
+  source: z
+    .optional(z.string().check(z.maxLength(500)))
+    .check(z.meta({ description: 'The document text the value was read from' })),
+  alternatives: z.optional(
+    z
+      .array(z.object({ value: z.unknown(), page: z.optional(integer(z.minimum(1))) }))
+      .check(z.meta({ description: 'Other values the document gave for this field (pages read apart)' })),
+  ),
+  get items(): z.ZodMiniOptional<z.ZodMiniArray<z.ZodMiniRecord<z.ZodMiniString, typeof fieldEvidence>>> {
+    return z.optional(
+      z
+        .array(z.record(z.string(), fieldEvidence))
+        .check(z.meta({ description: "An array of objects: one entry per item, keyed by the item's fields" })),
+    );
+  },
+});
+
+/** Whether a person must check the result, and why (contract-v1.1 §3). */
+export const review = z.object({
+  needed: z.boolean().check(
+    z.meta({
+      description: 'True while the run is in the review queue (GET /v1/runs?review=needed); a verify sets it false',
+    }),
+  ),
+  reasons: z.array(z.string()).check(z.meta({ description: 'Why a review is (or was) needed; kept after a verify' })),
+});
+
 export const completedRun = z.object({
   ...creationFields,
   status: z.literal('completed'),
@@ -252,6 +289,15 @@ export const completedRun = z.object({
   attempts: z.array(attempt),
   completedAt: isoTimestamp,
   verification: z.optional(verification),
+  fields: z.optional(
+    z.record(z.string(), fieldEvidence).check(
+      z.meta({
+        description:
+          "Per-field confidence and where each value stands on the page, keyed like `result`'s top level (json runs)",
+      }),
+    ),
+  ),
+  review: z.optional(review),
   expectedFields: z.optional(
     z.array(schemaField).check(
       z.meta({
@@ -282,6 +328,9 @@ export const runResponse = z.discriminatedUnion('status', [queuedRun, completedR
 export const listRunsQuery = z.strictObject({
   workflow: z.optional(workflow),
   status: z.optional(runStatus),
+  review: z
+    .optional(z.enum(['needed']))
+    .check(z.meta({ description: 'Only the runs whose review is needed (the review queue), newest first' })),
   limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 20),
   cursor: z.optional(text(1, 2048)),
 });
@@ -471,6 +520,8 @@ export type ListRunsResponse = z.infer<typeof listRunsResponse>;
 export type VerifyRequest = z.infer<typeof verifyRequest>;
 export type VerifyResponse = z.infer<typeof verifyResponse>;
 export type Verification = z.infer<typeof verification>;
+export type FieldEvidenceView = z.infer<typeof fieldEvidence>;
+export type ReviewView = z.infer<typeof review>;
 export type SchemasResponse = z.infer<typeof schemasResponse>;
 export type UsageQuery = z.infer<typeof usageQuery>;
 export type UsageRow = z.infer<typeof usageRow>;

@@ -14,8 +14,10 @@ import * as path from 'node:path';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DescribeTableCommand,
   DynamoDBClient,
   ListTablesCommand,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
@@ -252,6 +254,27 @@ function tableInput(name: string, def: TableDefinition): CreateTableCommandInput
   };
 }
 
+/**
+ * A table kept from an earlier start (the data folder) gets the indexes added to its definition since (as a CDK
+ * deployment adds them to a deployed table); the ones it has are left as they are.
+ */
+async function addMissingIndexes(ddb: DynamoDBClient, name: string, def: TableDefinition): Promise<void> {
+  const described = await ddb.send(new DescribeTableCommand({ TableName: name }));
+  const have = new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  const wanted = tableInput(name, def);
+  for (const index of wanted.GlobalSecondaryIndexes ?? []) {
+    if (have.has(index.IndexName)) continue;
+    const keys = new Set(index.KeySchema?.map((key) => key.AttributeName));
+    await ddb.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: wanted.AttributeDefinitions?.filter((a) => keys.has(a.AttributeName)),
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
+    );
+  }
+}
+
 /** Creates (idempotently) every table, the bucket and the queues, with the given name prefix. */
 export async function createResources(
   endpoints: LocalEndpoints,
@@ -264,7 +287,10 @@ export async function createResources(
   for (const [key, def] of Object.entries(tables) as [keyof typeof tables, TableDefinition][]) {
     const name = `${prefix}${def.id}`;
     names[key] = name;
-    if (existing.has(name)) continue;
+    if (existing.has(name)) {
+      await addMissingIndexes(ddb, name, def);
+      continue;
+    }
     await ddb.send(new CreateTableCommand(tableInput(name, def)));
     if (def.timeToLiveAttribute) {
       await ddb.send(

@@ -38,13 +38,16 @@ async function sendDeliveries(messages: DeliveryMessage[]): Promise<void> {
   }
 }
 
-/** The bus's event: detail-type and the run; a run over EventBridge's size limit goes without its result. */
+/**
+ * The bus's event: detail-type and the run; a run over EventBridge's size limit goes without its result and its
+ * per-field evidence (`fields`, which can be as large as the result).
+ */
 export function busMessage(event: EventRecord, run: Record<string, unknown>): string {
   const detailType = eventBus.detailTypes[event.type];
   const whole = JSON.stringify({ detailType, detail: run });
   // Room for the envelope EventBridge adds (source, ids, time, resources).
   if (Buffer.byteLength(whole) <= eventBus.maxEventBytes - 2048) return whole;
-  const { result: _result, ...rest } = run;
+  const { result: _result, fields: _fields, ...rest } = run;
   return JSON.stringify({ detailType, detail: { ...rest, resultOmitted: true } });
 }
 

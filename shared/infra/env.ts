@@ -10,6 +10,8 @@ export const ENV = {
   maxOverrunRatio: 'SERVICE_MAX_OVERRUN_RATIO',
   /** The client's margin over provider cost, in percent. */
   marginPct: 'PRICING_MARGIN_PCT',
+  /** A required field whose confidence is below this (in [0, 1], default 0.8) puts the run in the review queue. */
+  reviewConfidence: 'SERVICE_REVIEW_CONFIDENCE',
   /** Comma-separated candidate provider ids, in order. */
   providers: 'VISION_PROVIDERS',
   imageMaxBytes: 'LIMIT_IMAGE_MAX_BYTES',

@@ -82,6 +82,14 @@ export const tables = {
         sortKey: { name: 'createdAt', type: 'S' },
         projection: 'KEYS_ONLY',
       },
+      // Sparse: the tenant's review queue (GET /v1/runs?review=needed). `reviewTenant` (the tenant id) is set by the
+      // settlement of a run whose review is needed and removed by the verify that clears it; newest first by
+      // `createdAt`. Every attribute, like byTenant: the listing answers from the index.
+      {
+        indexName: 'reviewNeeded',
+        partitionKey: { name: 'reviewTenant', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
     ],
   },
   // A completed run's result too large for the run item (DynamoDB items are at most 400 KB), in ordered parts written
@@ -279,7 +287,7 @@ export const eventBus = {
   source: 'vision.runs',
   detailTypes: { 'run.completed': 'Run Completed', 'run.failed': 'Run Failed' },
   feedQueue: { id: 'EventBusFeed', envVar: 'EVENT_BUS_FEED_URL', retentionSeconds: 4 * 24 * 3600, maxReceiveCount: 5 },
-  /** EventBridge's largest event; a run over it goes without its `result` (`resultOmitted: true`). */
+  /** EventBridge's largest event; a run over it goes without its `result` and `fields` (`resultOmitted: true`). */
   maxEventBytes: 256 * 1024,
 } as const;
 

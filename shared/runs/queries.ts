@@ -2,7 +2,15 @@
 import type { ListRunsQuery, ListRunsResponse, RunResponse } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
 import { withResult } from '../store/run-results.js';
-import { getRunForTenant, JOB_ID, listRuns, type RunRecord, runIndexKey } from '../store/runs.js';
+import {
+  getRunForTenant,
+  JOB_ID,
+  LIST_INDEXES,
+  listIndexOf,
+  listRuns,
+  type RunRecord,
+  runIndexKey,
+} from '../store/runs.js';
 import { toRunResponse } from './run-view.js';
 
 export async function getRunView(tenantId: string, jobId: string): Promise<RunResponse> {
@@ -15,19 +23,33 @@ export async function getRunView(tenantId: string, jobId: string): Promise<RunRe
  * Cursors are the index position, base64url-encoded, with the tenant inside: a cursor from another tenant (or a
  * forged one) is refused rather than used.
  */
-// The workflow filter is bound too: it selects the index, and a key from one index is invalid on the other.
-function encodeCursor(tenantId: string, workflow: string | undefined, key: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify({ t: tenantId, w: workflow ?? null, k: key })).toString('base64url');
+// The workflow filter and the review queue are bound too: they select the index, and a key from one index is invalid
+// on another (and a review-queue cursor must not page through a workflow it was not made for).
+interface Listing {
+  tenantId: string;
+  workflow: string | undefined;
+  reviewNeeded: boolean;
 }
 
-function decodeCursor(tenantId: string, workflow: string | undefined, cursor: string): Record<string, unknown> {
+function encodeCursor(listing: Listing, key: Record<string, unknown>): string {
+  const body = { t: listing.tenantId, w: listing.workflow ?? null, ...(listing.reviewNeeded ? { r: 1 } : {}), k: key };
+  return Buffer.from(JSON.stringify(body)).toString('base64url');
+}
+
+function decodeCursor(listing: Listing, cursor: string): Record<string, unknown> {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
       t?: unknown;
       w?: unknown;
+      r?: unknown;
       k?: unknown;
     };
-    if (parsed.t === tenantId && parsed.w === (workflow ?? null) && isIndexKey(parsed.k, tenantId, workflow)) {
+    if (
+      parsed.t === listing.tenantId &&
+      parsed.w === (listing.workflow ?? null) &&
+      (parsed.r === 1) === listing.reviewNeeded &&
+      isIndexKey(parsed.k, listing)
+    ) {
       return parsed.k;
     }
   } catch {
@@ -38,21 +60,19 @@ function decodeCursor(tenantId: string, workflow: string | undefined, cursor: st
 
 /**
  * Whether `key` is a position in this tenant's own index partition, as DynamoDB returns it: the table key (jobId),
- * the index key (tenant, or tenant#workflow, and createdAt), all strings, and nothing else but the tenant itself. A
- * cursor edited to point elsewhere would otherwise reach DynamoDB, which refuses a start key outside the query's
+ * the index key (tenant, tenant#workflow, or the review queue's tenant, and createdAt), all strings, and nothing else.
+ * A cursor edited to point elsewhere would otherwise reach DynamoDB, which refuses a start key outside the query's
  * partition with an error (a 500).
  */
-function isIndexKey(key: unknown, tenantId: string, workflow: string | undefined): key is Record<string, string> {
+function isIndexKey(key: unknown, listing: Listing): key is Record<string, string> {
   if (!key || typeof key !== 'object' || Array.isArray(key)) return false;
   const entries = key as Record<string, unknown>;
-  const own: Record<string, string> = { tenantId };
-  if (workflow !== undefined) own.tenantWorkflow = `${tenantId}#${workflow}`;
-  const partition = workflow === undefined ? 'tenantId' : 'tenantWorkflow';
+  const index = listIndexOf(listing);
+  const partition = LIST_INDEXES[index];
+  const own = index === 'byTenantWorkflow' ? `${listing.tenantId}#${listing.workflow}` : listing.tenantId;
   return (
-    entries[partition] === own[partition] &&
-    Object.entries(entries).every(([name, value]) =>
-      name === 'jobId' || name === 'createdAt' ? true : Object.hasOwn(own, name) && value === own[name],
-    ) &&
+    entries[partition] === own &&
+    Object.keys(entries).every((name) => name === 'jobId' || name === 'createdAt' || name === partition) &&
     typeof entries.jobId === 'string' &&
     JOB_ID.test(entries.jobId) &&
     typeof entries.createdAt === 'string' &&
@@ -66,13 +86,16 @@ function isIndexKey(key: unknown, tenantId: string, workflow: string | undefined
  */
 export const LIST_PAGE_MAX_BYTES = 4 * 1024 * 1024;
 
+/** A page of the tenant's runs, or of its review queue (`review=needed`), newest first. */
 export async function listRunViews(tenantId: string, query: ListRunsQuery): Promise<ListRunsResponse> {
+  const listing: Listing = { tenantId, workflow: query.workflow, reviewNeeded: query.review === 'needed' };
   const page = await listRuns({
     tenantId,
     limit: query.limit,
     ...(query.workflow !== undefined ? { workflow: query.workflow } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
-    ...(query.cursor !== undefined ? { startKey: decodeCursor(tenantId, query.workflow, query.cursor) } : {}),
+    ...(listing.reviewNeeded ? { reviewNeeded: true } : {}),
+    ...(query.cursor !== undefined ? { startKey: decodeCursor(listing, query.cursor) } : {}),
   });
   const runs = await Promise.all(page.items.map(withResult));
   // A page of long transcriptions (up to 3 MB each) could pass Lambda's 6 MB response limit and never be listable:
@@ -86,10 +109,10 @@ export async function listRunViews(tenantId: string, query: ListRunsQuery): Prom
       const last = page.items[items.length - 1] as RunRecord;
       return {
         items,
-        nextCursor: encodeCursor(tenantId, query.workflow, runIndexKey(last, query.workflow !== undefined)),
+        nextCursor: encodeCursor(listing, runIndexKey(last, listIndexOf(listing))),
       };
     }
     items.push(item);
   }
-  return { items, nextCursor: page.lastKey ? encodeCursor(tenantId, query.workflow, page.lastKey) : null };
+  return { items, nextCursor: page.lastKey ? encodeCursor(listing, page.lastKey) : null };
 }

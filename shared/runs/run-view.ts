@@ -22,6 +22,18 @@ export function viewResult(outputFormat: RunRecord['outputFormat'], result: Reco
   return { text, pages };
 }
 
+/**
+ * A completed json run's `fields` and `review` (contract-v1.1 §3), when its settlement recorded them (runs settled
+ * before per-field evidence have neither). The review is shown as `{needed, reasons}` and nothing else.
+ */
+function evidenceView(run: RunRecord): Pick<Extract<RunResponse, { status: 'completed' }>, 'fields' | 'review'> {
+  if (run.outputFormat !== 'json') return {};
+  return {
+    ...(run.fields ? { fields: run.fields } : {}),
+    ...(run.review ? { review: { needed: run.review.needed, reasons: run.review.reasons } } : {}),
+  };
+}
+
 /** The contract's view of a run in its current state. */
 export function toRunResponse(run: RunRecord): RunResponse {
   const base = {
@@ -63,6 +75,7 @@ export function toRunResponse(run: RunRecord): RunResponse {
       attempts: run.attempts ?? [],
       completedAt: run.completedAt ?? run.createdAt,
       ...(run.verification ? { verification: run.verification } : {}),
+      ...evidenceView(run),
       ...(run.task.fields
         ? {
             expectedFields: run.task.fields.map((f) => ({

@@ -2,6 +2,8 @@
  * Verify: QA metadata on a completed run. The current verification is kept on the run (for the dashboard); every
  * verification is also appended to the Verifications table (the history), and the usage counters move with it, in one
  * transaction. Corrections must fit the run's fields (corrections.ts); nothing is written otherwise. Status never changes.
+ * A verify clears a needed review in that same write: `review.needed` becomes false (the reasons stay: what the
+ * reviewer was asked to check; who and when is the verification itself) and the run leaves the review queue.
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
@@ -60,16 +62,24 @@ export async function verifyRun(
 async function writeVerification(run: RunRecord, verification: Verification, now: Date): Promise<boolean> {
   const counted = countedCondition(run);
   const seen = run.verificationCount ?? 0;
+  // The review as read is the one this write replaces: the condition on verificationCount guards it as well (only a
+  // verify changes a settled run's review).
+  const clearsReview = run.review?.needed === true;
   const items = {
     run: {
       Update: {
         TableName: runsTable(),
         Key: { jobId: run.jobId },
-        UpdateExpression: 'SET verification = :v, verificationCount = :next',
+        UpdateExpression: clearsReview
+          ? 'SET verification = :v, verificationCount = :next, #review.#needed = :notNeeded REMOVE reviewTenant'
+          : 'SET verification = :v, verificationCount = :next',
         ConditionExpression: `#status = :completed AND tenantId = :tenant AND ${counted.expression} AND ${
           seen === 0 ? 'attribute_not_exists(verificationCount)' : 'verificationCount = :seen'
         }`,
-        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          ...(clearsReview ? { '#review': 'review', '#needed': 'needed' } : {}),
+        },
         ExpressionAttributeValues: {
           ...counted.values,
           ':v': verification,
@@ -77,6 +87,7 @@ async function writeVerification(run: RunRecord, verification: Verification, now
           ':completed': 'completed',
           ':tenant': run.tenantId,
           ...(seen === 0 ? {} : { ':seen': seen }),
+          ...(clearsReview ? { ':notNeeded': false } : {}),
         },
       },
     },

@@ -5,13 +5,15 @@
  */
 import type { Attempt } from '../contract.js';
 import { InsufficientCreditError, runError } from '../errors.js';
+import type { Fields, Review } from '../fields/types.js';
 import { tables } from '../infra/resources.js';
+import { log } from '../log.js';
 import { type Micros, microsToUsd } from '../money.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { checkAtInit, resource } from '../resource-name.js';
 import { eventPut } from './events.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
-import { resultPartPuts, splitResult } from './run-results.js';
+import { answerTooLarge, resultPartPuts, type StoredAnswer, splitAnswer } from './run-results.js';
 import { getRun, type RunError, type RunRecord, type RunUsage, runsTable } from './runs.js';
 import { getTenant, tenantsTable } from './tenants.js';
 import { failedConditions, transactWriteNamed } from './transact.js';
@@ -128,8 +130,24 @@ export type Settlement =
       alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
       /** The answering model's predicted and actual tokens, recorded on the run and fed to calibration. */
       calibration?: CalibrationSample;
+      /** Per-field evidence of a json result (contract-v1.1 §3), keyed like the result's top level. */
+      fields?: Fields;
+      /** Whether a person must check the result; `needed` puts the run in the tenant's review queue. */
+      review?: Review;
     }
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
+
+/**
+ * What a completed run stores of its answer: the result, and its fields unless the two together would not fit in the
+ * settlement's transaction (then the run is kept without its fields: evidence never fails a run).
+ */
+function storedAnswer(run: RunRecord, outcome: Extract<Settlement, { status: 'completed' }>): StoredAnswer {
+  if (!outcome.fields) return { result: outcome.result };
+  const answer = { result: outcome.result, fields: outcome.fields };
+  if (!answerTooLarge(answer)) return answer;
+  log.warn('the fields of a run are too large to store with its result; stored without them', { jobId: run.jobId });
+  return { result: outcome.result };
+}
 
 /**
  * Writes the final state, the money, the usage counters and the run's event (the outbox, events.ts) in one
@@ -169,8 +187,11 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
   };
   let update =
     'SET #status = :status, #stage = :done, completedAt = :completedAt, chargedMicros = :charged, refundedMicros = :refunded, attempts = :attempts';
-  // A result too large for the run item goes, in parts, into RunResults in this same transaction.
-  const parts = outcome.status === 'completed' ? splitResult(outcome.result, run) : null;
+  // A result too large for the run item goes (with its fields), in parts, into RunResults in this same transaction.
+  const answer = outcome.status === 'completed' ? storedAnswer(run, outcome) : null;
+  const review = outcome.status === 'completed' ? outcome.review : undefined;
+  const split = answer ? splitAnswer(answer, run, review ?? null) : null;
+  const parts = split?.parts ?? null;
   if (outcome.status === 'completed') {
     update += ', #usage = :usage, confidence = :confidence, absorbedMicros = :absorbed';
     names['#usage'] = 'usage';
@@ -185,13 +206,32 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
       update += ', calibration = :calibration';
       values[':calibration'] = outcome.calibration;
     }
-    if (parts) {
+    if (split) {
       update += ', resultParts = :parts';
-      values[':parts'] = parts.length;
+      values[':parts'] = split.parts.length;
+      if (split.fieldsInParts) {
+        update += ', fieldsInParts = :true';
+        values[':true'] = true;
+      }
     } else {
       update += ', #result = :result';
       names['#result'] = 'result';
       values[':result'] = outcome.result;
+      if (answer?.fields) {
+        update += ', #fields = :fields';
+        names['#fields'] = 'fields';
+        values[':fields'] = answer.fields;
+      }
+    }
+    if (review) {
+      update += ', #review = :review';
+      names['#review'] = 'review';
+      values[':review'] = review;
+      // Into the tenant's review queue (the sparse `reviewNeeded` index) while a person must check it.
+      if (review.needed) {
+        update += ', reviewTenant = :tenant';
+        values[':tenant'] = run.tenantId;
+      }
     }
   } else {
     update += ', #error = :error';

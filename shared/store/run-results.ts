@@ -4,10 +4,13 @@
  * it cannot hold exactly). Such a result is written as ordered parts in the RunResults table, in the SAME
  * settlement transaction as the run's final state and the money (store/ledger.ts), so it is exactly-once with them;
  * the run item records how many parts there are, and get-run / list-runs put the result back together.
+ * A run's per-field evidence (`fields`, contract-v1.1 §3) is as large as its result can be (a box and the source text
+ * per value): it stays on the item with the result, or travels with it in the parts (`{result, fields}` as one JSON).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../aws/dynamodb.js';
 import { CORRECTIONS_MAX_BYTES } from '../contract.js';
+import type { Fields } from '../fields/types.js';
 import { tables } from '../infra/resources.js';
 import { jsonProblem, STORED_MAX_DEPTH } from '../json-limits.js';
 import { resource } from '../resource-name.js';
@@ -82,17 +85,36 @@ function numberBytes(value: number): number {
   return pairs + 1 + (value < 0 ? 1 : 0);
 }
 
+/** A completed run's answer as the settlement stores it: the result, and its fields' evidence when it has any. */
+export interface StoredAnswer {
+  result: Record<string, unknown>;
+  fields?: Fields;
+}
+
+/** Whether a value can be a DynamoDB map as it is (see splitAnswer). */
+const storableAsMap = (value: unknown) =>
+  jsonProblem(value, { maxDepth: STORED_MAX_DEPTH, numbers: true }) === undefined;
+
 /**
- * The serialized result in parts, or null when it stays on the run item: when it fits in the room the rest of the
- * item (prompt, task, metadata, ...) and a later verification leave, counted as DynamoDB counts (storedBytes), and
- * DynamoDB can hold it as a map — at most STORED_MAX_DEPTH levels, no number beyond what it stores exactly, no
- * `__proto__` key. A part is JSON text, which holds any result.
+ * The serialized answer in parts, or null when it stays on the run item: when the result and its fields fit in the
+ * room the rest of the item (prompt, task, metadata, the review in `alsoOnItem`, ...) and a later verification leave,
+ * counted as DynamoDB counts (storedBytes), and DynamoDB can hold them as maps — at most STORED_MAX_DEPTH levels, no
+ * number beyond what it stores exactly, no `__proto__` key. A part is JSON text, which holds any answer: the result
+ * alone (as before fields existed), or `{result, fields}` when there are fields (`fieldsInParts`).
  */
-export function splitResult(result: Record<string, unknown>, run: RunRecord): string[] | null {
-  const json = Buffer.from(JSON.stringify(result), 'utf8');
-  const room = Math.min(RESULT_INLINE_MAX_BYTES, ITEM_MAX_BYTES - VERIFICATION_RESERVE_BYTES - storedBytes(run));
-  const storableAsMap = jsonProblem(result, { maxDepth: STORED_MAX_DEPTH, numbers: true }) === undefined;
-  if (storableAsMap && storedBytes(result) <= room) return null;
+export function splitAnswer(
+  answer: StoredAnswer,
+  run: RunRecord,
+  alsoOnItem: unknown = null,
+): { parts: string[]; fieldsInParts: boolean } | null {
+  const room = Math.min(
+    RESULT_INLINE_MAX_BYTES,
+    ITEM_MAX_BYTES - VERIFICATION_RESERVE_BYTES - storedBytes(run) - storedBytes(alsoOnItem),
+  );
+  const { result, fields } = answer;
+  const inlineBytes = storedBytes(result) + (fields ? storedBytes(fields) : 0);
+  if (storableAsMap(result) && (!fields || storableAsMap(fields)) && inlineBytes <= room) return null;
+  const json = Buffer.from(JSON.stringify(fields ? { result, fields } : result), 'utf8');
   const parts: string[] = [];
   for (let start = 0; start < json.length; ) {
     let end = Math.min(json.length, start + PART_BYTES);
@@ -101,7 +123,15 @@ export function splitResult(result: Record<string, unknown>, run: RunRecord): st
     parts.push(json.subarray(start, end).toString('utf8'));
     start = end;
   }
-  return parts;
+  return { parts, fieldsInParts: fields !== undefined };
+}
+
+/**
+ * Whether a result and its fields together are too large for the one settlement transaction. The settlement then
+ * stores the result without its fields (grounding never fails a run that would otherwise complete).
+ */
+export function answerTooLarge(answer: StoredAnswer): boolean {
+  return Buffer.byteLength(JSON.stringify(answer), 'utf8') > RESULT_MAX_BYTES;
 }
 
 /** The settlement's Put items for the parts of a run's result. */
@@ -137,5 +167,9 @@ export async function withResult(run: RunRecord): Promise<RunRecord> {
     .sort((a, b) => a.part - b.part)
     .map((item) => item.data)
     .join('');
+  if (run.fieldsInParts) {
+    const answer = JSON.parse(json) as StoredAnswer;
+    return { ...run, result: answer.result, ...(answer.fields ? { fields: answer.fields } : {}) };
+  }
   return { ...run, result: JSON.parse(json) as Record<string, unknown> };
 }

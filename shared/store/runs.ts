@@ -2,11 +2,13 @@
  * Run records in the Runs table: the item shape, reads, claims and listing (persistence only; the API's view of a run
  * is shared/runs/run-view.ts).
  * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
+ * Over 400 lines: the run item's shape, each attribute with what writes and reads it, is half of the file.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applied, ddb } from '../aws/dynamodb.js';
 import type { Attempt, Verification } from '../contract.js';
 import type { ErrorCode } from '../errors.js';
+import type { Fields, Review } from '../fields/types.js';
 import type { FileFacts } from '../file-facts.js';
 import { reconcileSettings, tables } from '../infra/resources.js';
 import { log } from '../log.js';
@@ -19,6 +21,15 @@ export const runsTable = resource(tables.runs.envVar);
 
 /** The sparse index of queued runs (shared/infra/resources.ts). */
 const QUEUED_INDEX = 'queued';
+
+/** The indexes a tenant's runs are listed from, and the attribute each is partitioned by. */
+export const LIST_INDEXES = {
+  byTenant: 'tenantId',
+  byTenantWorkflow: 'tenantWorkflow',
+  /** Sparse: the runs whose review is needed (`reviewTenant` set by the settlement, removed by a verify). */
+  reviewNeeded: 'reviewTenant',
+} as const;
+export type ListIndex = keyof typeof LIST_INDEXES;
 
 export interface RunUsage {
   requests: number;
@@ -124,6 +135,20 @@ export interface RunRecord {
   confidence?: number;
   /** A chunked run's fields whose chunks read different values: the other values, with the page each came from. */
   alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
+  /**
+   * Per-field evidence of a completed json run (contract-v1.1 §3). Absent here when it travels with the result in
+   * RunResults (`fieldsInParts`; run-results.ts).
+   */
+  fields?: Fields;
+  /** The result's parts in RunResults hold `{result, fields}` rather than the result alone. */
+  fieldsInParts?: boolean;
+  /** Whether a person must check the result, and why. A verify sets `needed` to false and keeps the reasons. */
+  review?: Review;
+  /**
+   * The tenant id while the run's review is needed, else absent: the partition of the sparse `reviewNeeded` index
+   * (the review queue). Set by the settlement, removed by the verify that clears the review.
+   */
+  reviewTenant?: string;
   attempts?: Attempt[];
   error?: RunError;
   verification?: Verification;
@@ -299,6 +324,8 @@ export interface ListRunsOptions {
   tenantId: string;
   workflow?: string;
   status?: RunRecord['status'];
+  /** Only the runs whose review is needed (the review queue), read from the sparse `reviewNeeded` index. */
+  reviewNeeded?: boolean;
   limit: number;
   /** Exclusive start key from a previous page. */
   startKey?: Record<string, unknown>;
@@ -312,26 +339,33 @@ export interface ListRunsOptions {
   attributes?: readonly string[];
 }
 
+/** The index a listing reads: the review queue, else a workflow's runs, else all the tenant's runs. */
+export function listIndexOf(options: Pick<ListRunsOptions, 'workflow' | 'reviewNeeded'>): ListIndex {
+  if (options.reviewNeeded) return 'reviewNeeded';
+  return options.workflow !== undefined ? 'byTenantWorkflow' : 'byTenant';
+}
+
 /** A run's key in the index a listing reads (what DynamoDB returns as LastEvaluatedKey after that run). */
-export function runIndexKey(run: RunRecord, byWorkflow: boolean): Record<string, string> {
-  return byWorkflow
-    ? { jobId: run.jobId, tenantWorkflow: run.tenantWorkflow ?? '', createdAt: run.createdAt }
-    : { jobId: run.jobId, tenantId: run.tenantId, createdAt: run.createdAt };
+export function runIndexKey(run: RunRecord, index: ListIndex): Record<string, string> {
+  const partition = LIST_INDEXES[index];
+  const value = index === 'byTenantWorkflow' ? (run.tenantWorkflow ?? '') : run.tenantId;
+  return { jobId: run.jobId, [partition]: value, createdAt: run.createdAt };
 }
 
 /**
- * Lists a tenant's runs newest first, leaving out expired ones (`isExpired`). Filters (status, expiry) are applied
- * server-side per query; queries are made until one run more than `limit` is found or the index is exhausted, so
- * `lastKey` is returned only when another run follows: the last page is never an empty one.
+ * Lists a tenant's runs newest first, leaving out expired ones (`isExpired`). Filters (status, expiry, and the
+ * workflow when the review queue is read) are applied server-side per query; queries are made until one run more
+ * than `limit` is found or the index is exhausted, so `lastKey` is returned only when another run follows: the last
+ * page is never an empty one.
  */
 export async function listRuns(
   options: ListRunsOptions,
 ): Promise<{ items: RunRecord[]; lastKey?: Record<string, unknown> }> {
-  const byWorkflow = options.workflow !== undefined;
+  const index = listIndexOf(options);
   // DynamoDB rejects placeholder names that no expression uses, so each is added with its clause.
-  const names: Record<string, string> = { '#pk': byWorkflow ? 'tenantWorkflow' : 'tenantId' };
+  const names: Record<string, string> = { '#pk': LIST_INDEXES[index] };
   const values: Record<string, unknown> = {
-    ':pk': byWorkflow ? `${options.tenantId}#${options.workflow}` : options.tenantId,
+    ':pk': index === 'byTenantWorkflow' ? `${options.tenantId}#${options.workflow}` : options.tenantId,
   };
   let keyCondition = '#pk = :pk';
   if (options.createdFrom !== undefined && options.createdTo !== undefined) {
@@ -348,10 +382,16 @@ export async function listRuns(
     names['#status'] = 'status';
     values[':status'] = options.status;
   }
+  // The review queue is partitioned by tenant only: a workflow narrows it as a filter.
+  if (index === 'reviewNeeded' && options.workflow !== undefined) {
+    filter = `#workflow = :workflow AND ${filter}`;
+    names['#workflow'] = 'tenantWorkflow';
+    values[':workflow'] = `${options.tenantId}#${options.workflow}`;
+  }
 
   let projection: string | undefined;
   if (options.attributes !== undefined) {
-    const keys = ['jobId', 'createdAt', byWorkflow ? 'tenantWorkflow' : 'tenantId'];
+    const keys = ['jobId', 'createdAt', LIST_INDEXES[index]];
     const paths = [...new Set([...keys, ...options.attributes])];
     projection = paths
       .map((path, i) =>
@@ -372,7 +412,7 @@ export async function listRuns(
     const page = await ddb.send(
       new QueryCommand({
         TableName: runsTable(),
-        IndexName: byWorkflow ? 'byTenantWorkflow' : 'byTenant',
+        IndexName: index,
         KeyConditionExpression: keyCondition,
         FilterExpression: filter,
         ...(projection !== undefined ? { ProjectionExpression: projection } : {}),
@@ -388,5 +428,5 @@ export async function listRuns(
   } while (startKey && items.length <= options.limit);
   if (items.length <= options.limit) return { items };
   const shown = items.slice(0, options.limit);
-  return { items: shown, lastKey: runIndexKey(shown[shown.length - 1] as RunRecord, byWorkflow) };
+  return { items: shown, lastKey: runIndexKey(shown[shown.length - 1] as RunRecord, index) };
 }

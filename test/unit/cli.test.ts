@@ -260,6 +260,51 @@ describe('runs list', () => {
   });
 });
 
+describe('review (contract-v1.1 §3)', () => {
+  const needsReview = {
+    ...completed,
+    jobId: 'run_r',
+    fields: { total: { confidence: 0.41, page: 1, bbox: [0.6, 0.8, 0.7, 0.82], source: '$42.50' } },
+    review: { needed: true, reasons: ['total: confidence 0.41 is below 0.8', 'subtotal + tax does not equal total'] },
+  };
+
+  test('runs list --review needed asks for the queue and marks each run that needs review', async () => {
+    server.respond(() => ({ json: { items: [needsReview], nextCursor: null } }));
+    const out = await vision(['runs', 'list', '--review', 'needed'], server.url);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe(
+      'run_r  completed  2026-11-22T02:46:50.498Z  expenses  receipt  $0.00026  confidence 0.925  review needed\n',
+    );
+    expect(server.requests.map((r) => r.path)).toEqual(['/v1/runs?review=needed']);
+  });
+
+  test('--review takes only "needed", refused before any request', async () => {
+    const out = await vision(['runs', 'list', '--review', 'neded'], server.url);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('--review must be one of needed; got "neded"; did you mean "needed"?');
+    expect(server.requests).toEqual([]);
+  });
+
+  test('analyze prints the result on stdout, then on stderr why its review is needed', async () => {
+    server.respond(analyzeFlow({ json: run('run_r', 'queued', { stage: 'waiting' }) }, [needsReview]));
+    const out = await vision(['analyze', RECEIPT, '--prompt', 'Extract'], server.url);
+    expect(out.code).toBe(0);
+    expect(JSON.parse(out.stdout).review).toEqual(needsReview.review);
+    expect(out.stderr).toBe(
+      'review needed for run run_r:\n' +
+        '  - total: confidence 0.41 is below 0.8\n' +
+        '  - subtotal + tax does not equal total\n',
+    );
+  });
+
+  test('analyze of a run that needs no review prints nothing on stderr', async () => {
+    const fine = { ...needsReview, review: { needed: false, reasons: [] } };
+    server.respond(analyzeFlow({ json: run('run_r', 'queued', { stage: 'waiting' }) }, [fine]));
+    const out = await vision(['analyze', RECEIPT, '--prompt', 'Extract'], server.url);
+    expect(out).toMatchObject({ code: 0, stderr: '' });
+  });
+});
+
 describe('the progress line on a terminal', () => {
   afterEach(() => jest.useRealTimers());
 

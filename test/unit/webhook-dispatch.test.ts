@@ -125,4 +125,16 @@ test('a run too large for an EventBridge event goes without its result, flagged'
     detailType: 'Run Failed',
     detail: { jobId: 'run_1', resultOmitted: true },
   });
+  // Per-field evidence can be as large as the result (a box and the source text per value): it goes with it.
+  const evidence = Object.fromEntries(
+    Array.from({ length: 600 }, (_, i) => [`f${i}`, { confidence: 0.9, source: 'y'.repeat(450) }]),
+  );
+  const withFields = { jobId: 'run_1', result: { a: 1 }, fields: evidence, review: { needed: true, reasons: ['r'] } };
+  const sent = busMessage(pending, withFields);
+  expect(Buffer.byteLength(sent)).toBeLessThan(eventBus.maxEventBytes);
+  expect(JSON.parse(sent).detail).toEqual({
+    jobId: 'run_1',
+    review: { needed: true, reasons: ['r'] },
+    resultOmitted: true,
+  });
 });
