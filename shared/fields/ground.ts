@@ -4,7 +4,7 @@
  * must review it and why, and the run's aggregate confidence. Pure: no I/O, no clock but the budget's.
  * Not to undo: grounding never throws and never runs past `budgetMs` (the clock is checked between fields, between
  * items and inside long searches); what it had no time for is skipped with a reason, never reported unsupported.
- * docs/confidence.md has the formula and its calibration.
+ * docs/confidence.md has the formula and its calibration; docs/decisions.md#per-field-grounding the choices.
  */
 import type { FieldSpec, FieldType } from '../task.js';
 import { type CheckFailure, crossFieldChecks, type FieldPath } from './checks.js';

@@ -17,7 +17,7 @@ export interface Match {
   quality: number;
 }
 
-/** Match quality per kind (docs/confidence.md). A partial match scores `PARTIAL_QUALITY × overlap`. */
+/** Match quality per kind (docs/confidence.md). A partial match scores `QUALITY.partial × overlap`. */
 export const QUALITY = { exact: 1, normalised: 0.95, 'in-word': 0.8, symbol: 0.9, partial: 0.75 } as const;
 
 /** A long text (≥ APPROX_MIN_TOKENS tokens) matches approximately when this share of its distinct tokens stand close. */
