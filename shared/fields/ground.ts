@@ -18,10 +18,9 @@ import {
   round3,
   SKIPPED_SHARE,
 } from './confidence.js';
-import { fieldLabel, judgeLabel } from './labels.js';
+import { LabelBook } from './labels.js';
 import {
   type Found,
-  type LabelContext,
   type Located,
   locateField,
   locateItemValue,
@@ -98,11 +97,7 @@ function fieldNames(input: GroundInput): { names: string[]; specs: Map<string, F
 function ground(input: GroundInput, expired: Expired, native: number): Grounded {
   const result = input.result ?? {};
   const { names, specs } = fieldNames(input);
-  const labels = new Map(names.map((n) => [n, fieldLabel(n, specs.get(n)?.description)] as const));
-  const labelsOf = (name: string): LabelContext => ({
-    own: labels.get(name) ?? fieldLabel(name),
-    others: names.filter((n) => n !== name).map((n) => labels.get(n) ?? fieldLabel(n)),
-  });
+  const labels = new LabelBook(names.map((name) => ({ name, description: specs.get(name)?.description })));
   const index = WordIndex.build(Array.isArray(input.words) ? input.words : [], expired);
   const search: Search | null = index === null ? null : { index, expired, cache: new Map() };
   const outcomes: Outcome[] = [];
@@ -119,7 +114,7 @@ function ground(input: GroundInput, expired: Expired, native: number): Grounded 
       outcomes.push({ ...cell('skipped'), name, value, spec });
       continue;
     }
-    const outcome = groundValue(search, name, value, spec?.type, labelsOf(name));
+    const outcome = groundValue(search, name, value, spec?.type, labels);
     if (outcome.state === 'skipped') outOfTime = true;
     outcomes.push({ ...outcome, name, value, spec });
   }
@@ -132,9 +127,8 @@ function ground(input: GroundInput, expired: Expired, native: number): Grounded 
       if (search === null) return 'absent';
       const places = amountPlaces(search.index, value, search.expired) ?? [];
       if (places.length === 0) return 'absent';
-      const { own, others } = labelsOf(field);
       const labelled = places.some((m) => {
-        const verdict = judgeLabel(own, others, search.index, m.span);
+        const verdict = labels.judge(field, search.index, m.span);
         return verdict.own >= 0.5 && !verdict.mislabelled;
       });
       return labelled ? 'labelled' : 'anywhere';
@@ -157,7 +151,8 @@ function place(index: WordIndex, located: Located): Cell {
   if (located.match !== undefined) {
     const span = located.match.span;
     c.evidence.page = index.page(span).page;
-    c.evidence.bbox = index.bbox(span).map((x) => Math.round(x * 10_000) / 10_000) as FieldEvidence['bbox'];
+    // In [0, 1] as the contract says, whatever a reader reported (4 decimals: a tenth of a pixel at 1,000 px).
+    c.evidence.bbox = index.bbox(span).map((x) => Math.round(clamp(x) * 10_000) / 10_000) as FieldEvidence['bbox'];
     c.evidence.source = index.text(span).slice(0, 500);
   }
   return c;
@@ -170,7 +165,7 @@ function groundValue(
   name: string,
   value: unknown,
   type: FieldType | undefined,
-  labels: LabelContext,
+  labels: LabelBook,
 ): Grounding {
   if (printable(value)) return place(search.index, locateField(search, name, value, type, labels));
   if (Array.isArray(value) && value.some(isPlainObject)) return groundRows(search, value);

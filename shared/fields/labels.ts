@@ -85,16 +85,26 @@ export function fieldLabel(name: string, description?: string): FieldLabel {
 
 /** How many of the name's words the label prints. */
 function nameHits(label: FieldLabel, window: LabelWindow): number {
-  return label.words.filter((set) => [...set].some((t) => window.tokens.has(t))).length;
+  // Loops, not spreads: this runs for every other field at every place a value is printed.
+  let hits = 0;
+  for (const set of label.words) {
+    for (const t of set) {
+      if (window.tokens.has(t)) {
+        hits++;
+        break;
+      }
+    }
+  }
+  return hits;
 }
 
 /** Share of the name's words the label prints, in [0, 1]. */
-export function nameScore(label: FieldLabel, window: LabelWindow): number {
+function nameScore(label: FieldLabel, window: LabelWindow): number {
   return label.words.length === 0 ? 0 : nameHits(label, window) / label.words.length;
 }
 
 /** How well the label names the field: its name, or half as much its description. */
-export function ownScore(label: FieldLabel, window: LabelWindow): number {
+function ownScore(label: FieldLabel, window: LabelWindow): number {
   const fromName = nameScore(label, window);
   if (label.description.size === 0) return fromName;
   const fromDescription = [...label.description].filter((t) => window.tokens.has(t)).length / label.description.size;
@@ -110,18 +120,74 @@ export interface LabelVerdict {
   foreign: boolean;
 }
 
-export function judgeLabel(
-  label: FieldLabel,
-  others: readonly FieldLabel[],
-  index: WordIndex,
-  span: Span,
-): LabelVerdict {
-  const window = labelWindow(index, span);
-  if (window.tokens.size === 0) return { own: 0, mislabelled: false, foreign: false };
-  const own = ownScore(label, window);
-  // Another field's whole name, more specific than what the label says of this one: "Subtotal" (1 word, 0 of
-  // `total`'s) or "Due Date" (2 words, 1 of `date`'s).
-  const hits = nameHits(label, window);
-  const mislabelled = others.some((o) => o.words.length > hits && nameHits(o, window) === o.words.length);
-  return { own, mislabelled, foreign: window.explicit && own === 0 && !mislabelled };
+/** A place's label window, and the fields it names in full (with their word counts). */
+interface Judged {
+  window: LabelWindow;
+  named: Map<string, number>;
+}
+
+/**
+ * The labels of one result's fields, with what makes judging a place cheap when a schema has 200 fields and a value
+ * is printed 200 times: each place's label window is read once, and only the fields sharing a word with a window
+ * are weighed against it.
+ */
+export class LabelBook {
+  private readonly labels = new Map<string, FieldLabel>();
+  private readonly byToken = new Map<string, string[]>();
+  private readonly windows = new Map<string, Judged>();
+
+  constructor(fields: readonly { name: string; description?: string | undefined }[]) {
+    for (const { name, description } of fields) {
+      const label = fieldLabel(name, description);
+      this.labels.set(name, label);
+      for (const t of new Set(label.words.flatMap((set) => [...set]))) {
+        const list = this.byToken.get(t);
+        if (list === undefined) this.byToken.set(t, [name]);
+        else list.push(name);
+      }
+    }
+  }
+
+  label(name: string): FieldLabel {
+    let label = this.labels.get(name);
+    if (label === undefined) {
+      label = fieldLabel(name);
+      this.labels.set(name, label);
+    }
+    return label;
+  }
+
+  private window(index: WordIndex, span: Span): Judged {
+    const key = `${span.pageIndex}:${span.first}`;
+    let judged = this.windows.get(key);
+    if (judged === undefined) {
+      if (this.windows.size > 50_000) this.windows.clear();
+      const window = labelWindow(index, span);
+      // The fields this window names in full, found through the words they share with it.
+      const named = new Map<string, number>();
+      for (const t of window.tokens) {
+        for (const name of this.byToken.get(t) ?? []) {
+          const label = this.label(name);
+          if (!named.has(name) && nameHits(label, window) === label.words.length) named.set(name, label.words.length);
+        }
+      }
+      judged = { window, named };
+      this.windows.set(key, judged);
+    }
+    return judged;
+  }
+
+  /** How the label before a place bears on the field `name`. */
+  judge(name: string, index: WordIndex, span: Span): LabelVerdict {
+    const { window, named } = this.window(index, span);
+    if (window.tokens.size === 0) return { own: 0, mislabelled: false, foreign: false };
+    const label = this.label(name);
+    const own = ownScore(label, window);
+    // Another field's whole name, more specific than what the label says of this one: "Subtotal" (1 word, 0 of
+    // `total`'s) or "Due Date" (2 words, 1 of `date`'s).
+    const hits = nameHits(label, window);
+    let mislabelled = false;
+    for (const [other, length] of named) if (other !== name && length > hits) mislabelled = true;
+    return { own, mislabelled, foreign: window.explicit && own === 0 && !mislabelled };
+  }
 }

@@ -5,7 +5,7 @@
  */
 import type { FieldType } from '../task.js';
 import { evidenceScore, FOREIGN_LABEL, MISLABELLED } from './confidence.js';
-import { type FieldLabel, judgeLabel, type LabelVerdict } from './labels.js';
+import type { LabelBook, LabelVerdict } from './labels.js';
 import { amountMatches, currencyMatches, dateMatches, type Match, textMatches } from './match.js';
 import { nameTokens, parseDateValue } from './normalize.js';
 import type { Expired, Span, WordIndex } from './word-index.js';
@@ -21,12 +21,6 @@ export interface Found {
 
 /** `skip`: no time left (or a value too long to look for); `none`: nothing a word could print (a boolean, null). */
 export type Located = Found | 'skip' | 'too-long' | 'none';
-
-/** What a place is judged by when a top-level field is grounded. */
-export interface LabelContext {
-  own: FieldLabel;
-  others: readonly FieldLabel[];
-}
 
 /** Whether a value is something words print: a string, or a finite number. */
 export function printable(value: unknown): value is string | number {
@@ -53,7 +47,7 @@ export function placesOf(
   const reading =
     typeof value === 'number'
       ? 'amount'
-      : nameTokens(name).includes('currency') && /^[A-Za-z]{3}$/.test(value.trim())
+      : /^\s*[A-Za-z]{3}\s*$/.test(value) && nameTokens(name).includes('currency')
         ? 'currency'
         : type === 'date' || ((type === undefined || type === 'string') && parseDateValue(value).length > 0)
           ? 'date'
@@ -81,7 +75,7 @@ export function locateField(
   name: string,
   value: unknown,
   type: FieldType | undefined,
-  labels: LabelContext,
+  labels: LabelBook,
 ): Located {
   if (!printable(value)) return 'none';
   if (typeof value === 'string' && value.length > MAX_VALUE_CHARS) return 'too-long';
@@ -90,7 +84,7 @@ export function locateField(
   if (places === null) return 'skip';
   let best: { match: Match; verdict: LabelVerdict; rank: number } | undefined;
   for (const match of places) {
-    const verdict = judgeLabel(labels.own, labels.others, index, match.span);
+    const verdict = labels.judge(name, index, match.span);
     const rank = match.quality - (verdict.mislabelled ? 0.3 : 0) - (verdict.foreign ? 0.1 : 0);
     const better =
       best === undefined ||

@@ -282,3 +282,10 @@ describe('bad input stays within the budget and never throws', () => {
     expect(Object.keys(grounded.fields)).toEqual(['a', 'b', 'c', 'd']);
   });
 });
+
+test('a box is always within the page, whatever a reader reported', () => {
+  const words: PageWords[] = [
+    { page: 1, source: 'textract', words: [{ text: 'ACME', bbox: [-0.01, 0.2, 1.02, Number.NaN], confidence: 0.9 }] },
+  ];
+  expect(groundFields(input({ merchant: 'ACME' }, words)).fields.merchant?.bbox).toEqual([0, 0.2, 1, 0]);
+});
