@@ -25,6 +25,7 @@ import type { ProviderAdapter, ProviderInput } from '../../shared/providers/type
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../../shared/task.js';
 import { groupCapMicros, groupsToSend } from '../../shared/worker/fanout.js';
+import { DEFAULT_RECONCILE_OPTIONS, decide } from '../../shared/worker/reconcile.js';
 import {
   conditionalCheckFailed,
   fixture,
@@ -173,10 +174,16 @@ function world(initial: RunRecord, checkpoints: Stored[] = []) {
       Object.assign(run, { fanout: values[':plan'], groups: structuredClone(values[':groups']), groupsDone: 0 });
       return { Attributes: structuredClone(run) };
     }
+    const countDelivery = () => {
+      run.deliveredAt = String(values[':now']);
+      run.lastReceiveCount = Number(values[':receive']);
+      run.deliveries = (run.deliveries ?? 0) + 1;
+    };
     if (expression.includes('#groups.#g.leaseUntil = :lease')) {
       const held = entry?.leaseUntil !== undefined && entry.leaseUntil > Number(values[':nowMs']);
       if (run.status !== 'queued' || !entry || entry.doneAt !== undefined || held) throw conditionalCheckFailed();
       entry.leaseUntil = Number(values[':lease']);
+      countDelivery();
       return {};
     }
     if (expression.includes('ADD groupsDone')) {
@@ -191,6 +198,7 @@ function world(initial: RunRecord, checkpoints: Stored[] = []) {
       return {};
     }
     if (run.status !== 'queued') throw conditionalCheckFailed();
+    if (expression.includes('ADD deliveries')) countDelivery();
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(run) } : {};
   });
   sqs.on(SendMessageBatchCommand).callsFake((input: { Entries?: Array<{ MessageBody?: string }> }) => {
@@ -271,6 +279,28 @@ describe('the worker fans a long document out', () => {
     expect(state.run.groups?.['1']?.doneAt).toBeDefined();
     expect(settlements).toEqual([]);
     expect(state.run.status).toBe('queued');
+  });
+
+  test("a group's delivery keeps the run alive for the reconciler, whatever its own message's deliveries were", async () => {
+    // The run's own message was delivered five times, the last long ago: alone, the reconciler takes it for dead.
+    const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+    const long = ago(DEFAULT_RECONCILE_OPTIONS.deadAfterSeconds + 60);
+    const createdAt = ago(DEFAULT_RECONCILE_OPTIONS.deadAfterSeconds + 120);
+    const { state } = world(
+      fannedRun({
+        fanout: FANOUT,
+        groups: counted(0),
+        groupsDone: 0,
+        deliveries: 5,
+        lastReceiveCount: 5,
+        deliveredAt: long,
+        createdAt,
+      }),
+    );
+    expect(decide(state.run, Date.now(), DEFAULT_RECONCILE_OPTIONS)).toBe('fail-dead-lettered');
+    await deliver(pagesAdapter().adapter, { jobId: 'run_1', group: 0 });
+    expect(state.run.lastReceiveCount).toBe(1);
+    expect(decide(state.run, Date.now(), DEFAULT_RECONCILE_OPTIONS)).toBe('wait');
   });
 
   test('the group whose count is the last merges every page from the checkpoints and settles once', async () => {
