@@ -107,6 +107,9 @@ export async function fanOut(run: RunRecord, receiveCount: number): Promise<Proc
   const plan = fanoutOf(run);
   if (!plan) throw new Error(`run ${run.jobId} does not fan out`);
   if (!(await countDelivery(run.jobId, receiveCount))) return 'already-final';
+  // A delivery holds the whole run (one that began before the run was fanned out, or before SERVICE_FANOUT_PAGES was
+  // lowered): groups beside it would ask for its pages too. Handed back, as any leased delivery is.
+  if (run.leaseUntil !== undefined && run.leaseUntil > Date.now()) return 'leased';
   const current = run.fanout ? run : await recordFanout(run.jobId, plan);
   if (current?.status !== 'queued') return 'already-final';
   const groups = groupsToSend(current);

@@ -268,6 +268,15 @@ describe('the worker fans a long document out', () => {
     expect(settlements).toEqual([]);
   });
 
+  test("while a delivery holds the whole run, the run's message sends no group: it comes back later", async () => {
+    const { state } = world(fannedRun({ leaseUntil: Date.now() + 60_000 }));
+    const fake = pagesAdapter();
+    const response = await deliver(fake.adapter, { jobId: 'run_1' });
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'msg-0' }]);
+    expect(state.sent).toEqual([]);
+    expect(fake.asked).toEqual([]);
+  });
+
   test('a group asks only for its own pages, checkpoints them and is counted; not the last, it settles nothing', async () => {
     const { state, settlements } = world(fannedRun({ fanout: FANOUT, groups: counted(0), groupsDone: 0 }));
     const fake = pagesAdapter();
