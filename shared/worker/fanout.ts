@@ -170,7 +170,8 @@ async function runGroup(
   const range = groupRange(run.file.pages, plan, group);
   const bytes = await readObject(run);
   if (typeof bytes === 'string') return options.settle(run, objectUnavailable(bytes));
-  let lookedAt = Date.now();
+  // The first checkpoint looks, then at most every LOOK_EVERY_MS.
+  let lookedAt = 0;
   const outcome = await executeChunked({
     run,
     bytes,

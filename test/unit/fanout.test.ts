@@ -224,13 +224,14 @@ function checkpointOf(jobId: string, page: number): Stored {
 }
 
 /** A `local` adapter answering each page with its number, recording what it was asked. */
-function pagesAdapter(fail?: (page: number) => ProviderFailure | undefined) {
+function pagesAdapter(fail?: (page: number) => ProviderFailure | undefined, delayMs = 0) {
   const asked: number[] = [];
   const adapter: ProviderAdapter = {
     id: 'local',
     async invoke(input: ProviderInput) {
       const page = input.pages?.first ?? 0;
       asked.push(page);
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const failure = fail?.(page);
       if (failure) throw failure;
       return { result: { text: `page ${page}` }, usage: { billableUnits: 1, costMicros: 10 } };
@@ -369,6 +370,24 @@ describe('the worker fans a long document out', () => {
     expect(values[':refunded']).toBe(state.run.estimateMicros);
     // Group 0's six checkpointed pages and every request group 1 made count in the run's usage.
     expect((values[':usage'] as { requests: number }).requests).toBe(6 + fake.asked.length);
+  });
+
+  test('a group whose run becomes final meanwhile starts no more chunks', async () => {
+    const { state } = world(
+      fannedRun({ fanout: { groups: 2, groupPages: 10 }, groups: { '0': {}, '1': {} }, groupsDone: 0 }),
+    );
+    const fake = pagesAdapter((page) => {
+      // Another group failed the run while this one's first chunks were with the provider.
+      if (page === 1) state.run.status = 'failed';
+      return undefined;
+    }, 30);
+    const response = await deliver(fake.adapter, { jobId: 'run_1', group: 0 });
+    expect(response.batchItemFailures).toEqual([]);
+    // Three chunks at a time: the first round, and at most the round that took their slots before their checkpoints
+    // were refused and the group looked at the run. Never the group's ten pages.
+    expect(fake.asked.length).toBeLessThanOrEqual(6);
+    expect(state.checkpoints).toEqual([]);
+    expect(state.run.groupsDone).toBe(0);
   });
 
   test("a group that fails on its last delivery fails the run once; the other groups' copies then ask nothing", async () => {
