@@ -54,13 +54,13 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const { group: _, ...rest } = options;
     return processRun(jobId, { ...rest, remainingMs: options.remainingMs - (Date.now() - started) });
   }
-  if (fansOut(run)) return fanOut(run, options.receiveCount);
 
   const leaseUntil = new Date(Date.now() + claimMs(options));
   let claimed = false;
   // What the plan came to, once it has: a failure after it (writing the settlement) still reports its attempts.
   let planned: Settlement | undefined;
   try {
+    if (fansOut(run)) return await fanOut(run, options.receiveCount);
     const claim = await claimRun(jobId, { leaseUntil, receiveCount: options.receiveCount });
     if (claim === 'final') return 'already-final';
     if (claim === 'leased') return 'leased';

@@ -269,6 +269,23 @@ describe('the worker fans a long document out', () => {
     expect(settlements).toEqual([]);
   });
 
+  test("a run's message that cannot send its groups is redelivered, and on its last delivery fails the run", async () => {
+    const { settlements } = world(fannedRun());
+    sqs.reset();
+    sqs.on(SendMessageBatchCommand).rejects(new Error('queue unreachable'));
+    const fake = pagesAdapter();
+    const early = await deliver(fake.adapter, { jobId: 'run_1' }, 1);
+    expect(early.batchItemFailures).toEqual([{ itemIdentifier: 'msg-0' }]);
+    expect(settlements).toEqual([]);
+    await deliver(fake.adapter, { jobId: 'run_1' }, 5);
+    expect(settlements).toHaveLength(1);
+    const values = settlements[0]?.TransactItems?.[0]?.Update?.ExpressionAttributeValues ?? {};
+    expect(values[':status']).toBe('failed');
+    expect(values[':error']).toMatchObject({ code: 'INTERNAL_ERROR' });
+    expect(values[':charged']).toBe(0);
+    expect(fake.asked).toEqual([]);
+  });
+
   test("while a delivery holds the whole run, the run's message sends no group: it comes back later", async () => {
     const { state } = world(fannedRun({ leaseUntil: Date.now() + 60_000 }));
     const fake = pagesAdapter();
