@@ -4,6 +4,7 @@
  * the checkpoints table and the run queue (DynamoDB, S3 and SQS mocked at the client): the run's message sends its
  * groups and asks nothing; a group asks only its own pages; only the delivery that counts the last group merges and
  * settles; a duplicate or redelivered group asks nothing again.
+ * Over 400 lines: every case drives the same in-memory stand-in (`world`); split, each file would repeat it.
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
