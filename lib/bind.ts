@@ -93,9 +93,10 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
   if (access.queue !== undefined) {
     const queue = resources.runQueue;
     fn.addEnvironment(runQueue.envVar, queue.queueUrl);
+    // Both send: the worker fans a long document out to its own queue (shared/worker/fanout.ts).
+    queue.grantSendMessages(fn);
     switch (access.queue) {
       case 'send':
-        queue.grantSendMessages(fn);
         break;
       case 'consume':
         // The event source mapping grants receive/delete/change-visibility on the queue to the function's role.

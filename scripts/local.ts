@@ -249,8 +249,10 @@ async function main(): Promise<void> {
   const { sweepPendingEvents, DEFAULT_SWEEP_OPTIONS } = await import('../shared/events/dispatch.js');
 
   // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
-  // nothing written) or `crash-after-settle` (settled, message not deleted) aborts its first delivery there, and
-  // SQS redelivers it after the visibility timeout — exactly what a crashed Lambda invocation leads to.
+  // nothing written), `crash-after-settle` (settled, message not deleted), `crash-after-chunk` (a chunk
+  // checkpointed), `crash-after-group` (a fanned-out group's chunks done, not yet counted) or `crash-after-last-group`
+  // (the last group counted, not yet merged) aborts the first delivery that reaches that point, and SQS redelivers it
+  // after the visibility timeout — exactly what a crashed Lambda invocation leads to.
   const crashed = new Set<string>();
   // The worker's claim on a run never outlives the visibility timeout (the tests shorten it to see redeliveries).
   const visibilitySeconds = env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ?? runQueue.visibilityTimeoutSeconds;

@@ -54,6 +54,7 @@ const envShape = {
   [ENV.uploadPublicEndpoint]: z.optional(z.url()),
   [ENV.runConcurrency]: positiveInt(32),
   [ENV.providerConcurrency]: positiveInt(64),
+  [ENV.fanoutPages]: positiveInt(100),
   [ENV.logLevel]: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   [ENV.webhookAllowLocalhost]: z._default(z.enum(['true', 'false']), 'false'),
   /** Unset: webhookSettings.retryDelaysSeconds. At least one wait (two tries); each 0 to 12 hours. */
@@ -167,6 +168,10 @@ export const config = {
   /** Calls to one provider at once from every run of a worker process (shared/worker/pool.ts). */
   get providerConcurrency(): number {
     return read(ENV.providerConcurrency);
+  },
+  /** A chunked run of more pages fans out in groups of at most this many (shared/worker/fanout.ts). */
+  get fanoutPages(): number {
+    return read(ENV.fanoutPages);
   },
   get logLevel(): Env[typeof ENV.logLevel] {
     return read(ENV.logLevel);

@@ -37,6 +37,8 @@ export const ENV = {
   runConcurrency: 'SERVICE_RUN_CONCURRENCY',
   /** Calls to one provider at once from every run of a worker process (the worker only). */
   providerConcurrency: 'SERVICE_PROVIDER_CONCURRENCY',
+  /** A run of more pages fans out to other worker invocations, in groups of at most this many (the worker only). */
+  fanoutPages: 'SERVICE_FANOUT_PAGES',
   /** Deployment stage, the `Stage` dimension of the worker's metrics (shared/infra/metrics.ts). */
   metricsStage: 'METRICS_STAGE',
   /**

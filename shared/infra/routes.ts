@@ -34,6 +34,7 @@ export type HandlerName =
 export interface ResourceAccess {
   tables?: Partial<Record<TableName, 'read' | 'readwrite'>>;
   bucket?: 'read' | 'presign-put';
+  /** The run queue: send (create a run, resend one), or consume (the worker, which also sends a run's group messages). */
   queue?: 'send' | 'consume';
   /** The webhook delivery queue: send (dispatch an event), or consume (the deliver function, which also retries). */
   webhookQueue?: 'send' | 'consume';

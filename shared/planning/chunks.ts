@@ -82,3 +82,32 @@ export function chunkedCostMicros(
   if (fullCost === undefined || restCost === undefined) return undefined;
   return full * fullCost + restCost;
 }
+
+/**
+ * How a run larger than one worker invocation should carry fans out (shared/worker/fanout.ts): `groups` messages, each
+ * of `groupPages` pages (whole chunks; the last group shorter). Recorded on the run by the delivery that fans it out,
+ * so every later delivery splits it the same way.
+ */
+export interface FanoutPlan {
+  groups: number;
+  groupPages: number;
+}
+
+/**
+ * The fan-out of a run of `pages` pages in chunks of `chunkPages`, or undefined when one invocation carries it: a run
+ * of more than `fanoutPages` pages (SERVICE_FANOUT_PAGES) is split into groups of the most whole chunks within
+ * `fanoutPages` (at least one chunk). A split that would leave a single group is no fan-out.
+ */
+export function planFanout(pages: number, chunkPages: number, fanoutPages: number): FanoutPlan | undefined {
+  if (pages <= fanoutPages) return undefined;
+  const size = Math.max(1, Math.floor(chunkPages));
+  const groupPages = Math.max(1, Math.floor(fanoutPages / size)) * size;
+  const groups = Math.ceil(pages / groupPages);
+  return groups > 1 ? { groups, groupPages } : undefined;
+}
+
+/** The pages of group `group` (0-based) of a fanned-out run of `pages` pages. */
+export function groupRange(pages: number, plan: FanoutPlan, group: number): PageRange {
+  const first = group * plan.groupPages + 1;
+  return { first, last: Math.min(pages, first + plan.groupPages - 1) };
+}

@@ -1,8 +1,11 @@
 /**
- * The run queue's message, in one place: create-run sends it for a new run, the reconciler again for a run whose
- * message was lost; the worker (and the local stack's fault seams) read it.
+ * The run queue's messages, in one place: create-run sends a run's message (`{jobId}`) for a new run, the reconciler
+ * again for a run whose message was lost; the worker sends a fanned-out run's group messages (`{jobId, group}`,
+ * shared/worker/fanout.ts). The worker (and the local stack's fault seams) read them.
+ * Not to undo: a message's body depends only on the run and the group, so sending one again is a duplicate the
+ * worker already tolerates, never a different request.
  */
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from '../aws/sqs.js';
 import { runQueue } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
@@ -10,16 +13,40 @@ import * as z from '../zod.js';
 
 const runQueueUrl = resource(runQueue.envVar);
 
-const runMessage = z.object({ jobId: z.string().check(z.minLength(1)) });
+const runMessage = z.object({
+  jobId: z.string().check(z.minLength(1)),
+  /** A fanned-out run's group (0-based); absent on the run's own message. */
+  group: z.optional(z.number().check(z.int(), z.nonnegative())),
+});
+
+export type RunMessage = z.infer<typeof runMessage>;
+
+/** SQS's most messages per SendMessageBatch. */
+const BATCH = 10;
 
 /** Queues a run for the worker. */
 export async function enqueueRun(jobId: string): Promise<void> {
-  const body: z.infer<typeof runMessage> = { jobId };
+  const body: RunMessage = { jobId };
   await sqs.send(new SendMessageCommand({ QueueUrl: runQueueUrl(), MessageBody: JSON.stringify(body) }));
 }
 
-/** The run a message names; undefined for a malformed message (no retry can mend it). */
-export function jobIdOf(messageBody: string): string | undefined {
+/** Queues the given groups of a fanned-out run, ten to a request; throws when any message was not accepted. */
+export async function enqueueGroups(jobId: string, groups: readonly number[]): Promise<void> {
+  for (let start = 0; start < groups.length; start += BATCH) {
+    const entries = groups.slice(start, start + BATCH).map((group) => {
+      const body: RunMessage = { jobId, group };
+      return { Id: String(group), MessageBody: JSON.stringify(body) };
+    });
+    const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl: runQueueUrl(), Entries: entries }));
+    const failed = out.Failed ?? [];
+    if (failed.length > 0) {
+      throw new Error(`run queue refused ${failed.length} group message(s) of ${jobId}: ${failed[0]?.Code ?? ''}`);
+    }
+  }
+}
+
+/** What a message asks; undefined for a malformed message (no retry can mend it). */
+export function runMessageOf(messageBody: string): RunMessage | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(messageBody);
@@ -27,5 +54,10 @@ export function jobIdOf(messageBody: string): string | undefined {
     return undefined;
   }
   const message = runMessage.safeParse(parsed);
-  return message.success ? message.data.jobId : undefined;
+  return message.success ? message.data : undefined;
+}
+
+/** The run a message names (its own or a group's); undefined for a malformed message. */
+export function jobIdOf(messageBody: string): string | undefined {
+  return runMessageOf(messageBody)?.jobId;
 }

@@ -53,16 +53,24 @@ interface StoredChunk {
   expiresAtEpoch: number;
 }
 
-/** Every checkpoint of a run, in page order. */
-export async function listCheckpoints(jobId: string): Promise<ChunkCheckpoint[]> {
+/** Every checkpoint of a run in page order; only those that begin within `pages` when given (a fanned-out group's). */
+export async function listCheckpoints(
+  jobId: string,
+  pages?: { first: number; last: number },
+): Promise<ChunkCheckpoint[]> {
   const items: StoredChunk[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await ddb.send(
       new QueryCommand({
         TableName: chunksTable(),
-        KeyConditionExpression: 'jobId = :jobId',
-        ExpressionAttributeValues: { ':jobId': jobId },
+        ...(pages
+          ? {
+              KeyConditionExpression: 'jobId = :jobId AND #first BETWEEN :first AND :last',
+              ExpressionAttributeNames: { '#first': 'first' },
+              ExpressionAttributeValues: { ':jobId': jobId, ':first': pages.first, ':last': pages.last },
+            }
+          : { KeyConditionExpression: 'jobId = :jobId', ExpressionAttributeValues: { ':jobId': jobId } }),
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       }),

@@ -88,6 +88,12 @@ export interface RunRecord {
   chunkPages?: number;
   /** While a chunked run is queued: its pages, and how many are done (checkpointed; shared/store/chunks.ts). */
   progress?: { pagesTotal: number; pagesDone: number };
+  /** A run fanned out to several worker invocations (store/groups.ts): set once, by the delivery that fanned it out. */
+  fanout?: { groups: number; groupPages: number };
+  /** Per group (keyed by its 0-based index): the claim of the delivery running it, and when it was counted done. */
+  groups?: Record<string, { leaseUntil?: number; doneAt?: string }>;
+  /** Groups counted done: the delivery whose count reaches `fanout.groups` merges the run and settles it. */
+  groupsDone?: number;
   estimateMicros: Micros;
   /** The margin the estimate was computed with; the worker prices with it (absent on older runs: the current one). */
   marginPct?: number;

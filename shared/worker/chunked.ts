@@ -2,7 +2,8 @@
  * Executing a run in page chunks (contract v1.1 §2; planning: shared/planning/chunks.ts). Each chunk is a small PDF of
  * its pages (with their text layer when every page has one) given to the plan's candidates with fallback, as a whole
  * run would be; chunks run concurrently (SERVICE_RUN_CONCURRENCY, and the providers' shared pools, ./pool.ts), each
- * finished one checkpointed (shared/store/chunks.ts) before the run moves on, and the answers merged (./merge.ts).
+ * finished one checkpointed (shared/store/chunks.ts) before the run moves on, and the answers merged (./merge.ts). A run
+ * larger than one invocation runs here one group of chunks at a time (`only`), fanned out by ./fanout.ts.
  * Not to undo:
  * - Pages a checkpoint covers are never asked again: a redelivered run pays only for the rest.
  * - Every attempt is checked against the run's cap with what the other chunks spent, have in flight, and keep
@@ -58,8 +59,13 @@ export interface ChunkedInput {
   deadlineMs: number;
   /** Chunks executing at once (SERVICE_RUN_CONCURRENCY). */
   concurrency: number;
-  /** Crash simulation (the local stack): called after each checkpoint; a throw stops the run once in-flight chunks end. */
-  afterChunk?: () => void;
+  /**
+   * Called after each checkpoint: crash simulation (the local stack), and a fanned-out group's look at whether the run
+   * is still queued (./fanout.ts). A throw (or rejection) stops the run once in-flight chunks end.
+   */
+  afterChunk?: () => void | Promise<void>;
+  /** Only the chunks within these pages (a fanned-out group's, ./fanout.ts); the answer merges only them. */
+  only?: PageRange;
 }
 
 interface Totals {
@@ -106,15 +112,31 @@ export function pagesLeft(planned: readonly PageRange[], done: readonly PageRang
   return left;
 }
 
+/** What a chunk keeps reserved until it ends: its primary path's predicted cost (for a chain, both steps'). */
+export function chunkReservation(run: RunRecord, range: PageRange): Micros {
+  const facts = chunkFacts(run.file, range);
+  if (!run.ocrCandidates) return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task)) ?? 0;
+  // A chain: both steps' primary paths, as the plan held them (planning/plan.ts chainedPlan).
+  const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => predictAttempt(id, facts, run.task, s)?.costMicros;
+  return (
+    (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
+  );
+}
+
 /** Executes the run's chunks and merges them; throws RunIncomplete (or a simulated crash) to be redelivered. */
 export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcome> {
   const { run } = input;
   const size = run.chunkPages ?? Math.max(1, run.file.pages);
-  const checkpoints = await listCheckpoints(run.jobId);
+  const { only } = input;
+  const checkpoints = await listCheckpoints(run.jobId, only);
   const finished: ChunkCheckpoint[] = [...checkpoints];
   /** This delivery's chunks' words by first page, in whole-document pages (not in checkpoints: see the top). */
   const chunkWords = new Map<number, PageWords[]>();
-  const queue = pagesLeft(chunkRanges(run.file.pages, size), checkpoints);
+  const planned = chunkRanges(run.file.pages, size);
+  const queue = pagesLeft(
+    only ? planned.filter((r) => r.first >= only.first && r.last <= only.last) : planned,
+    checkpoints,
+  );
   const totals: Totals = {
     attempts: checkpoints.flatMap((c) => c.attempts),
     requests: checkpoints.reduce((sum, c) => sum + c.requests, 0),
@@ -136,16 +158,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const committed = (c: ChunkSpend) => Math.max(c.reserved, c.spent + c.inFlight);
   const total = () => spend.ended + spend.queued + [...active].reduce((sum, c) => sum + committed(c), 0);
   const fits = (micros: Micros) => priceFor(micros, run.marginPct) <= input.capMicros;
-  const reservation = (range: PageRange): Micros => {
-    const facts = chunkFacts(run.file, range);
-    if (!run.ocrCandidates)
-      return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task)) ?? 0;
-    // A chain: both steps' primary paths, as the plan held them (planning/plan.ts chainedPlan).
-    const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => predictAttempt(id, facts, run.task, s)?.costMicros;
-    return (
-      (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
-    );
-  };
+  const reservation = (range: PageRange): Micros => chunkReservation(run, range);
   for (const range of queue) spend.queued += reservation(range);
 
   let failure: { reason: 'truncated' | 'unreadable' | 'providers'; page: number } | undefined;

@@ -2,10 +2,10 @@
  * The worker's core for one run: idempotent by jobId. A run that is already final is left alone (duplicate delivery);
  * otherwise the file is read, the plan executed with fallback, and the outcome settled with the money in one
  * transaction (store/ledger.ts). Unexpected infrastructure errors are rethrown so SQS redelivers — except on the last
- * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ.
+ * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ. A run larger than
+ * one invocation fans out (./fanout.ts): its message sends its groups' messages, each group runs here, and the
+ * delivery that counts the last group done merges and settles the run as this file settles any run.
  */
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { isMissingObject, isReplacedObject, s3 } from '../aws/s3.js';
 import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import { runError } from '../errors.js';
@@ -17,43 +17,22 @@ import { emitMetrics } from '../metrics.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
-import type { ProviderAdapter, ProviderInput } from '../providers/types.js';
+import type { ProviderInput } from '../providers/types.js';
 import { loadFactors, recordSamples } from '../store/calibration.js';
 import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
-import type { ProviderId } from '../task.js';
 import { executeChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
+import { claimMs, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
 import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
+import { fanOut, fansOut, processGroup } from './fanout.js';
 import { pooledAdapters } from './pool.js';
+import { objectUnavailable, readObject } from './read-object.js';
 import { computeConfidence, shapeResult } from './result.js';
 
-/** Time kept back from the Lambda deadline to write the settlement. */
-const SETTLE_RESERVE_MS = 5_000;
-
-export interface ProcessOptions {
-  adapters: Partial<Record<ProviderId, ProviderAdapter>>;
-  /** Milliseconds the invocation has left (Lambda context). */
-  remainingMs: number;
-  /** SQS ApproximateReceiveCount of this delivery, and the queue's maxReceiveCount. */
-  receiveCount: number;
-  maxReceiveCount: number;
-  /**
-   * The queue's visibility timeout. The claim on the run lasts until the invocation's deadline, but never longer than
-   * this: past it SQS itself treats the delivery as abandoned and hands the message out again.
-   */
-  visibilityTimeoutSeconds: number;
-  /**
-   * Crash simulation (the local stack, with fault injection on): throwing aborts the delivery as a crash would. It
-   * stays a seam here because only processRun can place a crash between the providers' answer and the settlement.
-   */
-  fault?: (point: 'before-settle' | 'after-settle' | 'after-chunk', run: RunRecord) => void;
-}
-
-/** `leased`: another delivery is processing the run right now; this one did nothing. */
-export type ProcessResult = 'settled' | 'already-final' | 'missing' | 'leased';
+export { claimMs, type ProcessOptions, type ProcessResult } from './delivery.js';
 
 export async function processRun(jobId: string, options: ProcessOptions): Promise<ProcessResult> {
   const run = await getRun(jobId);
@@ -62,32 +41,33 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     return 'missing';
   }
   if (run.status !== 'queued') return 'already-final';
+  if (options.group !== undefined) {
+    const started = Date.now();
+    const outcome = await processGroup(run, options.group, {
+      ...options,
+      leaseUntil: new Date(started + claimMs(options)),
+      deadlineMs: started + options.remainingMs - SETTLE_RESERVE_MS,
+      settle: (settling, settlement) => settle(settling, settlement, options),
+    });
+    if (outcome !== 'finish') return outcome;
+    // Every group is counted: merge from the checkpoints and settle, as the run's own (re)delivery would.
+    const { group: _, ...rest } = options;
+    return processRun(jobId, { ...rest, remainingMs: options.remainingMs - (Date.now() - started) });
+  }
 
   const leaseUntil = new Date(Date.now() + claimMs(options));
   let claimed = false;
   // What the plan came to, once it has: a failure after it (writing the settlement) still reports its attempts.
   let planned: Settlement | undefined;
   try {
+    if (fansOut(run)) return await fanOut(run, options.receiveCount);
     const claim = await claimRun(jobId, { leaseUntil, receiveCount: options.receiveCount });
     if (claim === 'final') return 'already-final';
     if (claim === 'leased') return 'leased';
     claimed = true;
     const settlement = await runPlan(run, options);
     planned = settlement;
-    options.fault?.('before-settle', run);
-    const settledAt = new Date();
-    const settled = await settleRun(run, settlement, settledAt);
-    if (settled) emitRunMetrics(run, settlement);
-    options.fault?.('after-settle', run);
-    // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep). Learning
-    // runs beside it, so a receiver does not wait for the calibration write.
-    if (settled) {
-      await Promise.all([
-        dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString())),
-        learn(run, settlement),
-      ]);
-    }
-    return settled ? 'settled' : 'already-final';
+    return await settle(run, settlement, options);
   } catch (error: unknown) {
     if (options.receiveCount < options.maxReceiveCount) {
       // Giving up: the redelivery (or a duplicate) may take the run at once rather than wait out this claim.
@@ -106,31 +86,22 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
   }
 }
 
-/**
- * How long a delivery may hold its run: its invocation's time left, capped by the visibility timeout less a second
- * (SQS started that clock when it handed the message out, a little before the claim). Deployed, the function's
- * timeout is far below the visibility timeout, so the claim lasts the whole invocation; a local stack with a visibility
- * timeout shorter than its runs (the tests' 3 s) lets a redelivery take over a run that is still being processed.
- */
-export function claimMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilityTimeoutSeconds'>): number {
-  return Math.max(0, Math.min(options.remainingMs, options.visibilityTimeoutSeconds * 1000 - 1000));
-}
-
-/**
- * The bytes creation inspected: that version of the object (a versioned bucket), or the object only while its ETag is
- * the one inspected. `replaced`: a later PUT to the same address replaced them (the ETag no longer matches).
- */
-async function readObject(run: RunRecord): Promise<Uint8Array | 'missing' | 'replaced'> {
-  const { etag, versionId } = run.objectIdentity ?? {};
-  const which = versionId !== undefined ? { VersionId: versionId } : etag !== undefined ? { IfMatch: etag } : {};
-  try {
-    const out = await s3().send(new GetObjectCommand({ Bucket: uploadsBucketName(), Key: run.objectKey, ...which }));
-    return out.Body ? await out.Body.transformToByteArray() : 'missing';
-  } catch (error: unknown) {
-    if (isMissingObject(error)) return 'missing';
-    if (isReplacedObject(error)) return 'replaced';
-    throw error;
+/** Writes the run's settlement (once: settleRun's conditions), then its metrics, calibration and event. */
+async function settle(run: RunRecord, settlement: Settlement, options: ProcessOptions): Promise<ProcessResult> {
+  options.fault?.('before-settle', run);
+  const settledAt = new Date();
+  const settled = await settleRun(run, settlement, settledAt);
+  if (settled) emitRunMetrics(run, settlement);
+  options.fault?.('after-settle', run);
+  // The settlement wrote the run's event; hand it on now (a crash before this leaves it to the sweep). Learning
+  // runs beside it, so a receiver does not wait for the calibration write.
+  if (settled) {
+    await Promise.all([
+      dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString())),
+      learn(run, settlement),
+    ]);
   }
+  return settled ? 'settled' : 'already-final';
 }
 
 /** The PDF's text when every page has a real text layer; undefined for scans, mixed files or unreadable layers. */
@@ -192,24 +163,7 @@ function objectSource(run: RunRecord): NonNullable<ProviderInput['source']> {
 /** Reads the file and executes the plan; returns the outcome to settle (nothing is written here). */
 async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlement> {
   const bytes = await readObject(run);
-  if (bytes === 'missing') {
-    return {
-      status: 'failed',
-      error: runError('UPLOAD_NOT_FOUND', 'The uploaded file has expired'),
-      attempts: [],
-    };
-  }
-  if (bytes === 'replaced') {
-    return {
-      status: 'failed',
-      error: runError(
-        'UPLOAD_NOT_FOUND',
-        'The file this run was created from was replaced by a later upload to the same address; create a new run',
-        { reason: 'replaced' },
-      ),
-      attempts: [],
-    };
-  }
+  if (typeof bytes === 'string') return objectUnavailable(bytes);
 
   // The spend limit: the run may cost up to this multiple of its estimate; the client pays at most the estimate (and
   // so at most maxCostUsd, which the estimate is within), the service absorbs the rest (docs/pricing.md).

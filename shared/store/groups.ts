@@ -1,0 +1,215 @@
+/**
+ * The groups of a fanned-out run (shared/worker/fanout.ts), kept on the run item itself: `fanout` (how it was split,
+ * written once), `groups.<n>` (the claim of the delivery running group n, and when it was counted done) and
+ * `groupsDone`, an atomic counter. Each step is ONE conditional UpdateItem of the run, so it needs no transaction:
+ * - a group's claim stands back for an unexpired claim, a group already counted, or a run no longer queued;
+ * - a group is counted once: `SET groups.<n>.doneAt ADD groupsDone 1` only while `groups.<n>.doneAt` is absent, so a
+ *   redelivered or duplicate group never counts twice, and exactly one count reaches `fanout.groups`.
+ * Why on the run and not items of their own: docs/decisions.md#long-documents-run-in-page-chunks.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import pRetry from 'p-retry';
+import { applied, ddb } from '../aws/dynamodb.js';
+import { log } from '../log.js';
+import { type RunRecord, runsTable } from './runs.js';
+
+/** What a group's delivery found when it tried to claim the group. */
+export type GroupClaim =
+  /** Process the group. */
+  | 'claimed'
+  /** Another delivery holds an unexpired claim on it: never ask a provider twice. */
+  | 'leased'
+  /** Counted done already, and other groups are not: nothing to do. */
+  | 'counted'
+  /** Every group is counted and the run is still queued: merge and settle it (a crash after the last count). */
+  | 'all-counted'
+  /** The run is final. */
+  | 'final'
+  /** The run has no such group (it was never fanned out that way): a message no retry can mend. */
+  | 'unknown';
+
+/** What counting a finished group found. `last`: every group is counted and the run is queued: merge and settle it. */
+export type GroupCount = 'last' | 'more' | 'final';
+
+/** Whether every group of a fanned-out run is counted done (false for a run that is not fanned out). */
+export function allGroupsCounted(run: Pick<RunRecord, 'fanout' | 'groupsDone'>): boolean {
+  return run.fanout !== undefined && (run.groupsDone ?? 0) >= run.fanout.groups;
+}
+
+/**
+ * A single-item write retried while a transaction holds the item (`TransactionConflictException`): the groups'
+ * checkpoints update the same run item many times a second, and the SDK does not retry that error itself.
+ */
+async function send<T>(write: () => Promise<T>): Promise<T> {
+  return pRetry(write, {
+    retries: 5,
+    minTimeout: 20,
+    maxTimeout: 400,
+    factor: 2,
+    randomize: true,
+    shouldRetry: ({ error }) => error.name === 'TransactionConflictException',
+  });
+}
+
+const update = (input: Omit<UpdateCommandInput, 'TableName'>) =>
+  send(() => ddb.send(new UpdateCommand({ TableName: runsTable(), ...input })));
+
+async function readRun(jobId: string): Promise<RunRecord | null> {
+  const out = await ddb.send(new GetCommand({ TableName: runsTable(), Key: { jobId }, ConsistentRead: true }));
+  return (out.Item as RunRecord | undefined) ?? null;
+}
+
+/**
+ * Records how a queued run fans out, with an empty entry per group and the counter at 0, unless it already is (a
+ * redelivered or duplicate run message). Returns the run as it now stands (null when it no longer exists).
+ */
+export async function recordFanout(jobId: string, plan: NonNullable<RunRecord['fanout']>): Promise<RunRecord | null> {
+  const groups = Object.fromEntries(Array.from({ length: plan.groups }, (_, n) => [String(n), {}]));
+  try {
+    const out = await update({
+      Key: { jobId },
+      UpdateExpression: 'SET fanout = :plan, #groups = :groups, groupsDone = :zero',
+      ConditionExpression: '#status = :queued AND attribute_not_exists(fanout)',
+      ExpressionAttributeNames: { '#groups': 'groups', '#status': 'status' },
+      ExpressionAttributeValues: { ':plan': plan, ':groups': groups, ':zero': 0, ':queued': 'queued' },
+      ReturnValues: 'ALL_NEW',
+    });
+    return (out.Attributes as RunRecord | undefined) ?? null;
+  } catch (error: unknown) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    log.info('run already fanned out (or final); its groups are sent again where needed', { jobId });
+    return readRun(jobId);
+  }
+}
+
+/**
+ * Counts a delivery of the run's own message that fans it out (no claim: it only sends messages), as claimRun counts
+ * a delivery, so the reconciler sees the run alive. False when the run is no longer queued.
+ */
+export async function countDelivery(jobId: string, receiveCount: number, now = new Date()): Promise<boolean> {
+  return applied(
+    update({
+      Key: { jobId },
+      UpdateExpression: 'SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
+      ConditionExpression: '#status = :queued',
+      ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':processing': 'processing',
+        ':now': now.toISOString(),
+        ':receive': receiveCount,
+        ':one': 1,
+        ':queued': 'queued',
+      },
+    }),
+  );
+}
+
+/**
+ * Claims group `group` of a fanned-out run for one delivery until `leaseUntil`, and counts the delivery on the run
+ * (its time and SQS receive count: the reconciler reads them) whatever the answer. Callers cap the lease by their own
+ * deadline, as for claimRun.
+ */
+export async function claimGroup(
+  jobId: string,
+  group: number,
+  { leaseUntil, receiveCount, now = new Date() }: { leaseUntil: Date; receiveCount: number; now?: Date },
+): Promise<GroupClaim> {
+  const names = { '#groups': 'groups', '#g': String(group), '#status': 'status' };
+  const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':receive': receiveCount };
+  const claimed = await applied(
+    update({
+      Key: { jobId },
+      UpdateExpression:
+        'SET #groups.#g.leaseUntil = :lease, #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
+      ConditionExpression:
+        '#status = :queued AND attribute_exists(#groups.#g) AND attribute_not_exists(#groups.#g.doneAt) AND ' +
+        '(attribute_not_exists(#groups.#g.leaseUntil) OR #groups.#g.leaseUntil <= :nowMs)',
+      ExpressionAttributeNames: { ...names, '#stage': 'stage' },
+      ExpressionAttributeValues: {
+        ...values,
+        ':processing': 'processing',
+        ':lease': leaseUntil.getTime(),
+        ':nowMs': now.getTime(),
+      },
+    }),
+  );
+  if (claimed) return 'claimed';
+  let run: RunRecord | undefined;
+  try {
+    const out = await update({
+      Key: { jobId },
+      UpdateExpression: 'SET deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
+      ConditionExpression: '#status = :queued',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    });
+    run = out.Attributes as RunRecord | undefined;
+  } catch (error: unknown) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return 'final';
+  }
+  const entry = run?.groups?.[String(group)];
+  if (!run || !entry) return 'unknown';
+  if (entry.doneAt === undefined) return 'leased';
+  return allGroupsCounted(run) ? 'all-counted' : 'counted';
+}
+
+/** Gives up a group's claim taken with `leaseUntil` (a delivery that failed); best effort, as releaseClaim. */
+export async function releaseGroup(jobId: string, group: number, leaseUntil: Date): Promise<void> {
+  try {
+    await applied(
+      update({
+        Key: { jobId },
+        UpdateExpression: 'REMOVE #groups.#g.leaseUntil',
+        ConditionExpression: '#groups.#g.leaseUntil = :mine',
+        ExpressionAttributeNames: { '#groups': 'groups', '#g': String(group) },
+        ExpressionAttributeValues: { ':mine': leaseUntil.getTime() },
+      }),
+    );
+  } catch (error: unknown) {
+    log.warn('could not release the claim on a group', { jobId, group, error });
+  }
+}
+
+/**
+ * Counts group `group` done, once, and says whether it was the last: the count that reaches `fanout.groups` answers
+ * `last`. A group counted before (a redelivery after a crash past its count) answers `last` too while every group is
+ * counted and the run is still queued, so a crash between the last count and the settlement is finished by the
+ * redelivery; the settlement is exactly-once by its own conditions, and the merge asks no provider for a checkpoint.
+ */
+export async function countGroup(jobId: string, group: number, now = new Date()): Promise<GroupCount> {
+  let run: RunRecord | null | undefined;
+  try {
+    const out = await update({
+      Key: { jobId },
+      UpdateExpression: 'SET #groups.#g.doneAt = :now REMOVE #groups.#g.leaseUntil ADD groupsDone :one',
+      ConditionExpression:
+        '#status = :queued AND attribute_exists(#groups.#g) AND attribute_not_exists(#groups.#g.doneAt)',
+      ExpressionAttributeNames: { '#groups': 'groups', '#g': String(group), '#status': 'status' },
+      ExpressionAttributeValues: { ':now': now.toISOString(), ':one': 1, ':queued': 'queued' },
+      ReturnValues: 'ALL_NEW',
+    });
+    run = out.Attributes as RunRecord | undefined;
+  } catch (error: unknown) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    run = await readRun(jobId);
+  }
+  if (run?.status !== 'queued') return 'final';
+  return allGroupsCounted(run) ? 'last' : 'more';
+}
+
+/** Whether the run is still queued (a consistent read of its status only): a group stops once it is final. */
+export async function isQueued(jobId: string): Promise<boolean> {
+  const out = await ddb.send(
+    new GetCommand({
+      TableName: runsTable(),
+      Key: { jobId },
+      ConsistentRead: true,
+      ProjectionExpression: '#status',
+      ExpressionAttributeNames: { '#status': 'status' },
+    }),
+  );
+  return out.Item?.status === 'queued';
+}

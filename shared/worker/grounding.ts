@@ -1,0 +1,93 @@
+/**
+ * Per-field evidence for a completed JSON run (contract-v1.1 §3): gathers the run's words (./evidence.ts), grounds the
+ * result on them (shared/fields), and when a value found no support on pages nothing read (a scan only a language
+ * model looked at), OCRs those pages locally — at most EVIDENCE_OCR_MAX_PAGES, within EVIDENCE_OCR_BUDGET_MS — and
+ * grounds again. The settlement then carries `fields`, `review` and the run's confidence derived from its fields.
+ * Not to undo: evidence never fails a run. A grounding that throws leaves the run completed with every field at the
+ * run's earlier confidence and `review.needed` (nobody checked the values against the page).
+ */
+import { config } from '../config.js';
+import { groundFields } from '../fields/ground.js';
+import type { Fields, Grounded, PageWords } from '../fields/types.js';
+import { log } from '../log.js';
+import type { Settlement } from '../store/ledger.js';
+import type { RunRecord } from '../store/runs.js';
+import { collectEvidenceWords, ocrPagesForEvidence, pagesWithoutWords } from './evidence.js';
+
+/** Pages a run may OCR for evidence alone, lowest first. */
+export const EVIDENCE_OCR_MAX_PAGES = 3;
+/** The most time OCR for evidence may add to a run. */
+export const EVIDENCE_OCR_BUDGET_MS = 6_000;
+
+type Completed = Extract<Settlement, { status: 'completed' }>;
+
+/** What the answer brought beside its result: the provider's words (pages of the whole file) and its own confidence. */
+export interface AnswerEvidence {
+  words?: PageWords[];
+  nativeConfidence?: number;
+}
+
+function byPage(words: readonly PageWords[]): PageWords[] {
+  return [...words].sort((a, b) => a.page - b.page);
+}
+
+/** Grounds a completed JSON settlement; any other settlement is returned as it is. */
+export async function withEvidence(
+  run: RunRecord,
+  bytes: Uint8Array,
+  settlement: Settlement,
+  answer: AnswerEvidence,
+  deadlineMs: number,
+): Promise<Settlement> {
+  if (settlement.status !== 'completed' || run.task.outputFormat !== 'json') return settlement;
+  try {
+    const grounded = await groundRun(run, bytes, settlement, answer, deadlineMs);
+    return { ...settlement, fields: grounded.fields, review: grounded.review, confidence: grounded.confidence };
+  } catch (error: unknown) {
+    log.error('grounding failed; the run completes unchecked and needs review', { jobId: run.jobId, error });
+    return { ...settlement, ...ungrounded(settlement) };
+  }
+}
+
+async function groundRun(
+  run: RunRecord,
+  bytes: Uint8Array,
+  settlement: Completed,
+  answer: AnswerEvidence,
+  deadlineMs: number,
+): Promise<Grounded> {
+  const words = await collectEvidenceWords({
+    bytes,
+    facts: run.file,
+    output: answer.words ? { words: answer.words } : {},
+    deadlineMs,
+  });
+  const ground = (pages: PageWords[]) =>
+    groundFields({
+      result: settlement.result,
+      fieldSpecs: run.task.fields,
+      words: pages,
+      ...(answer.nativeConfidence !== undefined ? { nativeConfidence: answer.nativeConfidence } : {}),
+      ...(settlement.alternatives ? { alternatives: settlement.alternatives } : {}),
+      reviewThreshold: config.reviewConfidence,
+      now: new Date(),
+    });
+  const first = ground(words);
+  const unread = pagesWithoutWords(words, run.file.pages);
+  if (first.unsupported.length === 0 || unread.length === 0) return first;
+  const ocr = await ocrPagesForEvidence({
+    bytes,
+    facts: run.file,
+    pages: unread,
+    maxPages: EVIDENCE_OCR_MAX_PAGES,
+    deadlineMs: Math.min(deadlineMs, Date.now() + EVIDENCE_OCR_BUDGET_MS),
+  });
+  return ocr.length === 0 ? first : ground(byPage([...words, ...ocr]));
+}
+
+/** Fields and review when grounding itself failed: nothing was checked against the page. */
+function ungrounded(settlement: Completed): { fields: Fields; review: { needed: true; reasons: string[] } } {
+  const fields: Fields = {};
+  for (const key of Object.keys(settlement.result)) fields[key] = { confidence: settlement.confidence };
+  return { fields, review: { needed: true, reasons: ['the values could not be checked against the document'] } };
+}
