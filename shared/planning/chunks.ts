@@ -58,9 +58,19 @@ export function rangePages(range: PageRange): number {
   return range.last - range.first + 1;
 }
 
-/** The facts of one chunk: the file's, with the chunk's page count (and its size once the chunk's bytes are known). */
-export function chunkFacts(facts: FileFacts, range: PageRange, sizeBytes: number = facts.sizeBytes): FileFacts {
-  return { ...facts, pages: rangePages(range), sizeBytes };
+/** A chunk of `pages` pages carries its share of the file's bytes (what a text-layer guess per page reads). */
+function shareOf(facts: FileFacts, pages: number): number {
+  return Math.ceil((facts.sizeBytes * pages) / Math.max(1, facts.pages));
+}
+
+/**
+ * The facts of one chunk: the file's, with the chunk's page count and size (its share of the file's bytes until the
+ * chunk's own bytes are known). The plan's estimate and the worker's reservations must read the same share, or a
+ * text-layer guess made for the run is unmade for its chunks.
+ */
+export function chunkFacts(facts: FileFacts, range: PageRange, sizeBytes?: number): FileFacts {
+  const pages = rangePages(range);
+  return { ...facts, pages, sizeBytes: sizeBytes ?? shareOf(facts, pages) };
 }
 
 /**
@@ -75,8 +85,7 @@ export function chunkedCostMicros(
   const pages = Math.max(1, facts.pages);
   const full = Math.floor(pages / size);
   const rest = pages - full * size;
-  // A chunk carries its share of the file's bytes (what a text-layer guess per page reads).
-  const part = (n: number): FileFacts => ({ ...facts, pages: n, sizeBytes: Math.ceil((facts.sizeBytes * n) / pages) });
+  const part = (n: number): FileFacts => chunkFacts(facts, { first: 1, last: n });
   const fullCost = full > 0 ? bound(part(size)) : 0;
   const restCost = rest > 0 ? bound(part(rest)) : 0;
   if (fullCost === undefined || restCost === undefined) return undefined;

@@ -10,6 +10,7 @@ import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import { runError } from '../errors.js';
 import { dispatchAfterSettle } from '../events/dispatch.js';
+import type { PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
@@ -28,6 +29,7 @@ import { chunkedSettlement, executeChunked } from './chunked.js';
 import { claimMs, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
 import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
 import { fanOut, fansOut, processGroup } from './fanout.js';
+import { type AnswerEvidence, withEvidence } from './grounding.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { computeConfidence, shapeResult } from './result.js';
@@ -180,7 +182,8 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
       concurrency: config.runConcurrency,
       afterChunk: () => options.fault?.('after-chunk', run),
     });
-    return chunkedSettlement(run, outcome);
+    const merged = outcome.status === 'completed' ? outcome.merged : undefined;
+    return withEvidence(run, bytes, chunkedSettlement(run, outcome), evidenceOf(merged), deadlineMs);
   }
   // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
   // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
@@ -251,13 +254,22 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
       attempts: outcome.attempts,
     };
   }
-  return {
+  const settlement: Settlement = {
     status: 'completed',
     result,
     usage,
     confidence: computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, outcome.output),
     attempts: outcome.attempts,
     ...(calibration ? { calibration } : {}),
+  };
+  return withEvidence(run, bytes, settlement, evidenceOf(outcome.output), deadlineMs);
+}
+
+/** The words and confidence an answer brought with it, for grounding. */
+function evidenceOf(answer: { words?: PageWords[]; nativeConfidence?: number } | undefined): AnswerEvidence {
+  return {
+    ...(answer?.words ? { words: answer.words } : {}),
+    ...(answer?.nativeConfidence !== undefined ? { nativeConfidence: answer.nativeConfidence } : {}),
   };
 }
 

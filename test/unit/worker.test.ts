@@ -18,6 +18,7 @@ import { predictAttempt } from '../../shared/planning/estimate.js';
 import { chainedPlan } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
+import { shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
 import type { ProviderAdapter } from '../../shared/providers/types.js';
 import { storedBytes } from '../../shared/store/run-results.js';
 import type { RunRecord } from '../../shared/store/runs.js';
@@ -47,6 +48,9 @@ const BIG_HOLD = 200_000;
 const FILE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
 /** The condition of the worker's claim on a run (store/runs.ts claimRun). */
 const CLAIM_CONDITION = '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)';
+
+// Grounding may OCR a page no provider read with the local engine: stop it, or Jest never exits.
+afterAll(() => shutdownLocalProvider());
 
 beforeEach(() => {
   ddb.reset();
@@ -711,7 +715,22 @@ describe('a chained OCR-then-analyze plan', () => {
 
   test('the OCR engine reads the scan, the language model analyzes its text; one settlement prices both steps', async () => {
     arrangeChain('scanned.pdf');
-    const textract = succeeding('textract', read('ACME Market\nTOTAL 42.50', 1500, 0.95));
+    const word = (text: string, bbox: [number, number, number, number]) => ({ text, bbox, confidence: 0.95 });
+    const textract = succeeding('textract', {
+      ...read('ACME Market\nTOTAL 42.50', 1500, 0.95),
+      words: [
+        {
+          page: 1,
+          source: 'textract' as const,
+          words: [
+            word('ACME', [0.1, 0.1, 0.2, 0.14]),
+            word('Market', [0.22, 0.1, 0.35, 0.14]),
+            word('TOTAL', [0.1, 0.5, 0.2, 0.54]),
+            word('42.50', [0.6, 0.5, 0.7, 0.54]),
+          ],
+        },
+      ],
+    });
     const openai = succeeding('openai', {
       result: { merchant: 'ACME Market', total: 42.5 },
       nativeConfidence: 0.99,
@@ -734,8 +753,13 @@ describe('a chained OCR-then-analyze plan', () => {
     );
     expect(values[':charged']).toBe(priceMicros(2200));
     expect(values[':refunded']).toBe(BIG_HOLD - priceMicros(2200));
-    // The answer is no surer than the reading: native 0.95 (not 0.99); both fields present and found in the text.
-    expect(values[':confidence']).toBe(0.975);
+    // Both values stand on the page Textract read: each field carries its box, and the run is sure enough.
+    expect(values[':fields']).toEqual({
+      merchant: expect.objectContaining({ page: 1, bbox: [0.1, 0.1, 0.35, 0.14], source: 'ACME Market' }),
+      total: expect.objectContaining({ page: 1, bbox: [0.6, 0.5, 0.7, 0.54] }),
+    });
+    expect(values[':review']).toEqual({ needed: false, reasons: [] });
+    expect(values[':confidence']).toBeGreaterThan(0.9);
   });
 
   test('each step falls back on its own: local OCRs when Textract fails, then the model analyzes local text', async () => {
@@ -934,7 +958,10 @@ describe('a result too large for the run item', () => {
       await deliver({ local: succeeding('local', { result }) });
       const puts = storedParts();
       expect(puts).toHaveLength(1);
-      expect(JSON.parse(String(puts[0]?.Item?.data))).toEqual(result);
+      // A json run's parts hold its result and the fields grounded on it (store/run-results.ts).
+      const stored = JSON.parse(String(puts[0]?.Item?.data));
+      expect(stored.result).toEqual(result);
+      expect(Object.keys(stored.fields)).toEqual(Object.keys(result));
     }
   });
 
@@ -957,7 +984,7 @@ describe('a result too large for the run item', () => {
     arrange(runItem({ task: { ...runItem().task, fields: null } }));
     await deliver({ local: succeeding('local', { result }) });
     const puts = storedParts();
-    expect(JSON.parse(puts.map((p) => p?.Item?.data).join(''))).toEqual(result);
+    expect(JSON.parse(puts.map((p) => p?.Item?.data).join('')).result).toEqual(result);
   });
 
   test('storedBytes counts as DynamoDB documents it', () => {
