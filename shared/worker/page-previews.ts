@@ -9,6 +9,7 @@
  * - Bounded: at most PREVIEW_MAX_PAGES pages (the lowest), each rendered and stored before the next starts, so the
  *   deadline leaves every page stored until then usable. Each page opens the PDF again (renderPdfPages): a copy of
  *   the file per page, at most PREVIEW_MAX_PAGES times, for a loop that stops cleanly between pages.
+ * See docs/decisions.md#page-images-of-pdf-runs.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/s3.js';
