@@ -433,6 +433,35 @@ test('a page without an image says so in its place; a PDF without page images ke
   }
 });
 
+test('at phone width (390×844) the page image fits the screen with its boxes, the fields below it', async () => {
+  // Narrow, an open run takes the place of the list: close the one the previous test left open.
+  await page.getByRole('button', { name: 'Close run detail' }).click();
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await runRow(page, pdfRun).click();
+    const panel = detail(page, pdfRun);
+    const image = panel.getByRole('img', { name: 'Page 1 of invoice.pdf' });
+    await image.waitFor();
+    await loaded(image);
+    await image.scrollIntoViewIfNeeded();
+    const at = await image.boundingBox();
+    expect(at?.width ?? 999).toBeLessThanOrEqual(390);
+    expect(await panel.locator('.field-box').count()).toBe(5);
+    const { box } = await boxOnScreen(panel, 'total', 'Page 1 of invoice.pdf');
+    expect(await inkIn(box)).toBeGreaterThan(0.04);
+    const overflow = await page.evaluate(
+      () =>
+        document.documentElement.scrollWidth > document.documentElement.clientWidth ||
+        document.body.scrollWidth > document.documentElement.clientWidth,
+    );
+    expect(overflow).toBe(false);
+    await shot(page, 'fields-10-phone-pdf-page');
+    await panel.getByRole('button', { name: 'Back to runs' }).click();
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+});
+
 test('accepting takes runs out of the queue; with the queue empty the dashboard opens on every run', async () => {
   for (const jobId of [twoPageRun, pdfRun, imageRun]) {
     await runRow(page, jobId).click();
