@@ -340,7 +340,7 @@ const state = {
 };
 
 /** One AbortController per area, so a slow older answer never overwrites a newer one. */
-const inflight = { list: null, detail: null, preview: null, usage: null };
+const inflight = { list: null, detail: null, preview: null, page: null, usage: null };
 
 function startRequest(area) {
   inflight[area]?.abort();
@@ -700,6 +700,7 @@ function openRun(jobId) {
   clearAlert();
   if (els.detail.hidden) state.listScrollY = window.scrollY;
   state.openJobId = jobId;
+  pageImages.clear();
   markOpenRow();
   renderDetail(run);
   els.detail.hidden = false;
@@ -715,7 +716,9 @@ function openRun(jobId) {
 function closeDetail({ restoreFocus = true } = {}) {
   if (els.detail.hidden) return;
   inflight.preview?.abort();
+  inflight.page?.abort();
   inflight.detail?.abort();
+  pageImages.clear();
   const jobId = state.openJobId;
   state.openJobId = null;
   els.detail.hidden = true;
@@ -822,15 +825,23 @@ function renderDetail(run) {
 }
 
 /**
- * An image's preview and its fields side by side when the panel is wide enough (style.css), so a box and its entry
- * show together. A PDF keeps its frame full width (no boxes on it), and a HEIC has no preview: the fields follow.
+ * An image's preview, or a PDF's page image, and its fields side by side when the panel is wide enough (style.css),
+ * so a box and its entry show together. A PDF shown in its frame (no page image: `showListOnly`) takes the full width
+ * again, and a HEIC has no preview: the fields follow.
  */
 function evidenceLayout(run, preview, fields) {
-  const boxed = run.file?.type === 'image/png' || run.file?.type === 'image/jpeg';
+  const type = run.file?.type;
+  const boxed =
+    type === 'image/png' || type === 'image/jpeg' || (type === 'application/pdf' && boxedPages(run).length > 0);
   if (!fields) return preview;
   return boxed
-    ? h('div', { class: 'evidence-layout' }, preview, fields)
+    ? h('div', { class: 'evidence-layout', id: 'evidence-layout' }, preview, fields)
     : append(document.createDocumentFragment(), [preview, fields]);
+}
+
+/** The preview and the fields one after the other again (a PDF without a page image shows in its frame). */
+function showListOnly() {
+  document.getElementById('evidence-layout')?.classList.remove('evidence-layout');
 }
 
 function isTextResult(run) {
@@ -934,7 +945,19 @@ async function loadPreview(run) {
   const container = () => (state.openJobId === run.jobId ? document.getElementById('preview') : null);
   try {
     const file = await api(runPath(run.jobId, '/file'), { signal });
-    container()?.replaceChildren(...previewFor(file, run));
+    // A PDF with boxed fields opens on the first page with one, when the worker stored an image of it.
+    const pdf = String(file.contentType).toLowerCase() === 'application/pdf';
+    const first = pdf ? boxedPages(run)[0] : undefined;
+    // A page image that fails to load for another reason than the sign-in or a newer request: the frame instead.
+    const page =
+      first === undefined
+        ? null
+        : await pageImage(run, first, signal).catch((error) => {
+            if (error?.name === 'AbortError' || (error instanceof ApiError && error.status === 401)) throw error;
+            return null;
+          });
+    if (pdf && !page) showListOnly();
+    container()?.replaceChildren(...previewFor(file, run, page));
   } catch (error) {
     if (error?.name === 'AbortError') return;
     if (error instanceof ApiError && error.status === 401) return reportError(error, 'Loading the file');
@@ -957,10 +980,11 @@ async function loadPreview(run) {
 }
 
 /**
- * Nodes that preview a file: an image (with its fields' boxes drawn over it), a framed PDF, or a note for HEIC; always
+ * Nodes that preview a file: an image (with its fields' boxes drawn over it), a PDF's page image (with the boxes of
+ * that page's fields: `page`, the answer of GET …/file?page=N) or else the PDF in a frame, or a note for HEIC; always
  * an "Open file" link.
  */
-function previewFor(file, run) {
+function previewFor(file, run, page = null) {
   const type = String(file.contentType ?? '').toLowerCase();
   const name = file.fileName ?? 'the uploaded file';
   const expires = file.expiresAt ? ` (link valid until ${timeOnly.format(new Date(file.expiresAt))})` : '';
@@ -978,18 +1002,10 @@ function previewFor(file, run) {
     ];
   }
   if (type.startsWith('image/')) {
-    const img = h('img', { src: file.url, alt: `Preview of ${name}`, class: 'preview-image', decoding: 'async' });
-    img.addEventListener('error', () => {
-      img.replaceWith(
-        h(
-          'p',
-          { class: 'notice' },
-          'The image could not be shown: storage did not send it (the 5-minute link may have expired; close and ' +
-            'reopen the run for a new one) or its bytes do not decode in this browser.',
-        ),
-      );
-    });
-    return [fieldBoxes(run, img), link];
+    return [fieldBoxes(run, previewImage(file.url, `Preview of ${name}`)), link];
+  }
+  if (type === 'application/pdf' && page) {
+    return [h('div', { class: 'page-view', id: 'page-view', 'data-page': page.page }, pageView(run, name, page)), link];
   }
   if (type === 'application/pdf') {
     if (navigator.pdfViewerEnabled === false) {
@@ -1003,13 +1019,105 @@ function previewFor(file, run) {
     // (docs/decisions.md, "The file preview").
     return [
       h('iframe', { src: file.url, title: `PDF preview of ${name}`, class: 'preview-pdf' }),
-      fieldEntries(run).length > 0
-        ? h('p', { class: 'hint' }, 'Field boxes are drawn on image previews only; each field below names its page.')
+      boxedPages(run).length > 0
+        ? h('p', { class: 'hint' }, 'No page image to draw the boxes on; each field below names its page and place.')
         : null,
       link,
     ];
   }
   return [h('p', { class: 'notice' }, `No preview: this page cannot display ${type || 'this file type'}.`), link];
+}
+
+/** An <img> of a preview that says so in its place when it cannot be shown. */
+function previewImage(src, alt) {
+  const img = h('img', { src, alt, class: 'preview-image', decoding: 'async' });
+  img.addEventListener('error', () => {
+    img.replaceWith(
+      h(
+        'p',
+        { class: 'notice' },
+        'The image could not be shown: storage did not send it (the 5-minute link may have expired; close and ' +
+          'reopen the run for a new one) or its bytes do not decode in this browser.',
+      ),
+    );
+  });
+  return img;
+}
+
+// ---------- page images of a PDF run (GET …/file?page=N) ----------
+
+/** The answers of GET …/file?page=N for the open run, by page (null: no image of that page); cleared per run. */
+const pageImages = new Map();
+/** The page the PDF preview should show last asked for (a quick pointer asks for several; the last one wins). */
+let pageWanted = null;
+
+/**
+ * The image of `page` of the run (its GET …/file?page=N answer), or null when the worker stored none (404). Answers
+ * are kept while the open run stays open and their address is valid for another 30 s.
+ */
+async function pageImage(run, page, signal) {
+  const kept = pageImages.get(page);
+  if (kept !== undefined && (kept === null || Date.parse(kept.expiresAt) - Date.now() > 30_000)) return kept;
+  try {
+    const answer = await api(runPath(run.jobId, '/file'), { query: { page }, signal });
+    pageImages.set(page, answer);
+    return answer;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'NOT_FOUND' && error.details?.reason === 'no_page_preview') {
+      pageImages.set(page, null);
+      return null;
+    }
+    throw error;
+  }
+}
+
+/** The nodes of a page view: which page it is, and the page image with the boxes of that page's fields. */
+function pageView(run, name, page) {
+  const pages = run.file?.pages;
+  return [
+    h(
+      'p',
+      { class: 'page-caption muted' },
+      h('strong', {}, `Page ${page.page}${pages ? ` of ${pages}` : ''}`),
+      boxedPages(run).length > 1 ? ' · pointing at or focusing a field turns to its page' : null,
+    ),
+    fieldBoxes(run, previewImage(page.url, `Page ${page.page} of ${name}`), page.page, page),
+  ];
+}
+
+/**
+ * Turns the PDF preview to a page of this field's boxes, unless it shows one already (the field under the pointer or
+ * keyboard focus). A page without an image says so in place of the image; the list keeps saying where each field is.
+ */
+async function showPageOf(run, name) {
+  const view = document.getElementById('page-view');
+  const evidence = run.fields?.[name];
+  if (!view || !evidence) return;
+  const pages = boxedPages(run).filter((page) => boxesOn(evidence, page).length > 0);
+  const shown = Number(view.dataset.page);
+  if (pages.length === 0 || pages.includes(shown)) return;
+  const page = pages[0];
+  pageWanted = page;
+  const fileName = run.file?.name ?? 'the uploaded file';
+  try {
+    const image = await pageImage(run, page, startRequest('page'));
+    if (pageWanted !== page || state.openJobId !== run.jobId || !view.isConnected) return;
+    view.dataset.page = String(page);
+    view.replaceChildren(
+      ...(image
+        ? pageView(run, fileName, image)
+        : [
+            h('p', { class: 'page-caption muted' }, h('strong', {}, `Page ${page}`)),
+            h('p', { class: 'notice' }, `No image of page ${page}; the fields list says where on it each value is.`),
+          ]),
+    );
+    // The entry still under the pointer or focus keeps its box lit on the new page.
+    const active = els.detail.querySelector('li.field-item.active');
+    if (active) highlightField(active.dataset.evidence, true);
+  } catch (error) {
+    if (error?.name === 'AbortError') return;
+    reportError(error, 'Loading the page image');
+  }
 }
 
 // ---------- fields: per-field evidence (contract-v1.1 §3) ----------
@@ -1038,6 +1146,19 @@ function fieldEntries(run) {
     .map(([name, evidence], index) => ({ name, evidence, rank: index + 1, id: `field-${index + 1}` }));
 }
 
+/** The pages (ascending) on which some field has a box: its own or one of its items' fields. */
+function boxedPages(run) {
+  const pages = new Set();
+  for (const { evidence } of fieldEntries(run)) {
+    const all = [
+      evidence,
+      ...(Array.isArray(evidence.items) ? evidence.items.flatMap((i) => Object.values(i ?? {})) : []),
+    ];
+    for (const e of all) if (e && isBox(e.bbox) && Number.isInteger(e.page ?? 1)) pages.add(e.page ?? 1);
+  }
+  return [...pages].sort((a, b) => a - b);
+}
+
 /** The boxes of a field on `page`: its own, and those of its items' fields (an array of objects). */
 function boxesOn(evidence, page) {
   const here = (e) => (e.page ?? 1) === page && isBox(e.bbox);
@@ -1056,24 +1177,29 @@ function reasonsFor(run, name) {
   return reasons.filter((reason) => typeof reason === 'string' && named.test(reason));
 }
 
-/** Marks a field's list entry and its boxes as the one looked at (hover or keyboard focus), or not. */
-function highlightField(name, on) {
+/**
+ * Marks a field's list entry and its boxes as the one looked at (hover or keyboard focus), or not; a PDF's preview
+ * turns to the field's page.
+ */
+function highlightField(name, on, run = null) {
   for (const el of els.detail.querySelectorAll('[data-evidence]')) {
     if (el.dataset.evidence === name) el.classList.toggle('active', on);
   }
+  if (on && run) void showPageOf(run, name);
 }
 
 /**
- * The image with its fields' boxes drawn over it (an SVG of the same size, so a box is where its relative
- * coordinates say whatever the image's displayed size). Each box carries its field's rank. Decorative for assistive
- * technology: the fields list says the same in words.
+ * The image of `page` (an image file is page 1; a PDF page's image has its own `size`) with the boxes of that page's
+ * fields drawn over it (an SVG of the same size, so a box is where its relative coordinates say whatever the image's
+ * displayed size). Each box carries its field's rank. Decorative for assistive technology: the fields list says the
+ * same in words.
  */
-function fieldBoxes(run, img) {
+function fieldBoxes(run, img, page = 1, size = run.file) {
   const stage = h('div', { class: 'preview-stage' }, img);
-  const entries = fieldEntries(run).filter((entry) => boxesOn(entry.evidence, 1).length > 0);
+  const entries = fieldEntries(run).filter((entry) => boxesOn(entry.evidence, page).length > 0);
   if (entries.length === 0) return stage;
   const width = 1000;
-  const height = Math.round((1000 * (run.file?.height || 1000)) / (run.file?.width || 1000));
+  const height = Math.round((1000 * (size?.height || 1000)) / (size?.width || 1000));
   const svg = s('svg', {
     class: 'preview-boxes',
     viewBox: `0 0 ${width} ${height}`,
@@ -1083,7 +1209,7 @@ function fieldBoxes(run, img) {
   });
   for (const entry of entries) {
     const group = s('g', { class: 'field-box', 'data-evidence': entry.name });
-    for (const [x0, y0, x1, y1] of boxesOn(entry.evidence, 1)) {
+    for (const [x0, y0, x1, y1] of boxesOn(entry.evidence, page)) {
       group.append(
         s('rect', {
           x: x0 * width,
@@ -1095,9 +1221,15 @@ function fieldBoxes(run, img) {
         }),
       );
     }
-    const [x0, y0] = boxesOn(entry.evidence, 1)[0];
+    // The rank as a badge just right of the box, on its line (on a page the line above is text too, and a value
+    // usually ends its line), or left of it when the box reaches the right edge: a filled disc, never read as text.
+    const [x0, y0, x1, y1] = boxesOn(entry.evidence, page)[0];
+    const r = 22;
+    const cx = x1 < 0.93 ? x1 * width + 6 + r : x0 * width - 6 - r;
+    const cy = Math.max(r, ((y0 + y1) / 2) * height);
     group.append(
-      s('text', { x: Math.max(0, x0 * width - 4), y: Math.max(14, y0 * height - 4), 'text-anchor': 'end' }, entry.rank),
+      s('circle', { class: 'field-badge', cx, cy, r }),
+      s('text', { x: cx, y: cy, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, entry.rank),
     );
     svg.append(group);
   }
@@ -1114,7 +1246,7 @@ function whereText(run, evidence) {
   }
   const [x0, y0, x1, y1] = evidence.bbox.map((n) => Math.round(n * 100));
   const place = `${x0}–${x1}% across, ${y0}–${y1}% down`;
-  if (pdf) return `Page ${page}, ${place} (open the file at that page).`;
+  if (pdf) return `Page ${page}, ${place}.`;
   return page === 1 ? `Boxed on the preview, ${place}.` : `Page ${page}, ${place}.`;
 }
 
@@ -1192,9 +1324,9 @@ function fieldsSection(run) {
             )
           : null,
       );
-      item.addEventListener('mouseenter', () => highlightField(name, true));
+      item.addEventListener('mouseenter', () => highlightField(name, true, run));
       item.addEventListener('mouseleave', () => highlightField(name, item === document.activeElement));
-      item.addEventListener('focus', () => highlightField(name, true));
+      item.addEventListener('focus', () => highlightField(name, true, run));
       item.addEventListener('blur', () => highlightField(name, false));
       return item;
     }),

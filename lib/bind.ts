@@ -25,6 +25,10 @@ import type { StatefulResources } from './stateful-stack.js';
 
 /** Object key pattern the functions may touch in the uploads bucket. */
 export const UPLOAD_OBJECTS = `${uploadsBucket.keyPrefix}*`;
+/** Object key pattern of the page images of PDF runs (shared/uploads/page-previews.ts). */
+export const PREVIEW_OBJECTS = `${uploadsBucket.previewsPrefix}*`;
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function assertNever(value: never, what: string): never {
   throw new Error(`Unhandled ${what}: ${String(value)}`);
@@ -38,8 +42,12 @@ const SCOPED_WILDCARDS = [
       "Table grant's index ARN (<table ARN>/index/*): covers only that table's global secondary indexes (byTenant, byTenantWorkflow), which the handler queries; no other table.",
   },
   {
-    pattern: new RegExp(`/${uploadsBucket.keyPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\*$`),
+    pattern: new RegExp(`/${escapeRegExp(uploadsBucket.keyPrefix)}\\*$`),
     reason: `Objects of the uploads bucket under the ${uploadsBucket.keyPrefix} prefix only (keys ${uploadsBucket.keyPrefix}{tenantId}/{uploadId} are generated per upload, so they cannot be listed in advance).`,
+  },
+  {
+    pattern: new RegExp(`/${escapeRegExp(uploadsBucket.previewsPrefix)}\\*$`),
+    reason: `Page images of PDF runs under the ${uploadsBucket.previewsPrefix} prefix of the uploads bucket only (keys ${uploadsBucket.previewsPrefix}{tenantId}/{jobId}/page-{n}.jpg are made per run, so they cannot be listed in advance); one action each: s3:PutObject for the worker, s3:GetObject for file-url.`,
   },
 ] as const;
 
@@ -88,6 +96,29 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
       default:
         assertNever(access.bucket, 'bucket access');
     }
+  }
+
+  if (access.previews !== undefined) {
+    if (access.bucket === undefined) throw new Error('previews access needs bucket access (its name and domain)');
+    // One action on the previews prefix, nothing else: the worker writes page images, file-url reads (HEAD and the
+    // presigned GET map to s3:GetObject; ListBucket for a 404 on a missing key comes with its bucket 'read').
+    let action: string;
+    switch (access.previews) {
+      case 'read':
+        action = 's3:GetObject';
+        break;
+      case 'write':
+        action = 's3:PutObject';
+        break;
+      default:
+        assertNever(access.previews, 'previews access');
+    }
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: [action],
+        resources: [resources.uploadsBucket.arnForObjects(PREVIEW_OBJECTS)],
+      }),
+    );
   }
 
   if (access.queue !== undefined) {

@@ -159,6 +159,20 @@ export class StatefulStack extends Stack implements StatefulResources {
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
         { id: 'RemoveExpiredDeleteMarkers', prefix: uploadsBucket.keyPrefix, expiredObjectDeleteMarker: true },
+        // A PDF run's page images (written by the worker) expire after as many days as the uploads: the same
+        // retention (file-url also refuses them past the upload's own retention, as it refuses the file).
+        {
+          id: 'ExpirePreviews',
+          prefix: uploadsBucket.previewsPrefix,
+          expiration: Duration.days(props.uploadExpiryDays ?? uploadsBucket.expireAfterDays),
+          noncurrentVersionExpiration: Duration.days(1),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+        {
+          id: 'RemoveExpiredPreviewDeleteMarkers',
+          prefix: uploadsBucket.previewsPrefix,
+          expiredObjectDeleteMarker: true,
+        },
       ],
       // Browsers PUT straight to the presigned URL, so the bucket (not the API) answers the CORS preflight.
       cors: [

@@ -128,6 +128,12 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** `fileUrl`'s options: `page` asks for that page's image of a PDF run instead of the file. */
+export interface FileUrlOptions extends CallOptions {
+  /** 1-based page; the answer carries `page`, `width` and `height`. 404 NOT_FOUND when the page has no image. */
+  page?: number | undefined;
+}
+
 export interface ProgressEvent {
   stage: 'uploading' | 'queued' | 'processing' | 'completed';
   uploadedBytes?: number | undefined;
@@ -308,7 +314,7 @@ interface RequestSpec {
   path: string;
   /** Absolute URL instead of baseUrl + path (the presigned PUT). */
   url?: string | undefined;
-  query?: ListRunsInput | UsageQuery | undefined;
+  query?: ListRunsInput | UsageQuery | { page?: number | undefined } | undefined;
   body?: unknown | undefined;
   rawBody?: Uint8Array | undefined;
   headers?: Record<string, string> | undefined;
@@ -488,11 +494,16 @@ export class VisionClient {
     return this.request({ method: 'GET', path: '/v1/whoami', idempotent: true, signal: options.signal });
   }
 
-  /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
-  fileUrl(jobId: string, options: CallOptions = {}): Promise<FileUrlResponse> {
+  /**
+   * GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired); with
+   * `page`, the address of that page's image (JPEG) of a PDF run, on which its fields' boxes can be drawn (404 when
+   * the worker stored none for that page: it renders the pages with a boxed field).
+   */
+  fileUrl(jobId: string, options: FileUrlOptions = {}): Promise<FileUrlResponse> {
     return this.request({
       method: 'GET',
       path: `/v1/runs/${encodeURIComponent(jobId)}/file`,
+      query: { page: options.page },
       idempotent: true,
       signal: options.signal,
     });

@@ -339,11 +339,17 @@ export interface WhoamiResponse {
 
 export interface FileUrlResponse {
   jobId: string;
-  /** Short-lived address to GET the uploaded bytes (no key needed). */
+  /** Short-lived address to GET the uploaded bytes, or the page image with `page` (no key needed). */
   url: string;
   expiresAt: string;
   contentType: string;
   fileName: string | null;
+  /** With `page`: the page the image shows. */
+  page?: number;
+  /** With `page`: the image's width in pixels (boxes are relative to it). */
+  width?: number;
+  /** With `page`: the image's height in pixels. */
+  height?: number;
 }
 
 export interface HealthResponse {

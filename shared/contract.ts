@@ -427,12 +427,31 @@ export const usageResponse = z.object({
 
 // ---------- GET /v1/runs/{jobId}/file ----------
 
+export const fileUrlQuery = z.strictObject({
+  page: z.optional(z.coerce.number().check(z.int(), z.minimum(1))).check(
+    z.meta({
+      description:
+        "A page of a PDF run (1-based, at most the file's pages): the address of that page's image (JPEG, rendered " +
+        'by the worker for the pages with a boxed field) instead of the file; 404 NOT_FOUND with ' +
+        '`details.reason: "no_page_preview"` when the page has none',
+    }),
+  ),
+});
 export const fileUrlResponse = z.object({
   jobId: z.string(),
-  url: z.string().check(z.meta({ description: 'Short-lived address to GET the uploaded bytes (no key needed)' })),
+  url: z.string().check(
+    z.meta({
+      description: 'Short-lived address to GET the uploaded bytes, or the page image with `page` (no key needed)',
+    }),
+  ),
   expiresAt: isoTimestamp,
   contentType: z.string(),
   fileName: z.nullable(z.string()),
+  page: z.optional(integer(z.minimum(1))).check(z.meta({ description: 'With `page`: the page the image shows' })),
+  width: z
+    .optional(integer(z.positive()))
+    .check(z.meta({ description: "With `page`: the image's width in pixels (boxes are relative to it)" })),
+  height: z.optional(integer(z.positive())).check(z.meta({ description: "With `page`: the image's height in pixels" })),
 });
 
 // ---------- GET /v1/whoami ----------
@@ -527,6 +546,7 @@ export type UsageQuery = z.infer<typeof usageQuery>;
 export type UsageRow = z.infer<typeof usageRow>;
 export type UsageResponse = z.infer<typeof usageResponse>;
 export type UsageBucket = z.infer<typeof usageBucket>;
+export type FileUrlQuery = z.infer<typeof fileUrlQuery>;
 export type FileUrlResponse = z.infer<typeof fileUrlResponse>;
 export type WhoamiResponse = z.infer<typeof whoamiResponse>;
 export type RunFile = z.infer<typeof runFile>;

@@ -103,6 +103,14 @@ export class RunFileExpiredError extends ApiError {
   }
 }
 
+/** The run exists and its file is kept, but the worker stored no image of that page (only pages with a boxed field). */
+export class PagePreviewNotFoundError extends ApiError {
+  constructor(jobId: string, page: number) {
+    super('NOT_FOUND', `Run ${jobId} has no image of page ${page}`, { id: jobId, page, reason: 'no_page_preview' });
+    this.name = 'PagePreviewNotFoundError';
+  }
+}
+
 export class UploadNotFoundError extends ApiError {
   constructor(uploadId: string) {
     super('UPLOAD_NOT_FOUND', `No upload ${uploadId} (unknown or expired)`, { uploadId });

@@ -106,7 +106,10 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     errors: common,
   },
   'file-url': {
-    summary: "A short-lived address (5 min) to read the run's uploaded file, e.g. for a preview",
+    summary:
+      "A short-lived address (5 min) to read the run's uploaded file, e.g. for a preview; with `page`, the address " +
+      "of that page's image (JPEG) of a PDF run, to draw its fields' boxes on",
+    query: contract.fileUrlQuery,
     success: { status: 200, schema: contract.fileUrlResponse, description: 'Read address' },
     errors: [...common, 'NOT_FOUND'],
   },

@@ -1,7 +1,7 @@
 /**
  * Keeps the S3 emulator's objects on disk. fauxqs 1.x holds everything in memory and offers no persistence, so the
- * local stack copies each object that a request changes into `<data>/s3/<bucket>/` (bytes + a small JSON with its key
- * and content type) and, at start, puts the copies back. Not to undo: the copy is read back through the S3 API after
+ * local stack copies each object that a request changes into `<data>/s3/<bucket>/` (bytes + a small JSON with its key,
+ * content type and user metadata) and, at start, puts the copies back. Not to undo: the copy is read back through the S3 API after
  * the emulator answered, never from the request, so what is kept is exactly what the emulator stores (a restored object
  * has the same bytes, hence the same ETag a queued run pinned at creation). A copy is written just after the write it
  * follows: an object stored in the last moment before the stack was killed may be missing after a restart.
@@ -22,6 +22,8 @@ import { log } from '../../shared/log.js';
 interface KeptObject {
   key: string;
   contentType?: string;
+  /** User metadata (`x-amz-meta-…`: a page image's size). */
+  metadata?: Record<string, string>;
 }
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,62}$/;
@@ -49,7 +51,12 @@ export function createS3Mirror(dir: string): S3Mirror {
       const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       const bytes = await object.Body?.transformToByteArray();
       await mkdir(path.dirname(file), { recursive: true });
-      const kept: KeptObject = { key, ...(object.ContentType ? { contentType: object.ContentType } : {}) };
+      const metadata = object.Metadata && Object.keys(object.Metadata).length > 0 ? object.Metadata : undefined;
+      const kept: KeptObject = {
+        key,
+        ...(object.ContentType ? { contentType: object.ContentType } : {}),
+        ...(metadata ? { metadata } : {}),
+      };
       await writeFile(`${file}.tmp`, bytes ?? new Uint8Array());
       await rename(`${file}.tmp`, `${file}.bin`);
       await writeFile(`${file}.json`, JSON.stringify(kept));
@@ -126,7 +133,13 @@ export function createS3Mirror(dir: string): S3Mirror {
           const bytes = await readFile(`${fileOf(bucket, kept.key)}.bin`).catch(() => undefined);
           if (bytes === undefined) continue;
           await restoring.send(
-            new PutObjectCommand({ Bucket: bucket, Key: kept.key, Body: bytes, ContentType: kept.contentType }),
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: kept.key,
+              Body: bytes,
+              ContentType: kept.contentType,
+              Metadata: kept.metadata,
+            }),
           );
           restored += 1;
         }

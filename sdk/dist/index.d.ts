@@ -61,6 +61,11 @@ export interface VisionClientOptions {
 export interface CallOptions {
     signal?: AbortSignal | undefined;
 }
+/** `fileUrl`'s options: `page` asks for that page's image of a PDF run instead of the file. */
+export interface FileUrlOptions extends CallOptions {
+    /** 1-based page; the answer carries `page`, `width` and `height`. 404 NOT_FOUND when the page has no image. */
+    page?: number | undefined;
+}
 export interface ProgressEvent {
     stage: 'uploading' | 'queued' | 'processing' | 'completed';
     uploadedBytes?: number | undefined;
@@ -157,8 +162,12 @@ export declare class VisionClient {
     usage(query?: Partial<UsageQuery>, options?: CallOptions): Promise<UsageResponse>;
     /** GET /v1/whoami: the calling key's id, label, tenant and scopes (never the key). */
     whoami(options?: CallOptions): Promise<WhoamiResponse>;
-    /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
-    fileUrl(jobId: string, options?: CallOptions): Promise<FileUrlResponse>;
+    /**
+     * GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired); with
+     * `page`, the address of that page's image (JPEG) of a PDF run, on which its fields' boxes can be drawn (404 when
+     * the worker stored none for that page: it renders the pages with a boxed field).
+     */
+    fileUrl(jobId: string, options?: FileUrlOptions): Promise<FileUrlResponse>;
     /**
      * POST /v1/webhooks: registers an endpoint; the answer's `secret` is shown only here (keep it for verifyWebhook).
      * Not retried after a network error or 5xx: a retry could register a second endpoint.

@@ -245,11 +245,16 @@ var VisionClient = class {
   whoami(options = {}) {
     return this.request({ method: "GET", path: "/v1/whoami", idempotent: true, signal: options.signal });
   }
-  /** GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired). */
+  /**
+   * GET /v1/runs/{jobId}/file: a 5-minute address to read the run's uploaded file (404 once the upload expired); with
+   * `page`, the address of that page's image (JPEG) of a PDF run, on which its fields' boxes can be drawn (404 when
+   * the worker stored none for that page: it renders the pages with a boxed field).
+   */
   fileUrl(jobId, options = {}) {
     return this.request({
       method: "GET",
       path: `/v1/runs/${encodeURIComponent(jobId)}/file`,
+      query: { page: options.page },
       idempotent: true,
       signal: options.signal
     });

@@ -137,13 +137,19 @@ export async function requestObject(
 }
 
 /**
- * Whether an object of the uploads bucket exists: a HEAD through a presigned address. 404 is "no" (the functions
- * that call this may list the prefix, so S3 answers 404, not 403, for a missing key); any answer but 2xx and 404,
- * after the retries of `requestObject`, is an error.
+ * The headers of an object of the uploads bucket (its user metadata as `x-amz-meta-…`), or null when it does not
+ * exist: a HEAD through a presigned address. 404 is "no" (the functions that call this may list the bucket, so S3
+ * answers 404, not 403, for a missing key); any answer but 2xx and 404, after the retries of `requestObject`, is an
+ * error.
  */
-export async function objectExists(key: string): Promise<boolean> {
-  const { status } = await requestObject({ method: 'HEAD', key });
-  if (status === 404) return false;
-  if (status >= 200 && status < 300) return true;
+export async function headObject(key: string): Promise<Headers | null> {
+  const { status, headers } = await requestObject({ method: 'HEAD', key });
+  if (status === 404) return null;
+  if (status >= 200 && status < 300) return headers;
   throw new Error(`S3 HEAD of the upload failed: status ${status}`);
+}
+
+/** Whether an object of the uploads bucket exists (`headObject`). */
+export async function objectExists(key: string): Promise<boolean> {
+  return (await headObject(key)) !== null;
 }

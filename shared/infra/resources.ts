@@ -191,13 +191,18 @@ export const tables = {
 
 export type TableName = keyof typeof tables;
 
-/** The uploads bucket. Objects live under `uploads/{tenantId}/{uploadId}` and expire after `expireAfterDays`. */
+/**
+ * The uploads bucket. Objects live under `uploads/{tenantId}/{uploadId}` and expire after `expireAfterDays`; the
+ * worker's page images of a PDF run (shared/worker/page-previews.ts) live under
+ * `previews/{tenantId}/{jobId}/page-{n}.jpg` and expire after the same number of days.
+ */
 export const uploadsBucket = {
   id: 'Uploads',
   envVar: 'UPLOADS_BUCKET',
   /** The bucket's regional domain name (deployed only: presigned addresses are built on it, shared/aws/s3-urls.ts). */
   domainEnvVar: 'UPLOADS_BUCKET_DOMAIN',
   keyPrefix: 'uploads/',
+  previewsPrefix: 'previews/',
   expireAfterDays: 1,
 } as const;
 

@@ -34,6 +34,11 @@ export type HandlerName =
 export interface ResourceAccess {
   tables?: Partial<Record<TableName, 'read' | 'readwrite'>>;
   bucket?: 'read' | 'presign-put';
+  /**
+   * The page images of PDF runs (`previews/` in the uploads bucket): the worker writes them, file-url reads them.
+   * Needs `bucket` too (the bucket's name and domain come with it).
+   */
+  previews?: 'read' | 'write';
   /** The run queue: send (create a run, resend one), or consume (the worker, which also sends a run's group messages). */
   queue?: 'send' | 'consume';
   /** The webhook delivery queue: send (dispatch an event), or consume (the deliver function, which also retries). */
@@ -142,7 +147,7 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   'verify-run': { tables: { runs: 'readwrite', runResults: 'read', verifications: 'readwrite', usage: 'readwrite' } },
   schemas: {},
   usage: { tables: { runs: 'read', usage: 'read' } },
-  'file-url': { tables: { runs: 'read' }, bucket: 'read' },
+  'file-url': { tables: { runs: 'read' }, bucket: 'read', previews: 'read' },
   // Answers from the authorizer's context alone.
   whoami: {},
   'webhooks-create': { tables: { webhooks: 'readwrite' }, webhookSecrets: 'seal' },
@@ -164,6 +169,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
       webhooks: 'read',
     },
     bucket: 'read',
+    // Stores a PDF run's page images for the dashboard's boxes (shared/worker/page-previews.ts).
+    previews: 'write',
     queue: 'consume',
     webhookQueue: 'send',
     eventBus: 'publish',

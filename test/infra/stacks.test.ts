@@ -140,6 +140,18 @@ describe('stateful stack', () => {
             Status: 'Enabled',
           }),
           Match.objectLike({ Prefix: uploadsBucket.keyPrefix, ExpiredObjectDeleteMarker: true, Status: 'Enabled' }),
+          // Page images of PDF runs expire with the same retention as the uploads.
+          Match.objectLike({
+            Prefix: uploadsBucket.previewsPrefix,
+            ExpirationInDays: uploadExpiryDays(24),
+            NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+            Status: 'Enabled',
+          }),
+          Match.objectLike({
+            Prefix: uploadsBucket.previewsPrefix,
+            ExpiredObjectDeleteMarker: true,
+            Status: 'Enabled',
+          }),
         ]),
       },
       CorsConfiguration: {
@@ -280,7 +292,9 @@ describe('stateless stack: functions', () => {
     }
     const actions = statements.flatMap(actionsOf);
     expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.bucket !== undefined);
-    expect(actions.some((a) => a.startsWith('s3:Put'))).toBe(access.bucket === 'presign-put');
+    expect(actions.some((a) => a.startsWith('s3:Put'))).toBe(
+      access.bucket === 'presign-put' || access.previews === 'write',
+    );
     const on = (resource: IConstruct) => {
       const id = logicalIdOf(stateful, resource);
       return statements.filter((st) => refersTo(st.Resource, id)).flatMap(actionsOf);
@@ -309,13 +323,39 @@ describe('stateless stack: functions', () => {
     expect(actions.filter((a) => DYNAMODB_WRITE.test(a) || a.startsWith('sqs:') || a.startsWith('s3:'))).toEqual([]);
   });
 
-  test('S3 grants are limited to the upload prefix', () => {
+  test('S3 grants are limited to the upload prefix, and to one action each on the previews prefix', () => {
     for (const handler of handlers) {
       for (const s of statementsOf(handler)) {
         if (!actionsOf(s).some((a) => a.startsWith('s3:Put') || a.startsWith('s3:GetObject'))) continue;
-        expect(JSON.stringify(s.Resource)).toContain(`/${uploadsBucket.keyPrefix}*`);
+        const resource = JSON.stringify(s.Resource);
+        if (resource.includes(`/${uploadsBucket.previewsPrefix}*`)) {
+          expect([handler, resource.includes(`/${uploadsBucket.keyPrefix}*`)]).toEqual([handler, false]);
+          expect([handler, actionsOf(s)]).toEqual([
+            handler,
+            [handlerAccess[handler].previews === 'write' ? 's3:PutObject' : 's3:GetObject'],
+          ]);
+          continue;
+        }
+        expect(resource).toContain(`/${uploadsBucket.keyPrefix}*`);
       }
     }
+  });
+
+  test('page images: only the worker writes them (PutObject only), only file-url reads them', () => {
+    const onPreviews = (handler: HandlerName) =>
+      statementsOf(handler)
+        .filter((s) => s.Effect === 'Allow' && JSON.stringify(s.Resource).includes(`/${uploadsBucket.previewsPrefix}`))
+        .flatMap(actionsOf);
+    const granted = Object.fromEntries(
+      handlers.map((handler) => [handler, onPreviews(handler)] as const).filter(([, actions]) => actions.length > 0),
+    );
+    expect(granted).toEqual({ worker: ['s3:PutObject'], 'file-url': ['s3:GetObject'] });
+    // The worker may still only read uploads: no write action on the upload prefix.
+    const uploadWrites = statementsOf('worker')
+      .filter((s) => JSON.stringify(s.Resource).includes(`/${uploadsBucket.keyPrefix}`))
+      .flatMap(actionsOf)
+      .filter((a) => a.startsWith('s3:Put') || a.startsWith('s3:Delete'));
+    expect(uploadWrites).toEqual([]);
   });
 
   test('every function behind a route answers within API Gateway’s 29 s integration timeout', () => {
@@ -662,6 +702,7 @@ describe('app settings', () => {
       LifecycleConfiguration: {
         Rules: Match.arrayWith([
           Match.objectLike({ Prefix: uploadsBucket.keyPrefix, ExpirationInDays: uploadExpiryDays(48) }),
+          Match.objectLike({ Prefix: uploadsBucket.previewsPrefix, ExpirationInDays: uploadExpiryDays(48) }),
         ]),
       },
     });

@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
+import { pagePreviewKey } from '../../shared/uploads/page-previews.js';
 import { processesMentioning, processTree } from '../support/processes.js';
 import { fixture } from './client.js';
 import { startStack } from './stack.js';
@@ -173,7 +175,7 @@ test('on a terminal: a short banner whose export line works, readable logs (nati
   }
 });
 
-test('runs, keys and uploaded files survive a restart (a queued run is then processed); --fresh starts empty', async () => {
+test('runs, keys, uploaded files and page images survive a restart (a queued run is then processed); --fresh starts empty', async () => {
   const dataDir = privateDir();
   const key = 'vk_test_kept_0123456789abcdef0123456789';
   const env = { VISION_LOCAL_DATA_DIR: dataDir, VISION_DEV_API_KEYS: `keeper:${key}`, VISION_PROVIDERS: 'local' };
@@ -187,6 +189,18 @@ test('runs, keys and uploaded files survive a restart (a queued run is then proc
       expect(first.output.join('\n')).not.toContain(key);
       expect(first.output.join('\n')).toContain('for tenant "keeper" (not printed)');
       jobId = await submit(first.info.baseUrl, key, 'receipt.png', bytes);
+      // A page image as the worker stores one: its size is user metadata, which must be kept too.
+      const s3 = new S3Client({ endpoint: first.info.endpoints.s3, forcePathStyle: true });
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: first.info.resources.bucket,
+          Key: pagePreviewKey({ tenantId: 'keeper', jobId }, 1),
+          Body: bytes,
+          ContentType: 'image/jpeg',
+          Metadata: { width: '800', height: '834' },
+        }),
+      );
+      s3.destroy();
     } finally {
       await first.stop();
     }
@@ -198,6 +212,15 @@ test('runs, keys and uploaded files survive a restart (a queued run is then proc
       const file = await api(second.info.baseUrl, key, 'GET', `/v1/runs/${jobId}/file`);
       const kept = new Uint8Array(await (await fetch(String(file.body.url))).arrayBuffer());
       expect(Buffer.from(kept).equals(bytes)).toBe(true);
+      const s3 = new S3Client({ endpoint: second.info.endpoints.s3, forcePathStyle: true });
+      const head = await s3.send(
+        new HeadObjectCommand({
+          Bucket: second.info.resources.bucket,
+          Key: pagePreviewKey({ tenantId: 'keeper', jobId }, 1),
+        }),
+      );
+      s3.destroy();
+      expect([head.ContentType, head.Metadata]).toEqual(['image/jpeg', { width: '800', height: '834' }]);
     } finally {
       await second.stop();
     }

@@ -2,8 +2,9 @@
  * S3 as the API handlers reach it, through presigned addresses (shared/aws/s3-urls.ts): a local HTTP server that holds
  * objects by key and answers GET (a Range gives 206 with Content-Range, or 416 on an empty object) and HEAD, with
  * 404 NoSuchKey for a key it does not hold. Every answer carries the object's ETag (its MD5, as S3's for a single PUT)
- * and, when given one, its version id; an `If-Match` that differs answers 412. `useFakeS3()` runs it for one test file and points AWS_ENDPOINT_URL_S3 at
- * it (an IP address, so the addresses are path-style: /{bucket}/{key}).
+ * and, when given them, its version id and user metadata (`x-amz-meta-…`); an `If-Match` that differs answers 412.
+ * `useFakeS3()` runs it for one test file and points AWS_ENDPOINT_URL_S3 at it (an IP address, so the addresses are
+ * path-style: /{bucket}/{key}).
  */
 import { createHash } from 'node:crypto';
 import { uploadsBucket } from '../../shared/infra/resources.js';
@@ -19,10 +20,12 @@ export interface S3Request {
 interface StoredObject {
   bytes: Uint8Array;
   versionId?: string;
+  /** User metadata, answered as `x-amz-meta-<name>` headers. */
+  metadata?: Record<string, string>;
 }
 
 export interface FakeS3 {
-  put(key: string, bytes: Uint8Array, options?: { versionId?: string }): void;
+  put(key: string, bytes: Uint8Array, options?: { versionId?: string; metadata?: Record<string, string> }): void;
   /** Runs `change` once `count` requests have been answered (to replace an object between two reads). */
   afterRequests(count: number, change: () => void): void;
   /** Forgets every object and every recorded request. */
@@ -55,6 +58,7 @@ function answer(
   const identity: Record<string, string> = {
     etag: etagOf(bytes),
     ...(object.versionId !== undefined ? { 'x-amz-version-id': object.versionId } : {}),
+    ...Object.fromEntries(Object.entries(object.metadata ?? {}).map(([name, value]) => [`x-amz-meta-${name}`, value])),
   };
   if (ifMatch !== undefined && ifMatch !== identity.etag) {
     return { status: 412, raw: '<Error><Code>PreconditionFailed</Code></Error>', headers: identity };

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Fields, Review } from '../../shared/fields/types.js';
 import type { FileFacts } from '../../shared/file-facts.js';
-import { tables } from '../../shared/infra/resources.js';
+import { tables, uploadsBucket } from '../../shared/infra/resources.js';
 import { SCOPES } from '../../shared/infra/routes.js';
 import { createRunWithHold, settleRun } from '../../shared/store/ledger.js';
 import type { RunRecord } from '../../shared/store/runs.js';
@@ -29,6 +29,25 @@ export function useStackTables(info: StackInfo): () => void {
     if (name) process.env[def.envVar] = name;
   }
   process.env.AWS_ENDPOINT_URL_DYNAMODB = info.endpoints.dynamodb;
+  return () => {
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+}
+
+/**
+ * Points this process's S3 client (shared/aws/s3.ts, created at first use) at the stack's bucket, so worker code run
+ * by a test (page images: shared/worker/page-previews.ts) writes where the stack reads. Returns a function that puts
+ * the environment back.
+ */
+export function useStackBucket(info: StackInfo): () => void {
+  const names = [uploadsBucket.envVar, 'AWS_ENDPOINT_URL_S3', 'S3_FORCE_PATH_STYLE'];
+  const saved = new Map(names.map((name) => [name, process.env[name]]));
+  process.env[uploadsBucket.envVar] = info.resources.bucket;
+  process.env.AWS_ENDPOINT_URL_S3 = info.endpoints.s3;
+  process.env.S3_FORCE_PATH_STYLE = 'true';
   return () => {
     for (const [name, value] of saved) {
       if (value === undefined) delete process.env[name];

@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { handler as dashboard } from '../../functions/dashboard.js';
 import { handler as fileUrl } from '../../functions/file-url.js';
 import { storageOrigin } from '../../shared/dashboard/assets.js';
+import type { RunRecord } from '../../shared/store/runs.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
 import { completedRunItem, tableName } from '../support/aws.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
@@ -107,6 +108,117 @@ describe('GET /v1/runs/{jobId}/file', () => {
     });
     expectError(answer, 'FORBIDDEN');
     expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+});
+
+describe('GET /v1/runs/{jobId}/file?page=N (a page image of a PDF run)', () => {
+  const storage = useFakeS3();
+  const PDF = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 1564, pages: 2 } as const;
+  const pdfRun = (overrides: Partial<RunRecord> = {}) =>
+    completedRunItem({ file: PDF, fileName: 'invoice "Oct".pdf', ...overrides });
+  const previewKey = (page: number) => `previews/tenant-a/run_1/page-${page}.jpg`;
+
+  function getPage(query: Record<string, string | string[]>, tenantId = 'tenant-a') {
+    return call(fileUrl, {
+      path: '/v1/runs/run_1/file',
+      pathParameters: { jobId: 'run_1' },
+      query,
+      auth: { tenantId },
+    });
+  }
+
+  test("answers a presigned GET of that page's image, as JPEG, with its size in pixels", async () => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun() });
+    storage.put(previewKey(2), new Uint8Array(80_000), { metadata: { width: '1237', height: '1600' } });
+    const answer = await getPage({ page: '2' });
+    expect(answer.status).toBe(200);
+    expectContractHeaders(answer);
+    expect(answer.body).toEqual({
+      jobId: 'run_1',
+      url: expect.any(String),
+      expiresAt: expect.any(String),
+      contentType: 'image/jpeg',
+      fileName: 'invoice "Oct".pdf',
+      page: 2,
+      width: 1237,
+      height: 1600,
+    });
+    const url = new URL(answer.body.url);
+    expect(decodeURIComponent(url.pathname)).toMatch(/\/previews\/tenant-a\/run_1\/page-2\.jpg$/);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
+    expect(url.searchParams.get('response-content-type')).toBe('image/jpeg');
+    expect(url.searchParams.get('response-content-disposition')).toBe('inline; filename="invoice _Oct_-page-2.jpg"');
+    // The image is a current object of its own: no version of the upload applies to it.
+    expect(url.searchParams.get('versionId')).toBeNull();
+    expect(storage.requests).toEqual([{ method: 'HEAD', key: previewKey(2), range: undefined }]);
+  });
+
+  test('without its size in the metadata the address is still served, without width and height', async () => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun() });
+    storage.put(previewKey(1), new Uint8Array(10));
+    const answer = await getPage({ page: '1' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.page).toBe(1);
+    expect(answer.body).not.toHaveProperty('width');
+    expect(answer.body).not.toHaveProperty('height');
+  });
+
+  test('a page the worker stored no image of answers 404 NOT_FOUND with reason no_page_preview', async () => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun({ objectIdentity: { etag: '"e"', versionId: 'v-1' } }) });
+    storage.put(completedRunItem().objectKey, new Uint8Array(1564));
+    storage.put(previewKey(1), new Uint8Array(10));
+    const error = expectError(await getPage({ page: '2' }), 'NOT_FOUND');
+    expect(error.details).toEqual({ id: 'run_1', page: 2, reason: 'no_page_preview' });
+    expect(error.message).toBe('Run run_1 has no image of page 2');
+    // An image run has no page images at all.
+    storage.reset();
+    storage.put(completedRunItem().objectKey, new Uint8Array(13775));
+    ddb.on(GetCommand).resolves({ Item: completedRunItem() });
+    expect(expectError(await getPage({ page: '1' }), 'NOT_FOUND').details.reason).toBe('no_page_preview');
+  });
+
+  test('past the upload retention a page image is refused as the file is, without touching storage', async () => {
+    const hourAgo = Math.floor(Date.now() / 1000) - 3600;
+    ddb.on(GetCommand).resolves({ Item: pdfRun({ uploadExpiresAtEpoch: hourAgo }) });
+    storage.put(previewKey(1), new Uint8Array(10));
+    const error = expectError(await getPage({ page: '1' }), 'NOT_FOUND');
+    expect(error.details).toEqual({ id: 'run_1', reason: 'file_expired' });
+    expect(storage.requests).toHaveLength(0);
+  });
+
+  test.each([
+    ['0', 'page'],
+    ['-1', 'page'],
+    ['1.5', 'page'],
+    ['two', 'page'],
+    ['3', 'page'],
+  ])('page=%s is 400 INVALID_REQUEST naming %s, before storage is asked', async (page, path) => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun() });
+    const error = expectError(await getPage({ page }), 'INVALID_REQUEST');
+    expect(error.details.issues.map((i: { path: string }) => i.path)).toEqual([path]);
+    expect(storage.requests).toHaveLength(0);
+  });
+
+  test('a page past the last one says how many pages the file has', async () => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun() });
+    const error = expectError(await getPage({ page: '3' }), 'INVALID_REQUEST');
+    expect(error.details.issues).toEqual([{ path: 'page', message: "the run's file has 2 pages" }]);
+  });
+
+  test('page given twice, or another query parameter, is 400 INVALID_REQUEST', async () => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun() });
+    expectError(await getPage({ page: ['1', '2'] }), 'INVALID_REQUEST');
+    const unknown = expectError(await getPage({ pages: '1' }), 'INVALID_REQUEST');
+    expect(unknown.details.issues.map((i: { path: string }) => i.path)).toEqual(['pages']);
+    expect(storage.requests).toHaveLength(0);
+  });
+
+  test("an unknown run, or another tenant's, is 404 NOT_FOUND whatever the page", async () => {
+    ddb.on(GetCommand).resolves({ Item: pdfRun({ tenantId: 'tenant-b' }) });
+    storage.put('previews/tenant-b/run_1/page-1.jpg', new Uint8Array(10));
+    const error = expectError(await getPage({ page: '1' }, 'tenant-a'), 'NOT_FOUND');
+    expect(error.details).toEqual({ id: 'run_1' });
+    expect(storage.requests).toHaveLength(0);
   });
 });
 

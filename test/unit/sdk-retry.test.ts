@@ -441,3 +441,17 @@ test('a response body that breaks off is a NETWORK_ERROR, not a raw stream error
   expect(error).toBeInstanceOf(VisionError);
   expect(error).toMatchObject({ code: 'NETWORK_ERROR', retryable: true });
 });
+
+describe('VisionClient.fileUrl', () => {
+  test('asks for the file, or with `page` for that page image of a PDF run', async () => {
+    const answer = { jobId: 'run_1', url: 'u', expiresAt: 'e', contentType: 'image/jpeg', fileName: null, page: 2 };
+    const { fetch, calls } = fakeFetch([() => json(200, answer)]);
+    const vision = client(fetch, []);
+    await vision.fileUrl('run_1');
+    expect(await vision.fileUrl('run_1', { page: 2 })).toEqual(answer);
+    expect(calls.map((call) => call.url)).toEqual([
+      'http://svc.test/v1/runs/run_1/file',
+      'http://svc.test/v1/runs/run_1/file?page=2',
+    ]);
+  });
+});
