@@ -2,7 +2,8 @@
  * Per-field evidence for a completed JSON run (contract-v1.1 §3): gathers the run's words (./evidence.ts), grounds the
  * result on them (shared/fields), and when a value found no support on pages nothing read (a scan only a language
  * model looked at), OCRs those pages locally — at most EVIDENCE_OCR_MAX_PAGES, within EVIDENCE_OCR_BUDGET_MS — and
- * grounds again. The settlement then carries `fields`, `review` and the run's confidence derived from its fields.
+ * grounds again. The settlement then carries `fields`, `review` and the run's confidence derived from its fields; a
+ * PDF's pages with a boxed field get page images for the dashboard (./page-previews.ts).
  * Not to undo: evidence never fails a run. A grounding that throws leaves the run completed with every field at the
  * run's earlier confidence and `review.needed` (nobody checked the values against the page).
  */
@@ -13,11 +14,14 @@ import { log } from '../log.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { collectEvidenceWords, ocrPagesForEvidence, pagesWithoutWords } from './evidence.js';
+import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
 
 /** Pages a run may OCR for evidence alone, lowest first. */
 export const EVIDENCE_OCR_MAX_PAGES = 3;
 /** The most time OCR for evidence may add to a run. */
 export const EVIDENCE_OCR_BUDGET_MS = 6_000;
+/** The most time rendering the page images of a PDF's boxed pages may add to a run (./page-previews.ts). */
+export const PREVIEWS_BUDGET_MS = 5_000;
 
 type Completed = Extract<Settlement, { status: 'completed' }>;
 
@@ -42,6 +46,13 @@ export async function withEvidence(
   if (settlement.status !== 'completed' || run.task.outputFormat !== 'json') return settlement;
   try {
     const grounded = await groundRun(run, bytes, settlement, answer, deadlineMs);
+    // Before the settlement: a reviewer who opens the run sees its page images at once (a PDF's; never throws).
+    await storePagePreviews({
+      run,
+      bytes,
+      pages: pagesWithBoxes(grounded.fields),
+      deadlineMs: Math.min(deadlineMs, Date.now() + PREVIEWS_BUDGET_MS),
+    });
     return { ...settlement, fields: grounded.fields, review: grounded.review, confidence: grounded.confidence };
   } catch (error: unknown) {
     log.error('grounding failed; the run completes unchecked and needs review', { jobId: run.jobId, error });
