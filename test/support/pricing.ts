@@ -22,3 +22,16 @@ export function estimateMicros(pages: number): number {
 export function estimateUsd(pages: number): number {
   return estimateMicros(pages) / 1_000_000;
 }
+
+/** What local reads of one text-layer page cost the service, in micro-dollars. */
+export const TEXT_LAYER_PAGE_COST_MICROS = Math.round(raw.providers.local.textLayerPageUsd * 1_000_000);
+
+/** The estimate (hold) for a PDF of `pages` pages that most likely has a text layer, planned on local, in micros. */
+export function textLayerEstimateMicros(pages: number): number {
+  return priceMicros(pages * TEXT_LAYER_PAGE_COST_MICROS);
+}
+
+/** The same in US dollars, as the API shows it. */
+export function textLayerEstimateUsd(pages: number): number {
+  return textLayerEstimateMicros(pages) / 1_000_000;
+}

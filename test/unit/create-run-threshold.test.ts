@@ -1,8 +1,8 @@
 /**
  * The cost-confirmation threshold (SERVICE_COST_CONFIRMATION_THRESHOLD_USD). Configuration is read at first use and
  * kept, so this file sets the variable before any test runs (each test file has its own module registry). The
- * threshold is set to exactly the estimate of a one-page image, so an image sits on the threshold and a two-page PDF
- * (twice that) exceeds it.
+ * threshold is set to exactly the estimate of a one-page text-layer PDF (local reads it at the text-layer price), so
+ * invoice.pdf sits on the threshold and the two-page text.pdf (twice that) exceeds it.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -13,7 +13,7 @@ import { ENV } from '../../shared/infra/env.js';
 import { type ApiHandler, call, expectError } from '../support/api.js';
 import { arrangeCreateRun, expectNothingHeldOrQueued, type Mocks, transactions } from '../support/create-run.js';
 import { useFakeS3 } from '../support/fake-s3.js';
-import { estimateMicros, estimateUsd } from '../support/pricing.js';
+import { textLayerEstimateMicros as estimateMicros, textLayerEstimateUsd as estimateUsd } from '../support/pricing.js';
 
 const THRESHOLD_USD = estimateUsd(1);
 const handler: ApiHandler = createRunHandler;
@@ -80,7 +80,7 @@ test('a maxCostUsd budget covering the estimate is consent enough (202)', async 
 });
 
 test('"exceeds" is strictly greater: an estimate equal to the threshold needs no confirmation', async () => {
-  arrangeCreateRun(mocks, { file: 'receipt.png' });
+  arrangeCreateRun(mocks, { file: 'invoice.pdf' });
   const answer = await create({});
   expect(answer.status).toBe(202);
   expect(answer.body.estimatedCostUsd).toBe(THRESHOLD_USD);

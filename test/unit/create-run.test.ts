@@ -23,7 +23,7 @@ import {
   transactions,
 } from '../support/create-run.js';
 import { etagOf, useFakeS3 } from '../support/fake-s3.js';
-import { estimateMicros, estimateUsd } from '../support/pricing.js';
+import { estimateMicros, estimateUsd, textLayerEstimateMicros, textLayerEstimateUsd } from '../support/pricing.js';
 
 const mocks: Mocks = {
   ddb: mockClient(DynamoDBDocumentClient),
@@ -237,12 +237,12 @@ describe('a run is accepted', () => {
     ]);
   });
 
-  test('a 20-page PDF is estimated per page: 20 x the page price', async () => {
+  test('a 20-page PDF is estimated per page: 20 x the page price (a text layer: local reads it, at its price)', async () => {
     arrangeCreateRun(mocks, { file: 'twenty-pages.pdf' });
     const answer = await create(minimal);
     expect(answer.status).toBe(202);
-    expect(answer.body.estimatedCostUsd).toBe(estimateUsd(20));
-    expect(estimateMicros(20)).toBe(20 * estimateMicros(1));
+    expect(answer.body.estimatedCostUsd).toBe(textLayerEstimateUsd(20));
+    expect(textLayerEstimateMicros(20)).toBe(20 * textLayerEstimateMicros(1));
     const run = transactions(mocks)[0]?.TransactItems?.[0]?.Put?.Item;
     expect(run?.file).toEqual(expect.objectContaining({ kind: 'pdf', mime: 'application/pdf', pages: 20 }));
     expect(run?.strategy).toBe('ocr_then_analyze');

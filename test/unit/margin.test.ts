@@ -12,7 +12,7 @@ import raw from '../../shared/pricing/pricing.json' with { type: 'json' };
 import { type ApiHandler, call } from '../support/api.js';
 import { arrangeCreateRun, type Mocks, transactions } from '../support/create-run.js';
 import { useFakeS3 } from '../support/fake-s3.js';
-import { OCR_PAGE_COST_MICROS } from '../support/pricing.js';
+import { OCR_PAGE_COST_MICROS, TEXT_LAYER_PAGE_COST_MICROS } from '../support/pricing.js';
 
 const MARGIN_PCT = 50;
 const handler: ApiHandler = createRunHandler;
@@ -46,7 +46,8 @@ test('the estimate shown and held at creation uses the same margin', async () =>
     body: { uploadId: 'upl_1', prompt: 'Read it', confirmCost: true },
   });
   expect(answer.status).toBe(202);
-  const held = Math.ceil(2 * OCR_PAGE_COST_MICROS * 1.5);
+  // text.pdf: two text-layer pages, which local reads at the text-layer price.
+  const held = Math.ceil(2 * TEXT_LAYER_PAGE_COST_MICROS * 1.5);
   expect(answer.body.estimatedCostUsd).toBe(held / 1_000_000);
   expect(transactions(mocks)[0]?.TransactItems?.[1]?.Update?.ExpressionAttributeValues).toEqual({ ':hold': held });
 });
