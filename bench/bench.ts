@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
+import { type GroundingResult, measureGrounding } from './grounding.js';
 import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from './hostile-pdfs.js';
 import { type LongDocumentsResult, longDocumentRows, measureLongDocuments } from './long-documents.js';
 import { type MediaResult, measureMedia } from './media.js';
@@ -44,6 +45,12 @@ export const TARGETS = {
   /** An attempt's hold (estimate) over what a successful attempt is charged, per provider and fixture. */
   estimateOverActualMin: 1.0,
   estimateOverActualMax: 1.5,
+  /** Issue #18: the worker's grounding of a receipt image whose words are known (withEvidence, p50 warm). */
+  groundingReceiptMs: 20,
+  /** Issue #18: a 20-page text-layer PDF's words from its text layer + grounding its JSON result (p50 warm). */
+  groundingTwentyPagePdfMs: 100,
+  /** Issue #18: local OCR of one scanned page no engine read, for evidence (median warm); only for pages with fields. */
+  groundingOcrPageMs: 1500,
   /** The API inspector's worst case over the hostile-PDF corpus: time of the reading, and peak RSS over a bare process. */
   hostilePdfInspectMs: 250,
   hostilePdfInspectMiB: 64,
@@ -69,6 +76,9 @@ const WORKLOAD = {
   coldImportRuns: 5,
   heicRuns: 5,
   textLayerRuns: 10,
+  groundingIterations: 50,
+  groundingPdfIterations: 20,
+  groundingOcrRuns: 3,
   hostilePdfRuns: 3,
   usageRuns: 10_000,
   usageReadSamples: 20,
@@ -85,6 +95,7 @@ type Phase =
   | 'memory'
   | 'hostile'
   | 'estimates'
+  | 'grounding'
   | 'usage'
   | 'long'
   | 'webhooks';
@@ -96,6 +107,7 @@ const PHASES: Phase[] = [
   'memory',
   'hostile',
   'estimates',
+  'grounding',
   'usage',
   'long',
   'webhooks',
@@ -339,6 +351,78 @@ function estimateRows(r: EstimatesResult): Row[] {
   return rows;
 }
 
+function groundingRows(g: GroundingResult): Row[] {
+  const spread = (t: { firstMs: number; ms: { p50: number; p90: number } }) =>
+    `p50 ${t.ms.p50} ms, p90 ${t.ms.p90} ms (first call ${t.firstMs} ms)`;
+  const r = g.receipt;
+  const inv = g.invoice;
+  const items = g.invoiceWithItems;
+  const only = g.onlyPagesWithFields;
+  // No OCR in a run whose every call took under half the fastest OCR of a page measured in this phase.
+  const noOcr = only.allOnText.ms.max < Math.min(...g.ocr.warmMs) / 2 && !only.allOnText.pagesGrounded.includes(2);
+  const ocrWhenNeeded = only.oneOnScan.scanValuePage === 2;
+  const rows: Row[] = [
+    {
+      metric: `grounding a receipt image, words known: withEvidence on receipt.png (${r.words} words as the local provider read them, ${r.fields} fields incl. line items; ${r.ms.n} warm calls)`,
+      value: `${spread(r)}; confidence ${r.confidence}, ${r.unplaced.length === 0 ? 'every value boxed' : `no box: ${r.unplaced.join(', ')}`}`,
+      target: `p50 ≤ ${TARGETS.groundingReceiptMs} ms`,
+      result: r.unplaced.length > 0 ? 'ERROR' : check(r.ms.p50, TARGETS.groundingReceiptMs),
+    },
+    {
+      metric: `grounding a 20-page text-layer PDF's JSON result: collectEvidenceWords + groundFields, generated invoice (${inv.words} words, ${inv.fields} invoice fields; ${inv.ms.n} warm calls)`,
+      value: `${spread(inv)}; text layer p50 ${inv.collectMs.p50} ms + grounding p50 ${inv.groundMs.p50} ms${inv.budgetSkipped ? '; BUDGET RAN OUT' : ''}${inv.unplaced.length > 0 ? `; no box: ${inv.unplaced.join(', ')}` : ''}`,
+      target: `p50 ≤ ${TARGETS.groundingTwentyPagePdfMs} ms`,
+      result:
+        inv.budgetSkipped || inv.unplaced.length > 0 ? 'ERROR' : check(inv.ms.p50, TARGETS.groundingTwentyPagePdfMs),
+    },
+    {
+      metric: 'the same through withEvidence (what the worker calls; every page has words, so no OCR)',
+      value: `p50 ${inv.withEvidenceMs.p50} ms, p90 ${inv.withEvidenceMs.p90} ms`,
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: `the same PDF's result with all ${items.items} line items, subtotal and tax (${items.values} values): groundFields, default 250 ms budget`,
+      value: `p50 ${items.ms.p50} ms; ${items.values - items.unplaced} of ${items.values} values boxed${items.budgetSkipped ? ' (budget ran out: the rest skipped with a reason)' : ''}`,
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: `OCR for evidence of a scanned page no engine read: ocrPagesForEvidence, ${g.ocr.file} page 1 (median of ${g.ocr.warmMs.length} warm)`,
+      value: `${fmt(g.ocr.medianMs)} per page (first call ${g.ocr.firstMs} ms; ${g.ocr.words} words)`,
+      target: `≤ ${TARGETS.groundingOcrPageMs} ms`,
+      result: g.ocr.words === 0 ? 'ERROR' : check(g.ocr.medianMs, TARGETS.groundingOcrPageMs),
+    },
+    {
+      metric: `OCR only for pages with fields: withEvidence on a PDF of a text page and a scanned page (page${only.pagesWithoutWords.length === 1 ? '' : 's'} without words: ${only.pagesWithoutWords.join(', ')}), a language model's answer`,
+      value: `all values on the text page: p50 ${only.allOnText.ms.p50} ms, max ${only.allOnText.ms.max} ms (not OCR'd); one value only on the scan: p50 ${only.oneOnScan.ms.p50} ms, grounded on page ${only.oneOnScan.scanValuePage ?? 'none'} (OCR'd)`,
+      target: 'OCR only when a value has no support',
+      result: noOcr && ocrWhenNeeded ? 'PASS' : 'MISS',
+    },
+  ];
+  for (const c of g.corpus) {
+    rows.push({
+      metric: `calibration corpus, ${c.name} (${c.runs} runs: all right, each wrong planted alone, several at once): lowest right / highest wrong confidence`,
+      value: `${c.lowestRight} / ${c.highestWrong} (smallest gap within a run ${c.smallestGap}; runs where a wrong value reached a right one: ${c.overlappingRuns})`,
+      target: 'every wrong < every right of its run',
+      result: c.overlappingRuns === 0 ? 'PASS' : 'MISS',
+    });
+  }
+  const s = g.synthetic;
+  for (const [name, c] of [
+    ['receipt', s.receipt],
+    ['20-page document', s.longDocument],
+  ] as const) {
+    rows.push({
+      metric: `groundFields alone, synthetic ${name} words (${c.pages} page${c.pages === 1 ? '' : 's'}, ${c.words} words, ${c.fields} fields; ${c.ms.n} warm calls)`,
+      value: spread(c),
+      target: '—',
+      result: 'info',
+    });
+  }
+  return rows;
+}
+
 function bundleRows(r: BundlesResult): Row[] {
   const rows: Row[] = [];
   const deployed = r.measurements.filter((m) => m.variant === 'deployed');
@@ -537,6 +621,7 @@ async function main(): Promise<void> {
     memory?: MemoryResult;
     hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
+    grounding?: GroundingResult;
     usage?: UsageReadResult;
     long?: LongDocumentsResult;
     webhooks?: WebhooksResult;
@@ -598,6 +683,14 @@ async function main(): Promise<void> {
   results.memory = await phase('memory', () => measurePeakRss({ log }));
   results.hostile = await phase('hostile', () => measureHostilePdfs({ runs: WORKLOAD.hostilePdfRuns, log }));
   results.estimates = await phase('estimates', () => measureEstimates({ log }));
+  results.grounding = await phase('grounding', () =>
+    measureGrounding({
+      iterations: WORKLOAD.groundingIterations,
+      pdfIterations: WORKLOAD.groundingPdfIterations,
+      ocrRuns: WORKLOAD.groundingOcrRuns,
+      log,
+    }),
+  );
   results.usage = await phase('usage', () =>
     measureUsageRead({ runs: WORKLOAD.usageRuns, samples: WORKLOAD.usageReadSamples, log }),
   );
@@ -618,6 +711,7 @@ async function main(): Promise<void> {
     ...(results.memory ? memoryRows(results.memory) : []),
     ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
+    ...(results.grounding ? groundingRows(results.grounding) : []),
     ...(results.usage ? usageRows(results.usage) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.webhooks ? webhookRows(results.webhooks) : []),

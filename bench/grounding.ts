@@ -1,202 +1,338 @@
 /**
- * Grounding a result on its words (shared/fields/ground.ts), in process, for the issue #18 targets:
+ * Phase `grounding`: issue #18's figures for per-field evidence, in process, with the worker's own functions
+ * (shared/worker/grounding.ts `withEvidence`, shared/worker/evidence.ts, shared/fields `groundFields`) and the real
+ * local OCR engine; no emulators, no stack. bench/README.md (phase 10) says exactly what each figure covers.
  *
- * - receipt: a receipt image's words as OCR gives them (~60 words with confidences, one page) and a receipt result of
- *   10 fields, 6 of them line items (target ≤ 20 ms: the worker overhead of grounding when the words are known);
- * - long document: a 20-page text-layer PDF (~400 words a page, no confidences) with an invoice-schema result whose
- *   values stand on page 1 and page 20 (target ≤ 100 ms).
- *
- * Each case is grounded once cold (first call of the process, reported apart) and then `iterations` times; p50 and p90
- * are over the warm calls. The budget is lifted (60 s) so that a slow machine measures the time rather than the skip.
- * Not wired into bench.ts: `measureGrounding()` returns the figures for the caller to print and judge.
+ * - receipt.png: its words as the real local provider reads them (one run, untimed here), then `withEvidence` timed;
+ * - a generated 20-page text-layer invoice (./grounding-inputs.ts): text-layer words + `groundFields`, as for a model;
+ * - scanned.pdf: `ocrPagesForEvidence` of its page, cold then warm; and on a text + scan PDF, `withEvidence` with all
+ *   values on the text page (no OCR) against one value only on the scan (its page OCR'd);
+ * - the calibration corpus (test/support/grounding-corpus.ts): every wrong value below every right one of its run.
+ * Not to undo: the worker's own bounds are used (grounding's default 250 ms budget, EVIDENCE_OCR_*): a figure that
+ * only holds with larger bounds would not be the worker's.
  */
-import { groundFields } from '../shared/fields/ground.js';
-import type { BBox, EvidenceWord, GroundInput, PageWords } from '../shared/fields/types.js';
-import { normaliseFields, registry } from '../shared/registry/registry.js';
-import type { FieldSpec } from '../shared/task.js';
-import { type Summary, summarize } from './stats.js';
+import { readFile } from 'node:fs/promises';
+import { BUDGET_REASON, groundFields } from '../shared/fields/ground.js';
+import type { Fields, Grounded, PageWords } from '../shared/fields/types.js';
+import type { FileFacts } from '../shared/file-facts.js';
+import { localProvider, shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
+import type { Settlement } from '../shared/store/ledger.js';
+import type { FieldSpec, TaskSpec } from '../shared/task.js';
+import { collectEvidenceWords, ocrPagesForEvidence, pagesWithoutWords } from '../shared/worker/evidence.js';
+import { EVIDENCE_OCR_BUDGET_MS, EVIDENCE_OCR_MAX_PAGES, withEvidence } from '../shared/worker/grounding.js';
+import { runItem } from '../test/support/aws.js';
+import { CORPUS, type CorpusDoc, confidences, ground, plant, severalWrongs } from '../test/support/grounding-corpus.js';
+import { invoicePdf, textAndScanPdf } from './grounding-inputs.js';
+import { measureSyntheticGrounding, type SyntheticGroundingResult } from './grounding-synthetic.js';
+import { median, round, type Summary, summarize } from './stats.js';
 
-export interface GroundingCase {
-  pages: number;
-  words: number;
-  fields: number;
-  /** The first call of the process (JIT cold), ms. */
+/** A timed case: the first call apart, then warm calls. */
+export interface Timed {
   firstMs: number;
-  /** Warm calls. */
   ms: Summary;
-  /** The grounded run's confidence and review, to show the case grounded what it should. */
-  confidence: number;
-  reviewNeeded: boolean;
-  unsupported: string[];
 }
 
 export interface GroundingResult {
-  iterations: number;
-  receipt: GroundingCase;
-  longDocument: GroundingCase;
-}
-
-/** Lines of text as words with boxes: ~0.52 em a character, a space 0.28 em (close enough to Helvetica). */
-function layout(
-  page: number,
-  size: { width: number; height: number },
-  lines: readonly string[],
-  options: { top: number; step: number; em: number; confidence?: (i: number) => number },
-): PageWords {
-  const words: EvidenceWord[] = [];
-  lines.forEach((line, row) => {
-    const y = options.top + row * options.step;
-    let x = 40;
-    for (const text of line.split(' ')) {
-      const w = text.length * 0.52 * options.em;
-      const bbox: BBox = [x / size.width, (y - options.em) / size.height, (x + w) / size.width, y / size.height];
-      const confidence = options.confidence?.(words.length);
-      words.push(confidence === undefined ? { text, bbox } : { text, bbox, confidence });
-      x += w + 0.28 * options.em;
-    }
-  });
-  return { page, source: options.confidence === undefined ? 'text-layer' : 'tesseract', words };
-}
-
-const RECEIPT_LINES = [
-  'BLUE BOTTLE COFFEE',
-  '300 Webster St, Oakland, CA 94607',
-  'Tel (510) 653-3394',
-  'Nov 20, 2026 08:14 Register 2',
-  'Cashier: Maria Order #4471',
-  'Latte 1 x $5.25',
-  'Croissant 2 x $4.50',
-  'Cold Brew 1 x $5.50',
-  'Drip Coffee 1 x $3.75',
-  'Oat Milk 1 x $0.75',
-  'Scone 1 x $4.25',
-  'Subtotal $28.50',
-  'Sales Tax $2.57',
-  'Tip $4.00',
-  'Total $35.07',
-  'VISA **** 4242 $35.07',
-  'Auth 08812Z Approved',
-  'Thank you, come again!',
-];
-
-function receiptCase(): GroundInput {
-  const words = [
-    layout(1, { width: 576, height: 1400 }, RECEIPT_LINES, {
-      top: 60,
-      step: 40,
-      em: 22,
-      confidence: (i) => 0.86 + ((i * 7) % 13) / 100,
-    }),
-  ];
-  const item = (description: string, quantity: number, price: number) => ({ description, quantity, price });
-  const fieldSpecs: FieldSpec[] = [
-    ...normaliseFields(registry.get('receipt')?.expectedFields ?? []),
-    { name: 'address', type: 'string', required: false },
-    { name: 'phone', type: 'string', required: false },
-    { name: 'tip', type: 'number', required: false },
-    { name: 'line_items', type: 'array', required: false },
-  ];
-  return {
-    result: {
-      merchant: 'Blue Bottle Coffee',
-      date: '2026-11-20',
-      subtotal: 28.5,
-      tax: 2.57,
-      total: 35.07,
-      currency: 'USD',
-      address: '300 Webster St, Oakland, CA 94607',
-      phone: '(510) 653-3394',
-      tip: 4,
-      line_items: [
-        item('Latte', 1, 5.25),
-        item('Croissant', 2, 4.5),
-        item('Cold Brew', 1, 5.5),
-        item('Drip Coffee', 1, 3.75),
-        item('Oat Milk', 1, 0.75),
-        item('Scone', 1, 4.25),
-      ],
-    },
-    fieldSpecs,
-    words,
-    nativeConfidence: 0.9,
-    reviewThreshold: 0.8,
-    now: new Date('2026-12-01T00:00:00Z'),
-    budgetMs: 60_000,
+  receipt: Timed & {
+    words: number;
+    fields: number;
+    /** The real local provider's one run that gave the words (OCR; loads tesseract when nothing did before). */
+    providerMs: number;
+    /** Values without a box after grounding (should be none). */
+    unplaced: string[];
+    confidence: number;
+    reviewNeeded: boolean;
   };
-}
-
-const PROSE = (
-  'Payment is due within thirty days of the invoice date and late payments accrue interest of one percent per ' +
-  'month on the outstanding balance. Goods remain the property of the vendor until paid in full, and any dispute ' +
-  'must be raised in writing within 14 days of delivery, quoting the invoice number and the order reference. ' +
-  'Services rendered under this agreement are billed monthly at the rates in schedule B, section 4.2, unless the ' +
-  'parties agree otherwise in writing; hours are rounded to the nearest quarter and travel is charged at cost.'
-).split(' ');
-
-/** 20 pages of ~400 words each (40 lines of 10 words), the invoice's values on page 1 and its total on page 20. */
-function longDocumentCase(): GroundInput {
-  const words: PageWords[] = [];
-  for (let p = 1; p <= 20; p++) {
-    const lines: string[] = [];
-    if (p === 1) lines.push('INVOICE', 'Invoice Number: INV-2001', 'Invoice Date: 2026-10-15', 'Vendor: Globex Ltd');
-    for (let l = lines.length; l < 40; l++) {
-      const start = (p * 53 + l * 10) % PROSE.length;
-      lines.push(Array.from({ length: 10 }, (_, i) => PROSE[(start + i) % PROSE.length]).join(' '));
-    }
-    if (p === 20) lines.push('Due Date: 2026-11-14', 'Total Due: 1,250.00 USD');
-    lines.push(`Page ${p} of 20`);
-    words.push(layout(p, { width: 612, height: 792 }, lines, { top: 60, step: 17, em: 10 }));
-  }
-  return {
-    result: {
-      invoiceNumber: 'INV-2001',
-      invoiceDate: '2026-10-15',
-      dueDate: '2026-11-14',
-      vendor: 'Globex Ltd',
-      totalDue: 1250,
-      currency: 'USD',
-    },
-    fieldSpecs: normaliseFields(registry.get('invoice')?.expectedFields ?? []),
-    words,
-    nativeConfidence: 0.99,
-    reviewThreshold: 0.8,
-    now: new Date('2026-12-01T00:00:00Z'),
-    budgetMs: 60_000,
+  invoice: Timed & {
+    pages: number;
+    words: number;
+    fields: number;
+    /** Where the time goes, warm: reading the text layer (collectEvidenceWords) and groundFields. */
+    collectMs: Summary;
+    groundMs: Summary;
+    /** `withEvidence` on the same run (what the worker calls; no page lacks words, so no OCR can happen). */
+    withEvidenceMs: Summary;
+    unplaced: string[];
+    /** The budget ran out (grounding skipped fields): the figure would then be the budget, not the work. */
+    budgetSkipped: boolean;
   };
+  invoiceWithItems: Timed & { items: number; values: number; unplaced: number; budgetSkipped: boolean };
+  ocr: { file: string; firstMs: number; warmMs: number[]; medianMs: number; words: number };
+  onlyPagesWithFields: {
+    file: string;
+    pagesWithoutWords: number[];
+    /** Every value on the text page: no OCR. */
+    allOnText: { ms: Summary; unsupported: string[]; pagesGrounded: number[] };
+    /** One value printed only on the scan: the scan is OCR'd and the value grounded there. */
+    oneOnScan: { ms: Summary; unsupported: string[]; pagesGrounded: number[]; scanValuePage: number | null };
+  };
+  corpus: CorpusFigure[];
+  synthetic: SyntheticGroundingResult;
 }
 
-function measure(input: GroundInput, iterations: number): GroundingCase {
+export interface CorpusFigure {
+  name: string;
+  /** The all-right run, each wrong planted alone, and the run with several wrongs at once. */
+  runs: number;
+  lowestRight: number;
+  highestWrong: number;
+  /** Runs in which some wrong value scored at or above a right value of the same run (should be 0). */
+  overlappingRuns: number;
+  /** The smallest gap (lowest right − highest wrong) over the runs with wrong values. */
+  smallestGap: number;
+}
+
+const FIXTURES = new URL('../test/fixtures/', import.meta.url);
+const fixture = async (name: string): Promise<Uint8Array> => new Uint8Array(await readFile(new URL(name, FIXTURES)));
+const later = (): number => Date.now() + 120_000;
+
+function jsonTask(fields: FieldSpec[] | null): TaskSpec {
+  return { prompt: 'Extract', outputFormat: 'json', fields, schemaId: null, schemaLabel: null, promptScaffold: null };
+}
+
+function completed(result: Record<string, unknown>): Settlement {
+  const usage = { requests: 1, billableUnits: 1, costMicros: 0, priceMicros: 0 };
+  return { status: 'completed', result, usage, confidence: 0.9, attempts: [] };
+}
+
+const fieldsOf = (s: Settlement): Fields => (s.status === 'completed' ? (s.fields ?? {}) : {});
+
+/** `fn` once (the first call), then `n` times; milliseconds, the warm samples kept for the JSON. */
+async function timed<T>(n: number, fn: () => Promise<T> | T): Promise<Timed & { samples: number[]; last: T }> {
   let t = performance.now();
-  const grounded = groundFields(input);
-  const firstMs = performance.now() - t;
+  let last = await fn();
+  const firstMs = round(performance.now() - t);
   const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) {
+  for (let i = 0; i < n; i++) {
     t = performance.now();
-    groundFields(input);
-    samples.push(performance.now() - t);
+    last = await fn();
+    samples.push(round(performance.now() - t, 2));
   }
+  return { firstMs, ms: summarize(samples), samples, last };
+}
+
+/** Paths of the non-null printable values (items of arrays of objects by `field.i.key`) that got no box. */
+function unplaced(result: Record<string, unknown>, fields: Fields): string[] {
+  const out: string[] = [];
+  const printable = (v: unknown) => typeof v === 'string' || typeof v === 'number';
+  for (const [name, value] of Object.entries(result)) {
+    if (printable(value) && fields[name]?.bbox === undefined) out.push(name);
+    if (!Array.isArray(value)) continue;
+    value.forEach((item, i) => {
+      if (typeof item !== 'object' || item === null) return;
+      for (const [key, v] of Object.entries(item)) {
+        if (printable(v) && fields[name]?.items?.[i]?.[key]?.bbox === undefined) out.push(`${name}.${i}.${key}`);
+      }
+    });
+  }
+  return out;
+}
+
+const pagesGrounded = (fields: Fields): number[] =>
+  [...new Set(Object.values(fields).flatMap((f) => (f.page === undefined ? [] : [f.page])))].sort((a, b) => a - b);
+const budgetSkipped = (g: Grounded): boolean => g.review.reasons.includes(BUDGET_REASON);
+
+async function receiptFigure(iterations: number, log: (line: string) => void): Promise<GroundingResult['receipt']> {
+  const doc = corpusDoc('receipt.png');
+  const bytes = await fixture('receipt.png');
+  const facts: FileFacts = {
+    mime: 'image/png',
+    kind: 'image',
+    sizeBytes: bytes.byteLength,
+    width: 800,
+    height: 834,
+    pages: 1,
+  };
+  const task = jsonTask(doc.fieldSpecs);
+  const t = performance.now();
+  const output = await localProvider.invoke(
+    { bytes, facts, task, step: 'vision' },
+    { signal: new AbortController().signal, deadlineMs: later() },
+  );
+  const providerMs = round(performance.now() - t);
+  const run = runItem({ jobId: 'bench-grounding-receipt', task, file: facts });
+  const answer = {
+    ...(output.words ? { words: output.words } : {}),
+    ...(output.nativeConfidence === undefined ? {} : { nativeConfidence: output.nativeConfidence }),
+  };
+  const r = await timed(iterations, () => withEvidence(run, bytes, completed(doc.right), answer, later()));
+  const settled = r.last.status === 'completed' ? r.last : undefined;
+  log(`  receipt.png: withEvidence p50 ${r.ms.p50} ms (words from one local provider run of ${providerMs} ms)`);
   return {
-    pages: input.words.length,
-    words: input.words.reduce((sum, page) => sum + page.words.length, 0),
-    fields: Object.keys(input.result).length,
-    firstMs: Math.round(firstMs * 10) / 10,
-    ms: summarize(samples),
-    confidence: grounded.confidence,
-    reviewNeeded: grounded.review.needed,
-    unsupported: grounded.unsupported,
+    firstMs: r.firstMs,
+    ms: r.ms,
+    words: (output.words ?? []).reduce((n, p) => n + p.words.length, 0),
+    fields: Object.keys(doc.right).length,
+    providerMs,
+    unplaced: unplaced(doc.right, fieldsOf(r.last)),
+    confidence: settled?.confidence ?? Number.NaN,
+    reviewNeeded: settled?.review?.needed ?? true,
   };
 }
 
-/** Times `groundFields` on the two cases (see the module comment). */
-export function measureGrounding(options: { iterations?: number } = {}): GroundingResult {
-  const iterations = options.iterations ?? 50;
+async function invoiceFigures(
+  iterations: number,
+  log: (line: string) => void,
+): Promise<Pick<GroundingResult, 'invoice' | 'invoiceWithItems'>> {
+  const doc = invoicePdf();
+  const facts: FileFacts = { mime: 'application/pdf', kind: 'pdf', sizeBytes: doc.bytes.byteLength, pages: doc.pages };
+  const groundOn = (words: PageWords[], result: Record<string, unknown>, fieldSpecs: FieldSpec[]) =>
+    groundFields({ result, fieldSpecs, words, reviewThreshold: 0.8, now: new Date() });
+  const collectMs: number[] = [];
+  const groundMs: number[] = [];
+  const once = async () => {
+    const t0 = performance.now();
+    const words = await collectEvidenceWords({ bytes: doc.bytes, facts, output: {}, deadlineMs: later() });
+    const t1 = performance.now();
+    const grounded = groundOn(words, doc.result, doc.fieldSpecs);
+    collectMs.push(t1 - t0);
+    groundMs.push(performance.now() - t1);
+    return { words, grounded };
+  };
+  const r = await timed(iterations, once);
+  collectMs.shift();
+  groundMs.shift();
+  const run = runItem({ jobId: 'bench-grounding-invoice', task: jsonTask(doc.fieldSpecs), file: facts });
+  const viaWorker = await timed(Math.ceil(iterations / 2), () =>
+    withEvidence(run, doc.bytes, completed(doc.result), {}, later()),
+  );
+  const { words } = r.last;
+  const items = await timed(Math.ceil(iterations / 2), () =>
+    groundOn(words, doc.resultWithItems, doc.fieldSpecsWithItems),
+  );
+  const itemsUnplaced = unplaced(doc.resultWithItems, items.last.fields);
+  log(`  20-page invoice: collect + ground p50 ${r.ms.p50} ms; with ${doc.items} line items ${items.ms.p50} ms`);
   return {
-    iterations,
-    receipt: measure(receiptCase(), iterations),
-    longDocument: measure(longDocumentCase(), iterations),
+    invoice: {
+      firstMs: r.firstMs,
+      ms: r.ms,
+      pages: doc.pages,
+      words: words.reduce((n, p) => n + p.words.length, 0),
+      fields: Object.keys(doc.result).length,
+      collectMs: summarize(collectMs),
+      groundMs: summarize(groundMs),
+      withEvidenceMs: viaWorker.ms,
+      unplaced: unplaced(doc.result, r.last.grounded.fields),
+      budgetSkipped: budgetSkipped(r.last.grounded),
+    },
+    invoiceWithItems: {
+      firstMs: items.firstMs,
+      ms: items.ms,
+      items: doc.items,
+      values: Object.keys(doc.result).length + 2 + doc.items * 4,
+      unplaced: itemsUnplaced.length,
+      budgetSkipped: budgetSkipped(items.last),
+    },
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(JSON.stringify(measureGrounding(), null, 2));
+async function ocrFigure(runs: number, log: (line: string) => void): Promise<GroundingResult['ocr']> {
+  const bytes = await fixture('scanned.pdf');
+  const facts: FileFacts = { mime: 'application/pdf', kind: 'pdf', sizeBytes: bytes.byteLength, pages: 1 };
+  const once = () =>
+    ocrPagesForEvidence({
+      bytes,
+      facts,
+      pages: [1],
+      maxPages: EVIDENCE_OCR_MAX_PAGES,
+      deadlineMs: Date.now() + EVIDENCE_OCR_BUDGET_MS,
+    });
+  const r = await timed(runs, once);
+  const warmMs = r.samples;
+  const words = r.last.reduce((n, p) => n + p.words.length, 0);
+  log(`  scanned.pdf page 1 OCR: first ${r.firstMs} ms, warm median ${median(warmMs)} ms (${words} words)`);
+  return { file: 'scanned.pdf', firstMs: r.firstMs, warmMs, medianMs: round(median(warmMs)), words };
+}
+
+async function onlyPagesWithFieldsFigure(
+  runs: number,
+  log: (line: string) => void,
+): Promise<GroundingResult['onlyPagesWithFields']> {
+  const pdf = await textAndScanPdf();
+  const facts: FileFacts = { mime: 'application/pdf', kind: 'pdf', sizeBytes: pdf.bytes.byteLength, pages: pdf.pages };
+  // As for a language model's answer: no words of its own, page 1's from the text layer, page 2 (a scan) none.
+  const words = await collectEvidenceWords({ bytes: pdf.bytes, facts, output: {}, deadlineMs: later() });
+  const onText = { invoiceNumber: 'INV-2001', invoiceDate: '2026-10-15', vendor: 'Globex Ltd', totalDue: 1250 };
+  const measure = async (result: Record<string, unknown>, n: number) => {
+    // What the worker's first grounding finds unsupported decides whether it OCRs (shared/worker/grounding.ts).
+    const first = groundFields({ result, fieldSpecs: null, words, reviewThreshold: 0.8, now: new Date() });
+    const run = runItem({ jobId: 'bench-grounding-scan', task: jsonTask(null), file: facts });
+    const r = await timed(n, () => withEvidence(run, pdf.bytes, completed(result), {}, later()));
+    const fields = fieldsOf(r.last);
+    return { ms: r.ms, unsupported: first.unsupported, pagesGrounded: pagesGrounded(fields), fields };
+  };
+  const allOnText = await measure(onText, 10);
+  const { fields, ...oneOnScan } = await measure({ ...onText, receiptTotal: 42.5 }, runs);
+  log(`  text + scan PDF: all values on the text page ${allOnText.ms.p50} ms; one on the scan ${oneOnScan.ms.p50} ms`);
+  return {
+    file: 'generated: page 1 text layer (invoice), page 2 scan (receipt.png)',
+    pagesWithoutWords: pagesWithoutWords(words, pdf.pages),
+    allOnText: { ms: allOnText.ms, unsupported: allOnText.unsupported, pagesGrounded: allOnText.pagesGrounded },
+    oneOnScan: {
+      ...oneOnScan,
+      scanValuePage: fields.receiptTotal?.bbox ? (fields.receiptTotal.page ?? null) : null,
+    },
+  };
+}
+
+function corpusDoc(prefix: string): CorpusDoc {
+  const doc = CORPUS.find((d) => d.name.startsWith(prefix));
+  if (doc === undefined) throw new Error(`no corpus document "${prefix}…"`);
+  return doc;
+}
+
+/** Per corpus document, over its runs: the all-right run, each wrong planted alone, several wrongs at once. */
+function corpusFigures(): CorpusFigure[] {
+  return CORPUS.map((doc) => {
+    const runs: { right: number[]; wrong: number[]; planted: number }[] = [];
+    const score = (planted: [string, unknown][]) => {
+      const result = planted.reduce((acc, [path, value]) => plant(acc, path, value), doc.right);
+      const wrongPaths = new Set(planted.map(([path]) => path));
+      const scored = [...confidences(result, ground(doc, result))];
+      runs.push({
+        right: scored.filter(([path]) => !wrongPaths.has(path)).map(([, c]) => c),
+        wrong: scored.filter(([path]) => wrongPaths.has(path)).map(([, c]) => c),
+        planted: wrongPaths.size,
+      });
+    };
+    score([]);
+    for (const wrong of doc.wrongs) score([wrong]);
+    score(severalWrongs(doc));
+    const planted = runs.filter((r) => r.planted > 0);
+    // A planted value without a confidence of its own cannot be told apart: it counts as overlapping.
+    const gaps = planted.map((r) =>
+      r.wrong.length === r.planted ? Math.min(...r.right) - Math.max(...r.wrong) : Number.NaN,
+    );
+    return {
+      name: doc.name,
+      runs: runs.length,
+      lowestRight: Math.min(...runs.flatMap((r) => r.right)),
+      highestWrong: Math.max(...runs.flatMap((r) => r.wrong)),
+      overlappingRuns: gaps.filter((gap) => !(gap > 0)).length,
+      smallestGap: round(Math.min(...gaps), 3),
+    };
+  });
+}
+
+/** The phase (see the module comment); the local provider's OCR engine is shut down at the end. */
+export async function measureGrounding(options: {
+  iterations: number;
+  pdfIterations: number;
+  ocrRuns: number;
+  log: (line: string) => void;
+}): Promise<GroundingResult> {
+  const { log } = options;
+  try {
+    // The OCR first, so that its first call loads tesseract (unless an earlier phase left it loaded), then the
+    // receipt, whose first call is then the process's first grounding (JIT cold).
+    const ocr = await ocrFigure(options.ocrRuns, log);
+    const receipt = await receiptFigure(options.iterations, log);
+    const invoices = await invoiceFigures(options.pdfIterations, log);
+    const onlyPagesWithFields = await onlyPagesWithFieldsFigure(options.ocrRuns - 1, log);
+    const corpus = corpusFigures();
+    const synthetic = measureSyntheticGrounding({ iterations: options.iterations });
+    return { receipt, ...invoices, ocr, onlyPagesWithFields, corpus, synthetic };
+  } finally {
+    await shutdownLocalProvider();
+  }
 }

@@ -6,7 +6,7 @@
 import { groundFields } from '../../shared/fields/ground.js';
 import type { Grounded, GroundInput, PageWords } from '../../shared/fields/types.js';
 import type { FieldSpec } from '../../shared/task.js';
-import { layout } from './grounding-corpus.js';
+import { layout } from '../support/grounding-corpus.js';
 
 const NOW = new Date('2026-12-01T12:00:00Z');
 

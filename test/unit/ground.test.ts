@@ -5,7 +5,7 @@
 import { BUDGET_REASON, groundFields, groundWithClock } from '../../shared/fields/ground.js';
 import type { GroundInput, PageWords } from '../../shared/fields/types.js';
 import type { FieldSpec } from '../../shared/task.js';
-import { cafeWords, type Line, layout, receiptWords } from './grounding-corpus.js';
+import { cafeWords, type Line, layout, receiptWords } from '../support/grounding-corpus.js';
 
 const NOW = new Date('2026-12-01T12:00:00Z');
 
