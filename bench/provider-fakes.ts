@@ -7,7 +7,9 @@
  *
  * Routing: POST /v1/responses → OpenAI Responses API; POST /v1/messages → Anthropic Messages API;
  * POST …:generateContent → Gemini API; POST /model/{id}/converse → Bedrock Runtime Converse; `x-amz-target:
- * Textract.<Operation>` → Textract (AWS JSON 1.1, sync and Start/Get job operations).
+ * Textract.<Operation>` → Textract (AWS JSON 1.1, sync and Start/Get job operations). Textract's PAGE/LINE/WORD blocks
+ * carry Geometry (the case's line boxes, else one line under the other) so that its words are evidence for grounding
+ * (test/integration/grounding.test.ts); the geometry changes no usage the fake reports.
  */
 import {
   type FakeServer,

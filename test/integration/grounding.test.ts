@@ -14,6 +14,7 @@ import { type FakeBox, type FakeCase, fakeWordBoxes, startProviderFakes } from '
 import type { BBox, EvidenceWord, FieldEvidence, Fields, Review } from '../../shared/fields/types.js';
 import { pdfWords } from '../../shared/media/index.js';
 import { receiptWords } from '../unit/grounding-corpus.js';
+import { KEYS, stack as suiteStack } from './client.js';
 import { type RunningStack, startStack } from './stack.js';
 
 const KEY = 'vk_grounding_tenant_0123456789abcdef';
@@ -246,7 +247,6 @@ function expectWrongTotalFlagged(wrong: Run, right: Run, f: Fixture): void {
   const total = wrong.fields?.[f.totalField] as FieldEvidence;
   const rightTotal = right.fields?.[f.totalField] as FieldEvidence;
   expect(total).toBeDefined();
-  expect(total.bbox === undefined || total.confidence < rightTotal.confidence).toBe(true);
   expect(total.confidence).toBeLessThan(rightTotal.confidence);
   expect(wrong.review?.needed).toBe(true);
   expect(wrong.review?.reasons.some((r) => r.startsWith(`${f.totalField}:`))).toBe(true);
@@ -261,10 +261,8 @@ beforeAll(async () => {
 
 describe('local provider (the suite stack)', () => {
   test('receipt.png and invoice.pdf: every value boxed on its line, no review', async () => {
-    const { stack } = await import('./client.js');
-    const { KEYS } = await import('./client.js');
     for (const f of all) {
-      const run = await analyse(stack().baseUrl, KEYS.a, f.file, f.schemaId);
+      const run = await analyse(suiteStack().baseUrl, KEYS.a, f.file, f.schemaId);
       expectGroundedRight(run, f);
     }
   });
