@@ -7,7 +7,9 @@
  *
  * Routing: POST /v1/responses → OpenAI Responses API; POST /v1/messages → Anthropic Messages API;
  * POST …:generateContent → Gemini API; POST /model/{id}/converse → Bedrock Runtime Converse; `x-amz-target:
- * Textract.<Operation>` → Textract (AWS JSON 1.1, sync and Start/Get job operations).
+ * Textract.<Operation>` → Textract (AWS JSON 1.1, sync and Start/Get job operations). Textract's PAGE/LINE/WORD blocks
+ * carry Geometry (the case's line boxes, else one line under the other) so that its words are evidence for grounding
+ * (test/integration/grounding.test.ts); the geometry changes no usage the fake reports.
  */
 import {
   type FakeServer,
@@ -108,6 +110,11 @@ export interface FakeCase {
   lengthFactor?: number;
   /** The document's lines per page (what Textract reads). */
   pageLines: string[][];
+  /**
+   * Where each of `pageLines` stands (per page, per line), for the Textract blocks' Geometry; a line without a box is
+   * laid out one below the other from the top of the page.
+   */
+  lineBoxes?: FakeBox[][];
   /** AnalyzeExpense summary fields (receipts, invoices). */
   expense: ExpenseField[];
 }
@@ -357,32 +364,81 @@ async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequ
 
 let blockIds = 0;
 
-/** PAGE, LINE and WORD blocks of every page, as Textract returns them. */
+/** `[x0, y0, x1, y1]` relative to the page, origin top-left (as shared/fields boxes are). */
+export type FakeBox = [number, number, number, number];
+
+/** Where a line stands when the case gives no layout: one line every 4 % of the page from the top, 60 % wide. */
+function defaultLineBox(index: number, line: string): FakeBox {
+  const top = Math.min(0.95, 0.05 + index * 0.04);
+  return [0.08, top, Math.min(0.92, 0.08 + 0.012 * line.length), top + 0.025];
+}
+
+/**
+ * The boxes of a line's words: the line's box split by character count (a space counts as one character), as a
+ * proportional layout would set them. Exported so a test can predict exactly where the fake's Textract put a word.
+ */
+export function fakeWordBoxes(line: string, box: FakeBox): { text: string; box: FakeBox }[] {
+  const [x0, y0, x1, y1] = box;
+  const perChar = (x1 - x0) / Math.max(1, line.length);
+  const out: { text: string; box: FakeBox }[] = [];
+  for (const match of line.matchAll(/\S+/g)) {
+    const start = x0 + (match.index ?? 0) * perChar;
+    out.push({ text: match[0], box: [start, y0, start + match[0].length * perChar, y1] });
+  }
+  return out;
+}
+
+const geometry = ([x0, y0, x1, y1]: FakeBox) => ({
+  BoundingBox: { Left: x0, Top: y0, Width: x1 - x0, Height: y1 - y0 },
+  Polygon: [
+    { X: x0, Y: y0 },
+    { X: x1, Y: y0 },
+    { X: x1, Y: y1 },
+    { X: x0, Y: y1 },
+  ],
+});
+
+/**
+ * PAGE, LINE and WORD blocks of every page, as Textract returns them: each with its Geometry (the case's line boxes,
+ * else a line-by-line layout), each LINE with its WORDs as CHILD relationships.
+ */
 function blocksOf(c: FakeCase): Record<string, unknown>[] {
   const blocks: Record<string, unknown>[] = [];
   c.pageLines.forEach((lines, index) => {
     const page = index + 1;
-    blocks.push({ BlockType: 'PAGE', Id: `b-${++blockIds}`, Page: page, Confidence: 99.9 });
-    for (const line of lines) {
-      blocks.push({
+    const pageBlock: Record<string, unknown> = {
+      BlockType: 'PAGE',
+      Id: `b-${++blockIds}`,
+      Page: page,
+      Confidence: 99.9,
+      Geometry: geometry([0, 0, 1, 1]),
+    };
+    blocks.push(pageBlock);
+    const lineIds: string[] = [];
+    lines.forEach((line, lineIndex) => {
+      const lineBox = c.lineBoxes?.[index]?.[lineIndex] ?? defaultLineBox(lineIndex, line);
+      const words = fakeWordBoxes(line, lineBox).map((word) => ({
+        BlockType: 'WORD',
+        Id: `b-${++blockIds}`,
+        Page: page,
+        Text: word.text,
+        Confidence: 99.1,
+        TextType: 'PRINTED',
+        Geometry: geometry(word.box),
+      }));
+      const lineBlock = {
         BlockType: 'LINE',
         Id: `b-${++blockIds}`,
         Page: page,
         Text: line,
         Confidence: 99.2,
-        TextType: 'PRINTED',
-      });
-      for (const word of line.split(/\s+/).filter(Boolean)) {
-        blocks.push({
-          BlockType: 'WORD',
-          Id: `b-${++blockIds}`,
-          Page: page,
-          Text: word,
-          Confidence: 99.1,
-          TextType: 'PRINTED',
-        });
-      }
-    }
+        Geometry: geometry(lineBox),
+        Relationships: [{ Type: 'CHILD', Ids: words.map((w) => w.Id) }],
+      };
+      lineIds.push(lineBlock.Id);
+      blocks.push(lineBlock, ...words);
+    });
+    pageBlock.Relationships = [{ Type: 'CHILD', Ids: lineIds }];
   });
   return blocks;
 }
@@ -397,7 +453,7 @@ function expenseDocuments(c: FakeCase): Record<string, unknown>[] {
         PageNumber: 1,
       })),
       LineItemGroups: [],
-      Blocks: blocksOf(c).filter((b) => b.BlockType !== 'WORD'),
+      Blocks: blocksOf(c),
     },
   ];
 }
