@@ -5,7 +5,7 @@
  * completed run whose every value has a page and a box on the line of the page it stands on, and no review needed;
  * a planted wrong total gets no box (or a lower confidence) and a review naming it. The expected boxes come from the
  * documents themselves: invoice.pdf's text layer (shared/media `pdfWords`), receipt.png's words as tesseract reads
- * them (test/unit/grounding-corpus.ts). Textract's fake answers with geometry of its own (the real lines, words split
+ * them (test/support/grounding-corpus.ts). Textract's fake answers with geometry of its own (the real lines, words split
  * proportionally), so its run's boxes are checked to come from Textract, not from the text layer or OCR.
  * One stack per provider (VISION_PROVIDERS is global); `local` uses the suite's stack.
  */
@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { type FakeBox, type FakeCase, fakeWordBoxes, startProviderFakes } from '../../bench/provider-fakes.js';
 import type { BBox, EvidenceWord, FieldEvidence, Fields, Review } from '../../shared/fields/types.js';
 import { pdfWords } from '../../shared/media/index.js';
-import { receiptWords } from '../unit/grounding-corpus.js';
+import { receiptWords } from '../support/grounding-corpus.js';
 import { KEYS, stack as suiteStack } from './client.js';
 import { type RunningStack, startStack } from './stack.js';
 
