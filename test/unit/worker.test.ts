@@ -18,7 +18,6 @@ import { predictAttempt } from '../../shared/planning/estimate.js';
 import { chainedPlan } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
-import { shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
 import type { ProviderAdapter } from '../../shared/providers/types.js';
 import { storedBytes } from '../../shared/store/run-results.js';
 import type { RunRecord } from '../../shared/store/runs.js';
@@ -48,9 +47,6 @@ const BIG_HOLD = 200_000;
 const FILE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
 /** The condition of the worker's claim on a run (store/runs.ts claimRun). */
 const CLAIM_CONDITION = '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)';
-
-// Grounding may OCR a page no provider read with the local engine: stop it, or Jest never exits.
-afterAll(() => shutdownLocalProvider());
 
 beforeEach(() => {
   ddb.reset();
