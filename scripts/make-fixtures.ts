@@ -330,6 +330,19 @@ async function main(): Promise<void> {
   scanned.addImagePage(384, 400, receiptPng);
   write('scanned.pdf', scanned.save(), '1-page PDF whose page is only the receipt image (no text layer)');
 
+  // Five scanned pages: a PDF estimated at the OCR price of every page, above the integration stack's threshold.
+  // Each page's image differs by a white row or more (the same image five times would be stored once, and a PDF of
+  // a few KB a page is taken for text).
+  const scannedPages = new PdfBuilder();
+  for (let page = 0; page < 5; page++) {
+    const image = await sharp(receiptPng)
+      .extend({ bottom: page + 1, background: '#ffffff' })
+      .png({ compressionLevel: 9, palette: true, colours: 16 })
+      .toBuffer();
+    scannedPages.addImagePage(384, 400, image);
+  }
+  write('scanned-pages.pdf', scannedPages.save(), '5-page PDF, each page only the receipt image (no text layer)');
+
   const many = new PdfBuilder();
   for (let i = 1; i <= 1001; i++) {
     many.addTextPage(200, 100, [{ text: `Page ${i} of 1001`, x: 20, y: 50, size: 14 }]);

@@ -120,12 +120,12 @@ describe('vision CLI against the local stack', () => {
   });
 
   test('cost confirmation: non-interactive without --yes exits 3 with a clear message; --yes completes', async () => {
-    const refused = await vision(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize']);
+    const refused = await vision(['analyze', fixture('scanned-pages.pdf'), '--prompt', 'Summarize']);
     expect(refused.code).toBe(3);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toContain('COST_CONFIRMATION_REQUIRED');
     expect(refused.stderr).toContain('--yes');
-    const confirmed = await vision(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize', '--yes']);
+    const confirmed = await vision(['analyze', fixture('scanned-pages.pdf'), '--prompt', 'Summarize', '--yes']);
     expect(confirmed.code).toBe(0);
     expect(JSON.parse(confirmed.stdout).status).toBe('completed');
   });
@@ -134,7 +134,7 @@ describe('vision CLI against the local stack', () => {
     const newest = async () =>
       JSON.parse((await vision(['runs', 'list', '--limit', '1', '--json'])).stdout).items[0]?.jobId;
     const before = await newest();
-    const declined = await visionOnTerminal(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize'], 'n');
+    const declined = await visionOnTerminal(['analyze', fixture('scanned-pages.pdf'), '--prompt', 'Summarize'], 'n');
     expect(declined.screen).toMatch(
       /Estimated cost [0-9.]+ USD exceeds the confirmation threshold [0-9.]+ USD\. Run it\? \[y\/N\]/,
     );
@@ -143,7 +143,7 @@ describe('vision CLI against the local stack', () => {
     // Declining created no run: the newest run is the same as before.
     expect(await newest()).toBe(before);
 
-    const accepted = await visionOnTerminal(['analyze', fixture('twenty-pages.pdf'), '--prompt', 'Summarize'], 'y');
+    const accepted = await visionOnTerminal(['analyze', fixture('scanned-pages.pdf'), '--prompt', 'Summarize'], 'y');
     expect(accepted.screen).toContain('[y/N]');
     expect(accepted.code).toBe(0);
     expect(accepted.screen).toMatch(/"status": "completed"/);

@@ -44,7 +44,8 @@ async function pdfRunOf(): Promise<{ jobId: string; uploadUrl: string }> {
   });
   expect(put.status).toBe(200);
   const created = await call('POST', '/v1/runs', {
-    body: { uploadId: presign.body.uploadId, prompt: 'Extract the invoice', workflow: WORKFLOW },
+    // Text output: no fields, so no page images; the preview is the PDF itself, in the browser's viewer.
+    body: { uploadId: presign.body.uploadId, prompt: 'Extract the invoice', outputFormat: 'text', workflow: WORKFLOW },
   });
   expect(created.status).toBe(202);
   return { jobId: String(created.body.jobId), uploadUrl: presign.body.uploadUrl };

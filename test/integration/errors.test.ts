@@ -196,9 +196,9 @@ describe('run creation rejects bad uploads and loses nothing', () => {
 
 describe('cost rules', () => {
   test('over the threshold without confirmation → 402 COST_CONFIRMATION_REQUIRED with the amounts; confirmCost passes', async () => {
-    const uploadId = await upload('twenty-pages.pdf', await fixture('twenty-pages.pdf'));
+    const uploadId = await upload('scanned-pages.pdf', await fixture('scanned-pages.pdf'));
     const reply = await rejectedCreate({ uploadId, prompt: 'p' }, 'COST_CONFIRMATION_REQUIRED', 402);
-    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0052, thresholdUsd: 0.001 } });
+    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0013, thresholdUsd: 0.001 } });
     const confirmed = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'p', confirmCost: true } });
     expect(confirmed.status).toBe(202);
     expect(confirmed.body.estimatedCostUsd).toBe(0.0052);
@@ -206,9 +206,9 @@ describe('cost rules', () => {
   });
 
   test('estimate over maxCostUsd → 402 BUDGET_EXCEEDED; a sufficient budget also counts as confirmation', async () => {
-    const uploadId = await upload('twenty-pages.pdf', await fixture('twenty-pages.pdf'));
+    const uploadId = await upload('scanned-pages.pdf', await fixture('scanned-pages.pdf'));
     const reply = await rejectedCreate({ uploadId, prompt: 'p', maxCostUsd: 0.001 }, 'BUDGET_EXCEEDED', 402);
-    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0052, maxCostUsd: 0.001 } });
+    expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0013, maxCostUsd: 0.001 } });
     const withBudget = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'p', maxCostUsd: 0.01 } });
     expect(withBudget.status).toBe(202);
     await waitForFinal(String(withBudget.body.jobId));

@@ -81,14 +81,16 @@ describe('client flow with the local provider', () => {
     expect(final.result).toEqual({ total: 42.5 });
   });
 
-  test('a text PDF uses its text layer, costs less than the estimate and refunds the difference', async () => {
+  test('a text PDF uses its text layer, and its estimate (the text-layer price) is what it costs', async () => {
     const { final } = await analyse('text.pdf', { prompt: 'Extract the invoice', schemaId: 'invoice' });
     expect(final.status).toBe('completed');
     expect(final.strategy).toBe('ocr_then_analyze');
     expect(final.result.invoiceNumber).toBe('INV-2001');
     expect(final.result.totalDue).toBe(1250);
     expect(final.usage.billableUnits).toBe(2);
-    expect(final.refundedUsd).toBeGreaterThan(0);
+    // Estimated as local reads a text layer (docs/pricing.md): charged the estimate, nothing to refund.
+    expect(final.chargedUsd).toBe(final.estimatedCostUsd);
+    expect(final.refundedUsd).toBe(0);
     expectMoneyConsistent(final);
   });
 

@@ -68,12 +68,12 @@ describe('SDK against the local stack', () => {
   test('cost confirmation: rejected without confirmation, completed through the confirmCost callback', async () => {
     const vision = sdk();
     const error = await vision
-      .submit(fixturePath('twenty-pages.pdf'), { prompt: 'Summarize' })
+      .submit(fixturePath('scanned-pages.pdf'), { prompt: 'Summarize' })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'COST_CONFIRMATION_REQUIRED', status: 402 });
     const asked: number[] = [];
     const run = await vision.analyze(
-      fixturePath('twenty-pages.pdf'),
+      fixturePath('scanned-pages.pdf'),
       { prompt: 'Summarize', outputFormat: 'text' },
       {
         confirmCost: ({ estimatedCostUsd }) => {

@@ -55,7 +55,10 @@ export async function connect(page: Page, key: string): Promise<void> {
 
 /** Shows only `workflow`'s runs (the Runs view must be open). */
 export async function filterRuns(page: Page, workflow: string): Promise<void> {
-  await page.getByRole('region', { name: 'Runs', exact: true }).getByLabel('Workflow', { exact: true }).fill(workflow);
+  const runs = page.getByRole('region', { name: 'Runs', exact: true });
+  await runs.getByLabel('Workflow', { exact: true }).fill(workflow);
+  // Every run of the workflow: the dashboard opens on the review queue when it holds a run.
+  await runs.getByLabel('Review', { exact: true }).selectOption('');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await statusSays(page, /runs? on page 1|No runs/);
 }
