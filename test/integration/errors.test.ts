@@ -201,7 +201,7 @@ describe('cost rules', () => {
     expect(reply.body.error).toMatchObject({ details: { estimatedCostUsd: 0.0013, thresholdUsd: 0.001 } });
     const confirmed = await call('POST', '/v1/runs', { body: { uploadId, prompt: 'p', confirmCost: true } });
     expect(confirmed.status).toBe(202);
-    expect(confirmed.body.estimatedCostUsd).toBe(0.0052);
+    expect(confirmed.body.estimatedCostUsd).toBe(0.0013);
     await waitForFinal(String(confirmed.body.jobId));
   });
 
