@@ -2,6 +2,8 @@
  * `npm run bench`: the service's performance figures against their targets (TARGETS), PASS/MISS per target; always
  * exits 0 unless it cannot run. Writes bench/results/latest.json and latest.md; `--only=bundles,latency,...` runs some
  * phases and writes bench/results/partial.json.tmp instead. bench/README.md explains every metric.
+ * Over 400 lines: the phases' order, their targets and their result rows are one table a reader checks at once; each
+ * phase's measurement lives in its own module.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';

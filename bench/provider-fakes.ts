@@ -10,6 +10,7 @@
  * Textract.<Operation>` → Textract (AWS JSON 1.1, sync and Start/Get job operations). Textract's PAGE/LINE/WORD blocks
  * carry Geometry (the case's line boxes, else one line under the other) so that its words are evidence for grounding
  * (test/integration/grounding.test.ts); the geometry changes no usage the fake reports.
+ * Over 400 lines: five providers' wire formats in one server, so their usage rules sit side by side and stay alike.
  */
 import {
   type FakeServer,

@@ -7,6 +7,8 @@
  * Not to undo: the signal handlers are installed before anything starts and the port is checked before the emulators
  * start, so Ctrl-C / SIGTERM at any moment, a busy port or DynamoDB Local dying ends everything this process started
  * (the Java process included) within 5 s, with one line saying why.
+ * Over 400 lines: the local stack's start-up is one sequence (emulators, resources, keys, handlers, runners, shutdown)
+ * whose order matters; its pieces live in scripts/local/.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';

@@ -2,6 +2,7 @@
  * Behaviour of the synthesized stacks, derived from the same data the stacks are built from
  * (shared/infra/resources.ts and shared/infra/routes.ts): adding a table, route or grant there is checked here
  * without touching this file.
+ * Over 400 lines: one synthesis shared by every assertion (synthesizing is the slow part).
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';

@@ -8,6 +8,7 @@
  * A tenant of its own, and runs settled through the store with fields and a review (test/support/review-seed.ts), their
  * page images stored by the worker's own storePagePreviews: the worker does not ground fields or store page images
  * until the lead wires it. Screenshots land in artifacts/dashboard/fields-*.png.
+ * Over 400 lines: one browser and one seeded tenant serve every case (starting Chromium is the slow part).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

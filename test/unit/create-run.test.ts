@@ -2,6 +2,7 @@
  * POST /v1/runs with the default configuration (threshold 1.00 USD; the cost-confirmation threshold is exercised with
  * a low threshold in create-run-threshold.test.ts). The uploaded bytes are real fixtures read through ranged GETs, so
  * the real inspection decides type, readability and limits.
+ * Over 400 lines: every rule of POST /v1/runs, in the order the handler checks them, against one set of mocks.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {

@@ -1,4 +1,7 @@
-/** SDK retry policy with a fake fetch: Retry-After, full-jitter backoff, idempotency rules, polling, cancellation. */
+/**
+ * SDK retry policy with a fake fetch: Retry-After, full-jitter backoff, idempotency rules, polling, cancellation.
+ * Over 400 lines: one fake fetch serves every case of the policy.
+ */
 import { backoffDelay, type ProgressEvent, parseRetryAfter, VisionClient, VisionError } from '../../sdk/index.js';
 
 type Handler = (url: string, init: RequestInit) => Response | Promise<Response>;

@@ -2,6 +2,8 @@
  * The SQS worker (functions/worker.ts) with scripted provider adapters and DynamoDB/S3 mocked at the client: the
  * settlement written once with the money, fallback across candidates, the budget cap, duplicate deliveries, and what
  * SQS is told to redeliver.
+ * Over 400 lines: the worker's whole settlement contract against one set of client mocks; long documents,
+ * fan-out and evidence have their own files.
  */
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
