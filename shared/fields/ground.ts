@@ -320,7 +320,10 @@ function settle(input: GroundInput, outcomes: Outcome[], failures: CheckFailure[
   for (const o of outcomes) {
     const required = o.spec?.required === true;
     const alternatives = input.alternatives?.[o.name] ?? [];
-    const confidence = o.state === 'null' && required ? 0 : scoreOutcome(o, native, alternatives.length);
+    // The provider's confidence in this very value where it has one (OpenAI's logprobs), else in the whole answer.
+    const own = input.valueConfidence?.[o.name];
+    const nativeHere = typeof own === 'number' && Number.isFinite(own) ? clamp(own) : native;
+    const confidence = o.state === 'null' && required ? 0 : scoreOutcome(o, nativeHere, alternatives.length);
     fields[o.name] = {
       ...o.evidence,
       confidence,

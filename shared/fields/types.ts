@@ -58,6 +58,8 @@ export interface GroundInput {
   words: PageWords[];
   /** The provider's own confidence for the whole answer in [0, 1], when it offers one. */
   nativeConfidence?: number;
+  /** The provider's own confidence per top-level field in [0, 1] (OpenAI's logprobs), used in place of the native one. */
+  valueConfidence?: Record<string, number>;
   /** Conflicting values a chunked run's merge kept, per top-level field. */
   alternatives?: Record<string, { value: unknown; page?: number }[]>;
   /** SERVICE_REVIEW_CONFIDENCE: a required field below it needs review. */

@@ -33,6 +33,8 @@ export interface ProviderOutput {
   documentText?: string;
   /** Provider-native confidence in [0, 1] (OCR word confidence, log-prob based, …), when it offers one. */
   nativeConfidence?: number;
+  /** The provider's own confidence in each top-level value in [0, 1] (OpenAI: its tokens' logprobs), when it has one. */
+  valueConfidence?: Record<string, number>;
   /** The words the provider read with their boxes (Textract, tesseract), pages as in `ProviderInput.pages`' file. */
   words?: PageWords[];
   usage: ProviderUsage;

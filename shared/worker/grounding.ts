@@ -29,6 +29,7 @@ type Completed = Extract<Settlement, { status: 'completed' }>;
 export interface AnswerEvidence {
   words?: PageWords[];
   nativeConfidence?: number;
+  valueConfidence?: Record<string, number>;
 }
 
 function byPage(words: readonly PageWords[]): PageWords[] {
@@ -79,6 +80,7 @@ async function groundRun(
       fieldSpecs: run.task.fields,
       words: pages,
       ...(answer.nativeConfidence !== undefined ? { nativeConfidence: answer.nativeConfidence } : {}),
+      ...(answer.valueConfidence !== undefined ? { valueConfidence: answer.valueConfidence } : {}),
       ...(settlement.alternatives ? { alternatives: settlement.alternatives } : {}),
       reviewThreshold: config.reviewConfidence,
       now: new Date(),

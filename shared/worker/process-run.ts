@@ -10,7 +10,6 @@ import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import { runError } from '../errors.js';
 import { dispatchAfterSettle } from '../events/dispatch.js';
-import type { PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
@@ -266,10 +265,11 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
 }
 
 /** The words and confidence an answer brought with it, for grounding. */
-function evidenceOf(answer: { words?: PageWords[]; nativeConfidence?: number } | undefined): AnswerEvidence {
+function evidenceOf(answer: AnswerEvidence | undefined): AnswerEvidence {
   return {
     ...(answer?.words ? { words: answer.words } : {}),
     ...(answer?.nativeConfidence !== undefined ? { nativeConfidence: answer.nativeConfidence } : {}),
+    ...(answer?.valueConfidence !== undefined ? { valueConfidence: answer.valueConfidence } : {}),
   };
 }
 

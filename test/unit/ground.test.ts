@@ -289,3 +289,15 @@ test('a box is always within the page, whatever a reader reported', () => {
   ];
   expect(groundFields(input({ merchant: 'ACME' }, words)).fields.merchant?.bbox).toEqual([0, 0.2, 1, 0]);
 });
+
+describe("the provider's confidence in one value", () => {
+  test('a value the model was unsure of (its logprobs) scores below the same value it was sure of', () => {
+    const words = [page(1, 'Total 42.50', 'Vendor ACME')];
+    const result = { total: 42.5, vendor: 'ACME' };
+    const sure = groundFields(input(result, words, { valueConfidence: { total: 0.99 } }));
+    const unsure = groundFields(input(result, words, { valueConfidence: { total: 0.2 } }));
+    expect(unsure.fields.total?.confidence).toBeLessThan(sure.fields.total?.confidence ?? 0);
+    // The other value keeps the answer's overall confidence.
+    expect(unsure.fields.vendor?.confidence).toBe(sure.fields.vendor?.confidence);
+  });
+});

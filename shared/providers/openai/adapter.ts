@@ -43,6 +43,7 @@ import {
   usageUsd,
   utf8Bytes,
 } from './profile.js';
+import { valueConfidences } from './value-confidence.js';
 
 /** The longest piece of a server's error message (or a refusal) quoted in a failure message. */
 const MESSAGE_MAX_CHARS = 300;
@@ -538,9 +539,11 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     }
 
     const nativeConfidence = answer.logprobs ? confidenceFromLogprobs(answer.text, answer.logprobs) : undefined;
+    const valueConfidence = answer.logprobs ? valueConfidences(answer.text, answer.logprobs) : undefined;
     return {
       ...shapeOutput(input.task, step, checked.value, document.readText),
       ...(nativeConfidence === undefined ? {} : { nativeConfidence }),
+      ...(valueConfidence === undefined ? {} : { valueConfidence }),
       usage: usage(),
     };
   }

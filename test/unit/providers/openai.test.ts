@@ -31,6 +31,7 @@ import {
   pricesFor,
   SYSTEM_INSTRUCTIONS,
 } from '../../../shared/providers/openai/profile.js';
+import { topLevelValueSpans, valueConfidences } from '../../../shared/providers/openai/value-confidence.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { buildInstruction, resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import type { InvokeOptions, ProviderInput } from '../../../shared/providers/types.js';
@@ -986,6 +987,20 @@ describe('openai adapter helpers', () => {
     const misaligned = logprobs.map((l) => ({ ...l, token: `${l.token} ` }));
     expect(confidenceFromLogprobs(text, misaligned)).toBeCloseTo(Math.exp(-1.00005 / 10), 6);
     expect(confidenceFromLogprobs(text, [])).toBeUndefined();
+
+    // Per value: each top-level key's own tokens, so an unsure vendor does not hide behind a sure total.
+    expect(valueConfidences(text, logprobs)).toEqual({
+      total: Math.round(Math.exp(-0.3) * 1000) / 1000,
+      vendor: Math.round(Math.exp((-0.05 - 0.3 - 0.05) / 3) * 1000) / 1000,
+    });
+    expect(valueConfidences(text, misaligned)).toBeUndefined();
+    expect(topLevelValueSpans('{"a": {"b": [1, "}"]}, "c" : "x,y", "d":null}')).toEqual(
+      new Map([
+        ['a', [6, 21]],
+        ['c', [29, 34]],
+        ['d', [40, 44]],
+      ]),
+    );
   });
 
   it('reports the nativeConfidence of the answer end to end', async () => {
