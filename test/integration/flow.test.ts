@@ -125,6 +125,28 @@ describe('client flow with the local provider', () => {
 });
 
 describe('verify, list and usage', () => {
+  test('typed corrections: an unknown field or a wrong type is 400 with details.fields, and nothing is stored', async () => {
+    const { created, final } = await analyse('receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
+    const jobId = String(created.body.jobId);
+    expect(final.status).toBe('completed');
+    const refused = await call('POST', `/v1/runs/${jobId}/verify`, {
+      body: { accepted: false, corrections: { total: '43', tip: 1 } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'INVALID_REQUEST' });
+    const error = refused.body.error as { details: { fields: Record<string, string> } };
+    expect(Object.keys(error.details.fields).sort()).toEqual(['tip', 'total']);
+    const after = await call('GET', `/v1/runs/${jobId}`);
+    expect(after.body.verification).toBeUndefined();
+    // A number stays a number: the same correction, typed right, is stored as sent.
+    const accepted = await call('POST', `/v1/runs/${jobId}/verify`, {
+      body: { accepted: false, corrections: { total: 43 } },
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.verification).toMatchObject({ corrections: { total: 43 } });
+    expect(accepted.body.review).toEqual(expect.objectContaining({ needed: false }));
+  });
+
   test('verify records QA metadata without changing the status, and a later verify replaces it', async () => {
     const { created } = await analyse('receipt.png', { prompt: 'Receipt', schemaId: 'receipt', workflow: 'qa-flow' });
     const jobId = String(created.body.jobId);
