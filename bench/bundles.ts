@@ -27,7 +27,8 @@ import {
   WORKER_NATIVE_MODULES,
   ZIP_EXTERNAL_MODULES,
 } from '../lib/vision-function.js';
-import { runQueue, tables, uploadsBucket } from '../shared/infra/resources.js';
+import { ENV } from '../shared/infra/env.js';
+import { eventBus, runQueue, tables, uploadsBucket, webhookQueue } from '../shared/infra/resources.js';
 import { allHandlers, type HandlerName, handlerAccess } from '../shared/infra/routes.js';
 import { median, round } from './stats.js';
 
@@ -91,6 +92,14 @@ function resourceEnvironment(handler: HandlerName): Record<string, string> {
     env[uploadsBucket.domainEnvVar] = 'bench-placeholder-bucket.s3.us-east-1.amazonaws.com';
   }
   if (access.queue) env[runQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder';
+  if (access.webhookQueue) {
+    env[webhookQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder-webhooks';
+    env[webhookQueue.deadLetter.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder-dlq';
+  }
+  if (access.webhookSecrets) {
+    env[ENV.webhookSecretStore] = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:bench-placeholder';
+  }
+  if (access.eventBus) env[eventBus.feedQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-feed';
   return env;
 }
 
