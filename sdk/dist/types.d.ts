@@ -5,6 +5,7 @@
  * typecheck when they drift (a field the contract has and the SDK lacks, or an SDK type narrower than the contract's).
  * Request fields are `?: T | undefined` so callers compiled with exactOptionalPropertyTypes may pass `undefined`.
  * Why by hand: docs/decisions.md#the-sdk-as-its-own-package.
+ * Over 400 lines: every wire type in one file, as the contract has them, so the drift check reads one module.
  */
 /** Any JSON value (what `metadata` holds). */
 export type JsonValue = string | number | boolean | null | JsonValue[] | {
