@@ -219,14 +219,17 @@ function workerRows(r: WorkerOverheadResult): Row[] {
   const rows: Row[] = [];
   for (const c of r.overhead) {
     const isImage = c.file.endsWith('.png');
+    // The ≤ 150 ms target is the worker's own work; a model's answer adds the evidence OCR of the image, whose own
+    // target (≤ 1.5 s a page) the grounding phase checks.
+    const targeted = isImage && !c.label.includes('OCR');
     rows.push({
-      metric: `worker overhead, ${c.file} (median of ${c.runs}; wall − provider)`,
+      metric: `worker overhead, ${c.label} (median of ${c.runs}; wall − provider)`,
       value: `${fmt(c.overheadMedianMs)} (p90 ${c.overheadMs.p90}, provider ${c.providerMs.p50} ms)`,
-      target: isImage ? `≤ ${TARGETS.workerOverheadPerImageMs} ms` : '—',
+      target: targeted ? `≤ ${TARGETS.workerOverheadPerImageMs} ms` : '—',
       result:
         c.unexpected.length > 0
           ? 'ERROR'
-          : isImage
+          : targeted
             ? check(c.overheadMedianMs, TARGETS.workerOverheadPerImageMs)
             : 'info',
     });
@@ -360,9 +363,11 @@ function groundingRows(g: GroundingResult): Row[] {
   const inv = g.invoice;
   const items = g.invoiceWithItems;
   const only = g.onlyPagesWithFields;
-  // No OCR in a run whose every call took under half the fastest OCR of a page measured in this phase.
-  const noOcr = only.allOnText.ms.max < Math.min(...g.ocr.warmMs) / 2 && !only.allOnText.pagesGrounded.includes(2);
-  const ocrWhenNeeded = only.oneOnScan.scanValuePage === 2;
+  // The pages OCR'd, as the worker logs them: none when every value is on the text page; with one value on the first
+  // scan, that page alone (not the scan after it), and the value grounded there.
+  const pagesRead = (pages: number[]) => (pages.length === 0 ? 'none' : pages.join(', '));
+  const noOcr = only.allOnText.ocrPages.length === 0;
+  const ocrWhenNeeded = only.oneOnScan.ocrPages.join() === '2' && only.oneOnScan.scanValuePage === 2;
   const rows: Row[] = [
     {
       metric: `grounding a receipt image, words known: withEvidence on receipt.png (${r.words} words as the local provider read them, ${r.fields} fields incl. line items; ${r.ms.n} warm calls)`,
@@ -396,9 +401,9 @@ function groundingRows(g: GroundingResult): Row[] {
       result: g.ocr.words === 0 ? 'ERROR' : check(g.ocr.medianMs, TARGETS.groundingOcrPageMs),
     },
     {
-      metric: `OCR only for pages with fields: withEvidence on a PDF of a text page and a scanned page (page${only.pagesWithoutWords.length === 1 ? '' : 's'} without words: ${only.pagesWithoutWords.join(', ')}), a language model's answer`,
-      value: `all values on the text page: p50 ${only.allOnText.ms.p50} ms, max ${only.allOnText.ms.max} ms (not OCR'd); one value only on the scan: p50 ${only.oneOnScan.ms.p50} ms, grounded on page ${only.oneOnScan.scanValuePage ?? 'none'} (OCR'd)`,
-      target: 'OCR only when a value has no support',
+      metric: `OCR only for pages with fields: withEvidence on a PDF of a text page and two scanned pages (pages without words: ${only.pagesWithoutWords.join(', ')}), a language model's answer; pages OCR'd as the worker logs them`,
+      value: `all values on the text page: OCR'd ${pagesRead(only.allOnText.ocrPages)} (p50 ${only.allOnText.ms.p50} ms); one value only on page 2: OCR'd ${pagesRead(only.oneOnScan.ocrPages)}, grounded on page ${only.oneOnScan.scanValuePage ?? 'none'} (p50 ${only.oneOnScan.ms.p50} ms)`,
+      target: 'OCR only pages an unsupported value may be on: none, then page 2 alone',
       result: noOcr && ocrWhenNeeded ? 'PASS' : 'MISS',
     },
   ];
@@ -477,7 +482,7 @@ function awsCallsTable(worker: WorkerOverheadResult): string {
       .join(', ');
   for (const c of worker.overhead) {
     lines.push(
-      `| processRun, ${c.file} (fake provider) | ${describe(c.awsCalls.perRun)} | ${c.awsCalls.totalMsPerRun} ms |`,
+      `| processRun, ${c.label} (fake provider) | ${describe(c.awsCalls.perRun)} | ${c.awsCalls.totalMsPerRun} ms |`,
     );
   }
   lines.push(

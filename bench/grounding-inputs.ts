@@ -5,12 +5,9 @@
  * - a 20-page invoice with a text layer: its header on page 1, 648 line items over all 20 pages (~250 words a page),
  *   subtotal, tax, total and IBAN on page 20. test/fixtures/twenty-pages.pdf is not used: its pages carry one
  *   paragraph of boilerplate each (51 words) and no value worth grounding;
- * - a 2-page PDF whose page 1 has a text layer (text.pdf's invoice lines) and whose page 2 is a scan with no text
- *   layer (the receipt image, as in scanned.pdf), for "OCR only for pages with fields".
  *
  * Lines are placed from the top of the page (as people think about layouts); Helvetica, like the fixtures.
  */
-import { readFile } from 'node:fs/promises';
 import * as mupdf from 'mupdf';
 import { normaliseFields, registry } from '../shared/registry/registry.js';
 import type { FieldSpec } from '../shared/task.js';
@@ -175,23 +172,4 @@ export function invoicePdf(): InvoiceDocument {
       { name: 'lineItems', type: 'array', required: false },
     ],
   };
-}
-
-/** Page 1 text (text.pdf's invoice lines), page 2 the receipt image alone (no text layer). */
-export async function textAndScanPdf(): Promise<GeneratedPdf> {
-  const doc = new mupdf.PDFDocument();
-  const font = doc.addSimpleFont(new mupdf.Font('Helvetica'));
-  const lines: TextLine[] = [
-    { text: 'INVOICE', x: 72, y: 90, size: 28 },
-    { text: 'Invoice Number: INV-2001', x: 72, y: 140, size: 16 },
-    { text: 'Invoice Date: 2026-10-15', x: 72, y: 166, size: 16 },
-    { text: 'Vendor: Globex Ltd', x: 72, y: 192, size: 16 },
-    { text: 'Total Due: 1250.00', x: 72, y: 320, size: 18 },
-  ];
-  doc.insertPage(-1, doc.addPage([0, 0, PAGE.width, PAGE.height], 0, { Font: { F1: font } }, contentOf(lines)));
-  const receipt = await readFile(new URL('../test/fixtures/receipt.png', import.meta.url));
-  const image = doc.addImage(new mupdf.Image(receipt));
-  // 384 x 400 pt, as scanned.pdf: the 800 x 834 px receipt at 150 dpi.
-  doc.insertPage(-1, doc.addPage([0, 0, 384, 400], 0, { XObject: { Im1: image } }, 'q 384 0 0 400 0 0 cm /Im1 Do Q\n'));
-  return { bytes: save(doc), pages: 2 };
 }

@@ -26,8 +26,15 @@ import { median, round, type Summary, summarize } from './stats.js';
 export const WORKER_TENANT = 'bench';
 
 interface FileCase {
-  id: 'image' | 'pdf';
+  id: 'image' | 'image-model' | 'pdf';
   file: string;
+  /** How the row names the case. */
+  label: string;
+  /**
+   * The words the fake's answer carries: `local` the real local provider's (recorded in the first, unmeasured run:
+   * tesseract's boxes, so grounding needs no OCR), `none` a language model's (the worker OCRs the page for evidence).
+   */
+  words: 'local' | 'none';
   /** Pages of the file (1 for an image): the overhead is also reported per page. */
   pages: number;
   body: Record<string, unknown>;
@@ -44,22 +51,37 @@ const RECEIPT_TEXT = [
   'Thank you',
 ].join('\n');
 
+const RECEIPT_ANSWER: ProviderOutput = {
+  result: { merchant: 'ACME HARDWARE', date: '2026-11-02', subtotal: 38.5, tax: 4, total: 42.5, currency: null },
+  documentText: RECEIPT_TEXT,
+  nativeConfidence: 0.9,
+  usage: { billableUnits: 1, costMicros: 200 },
+};
+
 const CASES: FileCase[] = [
   {
     id: 'image',
     file: 'receipt.png',
+    label: "receipt.png, the local provider's answer with its words",
+    words: 'local',
     pages: 1,
     body: { prompt: 'Extract the receipt', schemaId: 'receipt' },
-    fake: {
-      result: { merchant: 'ACME HARDWARE', date: '2026-11-02', subtotal: 38.5, tax: 4, total: 42.5, currency: null },
-      documentText: RECEIPT_TEXT,
-      nativeConfidence: 0.9,
-      usage: { billableUnits: 1, costMicros: 200 },
-    },
+    fake: RECEIPT_ANSWER,
+  },
+  {
+    id: 'image-model',
+    file: 'receipt.png',
+    label: "receipt.png, a language model's answer (no words: the image is OCR'd for evidence)",
+    words: 'none',
+    pages: 1,
+    body: { prompt: 'Extract the receipt', schemaId: 'receipt' },
+    fake: RECEIPT_ANSWER,
   },
   {
     id: 'pdf',
     file: 'twenty-pages.pdf',
+    label: 'twenty-pages.pdf',
+    words: 'none',
     pages: 20,
     body: { prompt: 'Summarise the document', outputFormat: 'text' },
     fake: {
@@ -79,6 +101,8 @@ export interface AwsCalls {
 
 export interface OverheadCase {
   file: string;
+  /** FileCase.label. */
+  label: string;
   /** Pages of the file (1 for an image). */
   pages: number;
   runs: number;
@@ -260,13 +284,18 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
 
     // --- Overhead with a provider that answers at once -------------------------------------------------------
     const overhead: OverheadCase[] = [];
+    const realLocal = adapters.local;
+    if (!realLocal) throw new Error('no local adapter in shared/providers/adapters.ts');
     for (const c of CASES) {
       let providerMs = 0;
+      let words: ProviderOutput['words'];
       const fake: ProviderAdapter = {
         id: 'local',
-        invoke: async (_input: ProviderInput) => {
+        invoke: async (input: ProviderInput, invokeOptions) => {
+          // The real local provider's words, once (a warm-up run, not measured).
+          if (c.words === 'local' && words === undefined) words = (await realLocal.invoke(input, invokeOptions)).words;
           const started = performance.now();
-          const output = structuredClone(c.fake);
+          const output = { ...structuredClone(c.fake), ...(words ? { words: structuredClone(words) } : {}) };
           providerMs += performance.now() - started;
           return output;
         },
@@ -295,6 +324,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       const overheads = walls.map((w, i) => w - (providers[i] ?? 0));
       overhead.push({
         file: c.file,
+        label: c.label,
         pages: c.pages,
         runs: options.runs,
         warmupRuns: options.warmup,
@@ -349,7 +379,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
     const realProvider: RealProviderCase[] = [];
     const real = adapters.local;
     if (!real) throw new Error('no local adapter in shared/providers/adapters.ts');
-    for (const c of CASES) {
+    for (const c of CASES.filter((k) => k.id !== 'image-model')) {
       let providerMs = 0;
       let billableUnits = 0;
       let costMicros = 0;

@@ -253,6 +253,11 @@ export class Monitoring extends Construct {
         left: [custom(METRIC_NAMES.absorbedMicros, cloudwatch.Stats.SUM)],
         width: 8,
       }),
+      new cloudwatch.GraphWidget({
+        title: "Pages OCR'd locally for evidence (scans only a language model read)",
+        left: [custom(METRIC_NAMES.evidenceOcrPages, cloudwatch.Stats.SUM)],
+        width: 8,
+      }),
     );
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({

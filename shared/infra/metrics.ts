@@ -16,6 +16,8 @@ export const METRIC_NAMES = {
   runFailed: 'RunFailed',
   /** What a completed run's price exceeded its estimate by, which the service absorbs. Unit None, micro-dollars. */
   absorbedMicros: 'AbsorbedMicros',
+  /** Pages a completed run OCR'd locally for evidence alone (shared/worker/grounding.ts). Unit Count. */
+  evidenceOcrPages: 'EvidenceOcrPages',
 } as const;
 
 export const METRIC_DIMENSIONS = {

@@ -1,16 +1,19 @@
 /**
  * Per-field evidence for a completed JSON run (contract-v1.1 §3): gathers the run's words (./evidence.ts), grounds the
  * result on them (shared/fields), and when a value found no support on pages nothing read (a scan only a language
- * model looked at), OCRs those pages locally — at most EVIDENCE_OCR_MAX_PAGES, within EVIDENCE_OCR_BUDGET_MS — and
- * grounds again. The settlement then carries `fields`, `review` and the run's confidence derived from its fields; a
- * PDF's pages with a boxed field get page images for the dashboard (./page-previews.ts).
+ * model looked at), OCRs those pages locally, one at a time until every value has support — at most
+ * EVIDENCE_OCR_MAX_PAGES, within EVIDENCE_OCR_BUDGET_MS. The settlement then carries `fields`, `review` and the run's
+ * confidence derived from its fields; a PDF's pages with a boxed field get page images for the dashboard
+ * (./page-previews.ts).
  * Not to undo: evidence never fails a run. A grounding that throws leaves the run completed with every field at the
  * run's earlier confidence and `review.needed` (nobody checked the values against the page).
  */
 import { config } from '../config.js';
 import { groundFields } from '../fields/ground.js';
 import type { Fields, Grounded, PageWords } from '../fields/types.js';
+import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
+import { emitMetrics } from '../metrics.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { collectEvidenceWords, ocrPagesForEvidence, pagesWithoutWords } from './evidence.js';
@@ -86,16 +89,49 @@ async function groundRun(
       now: new Date(),
     });
   const first = ground(words);
-  const unread = pagesWithoutWords(words, run.file.pages);
+  const unread = pagesWithoutWords(words, run.file.pages).slice(0, EVIDENCE_OCR_MAX_PAGES);
   if (first.unsupported.length === 0 || unread.length === 0) return first;
-  const ocr = await ocrPagesForEvidence({
-    bytes,
-    facts: run.file,
-    pages: unread,
-    maxPages: EVIDENCE_OCR_MAX_PAGES,
-    deadlineMs: Math.min(deadlineMs, Date.now() + EVIDENCE_OCR_BUDGET_MS),
-  });
-  return ocr.length === 0 ? first : ground(byPage([...words, ...ocr]));
+  return groundWithOcr(run, bytes, words, unread, ground, first, deadlineMs);
+}
+
+/**
+ * OCRs the unread pages one at a time, lowest first, grounding again after each, and stops as soon as every value has
+ * support: a page after the last one holding an unsupported value is never read. (Which unread page holds a value
+ * cannot be known before reading it, so an unread page before it is read.) Logs and counts the pages read.
+ */
+async function groundWithOcr(
+  run: RunRecord,
+  bytes: Uint8Array,
+  words: PageWords[],
+  unread: readonly number[],
+  ground: (pages: PageWords[]) => Grounded,
+  first: Grounded,
+  deadlineMs: number,
+): Promise<Grounded> {
+  const started = Date.now();
+  const ocrDeadlineMs = Math.min(deadlineMs, started + EVIDENCE_OCR_BUDGET_MS);
+  let grounded = first;
+  let pages = words;
+  const read: number[] = [];
+  for (const page of unread) {
+    const ocr = await ocrPagesForEvidence({
+      bytes,
+      facts: run.file,
+      pages: [page],
+      maxPages: 1,
+      deadlineMs: ocrDeadlineMs,
+    });
+    if (ocr.length === 0) break; // out of time, or the engine failed (logged): the words so far stand
+    read.push(page);
+    pages = byPage([...pages, ...ocr]);
+    grounded = ground(pages);
+    if (grounded.unsupported.length === 0) break;
+  }
+  if (read.length > 0) {
+    log.info('OCR for evidence', { jobId: run.jobId, pages: read, ms: Date.now() - started });
+    emitMetrics([{ name: METRIC_NAMES.evidenceOcrPages, value: read.length, unit: 'Count' }]);
+  }
+  return grounded;
 }
 
 /** Fields and review when grounding itself failed: nothing was checked against the page. */
