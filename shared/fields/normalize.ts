@@ -41,34 +41,47 @@ export function collapse(text: string): string {
 // Amounts
 // ---------------------------------------------------------------------------------------------------------------
 
+/** ISO 4217 codes of the currencies an amount is commonly printed with (a regex alternation). */
+export const CURRENCY_CODES =
+  'USD|EUR|GBP|CAD|AUD|NZD|JPY|CNY|CHF|INR|SEK|NOK|DKK|PLN|CZK|HUF|MXN|BRL|ZAR|SGD|HKD|KRW|TRY|AED|SAR|ILS|RUB';
+const CURRENCY_CODE_RE = new RegExp(`\\b(?:${CURRENCY_CODES})\\b`, 'gi');
 const CURRENCY_SYMBOLS = /[$€£¥₹₩₽¢₺₪]/g;
-const CURRENCY_CODES = /\b(?:USD|EUR|GBP|CAD|AUD|NZD|JPY|CNY|CHF|INR|SEK|NOK|DKK|PLN|CZK|MXN|BRL|ZAR|SGD|HKD)\b/gi;
 
-/** A word that is only a currency sign or code (`$`, `€`, `EUR`): an amount's neighbour, part of its span. */
-export function isCurrencyWord(text: string): boolean {
-  const t = text.trim();
-  return t.length > 0 && t.replace(CURRENCY_SYMBOLS, '').replace(CURRENCY_CODES, '').trim() === '';
+/** The text with every currency sign and code replaced by a space (`$42.17` → ` 42.17`). */
+export function withoutCurrency(text: string): string {
+  return text.replace(CURRENCY_CODE_RE, ' ').replace(CURRENCY_SYMBOLS, ' ');
 }
 
-/** Every number a printed amount may mean (none when it is not one). Thousands separators `,` `.` `'` and space. */
-export function parseAmount(raw: string): number[] {
-  let s = collapse(raw.replace(CURRENCY_CODES, ' ').replace(CURRENCY_SYMBOLS, ' '))
-    .replace(/^[:#]+/, '')
-    .replace(/[:;,]+$/, '')
-    .trim();
+/**
+ * An amount's sign and the rest: accounting parentheses `(42.17)`, a leading minus (`-`, `−`, `–`) or a trailing one
+ * (`42.17-`, as some receipts print credits); both parentheses and a minus cancel out.
+ */
+export function splitSign(amount: string): { negative: boolean; rest: string } {
+  let s = amount.trim();
   let negative = false;
   if (/^\(.*\)$/.test(s)) {
     negative = true;
     s = s.slice(1, -1).trim();
   }
-  if (/^[-−–]/.test(s)) {
-    negative = !negative;
-    s = s.slice(1).trim();
-  } else if (/\d[-−]$/.test(s)) {
-    negative = !negative;
-    s = s.slice(0, -1).trim();
-  }
-  return unsignedReadings(s).map((n) => (negative ? -n : n));
+  if (/^[-−–]/.test(s)) return { negative: !negative, rest: s.slice(1).trim() };
+  if (/\d[-−]$/.test(s)) return { negative: !negative, rest: s.slice(0, -1).trim() };
+  return { negative, rest: s };
+}
+
+/** A word that is only a currency sign or code (`$`, `€`, `EUR`): an amount's neighbour, part of its span. */
+export function isCurrencyWord(text: string): boolean {
+  const t = text.trim();
+  return t.length > 0 && withoutCurrency(t).trim() === '';
+}
+
+/** Every number a printed amount may mean (none when it is not one). Thousands separators `,` `.` `'` and space. */
+export function parseAmount(raw: string): number[] {
+  const { negative, rest } = splitSign(
+    collapse(withoutCurrency(raw))
+      .replace(/^[:#]+/, '')
+      .replace(/[:;,]+$/, ''),
+  );
+  return unsignedReadings(rest).map((n) => (negative ? -n : n));
 }
 
 function unsignedReadings(s: string): number[] {

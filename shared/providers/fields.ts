@@ -4,6 +4,7 @@
  * names split into words. Pure functions, no provider's: the local and textract readers, the answer validation and
  * the worker's shaping rely on the same reading. Never a guess: a value that is not clearly of its type is null.
  */
+import { collapse, splitSign, withoutCurrency } from '../fields/normalize.js';
 import type { FieldType } from '../task.js';
 
 /** Splits a field name into lower-case words: `invoiceNumber`, `invoice_number`, `Invoice-Number` → invoice, number. */
@@ -15,12 +16,6 @@ export function nameWords(name: string): string[] {
     .filter((w) => w.length > 0)
     .map((w) => w.toLowerCase());
 }
-
-/** ISO 4217 codes of the currencies an amount is commonly printed with (a regex alternation). */
-export const CURRENCY_CODES =
-  'USD|EUR|GBP|CAD|AUD|NZD|JPY|CNY|CHF|INR|SEK|NOK|DKK|PLN|CZK|HUF|MXN|BRL|ZAR|SGD|HKD|KRW|TRY|AED|SAR|ILS|RUB';
-const CURRENCY_CODE_RE = new RegExp(`\\b(?:${CURRENCY_CODES})\\b`, 'gi');
-const CURRENCY_SYMBOL_RE = /[$€£¥₹₩₽¢₺₪]/g;
 
 function parsePlainNumber(s: string): number | null {
   if (!/^\d[\d,.' ]*$/.test(s) || /[,.' ]$/.test(s)) return null;
@@ -57,19 +52,7 @@ function parsePlainNumber(s: string): number | null {
  * ("42.50 paid"), so "3 items 42.50" is not a number.
  */
 export function coerceNumber(raw: string): number | null {
-  let s = raw.replace(CURRENCY_CODE_RE, ' ').replace(CURRENCY_SYMBOL_RE, ' ').replace(/\s+/g, ' ').trim();
-  let negative = false;
-  if (/^\(.*\)$/.test(s)) {
-    negative = true;
-    s = s.slice(1, -1).trim();
-  }
-  if (/^[-−–]/.test(s)) {
-    negative = !negative;
-    s = s.slice(1).trim();
-  } else if (/\d-$/.test(s)) {
-    negative = !negative;
-    s = s.slice(0, -1).trim();
-  }
+  const { negative, rest: s } = splitSign(collapse(withoutCurrency(raw)));
   let n = parsePlainNumber(s);
   if (n === null) {
     const lead = /^(\d[\d,.' ]*\d|\d)(?=\s|$)(.*)$/.exec(s);

@@ -4,8 +4,10 @@
  * concepts, then coerced (../fields.ts). A field not found is null, never invented; letterhead and card heuristics
  * apply only to the documents they fit. See docs/decisions.md#local-field-extraction.
  */
+
+import { CURRENCY_CODES } from '../../fields/normalize.js';
 import type { FieldSpec } from '../../task.js';
-import { CURRENCY_CODES, coerceDate, coerceText, findDate } from '../fields.js';
+import { coerceDate, coerceText, findDate } from '../fields.js';
 import { CONCEPTS, type Concept, conceptOf, labelVariants } from './concepts.js';
 
 interface LabelMatch {
