@@ -6,57 +6,14 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { type FakeServer, type RecordedRequest, startFakeServer } from '../support/fake-server.js';
+import { type FakeServer, startFakeServer } from '../support/fake-server.js';
+import { pageOf, transcribePages } from '../support/openai-answers.js';
 import { type RunningStack, startStack } from './stack.js';
 
 const KEY = 'vk_long_documents_tenant_0123456789';
 const TENANT = 'long';
 
-/** The page a request is for: the fixture's pages each begin with "Section <n>". */
-function pageOf(request: RecordedRequest): number | undefined {
-  const match = /Section (\d+)/.exec(JSON.stringify(request.body));
-  return match ? Number(match[1]) : undefined;
-}
-
-/** A completed Responses API answer transcribing the page the request is for. */
-function transcribe(request: RecordedRequest) {
-  return {
-    status: 200,
-    delayMs: 100,
-    json: {
-      id: 'resp_fake',
-      object: 'response',
-      created_at: 1_795_000_000,
-      status: 'completed',
-      error: null,
-      incomplete_details: null,
-      model: 'gpt-5.4-mini',
-      output: [
-        {
-          id: 'msg_fake',
-          type: 'message',
-          status: 'completed',
-          role: 'assistant',
-          content: [
-            {
-              type: 'output_text',
-              annotations: [],
-              logprobs: [],
-              text: JSON.stringify({ text: `Transcribed page ${pageOf(request)}` }),
-            },
-          ],
-        },
-      ],
-      usage: {
-        input_tokens: 900,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: 40,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: 940,
-      },
-    },
-  };
-}
+const transcribe = transcribePages(100);
 
 async function createRun(stack: RunningStack, body: Record<string, unknown>): Promise<string> {
   const bytes = await readFile(new URL('../fixtures/twenty-pages.pdf', import.meta.url));

@@ -6,7 +6,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
+import { openaiAnswer as answerOf } from '../support/openai-answers.js';
 import { type RunningStack, startStack } from './stack.js';
+
+/** A completed OpenAI answer as the dated model snapshot reports itself. */
+const openaiAnswer = (answer: unknown, usage: { input: number; output: number }) =>
+  answerOf(answer, usage, { model: 'gpt-5.4-mini-2026-03-17' });
 
 const KEY = 'vk_fallback_tenant_0123456789abcdef';
 const OPENAI_SECRET = 'sk-test-openai-SECRET-0f9e8d7c6b5a';
@@ -54,38 +59,6 @@ function stackEnv(fake: FakeServer, providers: string): Record<string, string> {
     ANTHROPIC_API_KEY: ANTHROPIC_SECRET,
     ANTHROPIC_BASE_URL: fake.url,
     LOG_LEVEL: 'info',
-  };
-}
-
-/** A completed OpenAI Responses API answer whose output text is `answer` as JSON, with the usage given. */
-function openaiAnswer(answer: unknown, usage: { input: number; output: number }) {
-  return {
-    status: 200,
-    json: {
-      id: 'resp_fake',
-      object: 'response',
-      created_at: 1_795_000_000,
-      status: 'completed',
-      error: null,
-      incomplete_details: null,
-      model: 'gpt-5.4-mini-2026-03-17',
-      output: [
-        {
-          id: 'msg_fake',
-          type: 'message',
-          status: 'completed',
-          role: 'assistant',
-          content: [{ type: 'output_text', annotations: [], logprobs: [], text: JSON.stringify(answer) }],
-        },
-      ],
-      usage: {
-        input_tokens: usage.input,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: usage.output,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: usage.input + usage.output,
-      },
-    },
   };
 }
 
