@@ -14,8 +14,10 @@ import type { Fields, Grounded, PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { emitMetrics } from '../metrics.js';
+import { catalog } from '../providers/catalog.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
+import type { ProviderId } from '../task.js';
 import { collectEvidenceWords, ocrPagesForEvidence, pagesWithoutWords } from './evidence.js';
 import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
 
@@ -33,6 +35,26 @@ export interface AnswerEvidence {
   words?: PageWords[];
   nativeConfidence?: number;
   valueConfidence?: Record<string, number>;
+  /** The image's evidence OCR, started beside the provider's call (`earlyEvidenceOcr`); used if grounding needs it. */
+  earlyOcr?: Promise<PageWords[]>;
+}
+
+/**
+ * For a JSON run on an image whose first candidate is a language model (whose answer brings no words, so grounding
+ * will OCR the image), that OCR started now, to run while the model answers; undefined for any other run. Bounded like
+ * any evidence OCR; never rejects. The caller awaits it before the run settles.
+ */
+export function earlyEvidenceOcr(
+  run: RunRecord,
+  bytes: Uint8Array,
+  candidates: readonly ProviderId[],
+  deadlineMs: number,
+): Promise<PageWords[]> | undefined {
+  if (run.task.outputFormat !== 'json' || run.file.kind !== 'image') return undefined;
+  const first = candidates[0];
+  if (first === undefined || catalog[first]?.role !== 'language_model') return undefined;
+  const ocrDeadlineMs = Math.min(deadlineMs, Date.now() + EVIDENCE_OCR_BUDGET_MS);
+  return ocrPagesForEvidence({ bytes, facts: run.file, pages: [1], maxPages: 1, deadlineMs: ocrDeadlineMs });
 }
 
 function byPage(words: readonly PageWords[]): PageWords[] {
@@ -91,7 +113,7 @@ async function groundRun(
   const first = ground(words);
   const unread = pagesWithoutWords(words, run.file.pages).slice(0, EVIDENCE_OCR_MAX_PAGES);
   if (first.unsupported.length === 0 || unread.length === 0) return first;
-  return groundWithOcr(run, bytes, words, unread, ground, first, deadlineMs);
+  return groundWithOcr(run, bytes, { words, unread, early: answer.earlyOcr }, ground, first, deadlineMs);
 }
 
 /**
@@ -102,25 +124,23 @@ async function groundRun(
 async function groundWithOcr(
   run: RunRecord,
   bytes: Uint8Array,
-  words: PageWords[],
-  unread: readonly number[],
+  known: { words: PageWords[]; unread: readonly number[]; early: Promise<PageWords[]> | undefined },
   ground: (pages: PageWords[]) => Grounded,
   first: Grounded,
   deadlineMs: number,
 ): Promise<Grounded> {
   const started = Date.now();
   const ocrDeadlineMs = Math.min(deadlineMs, started + EVIDENCE_OCR_BUDGET_MS);
+  const early = (await known.early) ?? [];
   let grounded = first;
-  let pages = words;
+  let pages = known.words;
   const read: number[] = [];
-  for (const page of unread) {
-    const ocr = await ocrPagesForEvidence({
-      bytes,
-      facts: run.file,
-      pages: [page],
-      maxPages: 1,
-      deadlineMs: ocrDeadlineMs,
-    });
+  for (const page of known.unread) {
+    const done = early.filter((p) => p.page === page);
+    const ocr =
+      done.length > 0
+        ? done
+        : await ocrPagesForEvidence({ bytes, facts: run.file, pages: [page], maxPages: 1, deadlineMs: ocrDeadlineMs });
     if (ocr.length === 0) break; // out of time, or the engine failed (logged): the words so far stand
     read.push(page);
     pages = byPage([...pages, ...ocr]);
@@ -128,7 +148,8 @@ async function groundWithOcr(
     if (grounded.unsupported.length === 0) break;
   }
   if (read.length > 0) {
-    log.info('OCR for evidence', { jobId: run.jobId, pages: read, ms: Date.now() - started });
+    const beside = read.filter((page) => early.some((p) => p.page === page));
+    log.info('OCR for evidence', { jobId: run.jobId, pages: read, besideProvider: beside, ms: Date.now() - started });
     emitMetrics([{ name: METRIC_NAMES.evidenceOcrPages, value: read.length, unit: 'Count' }]);
   }
   return grounded;

@@ -10,6 +10,7 @@ import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import { runError } from '../errors.js';
 import { dispatchAfterSettle } from '../events/dispatch.js';
+import type { PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { hasTextLayer, pdfTextLayer } from '../media/index.js';
@@ -28,7 +29,7 @@ import { chunkedSettlement, executeChunked } from './chunked.js';
 import { claimMs, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
 import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
 import { fanOut, fansOut, processGroup } from './fanout.js';
-import { type AnswerEvidence, withEvidence } from './grounding.js';
+import { type AnswerEvidence, earlyEvidenceOcr, withEvidence } from './grounding.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { computeConfidence, shapeResult } from './result.js';
@@ -184,6 +185,29 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     const merged = outcome.status === 'completed' ? outcome.merged : undefined;
     return withEvidence(run, bytes, chunkedSettlement(run, outcome), evidenceOf(merged), deadlineMs);
   }
+  // An image a language model answers comes back without words: its evidence OCR runs beside the model's call, and
+  // is awaited before the run settles either way (no OCR is left running into the next invocation).
+  const early = run.ocrCandidates ? undefined : earlyEvidenceOcr(run, bytes, run.candidates, deadlineMs);
+  try {
+    return await runSinglePass(run, bytes, { options, capMicros, factors, deadlineMs, early });
+  } finally {
+    await early;
+  }
+}
+
+/** The plan of a run that is not chunked: a single pass (or OCR then analyze), its result shaped and grounded. */
+async function runSinglePass(
+  run: RunRecord,
+  bytes: Uint8Array,
+  context: {
+    options: ProcessOptions;
+    capMicros: number;
+    factors: Awaited<ReturnType<typeof loadFactors>>;
+    deadlineMs: number;
+    early: Promise<PageWords[]> | undefined;
+  },
+): Promise<Settlement> {
+  const { options, capMicros, factors, deadlineMs } = context;
   // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
   // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
   // the layer itself), and a chained plan skips its OCR step.
@@ -261,7 +285,8 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
     attempts: outcome.attempts,
     ...(calibration ? { calibration } : {}),
   };
-  return withEvidence(run, bytes, settlement, evidenceOf(outcome.output), deadlineMs);
+  const evidence = { ...evidenceOf(outcome.output), ...(context.early ? { earlyOcr: context.early } : {}) };
+  return withEvidence(run, bytes, settlement, evidence, deadlineMs);
 }
 
 /** The words and confidence an answer brought with it, for grounding. */
