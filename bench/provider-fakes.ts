@@ -3,7 +3,9 @@
  * request with a successful response in that API's wire format and with the usage the provider would REALISTICALLY
  * report for it. Token counts are derived from the request actually received (the text we send, the image as sent,
  * the schema or tool we define) with the providers' documented formulas, and from the answer the fake gives. The
- * assumptions (bench/README.md, "Estimate vs actual") are the constants below.
+ * assumptions (bench/README.md, "Estimate vs actual") are the constants below. OpenAI's input text is counted with
+ * OpenAI's own tokenizer (gpt-tokenizer, o200k_base), as OpenAI bills it, so that its estimate ÷ price does not depend
+ * on the planner's own counting rule; the other providers publish no tokenizer and are billed by the ratios below.
  *
  * Routing: POST /v1/responses → OpenAI Responses API; POST /v1/messages → Anthropic Messages API;
  * POST …:generateContent → Gemini API; POST /model/{id}/converse → Bedrock Runtime Converse; `x-amz-target:
@@ -24,7 +26,7 @@ import {
 // ---------------------------------------------------------------------------------------------------------------
 
 export const TOKEN_MODEL = {
-  /** English prose: ~4 characters per token (OpenAI's and Anthropic's rule of thumb). */
+  /** English prose: ~4 characters per token (the providers' rule of thumb; OpenAI's input text: o200k_base instead). */
   proseCharsPerToken: 4,
   /** JSON (schemas, tool definitions, JSON answers): punctuation and short keys tokenise denser, ~3 characters. */
   jsonCharsPerToken: 3,
@@ -79,11 +81,18 @@ export const proseTokens = (text: string): number => Math.ceil(text.length / T.p
 export const jsonTokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / T.jsonCharsPerToken);
 
 /** Tokens of a text we send, with the document text (if any) billed as the typical page allowance instead. */
-function sentTextTokens(text: string, c: FakeCase): number {
+function sentTextTokens(text: string, c: FakeCase, count: (text: string) => number = proseTokens): number {
   if (c.documentText !== undefined && c.documentText !== '' && text.includes(c.documentText)) {
-    return proseTokens(text.replace(c.documentText, '')) + c.pages * T.textPageTokens;
+    return count(text.replace(c.documentText, '')) + c.pages * T.textPageTokens;
   }
-  return proseTokens(text);
+  return count(text);
+}
+
+/** OpenAI's tokenizer (o200k_base), loaded on the first OpenAI request: it takes about a second to import. */
+let o200k: ((text: string) => number) | undefined;
+async function o200kTokens(): Promise<(text: string) => number> {
+  o200k ??= (await import('gpt-tokenizer/encoding/o200k_base')).countTokens;
+  return o200k;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -169,15 +178,17 @@ async function openaiImageTokens(url: string): Promise<number> {
 }
 
 async function openai(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): Promise<ScriptedResponse> {
-  let input = proseTokens(String(body.instructions ?? '')) + T.openai.framingTokens;
+  // Instructions, messages and the schema as OpenAI's tokenizer counts them.
+  const count = await o200kTokens();
+  let input = count(String(body.instructions ?? '')) + T.openai.framingTokens;
   let images = 0;
   const format = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : {};
-  input += jsonTokens(format.schema ?? {});
+  input += count(JSON.stringify(format.schema ?? {}));
   for (const message of records(body.input)) {
     const content = message.content;
-    if (typeof content === 'string') input += proseTokens(content);
+    if (typeof content === 'string') input += count(content);
     for (const part of records(content)) {
-      if (part.type === 'input_text') input += sentTextTokens(String(part.text ?? ''), c);
+      if (part.type === 'input_text') input += sentTextTokens(String(part.text ?? ''), c, count);
       if (part.type === 'input_image') images += await openaiImageTokens(String(part.image_url ?? ''));
       if (part.type === 'input_file') images += c.pages * PDF_PAGE_TOKENS.openai;
     }

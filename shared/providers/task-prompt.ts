@@ -119,16 +119,32 @@ function describeFields(fields: FieldSpec[]): string {
     .join('\n');
 }
 
-/** The instruction text: the schema's scaffold with {prompt} and {fields} filled, or a default frame. */
-export function buildInstruction(task: TaskSpec): string {
+/** What every JSON instruction ends with. */
+const ANSWER_RULES =
+  'Use only what the document shows. When a value is not present, use null; never guess or invent values. ' +
+  'Dates as YYYY-MM-DD. Numbers without currency symbols or thousands separators.';
+
+/**
+ * The instruction text in pieces, cut where the client's prompt goes in: the texts before, between and after the
+ * prompt (the scaffold with {fields} filled, the answer rules) and the prompt itself ({fields} filled too). Empty
+ * pieces are left out. `buildInstruction` joins them, so the pieces are exactly what is sent; OpenAI's prediction counts
+ * each on its own (shared/providers/openai/text-tokens.ts: our fixed texts exactly, the client's by a measured rule).
+ */
+export function instructionPieces(task: TaskSpec): string[] {
+  if (task.outputFormat === 'text') return [task.prompt, '\n\nAnswer with the requested text only.'].filter(Boolean);
   const fields = task.fields ? describeFields(task.fields) : '';
-  const rules =
-    'Use only what the document shows. When a value is not present, use null; never guess or invent values. ' +
-    'Dates as YYYY-MM-DD. Numbers without currency symbols or thousands separators.';
-  if (task.outputFormat === 'text') return `${task.prompt}\n\nAnswer with the requested text only.`;
   const scaffold =
     task.promptScaffold ?? (task.fields ? 'Extract these fields:\n{fields}\n\nTask: {prompt}' : '{prompt}');
-  return `${scaffold.replaceAll('{prompt}', task.prompt).replaceAll('{fields}', fields)}\n\n${rules}`;
+  const prompt = task.prompt.replaceAll('{fields}', fields);
+  const around = scaffold.split('{prompt}').map((text) => text.replaceAll('{fields}', fields));
+  const pieces = around.flatMap((text, i) => (i === 0 ? [text] : [prompt, text]));
+  pieces[pieces.length - 1] += `\n\n${ANSWER_RULES}`;
+  return pieces.filter(Boolean);
+}
+
+/** The instruction text: the schema's scaffold with {prompt} and {fields} filled, or a default frame. */
+export function buildInstruction(task: TaskSpec): string {
+  return instructionPieces(task).join('');
 }
 
 /** Turns a model's open-analysis answer (`keyValues` as a list) into the envelope's object. */

@@ -86,4 +86,12 @@ describe('bundle contents', () => {
       ]),
     );
   });
+
+  // OpenAI's tokenizer (2.4 MB, ~1 s to import) counts our fixed texts at build time (npm run gen:tokens); the
+  // handlers that predict tokens read those counts as data.
+  test.each(['create-run', 'worker'] as const)('%s does not bundle gpt-tokenizer', async (handler) => {
+    const metafile = await metafileOf(handler, handler === 'worker' ? WORKER_NATIVE_MODULES : ZIP_EXTERNAL_MODULES);
+    expect(Object.keys(metafile.inputs).some((file) => packageOf(file) === 'gpt-tokenizer')).toBe(false);
+    expect(Object.keys(metafile.inputs)).toContain('shared/providers/openai/token-counts.gen.ts');
+  });
 });

@@ -11,10 +11,11 @@ import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
-import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import { fitLongSide, jsonTokens, openaiPatchTokens, proseTokens, type TokenCounts } from '../tokens.js';
+import { buildInstruction, instructionPieces, resultJsonSchema } from '../task-prompt.js';
+import { fitLongSide, openaiPatchTokens, type TokenCounts } from '../tokens.js';
 import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
+import { textTokens } from './text-tokens.js';
 
 const perMTok = z.number().check(z.nonnegative());
 const source = { source: z.string().check(z.minLength(1)), date: z.iso.date() };
@@ -283,23 +284,31 @@ function predictionPrices(env?: NodeJS.ProcessEnv): OpenAIModelPrices {
   return pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
 }
 
+/** Predicted tokens of a step's texts: the system instructions, the instruction (piece by piece) and the JSON schema. */
+export function predictedTextTokens(task: TaskSpec, step: Step): number {
+  const asked = taskForStep(task, step);
+  return (
+    textTokens(SYSTEM_INSTRUCTIONS) +
+    instructionPieces(asked).reduce((sum, piece) => sum + textTokens(piece), 0) +
+    textTokens(JSON.stringify(resultJsonSchema(asked)))
+  );
+}
+
 /**
- * Predicted tokens of one attempt's request: the instructions, task and schema by OpenAI's ~4 characters a token
- * (JSON ~3), the image under the patch rule at the size the adapter sends (long side 2048), a PDF page as its text
- * plus its page image, or for `analyze` the document text; the answer as predict.ts sizes it.
+ * Predicted tokens of one attempt's request: the instructions, task and schema as o200k counts them (each fixed text
+ * exactly, from its build-time count; the client's prompt, inline schema or scaffold by the measured rule; see
+ * text-tokens.ts), the image under the patch rule at the size the adapter sends (long side 2048), a PDF page as its
+ * page image, or for `analyze` the document text; the answer as predict.ts sizes it. Texts sent as one string are
+ * counted piece by piece: each seam between a fixed piece and the client's text can shift the count by about a token.
  */
 export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
   const prices = predictionPrices(options.env);
-  const asked = taskForStep(task, step);
-  const prompt =
-    proseTokens(SYSTEM_INSTRUCTIONS + buildInstruction(asked), 'openai') +
-    jsonTokens(resultJsonSchema(asked), 'openai') +
-    FRAMING_TOKENS;
+  const prompt = predictedTextTokens(task, step) + FRAMING_TOKENS;
   const image = (size: { width: number; height: number }) =>
     openaiPatchTokens(size, prices.imagePatchBudget, prices.imagePatchMultiplier);
   let document: number;
   if (step === 'analyze') {
-    document = proseTokens(documentTextBlock(''), 'openai') + documentTextTokens(facts, options.documentTextChars);
+    document = textTokens(documentTextBlock('')) + documentTextTokens(facts, options.documentTextChars);
   } else if (facts.kind === 'pdf') {
     // A PDF read as a file is a scan (a PDF with a full text layer is given as text, `analyze`): its pages bill their
     // page images, and no text layer.
