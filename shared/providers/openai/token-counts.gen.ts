@@ -35,6 +35,6 @@ export const O200K_COUNTS: Readonly<Record<string, number>> = {
   f73f9e7321c4522f: 8,
   // text output: JSON schema
   b85983871c13bf43: 24,
-  // transcription (ocr step): instruction, prompt
+  // transcription (ocr step): instruction, its own prompt
   b7b0b2376c31eea1: 42,
 };
