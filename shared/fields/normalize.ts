@@ -84,6 +84,10 @@ export function parseAmount(raw: string): number[] {
   return unsignedReadings(rest).map((n) => (negative ? -n : n));
 }
 
+/** Digits in groups of three after `,` or `.` (`1,234`, `1.234.567`), and one decimal mark (`42,17`, `42.17`). */
+const GROUPED = { ',': /^\d{1,3}(?:,\d{3})+$/, '.': /^\d{1,3}(?:\.\d{3})+$/ } as const;
+const DECIMAL = { ',': /^\d+,\d+$/, '.': /^\d+\.\d+$/ } as const;
+
 function unsignedReadings(s: string): number[] {
   if (!/^\d[\d,.' ]*$/.test(s) || /[,.' ]$/.test(s)) return [];
   if (/[' ]/.test(s)) {
@@ -97,16 +101,16 @@ function unsignedReadings(s: string): number[] {
     const thousands = decimal === ',' ? '.' : ',';
     const [whole, fraction, ...rest] = s.split(decimal);
     if (rest.length > 0 || whole === undefined || fraction === undefined) return [];
-    if (!new RegExp(`^\\d{1,3}(?:\\${thousands}\\d{3})+$`).test(whole) || !/^\d+$/.test(fraction)) return [];
+    if (!GROUPED[thousands].test(whole) || !/^\d+$/.test(fraction)) return [];
     return [Number(`${whole.split(thousands).join('')}.${fraction}`)];
   }
   const sep = comma >= 0 ? ',' : dot >= 0 ? '.' : '';
   if (sep === '') return [Number(s)];
   const readings: number[] = [];
   // One separator: a decimal mark (`42,17`, `42.17`) …
-  if (new RegExp(`^\\d+\\${sep}\\d+$`).test(s)) readings.push(Number(s.replace(sep, '.')));
+  if (DECIMAL[sep].test(s)) readings.push(Number(s.replace(sep, '.')));
   // … or thousands separators (`1,234`, `1.234.567`): both readings when the groups allow either.
-  if (new RegExp(`^\\d{1,3}(?:\\${sep}\\d{3})+$`).test(s)) readings.push(Number(s.split(sep).join('')));
+  if (GROUPED[sep].test(s)) readings.push(Number(s.split(sep).join('')));
   return [...new Set(readings)].filter(Number.isFinite);
 }
 
