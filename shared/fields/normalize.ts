@@ -76,6 +76,9 @@ export function isCurrencyWord(text: string): boolean {
 
 /** Every number a printed amount may mean (none when it is not one). Thousands separators `,` `.` `'` and space. */
 export function parseAmount(raw: string): number[] {
+  // The commonest printed forms (`3`, `42.5`, `42.50`) mean one number: read without the general path's patterns
+  // (a 20-page invoice has thousands of them; a decimal mark with 1–2 digits cannot be a thousands separator).
+  if (/^\d+(?:\.\d{1,2})?$/.test(raw)) return [Number(raw)];
   const { negative, rest } = splitSign(
     collapse(withoutCurrency(raw))
       .replace(/^[:#]+/, '')
