@@ -2,6 +2,8 @@
  * Worker overhead, in process against DynamoDB Local and fauxqs: runs created with the create-run core and processed by
  * calling `processRun` directly, with a fake provider whose own time is subtracted; every AWS call is timed.
  * docs/decisions.md#worker-overhead-benchmark describes each figure.
+ * Over 400 lines: one phase sharing one emulator set-up and one AWS-call recorder across its four measurements
+ * (overhead, real provider, create-run core alone and concurrent); split, each would repeat the set-up.
  */
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
