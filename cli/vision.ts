@@ -68,7 +68,8 @@ usage:
   <time> is ${TIME_FORMS}.
 webhooks:
   add prints the endpoint with its signing secret (shown only then); deliveries lists its last 100 attempts.
-  Needs a key with the webhooks:manage scope. docs/webhooks.md describes what arrives and how to verify it.
+  Needs a key with the webhooks:manage scope (add: runs:read too, events carry whole runs). docs/webhooks.md
+  describes what arrives and how to verify it.
 listen:
   A receiver on 127.0.0.1 for trying webhooks on the local stack: registers itself as an endpoint (unless
   --secret is given for one you registered), prints each verified event as one JSON line, and deletes its

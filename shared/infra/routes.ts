@@ -56,6 +56,8 @@ export interface RouteDefinition {
   handler: HandlerName;
   /** Scope the API key must carry; null for public routes (no key). */
   scope: Scope | null;
+  /** Scopes the key must carry as well (each of them, or `admin`): what the route hands out needs them too. */
+  alsoScopes?: readonly Scope[];
   /** Why a public route (scope null) needs no key; required for them, shown in the cdk-nag acknowledgement. */
   publicReason?: string;
   /** A JSON API operation (in the OpenAPI document), or a page of the dashboard (HTML and static assets). */
@@ -96,7 +98,14 @@ export const routes: readonly RouteDefinition[] = [
   { method: 'GET', path: '/v1/usage', handler: 'usage', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs/{jobId}/file', handler: 'file-url', scope: 'runs:read' },
   { method: 'GET', path: '/v1/whoami', handler: 'whoami', scope: 'runs:read' },
-  { method: 'POST', path: '/v1/webhooks', handler: 'webhooks-create', scope: 'webhooks:manage' },
+  // Events carry whole runs (every run of the tenant, whichever key created it): registering reads runs.
+  {
+    method: 'POST',
+    path: '/v1/webhooks',
+    handler: 'webhooks-create',
+    scope: 'webhooks:manage',
+    alsoScopes: ['runs:read'],
+  },
   { method: 'GET', path: '/v1/webhooks', handler: 'webhooks-list', scope: 'webhooks:manage' },
   { method: 'DELETE', path: '/v1/webhooks/{webhookId}', handler: 'webhooks-delete', scope: 'webhooks:manage' },
   {
@@ -118,6 +127,11 @@ export const UNROUTED_HANDLERS = [
   'reconcile',
   'deliver',
 ] as const satisfies readonly HandlerName[];
+
+/** Every scope a key needs for `route` (empty for a public route). */
+export function requiredScopes(route: Pick<RouteDefinition, 'scope' | 'alsoScopes'>): Scope[] {
+  return route.scope === null ? [] : [route.scope, ...(route.alsoScopes ?? [])];
+}
 
 /** Every function of the service, each once. */
 export function allHandlers(): HandlerName[] {

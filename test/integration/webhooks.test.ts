@@ -160,6 +160,16 @@ describe('registration', () => {
     expect(reply.status).toBe(403);
     expect((await call('GET', '/v1/webhooks', { key })).status).toBe(403);
   });
+
+  test('registering needs runs:read too: events carry whole runs, whichever key created them', async () => {
+    const key = await createScopedKey(stack(), 'tenant-a', ['webhooks:manage']);
+    const reply = await register('http://127.0.0.1:9/hook', key);
+    expect(reply.status).toBe(403);
+    expect(JSON.stringify(reply.body)).toContain('runs:read');
+    // Managing what exists stays open to it: it lists (nothing was registered) and reads no run.
+    expect((await call('GET', '/v1/webhooks', { key })).body).toEqual({ items: [] });
+    expect((await call('GET', '/v1/runs', { key })).status).toBe(403);
+  });
 });
 
 describe('delivery', () => {

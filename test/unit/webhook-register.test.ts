@@ -1,0 +1,42 @@
+/**
+ * POST /v1/webhooks through its handler (functions/webhooks-create.ts → shared/events/register.ts), the table mocked:
+ * who may register (events carry whole runs), what is refused with the contract's 400, and what is stored.
+ */
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { handler as createWebhook } from '../../functions/webhooks-create.js';
+import type { Scope } from '../../shared/infra/routes.js';
+import { call, expectError } from '../support/api.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(TransactWriteCommand).resolves({});
+});
+
+const BOTH: Scope[] = ['webhooks:manage', 'runs:read'];
+const register = (body: Record<string, unknown>, scopes: Scope[] = BOTH) =>
+  call(createWebhook, { method: 'POST', body, auth: { tenantId: 'tenant-a', scopes } });
+
+describe('who may register an endpoint', () => {
+  test('a key with webhooks:manage but not runs:read is refused 403 naming runs:read, and nothing is stored', async () => {
+    const answer = await register({ url: 'https://93.184.215.14/hook' }, ['webhooks:manage']);
+    const error = expectError(answer, 'FORBIDDEN');
+    expect(error.details).toEqual({ requiredScope: 'runs:read' });
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
+  test('a key with runs:read but not webhooks:manage is refused 403 naming webhooks:manage', async () => {
+    const error = expectError(await register({ url: 'https://93.184.215.14/hook' }, ['runs:read']), 'FORBIDDEN');
+    expect(error.details).toEqual({ requiredScope: 'webhooks:manage' });
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
+  test('a key with both scopes registers (201, the secret shown once); admin alone does too', async () => {
+    const answer = await register({ url: 'https://93.184.215.14/hook' });
+    expect(answer.status).toBe(201);
+    expect(answer.body.secret).toMatch(/^whsec_/);
+    expect((await register({ url: 'https://93.184.215.14/hook' }, ['admin'])).status).toBe(201);
+  });
+});
