@@ -336,17 +336,23 @@ export class WebhookSignatureError extends Error {
 }
 
 export interface VerifyWebhookOptions {
-  /** Most seconds between the signature's timestamp and now, either way (default 300). */
+  /** Most seconds between the signature's timestamp and now, either way (default 300); a finite number ≥ 0. */
   toleranceSec?: number | undefined;
-  /** The current time in epoch milliseconds (tests). */
+  /** The current time in epoch milliseconds (tests); a finite number. */
   now?: number | undefined;
 }
+
+/** An endpoint's signing secret as registration answers it: `whsec_` and at least 16 more characters. */
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9_-]{16,}$/;
 
 /**
  * Verifies a webhook delivery: `rawBody` exactly as received (before any JSON parsing), the `Vision-Signature`
  * header, and the endpoint's `whsec_…` secret. Returns the parsed event; throws WebhookSignatureError when the
  * header is missing or malformed, its timestamp is outside the tolerance (a replay), or no `v1` signature matches
  * (compared in constant time). Deliveries are at least once: dedupe by the event's `id`.
+ * Throws a TypeError, whatever the delivery, for a secret that is not a `whsec_…` secret (an empty one, an unset
+ * variable: anyone can sign with the empty key) or a tolerance or time that is not a finite number (NaN would
+ * switch the replay check off): a receiver set up wrong refuses everything rather than accepting forgeries.
  */
 export function verifyWebhook(
   rawBody: string | Uint8Array,
@@ -354,6 +360,15 @@ export function verifyWebhook(
   secret: string,
   { toleranceSec = 300, now = Date.now() }: VerifyWebhookOptions = {},
 ): WebhookEvent {
+  if (typeof secret !== 'string' || !WEBHOOK_SECRET.test(secret)) {
+    throw new TypeError("verifyWebhook: secret must be the endpoint's whsec_… signing secret");
+  }
+  if (typeof toleranceSec !== 'number' || !Number.isFinite(toleranceSec) || toleranceSec < 0) {
+    throw new TypeError('verifyWebhook: toleranceSec must be a finite number of seconds, 0 or more');
+  }
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new TypeError('verifyWebhook: now must be a finite time in epoch milliseconds');
+  }
   if (!signatureHeader) throw new WebhookSignatureError('missing', 'no Vision-Signature header');
   let timestamp: number | undefined;
   const signatures: string[] = [];

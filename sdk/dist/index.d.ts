@@ -123,9 +123,9 @@ export declare class WebhookSignatureError extends Error {
     constructor(reason: WebhookSignatureError['reason'], message: string);
 }
 export interface VerifyWebhookOptions {
-    /** Most seconds between the signature's timestamp and now, either way (default 300). */
+    /** Most seconds between the signature's timestamp and now, either way (default 300); a finite number ≥ 0. */
     toleranceSec?: number | undefined;
-    /** The current time in epoch milliseconds (tests). */
+    /** The current time in epoch milliseconds (tests); a finite number. */
     now?: number | undefined;
 }
 /**
@@ -133,6 +133,9 @@ export interface VerifyWebhookOptions {
  * header, and the endpoint's `whsec_…` secret. Returns the parsed event; throws WebhookSignatureError when the
  * header is missing or malformed, its timestamp is outside the tolerance (a replay), or no `v1` signature matches
  * (compared in constant time). Deliveries are at least once: dedupe by the event's `id`.
+ * Throws a TypeError, whatever the delivery, for a secret that is not a `whsec_…` secret (an empty one, an unset
+ * variable: anyone can sign with the empty key) or a tolerance or time that is not a finite number (NaN would
+ * switch the replay check off): a receiver set up wrong refuses everything rather than accepting forgeries.
  */
 export declare function verifyWebhook(rawBody: string | Uint8Array, signatureHeader: string | null | undefined, secret: string, { toleranceSec, now }?: VerifyWebhookOptions): WebhookEvent;
 export declare class VisionClient {

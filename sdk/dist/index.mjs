@@ -128,7 +128,17 @@ var WebhookSignatureError = class extends Error {
     this.reason = reason;
   }
 };
+var WEBHOOK_SECRET = /^whsec_[A-Za-z0-9_-]{16,}$/;
 function verifyWebhook(rawBody, signatureHeader, secret, { toleranceSec = 300, now = Date.now() } = {}) {
+  if (typeof secret !== "string" || !WEBHOOK_SECRET.test(secret)) {
+    throw new TypeError("verifyWebhook: secret must be the endpoint's whsec_\u2026 signing secret");
+  }
+  if (typeof toleranceSec !== "number" || !Number.isFinite(toleranceSec) || toleranceSec < 0) {
+    throw new TypeError("verifyWebhook: toleranceSec must be a finite number of seconds, 0 or more");
+  }
+  if (typeof now !== "number" || !Number.isFinite(now)) {
+    throw new TypeError("verifyWebhook: now must be a finite time in epoch milliseconds");
+  }
   if (!signatureHeader) throw new WebhookSignatureError("missing", "no Vision-Signature header");
   let timestamp;
   const signatures = [];

@@ -4,12 +4,14 @@
  * stdout closed by its reader. (test/integration/cli.test.ts runs it as a process against the local stack.)
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { jest } from '@jest/globals';
 import { editDistance, nearest } from '../../cli/args.js';
 import { ProgressLine } from '../../cli/output.js';
 // Named with .ts: jest would resolve '../../cli/vision.js' to the launcher cli/vision.mjs.
 import { main } from '../../cli/vision.ts';
 import pkg from '../../package.json' with { type: 'json' };
+import { signatureHeader } from '../../shared/events/signature.js';
 import {
   type FakeServer,
   type RecordedRequest,
@@ -357,6 +359,94 @@ describe('the progress line on a terminal', () => {
     expect(out.stderr).toMatch(/processing run_q pages 20\/20 \d+\.\ds/);
     expect(out.stderr.endsWith('\n')).toBe(true);
     expect(JSON.parse(out.stdout).jobId).toBe('run_c');
+  });
+});
+
+describe('listen', () => {
+  /** A port free a moment ago (the listener needs one known before it prints its address). */
+  async function freePort(): Promise<number> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const address = probe.address();
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    return typeof address === 'object' && address ? address.port : 0;
+  }
+
+  /** Polls `probe` until it gives a value (not undefined/false), for at most 5 s. */
+  async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  const event = JSON.stringify({ id: 'evt_1', type: 'run.completed', createdAt: '2026-11-26T00:00:00.000Z', data: {} });
+  const deliver = (port: number, header: string) =>
+    fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'vision-signature': header }, body: event });
+
+  test('accepts no event before its endpoint is registered (503), then only events signed with its secret', async () => {
+    const secret = 'whsec_registered-secret-0123456789';
+    let register: () => void = () => undefined;
+    const registered = new Promise<void>((resolve) => {
+      register = resolve;
+    });
+    server.respond(async (r) => {
+      if (r.method === 'POST' && r.path === '/v1/webhooks') {
+        await registered;
+        const url = (r.body as { url: string }).url;
+        return { status: 201, json: { id: 'wh_1', url, events: ['run.completed'], createdAt: event, secret } };
+      }
+      return { status: 204, raw: '' };
+    });
+    const port = await freePort();
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      stdout: (text: string) => {
+        stdout += text;
+      },
+      stderr: (text: string) => {
+        stderr += text;
+      },
+      env: { VISION_BASE_URL: server.url, VISION_API_KEY: 'vk_test_key' },
+      stderrIsTTY: false,
+      interactive: false,
+    };
+    const stop = new AbortController();
+    const done = main(['listen', '--port', String(port)], io, stop.signal);
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      // Listening, not registered yet: a forged event (signed with the empty key the secret was before) is refused.
+      const early = await until(async () => deliver(port, signatureHeader('', event, now)).catch(() => undefined));
+      expect(early.status).toBe(503);
+      expect(stdout).toBe('');
+
+      register();
+      await until(async () => stderr.includes('listening on'));
+      expect((await deliver(port, signatureHeader('', event, now))).status).toBe(400);
+      expect(stdout).toBe('');
+      expect((await deliver(port, signatureHeader(secret, event, now))).status).toBe(204);
+      expect(JSON.parse(stdout)).toEqual(JSON.parse(event));
+    } finally {
+      register();
+      stop.abort();
+    }
+    expect(await done).toBe(0);
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /v1/webhooks',
+      'DELETE /v1/webhooks/wh_1',
+    ]);
+  });
+
+  test('--secret must be a whsec_ secret: an empty or short one is a usage error', async () => {
+    for (const secret of ['', 'whsec_', 'whsec_short']) {
+      const out = await vision(['listen', '--secret', secret], server.url);
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain('--secret');
+    }
   });
 });
 

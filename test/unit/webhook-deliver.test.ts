@@ -63,7 +63,7 @@ const webhook = (url = `http://127.0.0.1:${port}/hook`): WebhookRecord => ({
   url,
   events: ['run.completed', 'run.failed'],
   createdAt: '2026-11-26T00:00:00.000Z',
-  secret: { box: 'local-plaintext', value: 'whsec_unit' },
+  secret: { box: 'local-plaintext', value: 'whsec_unit-test-secret-0123' },
 });
 
 function arrange(hook: WebhookRecord | null = webhook()) {
@@ -103,7 +103,7 @@ test('a 2xx: delivered, signed with the endpoint secret, the run as GET returns 
   const delivered = verifyWebhook(
     received[0]?.body ?? '',
     received[0]?.headers['vision-signature'] as string,
-    'whsec_unit',
+    'whsec_unit-test-secret-0123',
     {
       now: NOW,
     },
@@ -126,7 +126,7 @@ test('a 2xx: delivered, signed with the endpoint secret, the run as GET returns 
       response: 'thanks',
     }),
   ]);
-  expect(JSON.stringify(records())).not.toContain('whsec_unit');
+  expect(JSON.stringify(records())).not.toContain('whsec_unit-test-secret-0123');
 });
 
 test('a failed try with tries left sends the next as a new message delayed by the schedule', async () => {

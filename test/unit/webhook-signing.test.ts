@@ -7,7 +7,7 @@ import { verifyWebhook, WebhookSignatureError } from '../../sdk/index.js';
 import { generateWebhookSecret } from '../../shared/events/secrets.js';
 import { signatureHeader } from '../../shared/events/signature.js';
 
-const secret = 'whsec_test-secret';
+const secret = 'whsec_test-secret-0123456789';
 const body = JSON.stringify({ id: 'evt_1', type: 'run.completed', createdAt: '2026-11-26T00:00:00.000Z', data: {} });
 const t = 1_795_000_000;
 const now = t * 1000;
@@ -36,7 +36,7 @@ test('verifyWebhook accepts the signed body (string or bytes) and returns the ev
 test('a changed body, another secret, or a missing or malformed header is refused', () => {
   const header = signatureHeader(secret, body, t);
   expect(refusal(() => verifyWebhook(`${body} `, header, secret, { now }))).toBe('mismatch');
-  expect(refusal(() => verifyWebhook(body, header, 'whsec_other', { now }))).toBe('mismatch');
+  expect(refusal(() => verifyWebhook(body, header, 'whsec_another-secret-0123456789', { now }))).toBe('mismatch');
   expect(refusal(() => verifyWebhook(body, undefined, secret, { now }))).toBe('missing');
   expect(refusal(() => verifyWebhook(body, 'v1=abc', secret, { now }))).toBe('malformed');
   expect(refusal(() => verifyWebhook(body, `t=${t}`, secret, { now }))).toBe('malformed');
@@ -52,6 +52,43 @@ test('a signature older or newer than the tolerance is refused (a replay); the t
   expect(refusal(() => verifyWebhook(body, header, secret, { now: now + 301_000, toleranceSec: 600 }))).toBe(
     'accepted',
   );
+});
+
+describe('a receiver set up wrong refuses every delivery, forged or not', () => {
+  /** The message verifyWebhook threw (a TypeError), or 'accepted'. */
+  function setupError(fn: () => unknown): string {
+    try {
+      fn();
+    } catch (error: unknown) {
+      if (error instanceof TypeError) return error.message;
+      throw error;
+    }
+    return 'accepted';
+  }
+
+  test.each([
+    ['empty', ''],
+    ['the prefix alone', 'whsec_'],
+    ['not whsec_', 'sk_live_0123456789abcdef0123'],
+    ['a few characters', 'whsec_abc'],
+  ])('a secret that is %s is refused, even for an event signed with it', (_, bad) => {
+    const forged = signatureHeader(bad, body, t);
+    expect(setupError(() => verifyWebhook(body, forged, bad, { now }))).toMatch(/whsec_/);
+    // An unset variable reaches the SDK as undefined in JavaScript.
+    expect(setupError(() => verifyWebhook(body, forged, undefined as unknown as string, { now }))).toMatch(/whsec_/);
+  });
+
+  test.each([NaN, Infinity, -1])('a tolerance of %s is refused (NaN would skip the replay window)', (toleranceSec) => {
+    const header = signatureHeader(secret, body, t);
+    expect(setupError(() => verifyWebhook(body, header, secret, { now: now + 10 ** 9, toleranceSec }))).toMatch(
+      /toleranceSec/,
+    );
+  });
+
+  test.each([NaN, Infinity])('a current time of %s is refused', (bad) => {
+    const header = signatureHeader(secret, body, t);
+    expect(setupError(() => verifyWebhook(body, header, secret, { now: bad }))).toMatch(/now/);
+  });
 });
 
 test('any one matching v1 signature is enough (a header may carry several)', () => {
