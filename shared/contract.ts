@@ -513,7 +513,7 @@ export const webhookDelivery = z.object({
 
 export const webhookDeliveriesResponse = z.object({ items: z.array(webhookDelivery) });
 
-/** The body of every delivery (and, for `data`, the EventBridge event's `detail`). */
+/** The body of every delivery (and, for `data` with the run's `tenantId` added, the EventBridge event's `detail`). */
 export const webhookEvent = z.object({
   id: z.string(),
   type: webhookEventType,
