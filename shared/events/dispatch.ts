@@ -45,7 +45,7 @@ async function sendDeliveries(messages: DeliveryMessage[]): Promise<void> {
  */
 export function busMessage(event: EventRecord, run: Record<string, unknown>): string {
   const detailType = eventBus.detailTypes[event.type];
-  const detail = { ...run, tenantId: event.tenantId };
+  const detail: Record<string, unknown> = { ...run, tenantId: event.tenantId };
   const whole = JSON.stringify({ detailType, detail });
   // Room for the envelope EventBridge adds (source, ids, time, resources).
   if (Buffer.byteLength(whole) <= eventBus.maxEventBytes - 2048) return whole;
