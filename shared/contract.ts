@@ -505,7 +505,13 @@ export const webhookDelivery = z.object({
   status: z.enum(['delivered', 'retrying', 'failed']),
   attemptedAt: isoTimestamp,
   statusCode: z.nullable(integer()),
-  error: z.nullable(z.string()),
+  error: z.nullable(z.string()).check(
+    z.meta({
+      description:
+        'Why the try failed, as a class: connect_failed, tls_error, timeout, url_refused (the URL no longer passes ' +
+        'the check) or http_<status> (any other answer than 2xx, redirects included); null when delivered',
+    }),
+  ),
   latencyMs: integer(z.nonnegative()),
   nextTryAt: z.nullable(isoTimestamp),
   response: z.string().check(z.meta({ description: "The start of the receiver's answer (at most 1 KB)" })),

@@ -321,6 +321,10 @@ export interface WebhookDelivery {
     attemptedAt: string;
     /** The receiver's HTTP status, when it answered. */
     statusCode: number | null;
+    /**
+     * Why the try failed: `connect_failed`, `tls_error`, `timeout`, `url_refused` (the URL no longer passes the
+     * service's check) or `http_<status>` (redirects included); null when delivered.
+     */
     error: string | null;
     latencyMs: number;
     /** When the next try is due; null once delivered or failed. */

@@ -41,6 +41,8 @@ export type DeliverResult = 'delivered' | 'retrying' | 'failed' | 'postponed' | 
 export interface DeliverOptions {
   /** Resolves host names (tests). */
   resolve?: (host: string) => Promise<string[]>;
+  /** The lookup's deadline (tests; default webhookSettings.dnsTimeoutMs). */
+  dnsTimeoutMs?: number;
   now?: () => number;
   random?: () => number;
 }
@@ -68,10 +70,12 @@ async function tryPost(
     target = await checkWebhookUrl(webhook.url, {
       allowLocalhost: config.webhookAllowLocalhost,
       ...(options.resolve ? { resolve: options.resolve } : {}),
+      ...(options.dnsTimeoutMs !== undefined ? { dnsTimeoutMs: options.dnsTimeoutMs } : {}),
     });
   } catch (error: unknown) {
     if (!(error instanceof UnsafeUrlError)) throw error;
-    return { ok: false, statusCode: null, error: `refused: ${error.message}`, latencyMs: 0, response: '' };
+    const why = error.kind === 'timeout' ? 'timeout' : 'url_refused';
+    return { ok: false, statusCode: null, error: why, latencyMs: 0, response: '' };
   }
   const secret = await openSecret(webhook.secret, webhook.tenantId, webhook.webhookId);
   return postWebhook(target, rawBody, {

@@ -302,6 +302,8 @@ export const webhookSettings = {
   urlMaxLength: 2048,
   /** A 2xx within this long is delivered. */
   timeoutMs: 10_000,
+  /** The most a webhook host's DNS lookup may take, at registration and before each try. */
+  dnsTimeoutMs: 3_000,
   /** Most bytes of a response read; the rest is never read. */
   responseReadMaxBytes: 64 * 1024,
   /** Most bytes of a response kept in the delivery record. */

@@ -254,8 +254,8 @@ describe('delivery', () => {
     );
     expect(attempts.map((d) => [d.attempt, d.status, d.statusCode, d.error])).toEqual([
       [3, 'delivered', 200, null],
-      [2, 'retrying', 302, 'redirect not followed'],
-      [1, 'retrying', 500, 'HTTP 500'],
+      [2, 'retrying', 302, 'http_302'],
+      [1, 'retrying', 500, 'http_500'],
     ]);
     expect(attempts[1]?.nextTryAt).toEqual(expect.any(String));
     expect(attempts[0]?.nextTryAt).toBeNull();

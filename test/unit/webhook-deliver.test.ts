@@ -142,7 +142,7 @@ test('a failed try with tries left sends the next as a new message delayed by th
     expect.objectContaining({
       status: 'retrying',
       statusCode: 500,
-      error: 'HTTP 500',
+      error: 'http_500',
       nextTryAt: new Date(NOW + first * 1000).toISOString(),
     }),
   );
@@ -201,9 +201,17 @@ test('a URL that now resolves to a private address is not POSTed to: a failed tr
   const outcome = await deliverOne(message(1), { ...options, resolve: async () => ['10.0.0.8'] });
   expect(outcome).toBe('retrying');
   expect(received).toHaveLength(0);
-  expect(records()[0]).toEqual(
-    expect.objectContaining({ statusCode: null, error: expect.stringMatching(/^refused: .*10\.0\.0\.8/) }),
-  );
+  expect(records()[0]).toEqual(expect.objectContaining({ statusCode: null, error: 'url_refused' }));
+  // Nothing of the address it resolved to is kept where the tenant reads it.
+  expect(JSON.stringify(records())).not.toContain('10.0.0.8');
+});
+
+test('a host whose lookup does not answer in time is a timeout try, retried later', async () => {
+  arrange(webhook('https://hooks.example.com/vision'));
+  const silent = () => new Promise<string[]>(() => undefined);
+  const outcome = await deliverOne(message(1), { ...options, resolve: silent, dnsTimeoutMs: 50 });
+  expect(outcome).toBe('retrying');
+  expect(records()[0]).toEqual(expect.objectContaining({ statusCode: null, error: 'timeout' }));
 });
 
 test('waits are jittered within ±20 % of the schedule, and there are at least 8 tries', () => {

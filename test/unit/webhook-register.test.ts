@@ -19,6 +19,14 @@ const BOTH: Scope[] = ['webhooks:manage', 'runs:read'];
 const register = (body: Record<string, unknown>, scopes: Scope[] = BOTH) =>
   call(createWebhook, { method: 'POST', body, auth: { tenantId: 'tenant-a', scopes } });
 
+/** The endpoint item the registration's transaction wrote. */
+function storedWebhook(): Record<string, unknown> {
+  const input = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input;
+  const put = input?.TransactItems?.find((item) => item.Put)?.Put;
+  if (!put) throw new Error('no endpoint was written');
+  return put.Item as Record<string, unknown>;
+}
+
 describe('who may register an endpoint', () => {
   test('a key with webhooks:manage but not runs:read is refused 403 naming runs:read, and nothing is stored', async () => {
     const answer = await register({ url: 'https://93.184.215.14/hook' }, ['webhooks:manage']);
@@ -38,5 +46,26 @@ describe('who may register an endpoint', () => {
     expect(answer.status).toBe(201);
     expect(answer.body.secret).toMatch(/^whsec_/);
     expect((await register({ url: 'https://93.184.215.14/hook' }, ['admin'])).status).toBe(201);
+  });
+});
+
+describe('what is registered', () => {
+  test('the URL is stored and answered as the URL standard normalises it', async () => {
+    const answer = await register({ url: 'HTTPS://93.184.215.14:443/a/./b/../hook?x=1' });
+    expect(answer.status).toBe(201);
+    expect(answer.body.url).toBe('https://93.184.215.14/a/hook?x=1');
+    expect(storedWebhook().url).toBe('https://93.184.215.14/a/hook?x=1');
+  });
+
+  test('a refused URL answers 400 with the reason, without the address its host is', async () => {
+    for (const url of ['https://[::ffff:10.0.0.1]/hook', 'https://[::a00:1]/hook', 'https://[fec0::1]/hook']) {
+      const error = expectError(await register({ url }), 'INVALID_REQUEST');
+      expect(error.details.reason).toContain('private');
+      expect(JSON.stringify(error)).not.toMatch(/10\.0\.0\.1|a00:1|fec0/);
+    }
+    expect(
+      expectError(await register({ url: 'https://93.184.215.14:8443/' }), 'INVALID_REQUEST').details.reason,
+    ).toContain('port 443');
+    expect(ddb).not.toHaveReceivedAnyCommand();
   });
 });
