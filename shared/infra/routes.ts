@@ -207,7 +207,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   },
   // Signs and POSTs one event to one endpoint, records the attempt, and sends the next try (or the dead letter).
   deliver: {
-    tables: { webhooks: 'read', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
+    // Webhooks: the endpoint, and its tenant's delivery slots (store/delivery-slots.ts), which it takes and gives back.
+    tables: { webhooks: 'readwrite', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
     webhookQueue: 'consume',
     webhookSecrets: 'open',
   },
