@@ -138,11 +138,12 @@ async function resolveLocal(host: string): Promise<string[]> {
   return answers.map((a) => a.address);
 }
 
-/** `promise`, or an UnsafeUrlError of kind `timeout` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or an UnsafeUrlError of kind `timeout` about `host` after `ms`. */
+async function within<T>(promise: Promise<T>, host: string, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UnsafeUrlError(`the host did not resolve within ${ms} ms`, 'timeout')), ms);
+    const why = `the host ${host} does not resolve (no answer within ${ms} ms)`;
+    timer = setTimeout(() => reject(new UnsafeUrlError(why, 'timeout')), ms);
   });
   try {
     return await Promise.race([promise, deadline]);
@@ -186,7 +187,7 @@ export async function checkWebhookUrl(raw: string, options: SafetyOptions): Prom
   } else {
     const resolve = options.resolve ?? (local ? resolveLocal : (name: string) => resolvePublic(name, timeoutMs));
     try {
-      addresses = await within(resolve(host), timeoutMs);
+      addresses = await within(resolve(host), host, timeoutMs);
     } catch (error: unknown) {
       if (error instanceof UnsafeUrlError) throw error;
       addresses = [];
