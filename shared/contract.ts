@@ -18,6 +18,19 @@ export const CORRECTIONS_MAX_BYTES = 64 * 1024;
 
 /** A string of `min`..`max` characters (classic's `z.string().min(min).max(max)`). */
 const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+/**
+ * Control characters (C0, DEL, C1: NUL, CR, LF, ESC, …) and the bidirectional formatting characters (LRM, RLM, ALM,
+ * the embeddings, overrides and isolates): text a person reads elsewhere (a terminal, a dashboard, a log line) where
+ * they could rewrite or reorder what is shown.
+ */
+export const UNDISPLAYABLE = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+/** `text` that must show as what it is: no control or bidirectional formatting characters. */
+const displayText = (min: number, max: number) =>
+  text(min, max).check(
+    z.refine((value) => !UNDISPLAYABLE.test(value), {
+      message: 'must not contain control characters or bidirectional formatting characters',
+    }),
+  );
 /** Whole numbers (classic's `z.number().int()`), with further checks. */
 const integer = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
 /** A share, 0 to 1. */
@@ -117,7 +130,7 @@ export const errorResponse = z.object({ error: z.extend(errorObject, { requestId
 // ---------- POST /v1/uploads/presign ----------
 
 export const presignRequest = z.strictObject({
-  fileName: text(1, 255),
+  fileName: displayText(1, 255),
   contentLength: integer(z.positive()),
 });
 export const presignResponse = z.object({
@@ -480,7 +493,7 @@ export const createWebhookRequest = z.strictObject({
       z.meta({ description: 'The event types to send; default: every type' }),
     ),
   ),
-  description: z.optional(text(0, 500)),
+  description: z.optional(displayText(0, 500)),
 });
 
 export const webhook = z.object({

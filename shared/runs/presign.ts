@@ -15,14 +15,6 @@ const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
   '.pdf': 'pdf',
 };
 
-/**
- * The file name as stored and echoed in a run's `file.name`: control characters (NUL, CR, LF, the rest of C0, DEL and
- * C1) removed, so a name can never split a log line, a header or a CSV row downstream.
- */
-export function cleanFileName(fileName: string): string {
-  return fileName.replace(/\p{Cc}/gu, '');
-}
-
 /** The byte limit that applies to a file name's kind (the real type is checked again at run creation). */
 export function maxBytesFor(fileName: string): number {
   const dot = fileName.lastIndexOf('.');
@@ -38,7 +30,8 @@ export async function presignUpload(
   request: PresignRequest,
   now = new Date(),
 ): Promise<PresignResponse> {
-  const fileName = cleanFileName(request.fileName);
+  // The contract refuses control and bidirectional formatting characters: the name is stored as given.
+  const fileName = request.fileName;
   const maxBytes = maxBytesFor(fileName);
   if (request.contentLength > maxBytes) throw new FileTooLargeError(request.contentLength, maxBytes);
 

@@ -57,6 +57,29 @@ describe('what is registered', () => {
     expect(storedWebhook().url).toBe('https://93.184.215.14/a/hook?x=1');
   });
 
+  test.each([
+    ['a newline (a forged second line in a listing)', 'billing\nwh_0000 https://evil.example'],
+    ['an escape sequence', 'billing\u001b[2K'],
+    ['a C1 control', 'billing\u0085'],
+    ['a right-to-left override', 'billing \u202eevil'],
+    ['a pop directional isolate', 'billing\u2069'],
+  ])('a description with %s is refused 400 on description, and nothing is stored', async (_, description) => {
+    const error = expectError(await register({ url: 'https://93.184.215.14/hook', description }), 'INVALID_REQUEST');
+    expect(error.details.issues).toEqual([
+      { path: 'description', message: expect.stringContaining('control characters') },
+    ]);
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
+  test('a description in any script, with punctuation, is stored as given', async () => {
+    const answer = await register({
+      url: 'https://93.184.215.14/hook',
+      description: 'Facturation — équipe 会計 (prod)',
+    });
+    expect(answer.status).toBe(201);
+    expect(storedWebhook().description).toBe('Facturation — équipe 会計 (prod)');
+  });
+
   test('a refused URL answers 400 with the reason, without the address its host is', async () => {
     for (const url of ['https://[::ffff:10.0.0.1]/hook', 'https://[::a00:1]/hook', 'https://[fec0::1]/hook']) {
       const error = expectError(await register({ url }), 'INVALID_REQUEST');
