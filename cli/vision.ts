@@ -22,7 +22,17 @@ import {
   TIME_FORMS,
   UsageError,
 } from './args.js';
-import { EXIT, type Io, type Origin, ProgressLine, reportError, reviewNotice, runLine } from './output.js';
+import {
+  EXIT,
+  type Io,
+  jsonText,
+  type Origin,
+  ProgressLine,
+  reportError,
+  reviewNotice,
+  runLine,
+  terminalSafe,
+} from './output.js';
 import { listen, webhooks } from './webhooks.js';
 
 const HELP = `vision — client for the Vision Analysis Service
@@ -94,7 +104,10 @@ const globalOptions = GLOBAL_OPTIONS;
 
 /** What one invocation knows beyond its arguments: where it writes, and what a hint or Ctrl-C needs to say. */
 interface Context {
+  /** Where the CLI prints: every write made printable (output.ts, terminalSafe). */
   io: Io;
+  /** The terminal's own stderr, for the progress line's control sequences (its text is made printable itself). */
+  rawStderr: (text: string) => void;
   signal: AbortSignal;
   origin: Origin;
   /** Shared with the caller: the run an analysis created, once it exists (Ctrl-C names it). */
@@ -103,7 +116,7 @@ interface Context {
 }
 
 function printJson(ctx: Context, value: unknown): void {
-  ctx.io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  ctx.io.stdout(jsonText(value));
 }
 
 function client(ctx: Context, values: { 'base-url'?: string; 'api-key'?: string }): VisionClient {
@@ -211,7 +224,7 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
   if (maxCostUsd !== undefined) params.maxCostUsd = maxCostUsd;
   if (values.yes) params.confirmCost = true;
 
-  const progress = new ProgressLine(ctx.io.stderr, ctx.io.stderrIsTTY);
+  const progress = new ProgressLine(ctx.rawStderr, ctx.io.stderrIsTTY);
   ctx.progress = progress;
   const options = {
     signal: ctx.signal,
@@ -383,12 +396,13 @@ function help(ctx: Context): number {
 /** Runs one command line; resolves with the exit code. `state.jobId` names the run an analysis created, once it exists. */
 export async function main(
   argv: string[],
-  io: Io,
+  terminal: Io,
   signal: AbortSignal,
   state: { jobId?: string } = {},
 ): Promise<number> {
   const origin: Origin = { baseUrl: undefined, baseUrlFrom: 'VISION_BASE_URL', apiKeyFrom: 'VISION_API_KEY' };
-  const ctx: Context = { io, signal, origin, state };
+  const io = terminalSafe(terminal);
+  const ctx: Context = { io, rawStderr: terminal.stderr, signal, origin, state };
   const [command, ...rest] = argv;
   try {
     switch (command) {

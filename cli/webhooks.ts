@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import { type VisionClient, verifyWebhook, WebhookSignatureError } from '../sdk/index.js';
 import { GLOBAL_OPTIONS, nearest, parse, parseNumber, UsageError } from './args.js';
-import { EXIT, type Io } from './output.js';
+import { EXIT, type Io, jsonText } from './output.js';
 
 const EVENT_TYPES = ['run.completed', 'run.failed'] as const;
 type EventType = (typeof EVENT_TYPES)[number];
@@ -17,7 +17,7 @@ type EventType = (typeof EVENT_TYPES)[number];
 export type ClientFor = (values: { 'base-url'?: string | undefined; 'api-key'?: string | undefined }) => VisionClient;
 
 function printJson(io: Io, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(jsonText(value));
 }
 
 function eventTypes(value: string | undefined): EventType[] | undefined {
@@ -132,7 +132,7 @@ export async function listen(
       try {
         const event = verifyWebhook(Buffer.concat(chunks), typeof header === 'string' ? header : undefined, secret);
         res.writeHead(204).end();
-        io.stdout(`${JSON.stringify(event)}\n`);
+        io.stdout(jsonText(event, 0));
         received++;
         if (count !== undefined && received >= count) finish();
       } catch (error) {

@@ -307,6 +307,44 @@ describe('review (contract-v1.1 §3)', () => {
   });
 });
 
+describe('values from the service never reach the terminal raw (they can carry document text)', () => {
+  /** An escape sequence, a carriage return, a C1 CSI, a bell, a right-to-left override and a newline. */
+  const hostile = 'Total\u001b[2J\u001b]0;owned\u0007\r\u009b31m \u202egnp.exe\nline 2';
+  const ESCAPES = /(?!\n)[\p{Cc}\u202E]/u;
+
+  test('review reasons on stderr: control characters stripped, the newline kept', async () => {
+    const reviewed = { ...completed, review: { needed: true, reasons: [hostile] } };
+    server.respond(analyzeFlow({ json: run('run_c', 'queued', { stage: 'waiting' }) }, [reviewed]));
+    const out = await vision(['analyze', RECEIPT, '--prompt', 'Extract'], server.url);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toBe('review needed for run run_c:\n  - Total[2J]0;owned31m gnp.exe\nline 2\n');
+  });
+
+  test('runs list lines and the service’s error messages are stripped the same way', async () => {
+    server.respond(() => ({ json: { items: [{ ...failed, workflow: hostile }], nextCursor: null } }));
+    const listed = await vision(['runs', 'list'], server.url);
+    expect(listed.stdout).not.toMatch(ESCAPES);
+    expect(listed.stdout).toContain('Total[2J]0;owned31m gnp.exe');
+    server.respond(() => ({
+      status: 400,
+      json: { error: { code: 'INVALID_REQUEST', message: hostile, status: 400, retryable: false, requestId: 'r' } },
+    }));
+    const refused = await vision(['runs', 'get', 'run_x'], server.url);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).not.toMatch(ESCAPES);
+  });
+
+  test('JSON output escapes them instead (\\u001b, \\u009b, \\u202e): inert on a terminal, the same value parsed', async () => {
+    const value = { ...completed, workflow: hostile, result: { merchant: 'A\u007fB\u0085C\u2066D' } };
+    server.respond(() => ({ json: value }));
+    const out = await vision(['runs', 'get', 'run_c'], server.url);
+    expect(out.stdout).not.toMatch(ESCAPES);
+    expect(out.stdout).toContain('\\u009b31m');
+    expect(out.stdout).toContain('\\u202egnp.exe');
+    expect(JSON.parse(out.stdout)).toEqual(value);
+  });
+});
+
 describe('the progress line on a terminal', () => {
   afterEach(() => jest.useRealTimers());
 
