@@ -3,6 +3,9 @@
  * exactly the body the service signed, with the endpoint's secret, within the timestamp tolerance.
  */
 import { createHmac } from 'node:crypto';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { verifyWebhook, WebhookSignatureError } from '../../sdk/index.js';
 import { generateWebhookSecret } from '../../shared/events/secrets.js';
 import { signatureHeader } from '../../shared/events/signature.js';
@@ -101,4 +104,52 @@ test('secrets are whsec_ and 32 random bytes, base64url', () => {
   expect(a).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
   expect(Buffer.from(a.slice(6), 'base64url')).toHaveLength(32);
   expect(generateWebhookSecret()).not.toBe(a);
+});
+
+describe('the "without the SDK" check in docs/webhooks.md, run as written', () => {
+  type Verified = (rawBody: Buffer, header: unknown, secret: unknown) => boolean;
+  let verified: Verified;
+
+  beforeAll(async () => {
+    const doc = await readFile(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+    const block = /Without the SDK, the check is[\s\S]*?```js\n([\s\S]*?)```/.exec(doc)?.[1];
+    if (!block) throw new Error('docs/webhooks.md has no "Without the SDK" block');
+    const file = join(tmpdir(), `webhook-check-${process.pid}.mjs`);
+    await writeFile(file, `${block}\nexport { verified };\n`);
+    try {
+      ({ verified } = (await import(file)) as { verified: Verified });
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
+  const raw = Buffer.from(body);
+  const fresh = () => signatureHeader(secret, body, Math.floor(Date.now() / 1000));
+
+  test('accepts the service’s signature', () => {
+    expect(verified(raw, fresh(), secret)).toBe(true);
+  });
+
+  test.each([
+    ['a missing header', undefined],
+    ['an empty header', ''],
+    ['a header without v1', () => fresh().split(',')[0]],
+    ['a header without t', () => fresh().split(',')[1]],
+    ['a short v1', () => `${fresh().split(',')[0]},v1=abcd`],
+    ['a v1 that is not hex', () => `${fresh().split(',')[0]},v1=${'z'.repeat(64)}`],
+    ['a t that is not a number', () => fresh().replace(/^t=\d+/, 't=soon')],
+    ['an old signature', () => signatureHeader(secret, body, Math.floor(Date.now() / 1000) - 301)],
+    ['an array of headers', () => [fresh()]],
+  ])('answers false, without throwing, for %s', (_, header) => {
+    const value = typeof header === 'function' ? header() : header;
+    expect(() => verified(raw, value, secret)).not.toThrow();
+    expect(verified(raw, value, secret)).toBe(false);
+  });
+
+  test('answers false for another body, another secret, or an empty or missing secret', () => {
+    expect(verified(Buffer.from(`${body} `), fresh(), secret)).toBe(false);
+    expect(verified(raw, fresh(), 'whsec_another-secret-0123456789')).toBe(false);
+    expect(verified(raw, signatureHeader('', body, Math.floor(Date.now() / 1000)), '')).toBe(false);
+    expect(verified(raw, fresh(), undefined)).toBe(false);
+  });
 });
