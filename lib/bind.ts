@@ -177,6 +177,10 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
     );
   }
 
+  if (access.storageAddress && access.bucket === undefined) {
+    fn.addEnvironment(uploadsBucket.domainEnvVar, resources.uploadsBucket.bucketRegionalDomainName);
+  }
+
   if (access.eventBus !== undefined) {
     fn.addEnvironment(eventBus.feedQueue.envVar, resources.eventBusFeedQueue.queueUrl);
     resources.eventBusFeedQueue.grantSendMessages(fn);

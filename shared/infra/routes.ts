@@ -47,6 +47,11 @@ export interface ResourceAccess {
   webhookSecrets?: 'seal' | 'open';
   /** Send run events to the EventBridge bus's feed queue (deployed only). */
   eventBus?: 'publish';
+  /**
+   * The uploads bucket's regional host name only (its domain variable), without any permission: the dashboard names
+   * it in its Content-Security-Policy, the one origin previews load from. Implied by `bucket`.
+   */
+  storageAddress?: true;
 }
 
 export interface RouteDefinition {
@@ -168,7 +173,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   'webhooks-list': { tables: { webhooks: 'read' } },
   'webhooks-delete': { tables: { webhooks: 'readwrite' } },
   'webhook-deliveries': { tables: { webhooks: 'read', webhookDeliveries: 'read' } },
-  dashboard: {},
+  // Names the bucket's host in its Content-Security-Policy (previews load from there only).
+  dashboard: { storageAddress: true },
   worker: {
     tables: {
       runs: 'readwrite',
