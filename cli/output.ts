@@ -6,7 +6,7 @@
  * text (a review reason, a file name), and an escape sequence in it would rewrite the screen.
  * Why these outputs: docs/decisions.md#the-clis-output.
  */
-import type { ProgressEvent, RunResponse } from '../sdk/index.js';
+import type { ProgressEvent, RunResponse, UsageResponse, UsageRow } from '../sdk/index.js';
 import { VisionError } from '../sdk/index.js';
 import { didYouMean, UsageError } from './args.js';
 
@@ -131,6 +131,53 @@ export function runLine(run: RunResponse): string {
       // A status this CLI does not know yet: what every run has.
       return base.join('  ');
   }
+}
+
+/**
+ * `usage` as a person reads it: the period, then one row per workflow and the total (runs by state, money charged
+ * and refunded to the micro-dollar, reviews, the share accepted, the mean confidence). `--json` prints the whole
+ * answer instead, with its series for charts.
+ */
+export function usageTable(usage: UsageResponse): string {
+  const header = [
+    'workflow',
+    'runs',
+    'completed',
+    'failed',
+    'queued',
+    'charged',
+    'refunded',
+    'reviewed',
+    'accepted',
+    'confidence',
+  ];
+  const cells = (label: string, row: UsageRow) => [
+    label,
+    String(row.runs),
+    String(row.completed),
+    String(row.failed),
+    String(row.queued),
+    `$${row.chargedUsd}`,
+    `$${row.refundedUsd}`,
+    String(row.verified),
+    row.acceptanceRate === null ? '-' : `${Math.round(row.acceptanceRate * 100)}%`,
+    row.meanConfidence === null ? '-' : row.meanConfidence.toFixed(2),
+  ];
+  const rows = [
+    header,
+    ...usage.workflows.map((row) => cells(row.workflow ?? '(none)', row)),
+    cells('total', usage.totals),
+  ];
+  const widths = header.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  // The workflow left-aligned, every number right-aligned under its heading.
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  const period = `usage from ${usage.from} to ${usage.to}`;
+  const none = usage.workflows.length === 0 ? ['no runs in this period'] : [];
+  return `${[period, ...none, ...rows.map(line)].join('\n')}\n`;
 }
 
 /**

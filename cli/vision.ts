@@ -32,6 +32,7 @@ import {
   reviewNotice,
   runLine,
   terminalSafe,
+  usageTable,
 } from './output.js';
 import { listen, webhooks } from './webhooks.js';
 
@@ -44,7 +45,7 @@ Usage:
                    [--json]
   vision runs get <jobId>
   vision verify <jobId> (--accept | --correct field=value …) [--note "…"]
-  vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w]
+  vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w] [--json]
   vision schemas
   vision health
   vision webhooks add <url> [--events run.completed,run.failed] [--description "…"]
@@ -75,6 +76,8 @@ verify:
   --accept marks the result accepted; --correct field=value (or field:=<json>) records corrections (accepted=false
   unless --accept is also given).
 usage:
+  A table: one row per workflow and the total (runs by state, charged and refunded USD, reviews, the share
+  accepted, mean confidence). --json prints the whole answer instead, with its series per --interval for charts.
   <time> is ${TIME_FORMS}.
 webhooks:
   add prints the endpoint with its signing secret (shown only then); deliveries lists its last 100 attempts.
@@ -303,10 +306,17 @@ async function runs(ctx: Context, args: string[]): Promise<number> {
       return EXIT.ok;
     }
     ctx.io.stdout(answer.items.map((run) => `${runLine(run)}\n`).join(''));
-    if (ctx.io.stderrIsTTY) {
-      if (answer.items.length === 0) ctx.io.stderr(review ? 'no runs need review\n' : 'no runs\n');
-      if (answer.nextCursor) ctx.io.stderr(`more: vision runs list --cursor ${answer.nextCursor}\n`);
+    // Said whether or not stderr is a terminal: an empty stdout alone reads like a CLI that did nothing.
+    if (answer.items.length === 0) {
+      const filtered = values.workflow !== undefined || status !== undefined || values.cursor !== undefined;
+      ctx.io.stderr(
+        review
+          ? `no runs need review${filtered ? ' with these filters' : ': the review queue is empty'}\n`
+          : `no runs${filtered ? ' with these filters' : ''}\n`,
+      );
     }
+    if (ctx.io.stderrIsTTY && answer.nextCursor)
+      ctx.io.stderr(`more: vision runs list --cursor ${answer.nextCursor}\n`);
     return EXIT.ok;
   }
   if (sub === 'get') {
@@ -354,6 +364,7 @@ async function usage(ctx: Context, args: string[]): Promise<number> {
         to: { type: 'string' },
         interval: { type: 'string' },
         workflow: { type: 'string' },
+        json: { type: 'boolean' },
       },
       allowPositionals: true,
     },
@@ -367,7 +378,9 @@ async function usage(ctx: Context, args: string[]): Promise<number> {
     throw new UsageError(`--from (${from}) must be before --to (${to})`);
   }
   const interval = oneOf(values.interval, ['hour', 'day', 'month'], '--interval');
-  printJson(ctx, await client(ctx, values).usage({ from, to, interval, workflow: values.workflow }));
+  const answer = await client(ctx, values).usage({ from, to, interval, workflow: values.workflow });
+  if (values.json) printJson(ctx, answer);
+  else ctx.io.stdout(usageTable(answer));
   return EXIT.ok;
 }
 

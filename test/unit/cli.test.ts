@@ -172,6 +172,92 @@ describe('argument errors name the argument, suggest the nearest word, and make 
   });
 });
 
+const usageRow = (workflow: string | null, extra: Record<string, unknown> = {}) => ({
+  workflow,
+  runs: 0,
+  completed: 0,
+  failed: 0,
+  queued: 0,
+  estimatedUsd: 0,
+  chargedUsd: 0,
+  refundedUsd: 0,
+  verified: 0,
+  accepted: 0,
+  acceptanceRate: null,
+  meanConfidence: null,
+  ...extra,
+});
+const USAGE = {
+  from: '2026-10-28T00:00:00.000Z',
+  to: '2026-11-27T00:00:00.000Z',
+  interval: 'day',
+  workflows: [
+    usageRow('expenses', {
+      runs: 12,
+      completed: 10,
+      failed: 1,
+      queued: 1,
+      estimatedUsd: 0.00312,
+      chargedUsd: 0.002611,
+      refundedUsd: 0.000509,
+      verified: 5,
+      accepted: 4,
+      acceptanceRate: 0.8,
+      meanConfidence: 0.9134,
+    }),
+    usageRow(null, { runs: 3, completed: 3, chargedUsd: 0.00078, meanConfidence: 0.88 }),
+  ],
+  totals: usageRow(null, {
+    runs: 15,
+    completed: 13,
+    failed: 1,
+    queued: 1,
+    chargedUsd: 0.003391,
+    refundedUsd: 0.000509,
+    verified: 5,
+    accepted: 4,
+    acceptanceRate: 0.8,
+    meanConfidence: 0.9054,
+  }),
+  series: Array.from({ length: 30 }, (_, day) => ({
+    start: `day ${day}`,
+    end: `day ${day + 1}`,
+    totals: usageRow(null),
+    workflows: [],
+  })),
+};
+
+describe('usage prints a table; --json the whole answer', () => {
+  test('one row per workflow and the total, numbers under their headings, money to the micro-dollar', async () => {
+    server.respond(() => ({ json: USAGE }));
+    const out = await vision(['usage'], server.url);
+    expect(out).toMatchObject({ code: 0, stderr: '' });
+    expect(out.stdout.split('\n')).toEqual([
+      'usage from 2026-10-28T00:00:00.000Z to 2026-11-27T00:00:00.000Z',
+      'workflow  runs  completed  failed  queued    charged   refunded  reviewed  accepted  confidence',
+      'expenses    12         10       1       1  $0.002611  $0.000509         5       80%        0.91',
+      '(none)       3          3       0       0   $0.00078         $0         0         -        0.88',
+      'total       15         13       1       1  $0.003391  $0.000509         5       80%        0.91',
+      '',
+    ]);
+  });
+
+  test('a period without runs says so', async () => {
+    server.respond(() => ({ json: { ...USAGE, workflows: [], totals: usageRow(null) } }));
+    const out = await vision(['usage'], server.url);
+    expect(out.stdout.split('\n').slice(0, 2)).toEqual([
+      'usage from 2026-10-28T00:00:00.000Z to 2026-11-27T00:00:00.000Z',
+      'no runs in this period',
+    ]);
+  });
+
+  test('--json prints the answer as the service gave it, series included', async () => {
+    server.respond(() => ({ json: USAGE }));
+    const out = await vision(['usage', '--json'], server.url);
+    expect(JSON.parse(out.stdout)).toEqual(USAGE);
+  });
+});
+
 describe('usage --from/--to', () => {
   test('a value in none of the documented forms is refused before any request, naming the forms', async () => {
     for (const from of ['yesterday', '2025-02-30', '2025-01-31T09:30:00', '31/01/2025']) {
@@ -188,7 +274,7 @@ describe('usage --from/--to', () => {
   });
 
   test('every documented form is sent as a UTC timestamp', async () => {
-    server.respond(() => ({ json: { totals: {} } }));
+    server.respond(() => ({ json: USAGE }));
     const out = await vision(
       ['usage', '--from', '2025-01-31', '--to', '2025-02-01T09:30:00+02:00', '--interval', 'hour'],
       server.url,
@@ -278,6 +364,16 @@ describe('review (contract-v1.1 §3)', () => {
       'run_r  completed  2026-11-22T02:46:50.498Z  expenses  receipt  $0.00026  confidence 0.925  review needed\n',
     );
     expect(server.requests.map((r) => r.path)).toEqual(['/v1/runs?review=needed']);
+  });
+
+  test('an empty review queue is said so on stderr, terminal or not (stdout stays empty for scripts)', async () => {
+    server.respond(() => ({ json: { items: [], nextCursor: null } }));
+    const out = await vision(['runs', 'list', '--review', 'needed'], server.url);
+    expect(out).toEqual({ code: 0, stdout: '', stderr: 'no runs need review: the review queue is empty\n' });
+    const filtered = await vision(['runs', 'list', '--review', 'needed', '--workflow', 'expenses'], server.url);
+    expect(filtered.stderr).toBe('no runs need review with these filters\n');
+    const none = await vision(['runs', 'list'], server.url);
+    expect(none.stderr).toBe('no runs\n');
   });
 
   test('--review takes only "needed", refused before any request', async () => {
