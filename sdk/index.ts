@@ -10,6 +10,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { RegistryResults, RegistrySchemaId } from './schemas.js';
 import type {
   CompletedRun,
   CreatedWebhook,
@@ -30,6 +31,7 @@ import type {
   RunProgress,
   RunResponse,
   SchemasResponse,
+  TextResult,
   UsageQuery,
   UsageResponse,
   VerifyRequest,
@@ -39,6 +41,7 @@ import type {
   WhoamiResponse,
 } from './types.js';
 
+export type * from './schemas.js';
 export type * from './types.js';
 
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
@@ -157,6 +160,27 @@ export interface AnalyzeParams {
   fileName?: string | undefined;
   /** Idempotency-Key for run creation; generated when absent. */
   idempotencyKey?: string | undefined;
+}
+
+/**
+ * The result type of a run asked with `params`: text for `outputFormat: 'text'`, a built-in schema's result type for
+ * its `schemaId` (sdk/schemas.ts, generated from the registry), else any JSON object (an inline schema, no schema).
+ */
+export type ResultFor<P> = P extends { outputFormat: 'text' }
+  ? TextResult
+  : P extends { schemaId: infer S extends RegistrySchemaId }
+    ? RegistryResults[S]
+    : Record<string, unknown>;
+
+/**
+ * Whether `run` is a completed run of the built-in schema `schemaId` (its `schemaId` says so, and it is json): its
+ * `result` is then typed as that schema's, e.g. for a run from `getRun`, `waitForRun` or a webhook event.
+ */
+export function isSchemaRun<S extends RegistrySchemaId>(
+  run: RunResponse,
+  schemaId: S,
+): run is CompletedRun<RegistryResults[S]> {
+  return run.status === 'completed' && run.schemaId === schemaId && run.outputFormat === 'json';
 }
 
 export interface AnalyzeOptions {
@@ -562,17 +586,25 @@ export class VisionClient {
   // ---------- high-level flow ----------
 
   /**
-   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
-   * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope, its
+   * `result` typed for what was asked (`schemaId: 'receipt'` gives a `ReceiptResult`: `ResultFor`); rejects with a
+   * VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
    */
-  async analyze(file: FileInput, params: AnalyzeParams, options: AnalyzeOptions = {}): Promise<CompletedRun> {
+  async analyze<const P extends AnalyzeParams>(
+    file: FileInput,
+    params: P,
+    options: AnalyzeOptions = {},
+  ): Promise<CompletedRun<ResultFor<P>>> {
     const started = Date.now();
     const { signal, cleanup } = this.deadline(options);
     let jobId: string | undefined;
     try {
       const created = await this.submitWithin(file, params, options, signal, started);
       jobId = created.jobId;
-      return await this.pollUntilFinal(created.jobId, signal, options.onProgress, started);
+      // The service shapes the result by the schema and format the run was created with (ResultFor says how).
+      return (await this.pollUntilFinal(created.jobId, signal, options.onProgress, started)) as CompletedRun<
+        ResultFor<P>
+      >;
     } catch (error) {
       throw withJob(this.normalizeAbort(error, signal, options, jobId), jobId);
     } finally {

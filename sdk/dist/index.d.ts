@@ -1,4 +1,6 @@
-import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+import type { RegistryResults, RegistrySchemaId } from './schemas.js';
+import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+export type * from './schemas.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
 export type VisionErrorCode = ErrorCode | 'ABORTED' | 'NETWORK_ERROR' | 'HTTP_ERROR' | 'INVALID_ARGUMENT' | (string & {});
@@ -89,6 +91,20 @@ export interface AnalyzeParams {
     /** Idempotency-Key for run creation; generated when absent. */
     idempotencyKey?: string | undefined;
 }
+/**
+ * The result type of a run asked with `params`: text for `outputFormat: 'text'`, a built-in schema's result type for
+ * its `schemaId` (sdk/schemas.ts, generated from the registry), else any JSON object (an inline schema, no schema).
+ */
+export type ResultFor<P> = P extends {
+    outputFormat: 'text';
+} ? TextResult : P extends {
+    schemaId: infer S extends RegistrySchemaId;
+} ? RegistryResults[S] : Record<string, unknown>;
+/**
+ * Whether `run` is a completed run of the built-in schema `schemaId` (its `schemaId` says so, and it is json): its
+ * `result` is then typed as that schema's, e.g. for a run from `getRun`, `waitForRun` or a webhook event.
+ */
+export declare function isSchemaRun<S extends RegistrySchemaId>(run: RunResponse, schemaId: S): run is CompletedRun<RegistryResults[S]>;
 export interface AnalyzeOptions {
     onProgress?: ((event: ProgressEvent) => void) | undefined;
     signal?: AbortSignal | undefined;
@@ -183,10 +199,11 @@ export declare class VisionClient {
     /** GET /v1/webhooks/{id}/deliveries: the endpoint's last 100 delivery attempts, newest first. */
     listWebhookDeliveries(id: string, options?: CallOptions): Promise<WebhookDeliveriesResponse>;
     /**
-     * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
-     * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+     * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope, its
+     * `result` typed for what was asked (`schemaId: 'receipt'` gives a `ReceiptResult`: `ResultFor`); rejects with a
+     * VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
      */
-    analyze(file: FileInput, params: AnalyzeParams, options?: AnalyzeOptions): Promise<CompletedRun>;
+    analyze<const P extends AnalyzeParams>(file: FileInput, params: P, options?: AnalyzeOptions): Promise<CompletedRun<ResultFor<P>>>;
     /** presign → PUT → create; resolves with the queued creation envelope (no polling). */
     submit(file: FileInput, params: AnalyzeParams, options?: AnalyzeOptions): Promise<CreateRunResponse>;
     /** Polls a run until `completed` (resolves) or `failed` (rejects with the run's error as a VisionError). */

@@ -31,6 +31,9 @@ var VisionError = class extends Error {
     return this.run !== void 0;
   }
 };
+function isSchemaRun(run, schemaId) {
+  return run.status === "completed" && run.schemaId === schemaId && run.outputFormat === "json";
+}
 var SDK_VERSION = "0.1.0";
 function definedOnly(value) {
   return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== void 0));
@@ -301,8 +304,9 @@ var VisionClient = class {
   }
   // ---------- high-level flow ----------
   /**
-   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
-   * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope, its
+   * `result` typed for what was asked (`schemaId: 'receipt'` gives a `ReceiptResult`: `ResultFor`); rejects with a
+   * VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
    */
   async analyze(file, params, options = {}) {
     const started = Date.now();
@@ -645,6 +649,7 @@ export {
   VisionError,
   WebhookSignatureError,
   backoffDelay,
+  isSchemaRun,
   parseRetryAfter,
   sleep,
   sniffFileName,
