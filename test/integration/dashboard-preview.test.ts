@@ -15,6 +15,7 @@ import {
   runRow,
   shot,
   statusSays,
+  text,
   until,
 } from '../support/dashboard-page.js';
 import { call, fixture, KEYS, stack } from './client.js';
@@ -85,6 +86,9 @@ test('a PDF shows in the browser’s PDF viewer inside the run’s detail', asyn
   const viewer = await until('the PDF viewer', async () => pdfViewerIn(frame));
   // The viewer names the document once it has loaded it (it shows an error dialog instead when it cannot).
   await until('the PDF to load', async () => (await viewer.title()) === 'invoice.pdf');
+  // A frame without page images has nothing under it but the "Open file" line (no stray `null`).
+  const preview = detail(page, pdfRun).locator('#preview');
+  expect(await text(preview)).toMatch(/^Open file invoice\.pdf \(link valid until [^)]+\)$/);
   await shot(page, 'preview-pdf');
 });
 
