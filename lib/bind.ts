@@ -43,7 +43,7 @@ const SCOPED_WILDCARDS = [
   },
   {
     pattern: new RegExp(`/${escapeRegExp(uploadsBucket.keyPrefix)}\\*$`),
-    reason: `Objects of the uploads bucket under the ${uploadsBucket.keyPrefix} prefix only (keys ${uploadsBucket.keyPrefix}{tenantId}/{uploadId} are generated per upload, so they cannot be listed in advance).`,
+    reason: `Objects of the uploads bucket under the ${uploadsBucket.keyPrefix} prefix only (keys ${uploadsBucket.keyPrefix}{tenantId}/{uploadId}/{file name} are generated per upload, so they cannot be listed in advance).`,
   },
   {
     pattern: new RegExp(`/${escapeRegExp(uploadsBucket.previewsPrefix)}\\*$`),

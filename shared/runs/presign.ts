@@ -4,8 +4,8 @@ import { presignObject } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import type { PresignRequest, PresignResponse } from '../contract.js';
 import { FileTooLargeError, UnsupportedFileTypeError } from '../errors.js';
-import { uploadsBucket } from '../infra/resources.js';
 import { putUpload } from '../store/uploads.js';
+import { uploadObjectKey } from '../uploads/object-key.js';
 
 const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
   '.jpg': 'image',
@@ -36,7 +36,8 @@ export async function presignUpload(
   if (request.contentLength > maxBytes) throw new FileTooLargeError(request.contentLength, maxBytes);
 
   const uploadId = `upl_${randomUUID().replaceAll('-', '')}`;
-  const objectKey = `${uploadsBucket.keyPrefix}${tenantId}/${uploadId}`;
+  // Ends in the file's name: so does every address of it, which browsers title and name downloads after.
+  const objectKey = uploadObjectKey(tenantId, uploadId, fileName);
   const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSeconds * 1000);
   const usableUntil = new Date(now.getTime() + config.uploadRetentionHours * 3600 * 1000);
 

@@ -317,7 +317,11 @@ describe('stateless stack: functions', () => {
     expect(refersTo(variables[uploadsBucket.domainEnvVar], logicalIdOf(stateful, stateful.uploadsBucket))).toBe(true);
     expect(JSON.stringify(variables[uploadsBucket.domainEnvVar])).toContain('RegionalDomainName');
     expect(uploadsBucket.envVar in variables).toBe(false);
-    expect(statementsOf('dashboard').flatMap(actionsOf).filter((a) => a.startsWith('s3:'))).toEqual([]);
+    expect(
+      statementsOf('dashboard')
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('s3:')),
+    ).toEqual([]);
   });
 
   test('create-run may send to the run queue and write the runs table', () => {

@@ -15,6 +15,7 @@ import { createRunWithHold, settleRun } from '../../shared/store/ledger.js';
 import type { RunError, RunRecord, RunUsage } from '../../shared/store/runs.js';
 import { createApiKey, ensureTenant } from '../../shared/store/tenants.js';
 import type { FieldSpec } from '../../shared/task.js';
+import { uploadObjectKey } from '../../shared/uploads/object-key.js';
 import type { StackInfo } from '../integration/stack.js';
 
 /**
@@ -110,7 +111,7 @@ export async function seedSettledRun(options: SeedOptions): Promise<string> {
     status: 'queued',
     stage: 'waiting',
     uploadId: options.uploadId,
-    objectKey: `uploads/${options.tenantId}/${options.uploadId}`,
+    objectKey: uploadObjectKey(options.tenantId, options.uploadId, options.fileName),
     uploadExpiresAtEpoch: Math.floor(Date.now() / 1000) + 86_400,
     prompt: 'Extract the receipt',
     outputFormat: 'json',

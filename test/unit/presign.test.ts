@@ -2,6 +2,7 @@
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/presign.js';
+import { safeFileName, uploadObjectKey } from '../../shared/uploads/object-key.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
 import { bucketName, tableName } from '../support/aws.js';
 
@@ -74,6 +75,25 @@ describe('a valid request', () => {
       { path: 'fileName', message: expect.stringContaining('control characters') },
     ]);
     expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
+  test('the object, and so every address of it, ends in the file’s own name (tab titles, download names)', async () => {
+    const answer = await presign({ fileName: 'invoice.pdf', contentLength: 10 }, 'tenant-z');
+    const key = ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.objectKey;
+    expect(key).toBe(`uploads/tenant-z/${answer.body.uploadId}/invoice.pdf`);
+    expect(new URL(answer.body.uploadUrl).pathname.endsWith(`/${answer.body.uploadId}/invoice.pdf`)).toBe(true);
+  });
+
+  test.each([
+    ['reçu 2026.png', 're_u 2026.png'],
+    ['a/b.png', 'a_b.png'],
+    ['50%"off".png', '50__off_.png'],
+    ['..png', '..png'],
+  ])('in the key, %j is reduced to safe characters: %j', async (fileName, name) => {
+    const answer = await presign({ fileName, contentLength: 10 });
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toEqual(
+      expect.objectContaining({ fileName, objectKey: `uploads/tenant-a/${answer.body.uploadId}/${name}` }),
+    );
   });
 
   test('every upload gets a fresh id and address', async () => {
@@ -171,5 +191,13 @@ describe('a rejected request writes nothing', () => {
   test('an unknown field answers 400', async () => {
     const answer = await presign({ fileName: 'a.png', contentLength: 10, contentType: 'image/png' });
     expectError(answer, 'INVALID_REQUEST');
+  });
+});
+
+describe('safeFileName (a name in a storage key or a header)', () => {
+  test('dots alone are never a name: URL parsers would resolve `..` away with the signed address', () => {
+    for (const name of ['.', '..', '...', ' .. ', '']) expect(safeFileName(name)).toBeUndefined();
+    expect(uploadObjectKey('t', 'upl_1', '..')).toBe('uploads/t/upl_1/file');
+    expect(safeFileName('a'.repeat(300))).toHaveLength(200);
   });
 });
