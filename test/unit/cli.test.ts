@@ -28,27 +28,32 @@ interface Outcome {
   stderr: string;
 }
 
+/** An Io for the service at `baseUrl` that keeps what the CLI writes (`out`, readable while the CLI runs). */
+function captured(baseUrl: string, options: { tty?: boolean; apiKey?: string } = {}) {
+  const out = { stdout: '', stderr: '' };
+  const io = {
+    stdout: (text: string) => {
+      out.stdout += text;
+    },
+    stderr: (text: string) => {
+      out.stderr += text;
+    },
+    env: { VISION_BASE_URL: baseUrl, VISION_API_KEY: options.apiKey ?? 'vk_test_key' },
+    stderrIsTTY: options.tty === true,
+    interactive: false,
+  };
+  return { io, out };
+}
+
 /** Runs the CLI in process with the service at `baseUrl` (stderr a terminal when `tty`). */
 async function vision(
   args: string[],
   baseUrl: string,
   options: { tty?: boolean; apiKey?: string } = {},
 ): Promise<Outcome> {
-  let stdout = '';
-  let stderr = '';
-  const io = {
-    stdout: (text: string) => {
-      stdout += text;
-    },
-    stderr: (text: string) => {
-      stderr += text;
-    },
-    env: { VISION_BASE_URL: baseUrl, VISION_API_KEY: options.apiKey ?? 'vk_test_key' },
-    stderrIsTTY: options.tty === true,
-    interactive: false,
-  };
+  const { io, out } = captured(baseUrl, options);
   const code = await main(args, io, new AbortController().signal);
-  return { code, stdout, stderr };
+  return { code, ...out };
 }
 
 const run = (jobId: string, status: string, extra: Record<string, unknown> = {}) => ({
@@ -536,19 +541,7 @@ describe('listen', () => {
       return { status: 204, raw: '' };
     });
     const port = await freePort();
-    let stdout = '';
-    let stderr = '';
-    const io = {
-      stdout: (text: string) => {
-        stdout += text;
-      },
-      stderr: (text: string) => {
-        stderr += text;
-      },
-      env: { VISION_BASE_URL: server.url, VISION_API_KEY: 'vk_test_key' },
-      stderrIsTTY: false,
-      interactive: false,
-    };
+    const { io, out } = captured(server.url);
     const stop = new AbortController();
     const done = main(['listen', '--port', String(port)], io, stop.signal);
     try {
@@ -556,14 +549,14 @@ describe('listen', () => {
       // Listening, not registered yet: a forged event (signed with the empty key the secret was before) is refused.
       const early = await until(async () => deliver(port, signatureHeader('', event, now)).catch(() => undefined));
       expect(early.status).toBe(503);
-      expect(stdout).toBe('');
+      expect(out.stdout).toBe('');
 
       register();
-      await until(async () => stderr.includes('listening on'));
+      await until(async () => out.stderr.includes('listening on'));
       expect((await deliver(port, signatureHeader('', event, now))).status).toBe(400);
-      expect(stdout).toBe('');
+      expect(out.stdout).toBe('');
       expect((await deliver(port, signatureHeader(secret, event, now))).status).toBe(204);
-      expect(JSON.parse(stdout)).toEqual(JSON.parse(event));
+      expect(JSON.parse(out.stdout)).toEqual(JSON.parse(event));
     } finally {
       register();
       stop.abort();
