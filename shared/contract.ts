@@ -130,7 +130,9 @@ export const errorResponse = z.object({ error: z.extend(errorObject, { requestId
 // ---------- POST /v1/uploads/presign ----------
 
 export const presignRequest = z.strictObject({
-  fileName: displayText(1, 255),
+  fileName: displayText(1, 255).check(
+    z.meta({ description: 'The file name with its extension; no control or bidirectional formatting characters' }),
+  ),
   contentLength: integer(z.positive()),
 });
 export const presignResponse = z.object({
@@ -493,7 +495,9 @@ export const createWebhookRequest = z.strictObject({
       z.meta({ description: 'The event types to send; default: every type' }),
     ),
   ),
-  description: z.optional(displayText(0, 500)),
+  description: z.optional(
+    displayText(0, 500).check(z.meta({ description: 'No control or bidirectional formatting characters' })),
+  ),
 });
 
 export const webhook = z.object({
