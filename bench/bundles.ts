@@ -91,6 +91,8 @@ function resourceEnvironment(handler: HandlerName): Record<string, string> {
     env[uploadsBucket.envVar] = 'bench-placeholder-bucket';
     env[uploadsBucket.domainEnvVar] = 'bench-placeholder-bucket.s3.us-east-1.amazonaws.com';
   }
+  // The dashboard names the bucket's host in its CSP, without access to it (lib/bind.ts).
+  if (access.storageAddress) env[uploadsBucket.domainEnvVar] = 'bench-placeholder-bucket.s3.us-east-1.amazonaws.com';
   if (access.queue) env[runQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder';
   if (access.webhookQueue) {
     env[webhookQueue.envVar] = 'https://sqs.us-east-1.amazonaws.com/000000000000/bench-placeholder-webhooks';

@@ -1,10 +1,12 @@
 /**
  * What the `vision` CLI writes besides JSON: the progress line on a terminal, one line per run for `runs list`, and
  * errors as one line with a hint a person can act on (which variable holds the key, whether the service runs).
- * Not to undo: the progress line redraws itself every second while a run is going, so a long run never looks frozen.
+ * Not to undo: the progress line redraws itself every second while a run is going, so a long run never looks frozen;
+ * and nothing the service sends reaches the terminal raw (`terminalSafe`, `jsonText`): a value can carry document
+ * text (a review reason, a file name), and an escape sequence in it would rewrite the screen.
  * Why these outputs: docs/decisions.md#the-clis-output.
  */
-import type { ProgressEvent, RunResponse } from '../sdk/index.js';
+import type { ProgressEvent, RunResponse, UsageResponse, UsageRow } from '../sdk/index.js';
 import { VisionError } from '../sdk/index.js';
 import { didYouMean, UsageError } from './args.js';
 
@@ -19,6 +21,32 @@ export interface Io {
   stderrIsTTY: boolean;
   /** stdin and stderr are a terminal: the cost question may be asked. */
   interactive: boolean;
+}
+
+/**
+ * Control characters but the newline (C0 with tab and CR, DEL, C1) and the bidirectional formatting characters: what
+ * must not reach a terminal from a value (an escape sequence, a carriage return over a line, a reordered line).
+ */
+const UNPRINTABLE = /(?!\n)[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+
+/** `text` with the characters a terminal must not get from a value removed (newlines kept). */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, '');
+}
+
+/**
+ * `value` as indented JSON (or one line with `indent` 0) and a newline, with every character `printable` would drop
+ * escaped as `\uXXXX` instead (JSON.stringify leaves DEL, C1 and the bidi characters raw): parsed back it is the
+ * same value, character for character, and on a terminal it is inert.
+ */
+export function jsonText(value: unknown, indent = 2): string {
+  const json = JSON.stringify(value, null, indent) ?? 'null';
+  return `${json.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;
+}
+
+/** `io` with every write passed through `printable` (what the CLI prints; the progress line draws on the raw one). */
+export function terminalSafe(io: Io): Io {
+  return { ...io, stdout: (text) => io.stdout(printable(text)), stderr: (text) => io.stderr(printable(text)) };
 }
 
 /** Seconds with one decimal (`12.3s`). */
@@ -60,7 +88,7 @@ export class ProgressLine {
 
   update(event: ProgressEvent): void {
     if (!this.enabled) return;
-    this.text = describeProgress(event);
+    this.text = printable(describeProgress(event));
     this.draw();
     // Once started, the clock keeps ticking until the line ends (unref: it never keeps the process alive).
     this.timer ??= setInterval(() => this.draw(), 1000);
@@ -106,6 +134,53 @@ export function runLine(run: RunResponse): string {
 }
 
 /**
+ * `usage` as a person reads it: the period, then one row per workflow and the total (runs by state, money charged
+ * and refunded to the micro-dollar, reviews, the share accepted, the mean confidence). `--json` prints the whole
+ * answer instead, with its series for charts.
+ */
+export function usageTable(usage: UsageResponse): string {
+  const header = [
+    'workflow',
+    'runs',
+    'completed',
+    'failed',
+    'queued',
+    'charged',
+    'refunded',
+    'reviewed',
+    'accepted',
+    'confidence',
+  ];
+  const cells = (label: string, row: UsageRow) => [
+    label,
+    String(row.runs),
+    String(row.completed),
+    String(row.failed),
+    String(row.queued),
+    `$${row.chargedUsd}`,
+    `$${row.refundedUsd}`,
+    String(row.verified),
+    row.acceptanceRate === null ? '-' : `${Math.round(row.acceptanceRate * 100)}%`,
+    row.meanConfidence === null ? '-' : row.meanConfidence.toFixed(2),
+  ];
+  const rows = [
+    header,
+    ...usage.workflows.map((row) => cells(row.workflow ?? '(none)', row)),
+    cells('total', usage.totals),
+  ];
+  const widths = header.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  // The workflow left-aligned, every number right-aligned under its heading.
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  const period = `usage from ${usage.from} to ${usage.to}`;
+  const none = usage.workflows.length === 0 ? ['no runs in this period'] : [];
+  return `${[period, ...none, ...rows.map(line)].join('\n')}\n`;
+}
+
+/**
  * What `analyze` writes on stderr after a completed run whose review is needed: why, one reason a line (the fields a
  * person should check). Empty for any other run.
  */
@@ -145,14 +220,14 @@ export function reportError(error: unknown, io: Io, origin: Origin, currentJobId
     io.stderr(`error: ${error.message}\n`);
     return EXIT.usage;
   }
-  if (error.run) io.stdout(`${JSON.stringify(error.run, null, 2)}\n`);
+  if (error.run) io.stdout(jsonText(error.run));
   const where = error.requestId ? ` [request ${error.requestId}]` : '';
   const status = error.status ? ` (${error.status})` : '';
   io.stderr(`error: ${error.code}${status}: ${error.message}${where}\n`);
   const hint = hintFor(error, origin);
   if (hint !== undefined) io.stderr(`hint: ${hint}\n`);
   else if (error.details && Object.keys(error.details).length > 0) {
-    io.stderr(`details: ${JSON.stringify(error.details)}\n`);
+    io.stderr(`details: ${jsonText(error.details, 0)}`);
   }
   // The run was created and goes on whatever failed here (polling, say): never leave the user without its id.
   if (error.jobId && !error.run) {

@@ -22,7 +22,18 @@ import {
   TIME_FORMS,
   UsageError,
 } from './args.js';
-import { EXIT, type Io, type Origin, ProgressLine, reportError, reviewNotice, runLine } from './output.js';
+import {
+  EXIT,
+  type Io,
+  jsonText,
+  type Origin,
+  ProgressLine,
+  reportError,
+  reviewNotice,
+  runLine,
+  terminalSafe,
+  usageTable,
+} from './output.js';
 import { listen, webhooks } from './webhooks.js';
 
 const HELP = `vision — client for the Vision Analysis Service
@@ -34,7 +45,7 @@ Usage:
                    [--json]
   vision runs get <jobId>
   vision verify <jobId> (--accept | --correct field=value …) [--note "…"]
-  vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w]
+  vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w] [--json]
   vision schemas
   vision health
   vision webhooks add <url> [--events run.completed,run.failed] [--description "…"]
@@ -65,10 +76,13 @@ verify:
   --accept marks the result accepted; --correct field=value (or field:=<json>) records corrections (accepted=false
   unless --accept is also given).
 usage:
+  A table: one row per workflow and the total (runs by state, charged and refunded USD, reviews, the share
+  accepted, mean confidence). --json prints the whole answer instead, with its series per --interval for charts.
   <time> is ${TIME_FORMS}.
 webhooks:
   add prints the endpoint with its signing secret (shown only then); deliveries lists its last 100 attempts.
-  Needs a key with the webhooks:manage scope. docs/webhooks.md describes what arrives and how to verify it.
+  Needs a key with the webhooks:manage scope (add: runs:read too, events carry whole runs). docs/webhooks.md
+  describes what arrives and how to verify it.
 listen:
   A receiver on 127.0.0.1 for trying webhooks on the local stack: registers itself as an endpoint (unless
   --secret is given for one you registered), prints each verified event as one JSON line, and deletes its
@@ -93,7 +107,10 @@ const globalOptions = GLOBAL_OPTIONS;
 
 /** What one invocation knows beyond its arguments: where it writes, and what a hint or Ctrl-C needs to say. */
 interface Context {
+  /** Where the CLI prints: every write made printable (output.ts, terminalSafe). */
   io: Io;
+  /** The terminal's own stderr, for the progress line's control sequences (its text is made printable itself). */
+  rawStderr: (text: string) => void;
   signal: AbortSignal;
   origin: Origin;
   /** Shared with the caller: the run an analysis created, once it exists (Ctrl-C names it). */
@@ -102,7 +119,7 @@ interface Context {
 }
 
 function printJson(ctx: Context, value: unknown): void {
-  ctx.io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  ctx.io.stdout(jsonText(value));
 }
 
 function client(ctx: Context, values: { 'base-url'?: string; 'api-key'?: string }): VisionClient {
@@ -210,7 +227,7 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
   if (maxCostUsd !== undefined) params.maxCostUsd = maxCostUsd;
   if (values.yes) params.confirmCost = true;
 
-  const progress = new ProgressLine(ctx.io.stderr, ctx.io.stderrIsTTY);
+  const progress = new ProgressLine(ctx.rawStderr, ctx.io.stderrIsTTY);
   ctx.progress = progress;
   const options = {
     signal: ctx.signal,
@@ -289,10 +306,17 @@ async function runs(ctx: Context, args: string[]): Promise<number> {
       return EXIT.ok;
     }
     ctx.io.stdout(answer.items.map((run) => `${runLine(run)}\n`).join(''));
-    if (ctx.io.stderrIsTTY) {
-      if (answer.items.length === 0) ctx.io.stderr(review ? 'no runs need review\n' : 'no runs\n');
-      if (answer.nextCursor) ctx.io.stderr(`more: vision runs list --cursor ${answer.nextCursor}\n`);
+    // Said whether or not stderr is a terminal: an empty stdout alone reads like a CLI that did nothing.
+    if (answer.items.length === 0) {
+      const filtered = values.workflow !== undefined || status !== undefined || values.cursor !== undefined;
+      ctx.io.stderr(
+        review
+          ? `no runs need review${filtered ? ' with these filters' : ': the review queue is empty'}\n`
+          : `no runs${filtered ? ' with these filters' : ''}\n`,
+      );
     }
+    if (ctx.io.stderrIsTTY && answer.nextCursor)
+      ctx.io.stderr(`more: vision runs list --cursor ${answer.nextCursor}\n`);
     return EXIT.ok;
   }
   if (sub === 'get') {
@@ -340,6 +364,7 @@ async function usage(ctx: Context, args: string[]): Promise<number> {
         to: { type: 'string' },
         interval: { type: 'string' },
         workflow: { type: 'string' },
+        json: { type: 'boolean' },
       },
       allowPositionals: true,
     },
@@ -353,7 +378,9 @@ async function usage(ctx: Context, args: string[]): Promise<number> {
     throw new UsageError(`--from (${from}) must be before --to (${to})`);
   }
   const interval = oneOf(values.interval, ['hour', 'day', 'month'], '--interval');
-  printJson(ctx, await client(ctx, values).usage({ from, to, interval, workflow: values.workflow }));
+  const answer = await client(ctx, values).usage({ from, to, interval, workflow: values.workflow });
+  if (values.json) printJson(ctx, answer);
+  else ctx.io.stdout(usageTable(answer));
   return EXIT.ok;
 }
 
@@ -382,12 +409,13 @@ function help(ctx: Context): number {
 /** Runs one command line; resolves with the exit code. `state.jobId` names the run an analysis created, once it exists. */
 export async function main(
   argv: string[],
-  io: Io,
+  terminal: Io,
   signal: AbortSignal,
   state: { jobId?: string } = {},
 ): Promise<number> {
   const origin: Origin = { baseUrl: undefined, baseUrlFrom: 'VISION_BASE_URL', apiKeyFrom: 'VISION_API_KEY' };
-  const ctx: Context = { io, signal, origin, state };
+  const io = terminalSafe(terminal);
+  const ctx: Context = { io, rawStderr: terminal.stderr, signal, origin, state };
   const [command, ...rest] = argv;
   try {
     switch (command) {

@@ -1,13 +1,14 @@
 /**
  * `vision webhooks add|list|rm|deliveries` and `vision listen` (docs/webhooks.md). `listen` is a receiver on this
  * machine for trying webhooks against the local stack: it registers itself (unless given a --secret), prints each
- * verified event as one JSON line on stdout, and deletes its endpoint when it stops. A deployed service cannot reach
+ * verified event as one JSON line on stdout, and deletes its endpoint when it stops. Not to undo: it listens before
+ * it registers (the endpoint's URL needs its port) and answers 503 until the registration gives it the secret. A deployed service cannot reach
  * 127.0.0.1: there, point an https endpoint at your own receiver instead.
  */
 import { createServer } from 'node:http';
 import { type VisionClient, verifyWebhook, WebhookSignatureError } from '../sdk/index.js';
 import { GLOBAL_OPTIONS, nearest, parse, parseNumber, UsageError } from './args.js';
-import { EXIT, type Io } from './output.js';
+import { EXIT, type Io, jsonText } from './output.js';
 
 const EVENT_TYPES = ['run.completed', 'run.failed'] as const;
 type EventType = (typeof EVENT_TYPES)[number];
@@ -16,7 +17,7 @@ type EventType = (typeof EVENT_TYPES)[number];
 export type ClientFor = (values: { 'base-url'?: string | undefined; 'api-key'?: string | undefined }) => VisionClient;
 
 function printJson(io: Io, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(jsonText(value));
 }
 
 function eventTypes(value: string | undefined): EventType[] | undefined {
@@ -100,14 +101,15 @@ export async function listen(
   if (values.help) return help();
   const port = parseNumber(values.port, '--port') ?? 0;
   const count = parseNumber(values.count, '--count');
-  if (values.secret !== undefined && !values.secret.startsWith('whsec_')) {
-    throw new UsageError('--secret: a webhook secret starts with whsec_');
+  if (values.secret !== undefined && !/^whsec_[A-Za-z0-9_-]{16,}$/.test(values.secret)) {
+    throw new UsageError('--secret: a webhook secret is whsec_ and the characters registration printed');
   }
   const types = eventTypes(values.events);
   // Registering needs the service; listening with a given secret does not.
   const vision = values.secret === undefined ? clientFor(values) : undefined;
 
-  let secret = values.secret ?? '';
+  // Unknown until the registration answers: until then every delivery is refused 503 (nothing can be verified).
+  let secret: string | undefined = values.secret;
   let received = 0;
   let finish: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
@@ -121,17 +123,27 @@ export async function listen(
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     req.on('end', () => {
+      if (secret === undefined) {
+        res.writeHead(503, { 'retry-after': '1' }).end('not registered yet');
+        io.stderr('refused a delivery: the endpoint is not registered yet\n');
+        return;
+      }
       const header = req.headers['vision-signature'];
       try {
         const event = verifyWebhook(Buffer.concat(chunks), typeof header === 'string' ? header : undefined, secret);
         res.writeHead(204).end();
-        io.stdout(`${JSON.stringify(event)}\n`);
+        io.stdout(jsonText(event, 0));
         received++;
         if (count !== undefined && received >= count) finish();
       } catch (error) {
-        const reason = error instanceof WebhookSignatureError ? error.reason : 'not JSON';
-        res.writeHead(400).end(reason);
-        io.stderr(`refused a delivery: ${reason}\n`);
+        if (error instanceof WebhookSignatureError || error instanceof SyntaxError) {
+          const reason = error instanceof WebhookSignatureError ? error.reason : 'not JSON';
+          res.writeHead(400).end(reason);
+          io.stderr(`refused a delivery: ${reason}\n`);
+        } else {
+          res.writeHead(500).end();
+          io.stderr(`refused a delivery: ${(error as Error).message}\n`);
+        }
       }
     });
   });

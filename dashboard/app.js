@@ -110,18 +110,13 @@ const els = {
 
 // ---------- formatting ----------
 
-// Amounts are small (a receipt costs about $0.00026), so below a cent up to 5 decimals are shown.
-const usdSmall = new Intl.NumberFormat('en-US', {
+// Amounts are whole micro-dollars and small (a receipt costs about $0.00026): every one is shown exactly, to the
+// micro-dollar, so a cost and a price that differ never look the same ($0.000011 and $0.000014, not $0.00001 twice).
+const usd = new Intl.NumberFormat('en-US', {
   style: 'currency',
   currency: 'USD',
   minimumFractionDigits: 2,
-  maximumFractionDigits: 5,
-});
-const usdLarge = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  minimumFractionDigits: 2,
-  maximumFractionDigits: 4,
+  maximumFractionDigits: 6,
 });
 const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
@@ -148,9 +143,7 @@ const hourLabel = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: 
 
 function formatUsd(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '—';
-  if (value === 0) return '$0.00';
-  if (value < 0.00001) return '< $0.00001';
-  return (value < 0.01 ? usdSmall : usdLarge).format(value);
+  return usd.format(value);
 }
 
 const formatPercent = (value) => (typeof value === 'number' && Number.isFinite(value) ? percent.format(value) : '—');
@@ -773,7 +766,9 @@ function fileFacts(file) {
 
 function renderDetail(run) {
   const review = reviewParts(run);
-  els.detail.replaceChildren(
+  // append skips the parts a run does not have (null); replaceChildren would print them as "null".
+  els.detail.replaceChildren();
+  append(els.detail, [
     // The header stays in view while the detail scrolls: the run, its status and the review actions.
     h(
       'div',
@@ -801,6 +796,8 @@ function renderDetail(run) {
       ),
       review.bar,
     ),
+    // A failed run's error comes first, before anything else can push it out of view (a preview is ~450 px tall).
+    run.status === 'failed' ? resultSection(run) : null,
     facts([
       ['Workflow', run.workflow ?? 'none'],
       ['Created', timeEl(run.createdAt)],
@@ -818,11 +815,11 @@ function renderDetail(run) {
       section('preview', 'File', h('div', { class: 'preview', id: 'preview' }, h('p', { class: 'hint' }, 'Loading…'))),
       fieldsSection(run),
     ),
-    resultSection(run),
+    run.status === 'failed' ? null : resultSection(run),
     review.section,
     moneySection(run),
     attemptsSection(run),
-  );
+  ]);
 }
 
 /**
@@ -958,7 +955,12 @@ async function loadPreview(run) {
             return null;
           });
     if (pdf && !page) showListOnly();
-    container()?.replaceChildren(...previewFor(file, run, page));
+    // Through append, which skips the null parts (replaceChildren would write them out as the text "null").
+    const target = container();
+    if (target) {
+      target.replaceChildren();
+      append(target, previewFor(file, run, page));
+    }
   } catch (error) {
     if (error?.name === 'AbortError') return;
     if (error instanceof ApiError && error.status === 401) return reportError(error, 'Loading the file');
@@ -1208,15 +1210,18 @@ function fieldBoxes(run, img, page = 1, size = run.file) {
     'aria-hidden': 'true',
     focusable: 'false',
   });
+  // Each box is drawn a little outside its value (in the image's own units, so it scales with the text): the outline
+  // never crosses the characters it points at, whatever size the preview is shown at.
+  const margin = 6;
   for (const entry of entries) {
     const group = s('g', { class: 'field-box', 'data-evidence': entry.name });
     for (const [x0, y0, x1, y1] of boxesOn(entry.evidence, page)) {
       group.append(
         s('rect', {
-          x: x0 * width,
-          y: y0 * height,
-          width: Math.max(1, (x1 - x0) * width),
-          height: Math.max(1, (y1 - y0) * height),
+          x: x0 * width - margin,
+          y: y0 * height - margin,
+          width: Math.max(1, (x1 - x0) * width) + 2 * margin,
+          height: Math.max(1, (y1 - y0) * height) + 2 * margin,
           rx: 3,
           'vector-effect': 'non-scaling-stroke',
         }),
@@ -1226,7 +1231,7 @@ function fieldBoxes(run, img, page = 1, size = run.file) {
     // usually ends its line), or left of it when the box reaches the right edge: a filled disc, never read as text.
     const [x0, y0, x1, y1] = boxesOn(entry.evidence, page)[0];
     const r = 22;
-    const cx = x1 < 0.93 ? x1 * width + 6 + r : x0 * width - 6 - r;
+    const cx = x1 < 0.93 ? x1 * width + margin + 6 + r : x0 * width - margin - 6 - r;
     const cy = Math.max(r, ((y0 + y1) / 2) * height);
     group.append(
       s('circle', { class: 'field-badge', cx, cy, r }),

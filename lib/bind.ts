@@ -43,7 +43,7 @@ const SCOPED_WILDCARDS = [
   },
   {
     pattern: new RegExp(`/${escapeRegExp(uploadsBucket.keyPrefix)}\\*$`),
-    reason: `Objects of the uploads bucket under the ${uploadsBucket.keyPrefix} prefix only (keys ${uploadsBucket.keyPrefix}{tenantId}/{uploadId} are generated per upload, so they cannot be listed in advance).`,
+    reason: `Objects of the uploads bucket under the ${uploadsBucket.keyPrefix} prefix only (keys ${uploadsBucket.keyPrefix}{tenantId}/{uploadId}/{file name} are generated per upload, so they cannot be listed in advance).`,
   },
   {
     pattern: new RegExp(`/${escapeRegExp(uploadsBucket.previewsPrefix)}\\*$`),
@@ -175,6 +175,10 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
     );
+  }
+
+  if (access.storageAddress && access.bucket === undefined) {
+    fn.addEnvironment(uploadsBucket.domainEnvVar, resources.uploadsBucket.bucketRegionalDomainName);
   }
 
   if (access.eventBus !== undefined) {

@@ -10,6 +10,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { RegistryResults, RegistrySchemaId } from './schemas.js';
 import type {
   CompletedRun,
   CreatedWebhook,
@@ -30,6 +31,7 @@ import type {
   RunProgress,
   RunResponse,
   SchemasResponse,
+  TextResult,
   UsageQuery,
   UsageResponse,
   VerifyRequest,
@@ -39,6 +41,7 @@ import type {
   WhoamiResponse,
 } from './types.js';
 
+export type * from './schemas.js';
 export type * from './types.js';
 
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
@@ -157,6 +160,27 @@ export interface AnalyzeParams {
   fileName?: string | undefined;
   /** Idempotency-Key for run creation; generated when absent. */
   idempotencyKey?: string | undefined;
+}
+
+/**
+ * The result type of a run asked with `params`: text for `outputFormat: 'text'`, a built-in schema's result type for
+ * its `schemaId` (sdk/schemas.ts, generated from the registry), else any JSON object (an inline schema, no schema).
+ */
+export type ResultFor<P> = P extends { outputFormat: 'text' }
+  ? TextResult
+  : P extends { schemaId: infer S extends RegistrySchemaId }
+    ? RegistryResults[S]
+    : Record<string, unknown>;
+
+/**
+ * Whether `run` is a completed run of the built-in schema `schemaId` (its `schemaId` says so, and it is json): its
+ * `result` is then typed as that schema's, e.g. for a run from `getRun`, `waitForRun` or a webhook event.
+ */
+export function isSchemaRun<S extends RegistrySchemaId>(
+  run: RunResponse,
+  schemaId: S,
+): run is CompletedRun<RegistryResults[S]> {
+  return run.status === 'completed' && run.schemaId === schemaId && run.outputFormat === 'json';
 }
 
 export interface AnalyzeOptions {
@@ -336,17 +360,23 @@ export class WebhookSignatureError extends Error {
 }
 
 export interface VerifyWebhookOptions {
-  /** Most seconds between the signature's timestamp and now, either way (default 300). */
+  /** Most seconds between the signature's timestamp and now, either way (default 300); a finite number ≥ 0. */
   toleranceSec?: number | undefined;
-  /** The current time in epoch milliseconds (tests). */
+  /** The current time in epoch milliseconds (tests); a finite number. */
   now?: number | undefined;
 }
+
+/** An endpoint's signing secret as registration answers it: `whsec_` and at least 16 more characters. */
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9_-]{16,}$/;
 
 /**
  * Verifies a webhook delivery: `rawBody` exactly as received (before any JSON parsing), the `Vision-Signature`
  * header, and the endpoint's `whsec_…` secret. Returns the parsed event; throws WebhookSignatureError when the
  * header is missing or malformed, its timestamp is outside the tolerance (a replay), or no `v1` signature matches
  * (compared in constant time). Deliveries are at least once: dedupe by the event's `id`.
+ * Throws a TypeError, whatever the delivery, for a secret that is not a `whsec_…` secret (an empty one, an unset
+ * variable: anyone can sign with the empty key) or a tolerance or time that is not a finite number (NaN would
+ * switch the replay check off): a receiver set up wrong refuses everything rather than accepting forgeries.
  */
 export function verifyWebhook(
   rawBody: string | Uint8Array,
@@ -354,6 +384,15 @@ export function verifyWebhook(
   secret: string,
   { toleranceSec = 300, now = Date.now() }: VerifyWebhookOptions = {},
 ): WebhookEvent {
+  if (typeof secret !== 'string' || !WEBHOOK_SECRET.test(secret)) {
+    throw new TypeError("verifyWebhook: secret must be the endpoint's whsec_… signing secret");
+  }
+  if (typeof toleranceSec !== 'number' || !Number.isFinite(toleranceSec) || toleranceSec < 0) {
+    throw new TypeError('verifyWebhook: toleranceSec must be a finite number of seconds, 0 or more');
+  }
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new TypeError('verifyWebhook: now must be a finite time in epoch milliseconds');
+  }
   if (!signatureHeader) throw new WebhookSignatureError('missing', 'no Vision-Signature header');
   let timestamp: number | undefined;
   const signatures: string[] = [];
@@ -547,17 +586,25 @@ export class VisionClient {
   // ---------- high-level flow ----------
 
   /**
-   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
-   * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope, its
+   * `result` typed for what was asked (`schemaId: 'receipt'` gives a `ReceiptResult`: `ResultFor`); rejects with a
+   * VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
    */
-  async analyze(file: FileInput, params: AnalyzeParams, options: AnalyzeOptions = {}): Promise<CompletedRun> {
+  async analyze<const P extends AnalyzeParams>(
+    file: FileInput,
+    params: P,
+    options: AnalyzeOptions = {},
+  ): Promise<CompletedRun<ResultFor<P>>> {
     const started = Date.now();
     const { signal, cleanup } = this.deadline(options);
     let jobId: string | undefined;
     try {
       const created = await this.submitWithin(file, params, options, signal, started);
       jobId = created.jobId;
-      return await this.pollUntilFinal(created.jobId, signal, options.onProgress, started);
+      // The service shapes the result by the schema and format the run was created with (ResultFor says how).
+      return (await this.pollUntilFinal(created.jobId, signal, options.onProgress, started)) as CompletedRun<
+        ResultFor<P>
+      >;
     } catch (error) {
       throw withJob(this.normalizeAbort(error, signal, options, jobId), jobId);
     } finally {

@@ -172,11 +172,15 @@ export interface QueuedRun extends RunBase {
   progress?: RunProgress;
 }
 
-export interface CompletedRun extends RunBase {
+/**
+ * A completed run. `R` is its result's type: a built-in schema's (`CompletedRun<ReceiptResult>`, what `analyze` gives
+ * for `schemaId: 'receipt'`, sdk/schemas.ts), a text run's (`TextResult`), or any JSON object by default.
+ */
+export interface CompletedRun<R = Record<string, unknown>> extends RunBase {
   status: 'completed';
   protocolVersion: '0.1.0';
   requests: number;
-  result: Record<string, unknown>;
+  result: R;
   usage: Usage;
   chargedUsd: number;
   refundedUsd: number;
@@ -192,6 +196,12 @@ export interface CompletedRun extends RunBase {
   /** The schema's fields as the run used them: the names and types a review's corrections must have. */
   expectedFields?: SchemaField[];
 }
+
+/** The result of a run with `outputFormat: 'text'`: the text, and a multi-page document's text page by page. */
+export type TextResult = {
+  text: string;
+  pages?: { page: number; text: string }[];
+};
 
 /** `[x0, y0, x1, y1]` relative to the page, origin top-left, each in [0, 1]. */
 export type BBox = [number, number, number, number];
@@ -397,6 +407,10 @@ export interface WebhookDelivery {
   attemptedAt: string;
   /** The receiver's HTTP status, when it answered. */
   statusCode: number | null;
+  /**
+   * Why the try failed: `connect_failed`, `tls_error`, `timeout`, `url_refused` (the URL no longer passes the
+   * service's check) or `http_<status>` (redirects included); null when delivered.
+   */
   error: string | null;
   latencyMs: number;
   /** When the next try is due; null once delivered or failed. */

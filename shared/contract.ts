@@ -18,6 +18,19 @@ export const CORRECTIONS_MAX_BYTES = 64 * 1024;
 
 /** A string of `min`..`max` characters (classic's `z.string().min(min).max(max)`). */
 const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+/**
+ * Control characters (C0, DEL, C1: NUL, CR, LF, ESC, …) and the bidirectional formatting characters (LRM, RLM, ALM,
+ * the embeddings, overrides and isolates): text a person reads elsewhere (a terminal, a dashboard, a log line) where
+ * they could rewrite or reorder what is shown.
+ */
+export const UNDISPLAYABLE = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+/** `text` that must show as what it is: no control or bidirectional formatting characters. */
+const displayText = (min: number, max: number) =>
+  text(min, max).check(
+    z.refine((value) => !UNDISPLAYABLE.test(value), {
+      message: 'must not contain control characters or bidirectional formatting characters',
+    }),
+  );
 /** Whole numbers (classic's `z.number().int()`), with further checks. */
 const integer = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
 /** A share, 0 to 1. */
@@ -117,7 +130,9 @@ export const errorResponse = z.object({ error: z.extend(errorObject, { requestId
 // ---------- POST /v1/uploads/presign ----------
 
 export const presignRequest = z.strictObject({
-  fileName: text(1, 255),
+  fileName: displayText(1, 255).check(
+    z.meta({ description: 'The file name with its extension; no control or bidirectional formatting characters' }),
+  ),
   contentLength: integer(z.positive()),
 });
 export const presignResponse = z.object({
@@ -480,7 +495,9 @@ export const createWebhookRequest = z.strictObject({
       z.meta({ description: 'The event types to send; default: every type' }),
     ),
   ),
-  description: z.optional(text(0, 500)),
+  description: z.optional(
+    displayText(0, 500).check(z.meta({ description: 'No control or bidirectional formatting characters' })),
+  ),
 });
 
 export const webhook = z.object({
@@ -505,7 +522,13 @@ export const webhookDelivery = z.object({
   status: z.enum(['delivered', 'retrying', 'failed']),
   attemptedAt: isoTimestamp,
   statusCode: z.nullable(integer()),
-  error: z.nullable(z.string()),
+  error: z.nullable(z.string()).check(
+    z.meta({
+      description:
+        'Why the try failed, as a class: connect_failed, tls_error, timeout, url_refused (the URL no longer passes ' +
+        'the check) or http_<status> (any other answer than 2xx, redirects included); null when delivered',
+    }),
+  ),
   latencyMs: integer(z.nonnegative()),
   nextTryAt: z.nullable(isoTimestamp),
   response: z.string().check(z.meta({ description: "The start of the receiver's answer (at most 1 KB)" })),
@@ -513,7 +536,7 @@ export const webhookDelivery = z.object({
 
 export const webhookDeliveriesResponse = z.object({ items: z.array(webhookDelivery) });
 
-/** The body of every delivery (and, for `data`, the EventBridge event's `detail`). */
+/** The body of every delivery (and, for `data` with the run's `tenantId` added, the EventBridge event's `detail`). */
 export const webhookEvent = z.object({
   id: z.string(),
   type: webhookEventType,

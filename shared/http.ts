@@ -17,7 +17,7 @@ import {
   UnsupportedMediaTypeError,
   type ValidationIssue,
 } from './errors.js';
-import { type HandlerName, routes, type Scope } from './infra/routes.js';
+import { type HandlerName, type RouteDefinition, requiredScopes, routes, type Scope } from './infra/routes.js';
 import { BODY_MAX_DEPTH, jsonProblem } from './json-limits.js';
 import { log } from './log.js';
 import * as z from './zod.js';
@@ -148,16 +148,18 @@ interface RequestSpec<TBody, TQuery> {
 
 /** Middleware: auth context + scope, content-type, body size, JSON parse, zod validation — in the contract's order. */
 function parseRequest<TBody, TQuery>(
-  scope: Scope | null,
+  route: RouteDefinition,
   spec: RequestSpec<TBody, TQuery>,
 ): MiddlewareObj<ApiEvent, APIGatewayProxyResult> {
+  const scope = route.scope;
   return {
     before: (request) => {
       const event = request.event;
       const auth = readAuth(event);
       if (scope !== null) {
         if (!auth) throw new UnauthorizedError();
-        if (!auth.scopes.includes(scope) && !auth.scopes.includes('admin')) throw new ForbiddenError(scope);
+        const missing = requiredScopes(route).find((s) => !auth.scopes.includes(s));
+        if (missing !== undefined && !auth.scopes.includes('admin')) throw new ForbiddenError(missing);
       }
       const headers = lowerCaseHeaders(event.headers);
       const rawBody =
@@ -254,7 +256,7 @@ export function apiHandler<TBody = undefined, TQuery = undefined>(
   if (!route) throw new Error(`No route uses handler ${name}`);
   return middy<ApiEvent, APIGatewayProxyResult>()
     .use(contractResponses())
-    .use(parseRequest(route.scope, spec))
+    .use(parseRequest(route, spec))
     .handler(async (event): Promise<APIGatewayProxyResult> => {
       const parsed = event.parsed as ApiRequest<TBody, TQuery>;
       const response = await fn(parsed);

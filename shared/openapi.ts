@@ -4,7 +4,7 @@
  */
 import * as contract from './contract.js';
 import { ERROR_CODES } from './errors.js';
-import { type HandlerName, routes, type UNROUTED_HANDLERS } from './infra/routes.js';
+import { type HandlerName, requiredScopes, routes, type UNROUTED_HANDLERS } from './infra/routes.js';
 // The contract's zod/mini (see contract.ts); toJSONSchema is core's, the same as classic's.
 import * as z from './zod.js';
 
@@ -120,7 +120,8 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
   },
   'webhooks-create': {
     summary:
-      'Register a webhook endpoint (at most 10 per tenant); the answer carries its signing secret, shown only here. ' +
+      'Register a webhook endpoint (at most 10 per tenant; scopes webhooks:manage and runs:read: events carry whole ' +
+      'runs); the answer carries its signing secret, shown only here. ' +
       'Deliveries: POST {id, type, createdAt, data: the run} signed in Vision-Signature (docs/webhooks.md)',
     request: contract.createWebhookRequest,
     success: { status: 201, schema: contract.createWebhookResponse, description: 'Endpoint registered' },
@@ -208,7 +209,13 @@ export function buildOpenApi(): Record<string, unknown> {
     pathItem[route.method.toLowerCase()] = {
       operationId: route.handler,
       summary: op.summary,
-      ...(route.scope ? { security: [{ apiKey: [] }], 'x-required-scope': route.scope } : { security: [] }),
+      ...(route.scope
+        ? {
+            security: [{ apiKey: [] }],
+            'x-required-scope': route.scope,
+            ...(route.alsoScopes ? { 'x-required-scopes': requiredScopes(route) } : {}),
+          }
+        : { security: [] }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(op.request
         ? {

@@ -1,4 +1,6 @@
-import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+import type { RegistryResults, RegistrySchemaId } from './schemas.js';
+import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+export type * from './schemas.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
 export type VisionErrorCode = ErrorCode | 'ABORTED' | 'NETWORK_ERROR' | 'HTTP_ERROR' | 'INVALID_ARGUMENT' | (string & {});
@@ -89,6 +91,20 @@ export interface AnalyzeParams {
     /** Idempotency-Key for run creation; generated when absent. */
     idempotencyKey?: string | undefined;
 }
+/**
+ * The result type of a run asked with `params`: text for `outputFormat: 'text'`, a built-in schema's result type for
+ * its `schemaId` (sdk/schemas.ts, generated from the registry), else any JSON object (an inline schema, no schema).
+ */
+export type ResultFor<P> = P extends {
+    outputFormat: 'text';
+} ? TextResult : P extends {
+    schemaId: infer S extends RegistrySchemaId;
+} ? RegistryResults[S] : Record<string, unknown>;
+/**
+ * Whether `run` is a completed run of the built-in schema `schemaId` (its `schemaId` says so, and it is json): its
+ * `result` is then typed as that schema's, e.g. for a run from `getRun`, `waitForRun` or a webhook event.
+ */
+export declare function isSchemaRun<S extends RegistrySchemaId>(run: RunResponse, schemaId: S): run is CompletedRun<RegistryResults[S]>;
 export interface AnalyzeOptions {
     onProgress?: ((event: ProgressEvent) => void) | undefined;
     signal?: AbortSignal | undefined;
@@ -123,9 +139,9 @@ export declare class WebhookSignatureError extends Error {
     constructor(reason: WebhookSignatureError['reason'], message: string);
 }
 export interface VerifyWebhookOptions {
-    /** Most seconds between the signature's timestamp and now, either way (default 300). */
+    /** Most seconds between the signature's timestamp and now, either way (default 300); a finite number ≥ 0. */
     toleranceSec?: number | undefined;
-    /** The current time in epoch milliseconds (tests). */
+    /** The current time in epoch milliseconds (tests); a finite number. */
     now?: number | undefined;
 }
 /**
@@ -133,6 +149,9 @@ export interface VerifyWebhookOptions {
  * header, and the endpoint's `whsec_…` secret. Returns the parsed event; throws WebhookSignatureError when the
  * header is missing or malformed, its timestamp is outside the tolerance (a replay), or no `v1` signature matches
  * (compared in constant time). Deliveries are at least once: dedupe by the event's `id`.
+ * Throws a TypeError, whatever the delivery, for a secret that is not a `whsec_…` secret (an empty one, an unset
+ * variable: anyone can sign with the empty key) or a tolerance or time that is not a finite number (NaN would
+ * switch the replay check off): a receiver set up wrong refuses everything rather than accepting forgeries.
  */
 export declare function verifyWebhook(rawBody: string | Uint8Array, signatureHeader: string | null | undefined, secret: string, { toleranceSec, now }?: VerifyWebhookOptions): WebhookEvent;
 export declare class VisionClient {
@@ -180,10 +199,11 @@ export declare class VisionClient {
     /** GET /v1/webhooks/{id}/deliveries: the endpoint's last 100 delivery attempts, newest first. */
     listWebhookDeliveries(id: string, options?: CallOptions): Promise<WebhookDeliveriesResponse>;
     /**
-     * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
-     * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+     * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope, its
+     * `result` typed for what was asked (`schemaId: 'receipt'` gives a `ReceiptResult`: `ResultFor`); rejects with a
+     * VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
      */
-    analyze(file: FileInput, params: AnalyzeParams, options?: AnalyzeOptions): Promise<CompletedRun>;
+    analyze<const P extends AnalyzeParams>(file: FileInput, params: P, options?: AnalyzeOptions): Promise<CompletedRun<ResultFor<P>>>;
     /** presign → PUT → create; resolves with the queued creation envelope (no polling). */
     submit(file: FileInput, params: AnalyzeParams, options?: AnalyzeOptions): Promise<CreateRunResponse>;
     /** Polls a run until `completed` (resolves) or `failed` (rejects with the run's error as a VisionError). */

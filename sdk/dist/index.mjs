@@ -31,6 +31,9 @@ var VisionError = class extends Error {
     return this.run !== void 0;
   }
 };
+function isSchemaRun(run, schemaId) {
+  return run.status === "completed" && run.schemaId === schemaId && run.outputFormat === "json";
+}
 var SDK_VERSION = "0.1.0";
 function definedOnly(value) {
   return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== void 0));
@@ -128,7 +131,17 @@ var WebhookSignatureError = class extends Error {
     this.reason = reason;
   }
 };
+var WEBHOOK_SECRET = /^whsec_[A-Za-z0-9_-]{16,}$/;
 function verifyWebhook(rawBody, signatureHeader, secret, { toleranceSec = 300, now = Date.now() } = {}) {
+  if (typeof secret !== "string" || !WEBHOOK_SECRET.test(secret)) {
+    throw new TypeError("verifyWebhook: secret must be the endpoint's whsec_\u2026 signing secret");
+  }
+  if (typeof toleranceSec !== "number" || !Number.isFinite(toleranceSec) || toleranceSec < 0) {
+    throw new TypeError("verifyWebhook: toleranceSec must be a finite number of seconds, 0 or more");
+  }
+  if (typeof now !== "number" || !Number.isFinite(now)) {
+    throw new TypeError("verifyWebhook: now must be a finite time in epoch milliseconds");
+  }
   if (!signatureHeader) throw new WebhookSignatureError("missing", "no Vision-Signature header");
   let timestamp;
   const signatures = [];
@@ -291,8 +304,9 @@ var VisionClient = class {
   }
   // ---------- high-level flow ----------
   /**
-   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope; rejects
-   * with a VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
+   * presign → PUT → create (with an Idempotency-Key) → poll until final. Resolves with the completed envelope, its
+   * `result` typed for what was asked (`schemaId: 'receipt'` gives a `ReceiptResult`: `ResultFor`); rejects with a
+   * VisionError for a rejected request, a run that ended `failed` (`error.run` set), or cancellation (ABORTED).
    */
   async analyze(file, params, options = {}) {
     const started = Date.now();
@@ -635,6 +649,7 @@ export {
   VisionError,
   WebhookSignatureError,
   backoffDelay,
+  isSchemaRun,
   parseRetryAfter,
   sleep,
   sniffFileName,

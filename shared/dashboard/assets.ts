@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { uploadsBucket } from '../infra/resources.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -16,12 +17,17 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /**
  * Where previews load from (CSP sources): the origin of the presigned read addresses. Locally that is the S3 endpoint
- * the functions are given (on LocalStack, presumably the AWS_ENDPOINT_URL it sets; unverified); in AWS a bucket's
- * regional address, under amazonaws.com, or amazonaws.com.cn in the China regions.
+ * the functions are given (on LocalStack, presumably the AWS_ENDPOINT_URL it sets; unverified); in AWS the uploads
+ * bucket's own regional host (UPLOADS_BUCKET_DOMAIN, which presigning uses too), never all of amazonaws.com: any
+ * bucket there would do for a page that smuggled an address in.
  */
 export function storageOrigin(env: NodeJS.ProcessEnv = process.env): string {
   const endpoint = env.UPLOAD_PUBLIC_ENDPOINT || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL;
-  return endpoint ? new URL(endpoint).origin : 'https://*.amazonaws.com https://*.amazonaws.com.cn';
+  if (endpoint) return new URL(endpoint).origin;
+  const domain = env[uploadsBucket.domainEnvVar];
+  // At the function's init (dashboardHeaders): a deployment without the binding fails its cold start, loudly.
+  if (!domain) throw new Error(`Missing required environment variable ${uploadsBucket.domainEnvVar}`);
+  return `https://${domain}`;
 }
 
 /**

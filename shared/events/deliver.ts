@@ -4,14 +4,17 @@
  * it (post.ts), and records the attempt. A failed try is followed by a new message for the next one after the
  * schedule's jittered wait; after the last try the message goes to the dead-letter queue and the attempt is recorded
  * `failed`. Receivers' failures are outcomes, never thrown: only the service's own faults (a table unreachable) throw,
- * and SQS redelivers the message.
+ * and SQS redelivers the message. A try holds one of its tenant's delivery slots (store/delivery-slots.ts) while it
+ * resolves and POSTs; when they are all held the message waits and comes back, untried and unrecorded.
  */
+import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from '../aws/sqs.js';
 import { config } from '../config.js';
 import { webhookQueue, webhookSettings } from '../infra/resources.js';
 import { log } from '../log.js';
 import { resource } from '../resource-name.js';
+import { releaseDeliverySlot, takeDeliverySlot } from '../store/delivery-slots.js';
 import { type DeliveryStatus, getWebhook, putDelivery, type WebhookRecord } from '../store/webhooks.js';
 import { type DeliveryMessage, deliveryMessageBody } from './messages.js';
 import { type PostOutcome, postWebhook } from './post.js';
@@ -41,6 +44,8 @@ export type DeliverResult = 'delivered' | 'retrying' | 'failed' | 'postponed' | 
 export interface DeliverOptions {
   /** Resolves host names (tests). */
   resolve?: (host: string) => Promise<string[]>;
+  /** The lookup's deadline (tests; default webhookSettings.dnsTimeoutMs). */
+  dnsTimeoutMs?: number;
   now?: () => number;
   random?: () => number;
 }
@@ -68,10 +73,12 @@ async function tryPost(
     target = await checkWebhookUrl(webhook.url, {
       allowLocalhost: config.webhookAllowLocalhost,
       ...(options.resolve ? { resolve: options.resolve } : {}),
+      ...(options.dnsTimeoutMs !== undefined ? { dnsTimeoutMs: options.dnsTimeoutMs } : {}),
     });
   } catch (error: unknown) {
     if (!(error instanceof UnsafeUrlError)) throw error;
-    return { ok: false, statusCode: null, error: `refused: ${error.message}`, latencyMs: 0, response: '' };
+    const why = error.kind === 'timeout' ? 'timeout' : 'url_refused';
+    return { ok: false, statusCode: null, error: why, latencyMs: 0, response: '' };
   }
   const secret = await openSecret(webhook.secret, webhook.tenantId, webhook.webhookId);
   return postWebhook(target, rawBody, {
@@ -80,6 +87,12 @@ async function tryPost(
     [EVENT_ID_HEADER]: eventId,
     [SIGNATURE_HEADER]: signatureHeader(secret, rawBody, Math.floor(now() / 1000)),
   });
+}
+
+/** The wait of a try postponed for the `postponed`-th time: 2, 4, 8, … seconds up to busyWaitMaxSeconds, jittered. */
+export function busyDelaySeconds(postponed: number, random: () => number = Math.random): number {
+  const base = Math.min(webhookSettings.busyWaitMaxSeconds, 2 ** postponed);
+  return Math.max(1, Math.round(base * (1 - webhookSettings.jitter + 2 * webhookSettings.jitter * random())));
 }
 
 /** Delivers one message's try. */
@@ -101,7 +114,20 @@ export async function deliverOne(message: DeliveryMessage, options: DeliverOptio
     return 'dropped';
   }
   const rawBody = JSON.stringify({ id: message.eventId, type: message.type, createdAt: message.createdAt, data });
-  const result = await tryPost(webhook, message.eventId, rawBody, options, now);
+  const holder = `${message.eventId}#${message.webhookId}#${message.attempt}#${randomUUID()}`;
+  const slot = await takeDeliverySlot(webhook.tenantId, holder, { now: now() });
+  if (!slot) {
+    const postponed = (message.postponed ?? 0) + 1;
+    await send(webhookQueueUrl(), { ...message, postponed }, busyDelaySeconds(postponed, options.random));
+    return 'postponed';
+  }
+  let result: PostOutcome;
+  try {
+    result = await tryPost(webhook, message.eventId, rawBody, options, now);
+  } finally {
+    // A slot not given back expires with its lease: never a reason to try again.
+    await releaseDeliverySlot(slot).catch((error: unknown) => log.warn('could not release a delivery slot', { error }));
+  }
 
   let status: DeliveryStatus;
   let nextTryAt: string | null = null;

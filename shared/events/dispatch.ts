@@ -39,15 +39,17 @@ async function sendDeliveries(messages: DeliveryMessage[]): Promise<void> {
 }
 
 /**
- * The bus's event: detail-type and the run; a run over EventBridge's size limit goes without its result and its
- * per-field evidence (`fields`, which can be as large as the result).
+ * The bus's event: detail-type and the run with its `tenantId` (the bus carries every tenant's runs: rules route on
+ * it, never on names a tenant picks, such as `workflow`); a run over EventBridge's size limit goes without its result
+ * and its per-field evidence (`fields`, which can be as large as the result).
  */
 export function busMessage(event: EventRecord, run: Record<string, unknown>): string {
   const detailType = eventBus.detailTypes[event.type];
-  const whole = JSON.stringify({ detailType, detail: run });
+  const detail: Record<string, unknown> = { ...run, tenantId: event.tenantId };
+  const whole = JSON.stringify({ detailType, detail });
   // Room for the envelope EventBridge adds (source, ids, time, resources).
   if (Buffer.byteLength(whole) <= eventBus.maxEventBytes - 2048) return whole;
-  const { result: _result, fields: _fields, ...rest } = run;
+  const { result: _result, fields: _fields, ...rest } = detail;
   return JSON.stringify({ detailType, detail: { ...rest, resultOmitted: true } });
 }
 

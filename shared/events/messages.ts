@@ -16,6 +16,8 @@ const deliveryMessage = z.object({
   attempt: z.number().check(z.int(), z.minimum(1)),
   /** Epoch milliseconds before which the try is not due. */
   notBefore: z.optional(z.number()),
+  /** How many times this try found its tenant's delivery slots all held and was sent on to wait (not a try). */
+  postponed: z.optional(z.number().check(z.int(), z.minimum(1))),
 });
 
 export type DeliveryMessage = z.infer<typeof deliveryMessage>;

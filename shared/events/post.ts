@@ -3,19 +3,27 @@
  * overall deadline (a receiver that accepts and then stalls or trickles is cut off), redirects never followed (a 3xx
  * is a failed try), at most webhookSettings.responseReadMaxBytes of the answer read (the connection is dropped after
  * that) and at most responseStoredMaxBytes of it returned. Never throws: every failure is an outcome.
+ * Not to undo: a failure is recorded as a coarse class only (DeliveryError): the tenant reads it, and `connection
+ * refused` against `host unreachable`, or a TLS error's code, would let it probe which hosts and ports answer.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { webhookSettings } from '../infra/resources.js';
 import type { SafeTarget } from './url-safety.js';
+
+/**
+ * Why a try failed, coarsely: no TCP connection (or it dropped), the TLS handshake failed, no answer in time (the
+ * host's lookup included), the URL no longer passes the check (url-safety.ts), or the receiver's status.
+ */
+export type DeliveryError = 'connect_failed' | 'tls_error' | 'timeout' | 'url_refused' | `http_${number}`;
 
 export interface PostOutcome {
   /** A 2xx answer within the deadline. */
   ok: boolean;
   statusCode: number | null;
-  /** Why the try failed, in a few words; null when ok. */
-  error: string | null;
+  /** Why the try failed; null when ok. */
+  error: DeliveryError | null;
   latencyMs: number;
   /** The start of the answer, at most responseStoredMaxBytes (cut at a character boundary). */
   response: string;
@@ -28,21 +36,6 @@ export function excerpt(bytes: Buffer, maxBytes: number): string {
   // Back off continuation bytes (10xxxxxx) so the cut falls before a character's first byte.
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
   return bytes.subarray(0, end).toString('utf8');
-}
-
-function errorText(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-      return 'connection reset';
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return 'host unreachable';
-    default:
-      return code ? `network error (${code})` : 'network error';
-  }
 }
 
 export async function postWebhook(
@@ -68,6 +61,8 @@ export async function postWebhook(
     let settled = false;
     // The answer so far: its status once the headers came, and the bytes read of its body.
     let status: number | null = null;
+    // How far the connection got: an error between the TCP connection and the end of the handshake is TLS's.
+    let phase: 'connecting' | 'handshake' | 'connected' = 'connecting';
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (outcome: Omit<PostOutcome, 'latencyMs'>) => {
@@ -80,7 +75,8 @@ export async function postWebhook(
     // Judged by the status: a receiver that answered 2xx in time and then trickles its body has still accepted.
     const answered = (code: number) => {
       const ok = code >= 200 && code < 300;
-      const error = ok ? null : code >= 300 && code < 400 ? 'redirect not followed' : `HTTP ${code}`;
+      // A redirect is a failed try like any other status: never followed.
+      const error = ok ? null : (`http_${code}` as const);
       const response = excerpt(Buffer.concat(chunks), webhookSettings.responseStoredMaxBytes);
       finish({ ok, statusCode: code, error, response });
     };
@@ -93,9 +89,19 @@ export async function postWebhook(
     });
     const timer = setTimeout(() => {
       if (status !== null) answered(status);
-      else finish({ ok: false, statusCode: null, error: `timeout after ${timeoutMs} ms`, response: '' });
+      else finish({ ok: false, statusCode: null, error: 'timeout', response: '' });
     }, timeoutMs);
-    req.on('error', (error) => finish({ ok: false, statusCode: null, error: errorText(error), response: '' }));
+    req.on('socket', (socket: Socket) => {
+      const tls = target.url.protocol === 'https:';
+      socket.once('connect', () => {
+        phase = tls ? 'handshake' : 'connected';
+      });
+      if (tls) socket.once('secureConnect', () => (phase = 'connected'));
+    });
+    req.on('error', () => {
+      const error = phase === 'handshake' ? 'tls_error' : 'connect_failed';
+      finish({ ok: false, statusCode: null, error, response: '' });
+    });
     req.on('response', (res: IncomingMessage) => {
       const code = res.statusCode ?? 0;
       status = code;

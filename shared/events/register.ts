@@ -23,11 +23,12 @@ export async function registerWebhook(
   request: CreateWebhookRequest,
   options: RegisterOptions = {},
 ): Promise<CreateWebhookResponse> {
+  let url: URL;
   try {
-    await checkWebhookUrl(request.url, {
+    ({ url } = await checkWebhookUrl(request.url, {
       allowLocalhost: config.webhookAllowLocalhost,
       ...(options.resolve ? { resolve: options.resolve } : {}),
-    });
+    }));
   } catch (error: unknown) {
     if (!(error instanceof UnsafeUrlError)) throw error;
     throw new InvalidRequestError(`url is not allowed: ${error.message}`, [{ path: 'url', message: error.message }], {
@@ -39,7 +40,8 @@ export async function registerWebhook(
   const record: WebhookRecord = {
     tenantId,
     webhookId,
-    url: request.url,
+    // As the URL standard normalises it: what is listed is exactly what is checked and POSTed to.
+    url: url.href,
     events: request.events ?? [...RUN_EVENT_TYPES],
     ...(request.description !== undefined ? { description: request.description } : {}),
     createdAt: new Date().toISOString(),

@@ -302,6 +302,15 @@ export const webhookSettings = {
   urlMaxLength: 2048,
   /** A 2xx within this long is delivered. */
   timeoutMs: 10_000,
+  /** The most a webhook host's DNS lookup may take, at registration and before each try. */
+  dnsTimeoutMs: 3_000,
+  /**
+   * Tries of one tenant in flight at once, across every deliver invocation (shared/store/delivery-slots.ts): a tenant
+   * whose receivers hang holds at most this many of the deliver function's maxConcurrency × batchSize.
+   */
+  maxInFlightPerTenant: 5,
+  /** A try that finds its tenant's slots all held waits 2, 4, 8, … seconds (jittered) up to this, then tries again. */
+  busyWaitMaxSeconds: 60,
   /** Most bytes of a response read; the rest is never read. */
   responseReadMaxBytes: 64 * 1024,
   /** Most bytes of a response kept in the delivery record. */

@@ -47,6 +47,11 @@ export interface ResourceAccess {
   webhookSecrets?: 'seal' | 'open';
   /** Send run events to the EventBridge bus's feed queue (deployed only). */
   eventBus?: 'publish';
+  /**
+   * The uploads bucket's regional host name only (its domain variable), without any permission: the dashboard names
+   * it in its Content-Security-Policy, the one origin previews load from. Implied by `bucket`.
+   */
+  storageAddress?: true;
 }
 
 export interface RouteDefinition {
@@ -56,6 +61,8 @@ export interface RouteDefinition {
   handler: HandlerName;
   /** Scope the API key must carry; null for public routes (no key). */
   scope: Scope | null;
+  /** Scopes the key must carry as well (each of them, or `admin`): what the route hands out needs them too. */
+  alsoScopes?: readonly Scope[];
   /** Why a public route (scope null) needs no key; required for them, shown in the cdk-nag acknowledgement. */
   publicReason?: string;
   /** A JSON API operation (in the OpenAPI document), or a page of the dashboard (HTML and static assets). */
@@ -96,7 +103,14 @@ export const routes: readonly RouteDefinition[] = [
   { method: 'GET', path: '/v1/usage', handler: 'usage', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs/{jobId}/file', handler: 'file-url', scope: 'runs:read' },
   { method: 'GET', path: '/v1/whoami', handler: 'whoami', scope: 'runs:read' },
-  { method: 'POST', path: '/v1/webhooks', handler: 'webhooks-create', scope: 'webhooks:manage' },
+  // Events carry whole runs (every run of the tenant, whichever key created it): registering reads runs.
+  {
+    method: 'POST',
+    path: '/v1/webhooks',
+    handler: 'webhooks-create',
+    scope: 'webhooks:manage',
+    alsoScopes: ['runs:read'],
+  },
   { method: 'GET', path: '/v1/webhooks', handler: 'webhooks-list', scope: 'webhooks:manage' },
   { method: 'DELETE', path: '/v1/webhooks/{webhookId}', handler: 'webhooks-delete', scope: 'webhooks:manage' },
   {
@@ -118,6 +132,11 @@ export const UNROUTED_HANDLERS = [
   'reconcile',
   'deliver',
 ] as const satisfies readonly HandlerName[];
+
+/** Every scope a key needs for `route` (empty for a public route). */
+export function requiredScopes(route: Pick<RouteDefinition, 'scope' | 'alsoScopes'>): Scope[] {
+  return route.scope === null ? [] : [route.scope, ...(route.alsoScopes ?? [])];
+}
 
 /** Every function of the service, each once. */
 export function allHandlers(): HandlerName[] {
@@ -154,7 +173,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   'webhooks-list': { tables: { webhooks: 'read' } },
   'webhooks-delete': { tables: { webhooks: 'readwrite' } },
   'webhook-deliveries': { tables: { webhooks: 'read', webhookDeliveries: 'read' } },
-  dashboard: {},
+  // Names the bucket's host in its Content-Security-Policy (previews load from there only).
+  dashboard: { storageAddress: true },
   worker: {
     tables: {
       runs: 'readwrite',
@@ -193,7 +213,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   },
   // Signs and POSTs one event to one endpoint, records the attempt, and sends the next try (or the dead letter).
   deliver: {
-    tables: { webhooks: 'read', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
+    // Webhooks: the endpoint, and its tenant's delivery slots (store/delivery-slots.ts), which it takes and gives back.
+    tables: { webhooks: 'readwrite', runs: 'read', runResults: 'read', webhookDeliveries: 'readwrite' },
     webhookQueue: 'consume',
     webhookSecrets: 'open',
   },

@@ -10,15 +10,11 @@ import { config } from '../config.js';
 import type { FileUrlQuery, FileUrlResponse } from '../contract.js';
 import { InvalidRequestError, NotFoundError, PagePreviewNotFoundError, RunFileExpiredError } from '../errors.js';
 import { getRunForTenant, type RunRecord } from '../store/runs.js';
+import { safeFileName } from '../uploads/object-key.js';
 import { PAGE_PREVIEW_METADATA, PAGE_PREVIEW_TYPE, pagePreviewKey } from '../uploads/page-previews.js';
 
 /** Long enough to load a preview, short enough that a leaked address is soon useless. */
 export const FILE_URL_TTL_SECONDS = 300;
-
-/** The client's file name reduced to safe characters (it came from the client). */
-function safeName(fileName: string | undefined): string | undefined {
-  return fileName?.replace(/[^A-Za-z0-9._ -]/g, '_').slice(0, 200) || undefined;
-}
 
 /** `inline` so the browser shows it. */
 function contentDisposition(name: string | undefined): string {
@@ -54,7 +50,7 @@ export async function fileUrl(
     key: run.objectKey,
     query: {
       // Stored as application/octet-stream; answer with the type found by inspection so the browser can render it.
-      'response-content-disposition': contentDisposition(safeName(run.fileName)),
+      'response-content-disposition': contentDisposition(safeFileName(run.fileName)),
       'response-content-type': run.file.mime,
       // The version the run was created from: bytes PUT to the address afterwards are not the run's file.
       ...(run.objectIdentity?.versionId !== undefined ? { versionId: run.objectIdentity.versionId } : {}),
@@ -82,7 +78,7 @@ async function pageImageUrl(run: RunRecord, page: number, now: Date): Promise<Fi
   const key = pagePreviewKey(run, page);
   const head = await headObject(key);
   if (!head) throw new PagePreviewNotFoundError(run.jobId, page);
-  const base = safeName(run.fileName)?.replace(/\.[^.]*$/, '');
+  const base = safeFileName(run.fileName)?.replace(/\.[^.]*$/, '');
   const url = await presignObject({
     method: 'GET',
     key,

@@ -4,8 +4,8 @@ import { presignObject } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import type { PresignRequest, PresignResponse } from '../contract.js';
 import { FileTooLargeError, UnsupportedFileTypeError } from '../errors.js';
-import { uploadsBucket } from '../infra/resources.js';
 import { putUpload } from '../store/uploads.js';
+import { uploadObjectKey } from '../uploads/object-key.js';
 
 const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
   '.jpg': 'image',
@@ -14,14 +14,6 @@ const EXTENSION_KIND: Record<string, 'image' | 'pdf'> = {
   '.heic': 'image',
   '.pdf': 'pdf',
 };
-
-/**
- * The file name as stored and echoed in a run's `file.name`: control characters (NUL, CR, LF, the rest of C0, DEL and
- * C1) removed, so a name can never split a log line, a header or a CSV row downstream.
- */
-export function cleanFileName(fileName: string): string {
-  return fileName.replace(/\p{Cc}/gu, '');
-}
 
 /** The byte limit that applies to a file name's kind (the real type is checked again at run creation). */
 export function maxBytesFor(fileName: string): number {
@@ -38,12 +30,14 @@ export async function presignUpload(
   request: PresignRequest,
   now = new Date(),
 ): Promise<PresignResponse> {
-  const fileName = cleanFileName(request.fileName);
+  // The contract refuses control and bidirectional formatting characters: the name is stored as given.
+  const fileName = request.fileName;
   const maxBytes = maxBytesFor(fileName);
   if (request.contentLength > maxBytes) throw new FileTooLargeError(request.contentLength, maxBytes);
 
   const uploadId = `upl_${randomUUID().replaceAll('-', '')}`;
-  const objectKey = `${uploadsBucket.keyPrefix}${tenantId}/${uploadId}`;
+  // Ends in the file's name: so does every address of it, which browsers title and name downloads after.
+  const objectKey = uploadObjectKey(tenantId, uploadId, fileName);
   const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSeconds * 1000);
   const usableUntil = new Date(now.getTime() + config.uploadRetentionHours * 3600 * 1000);
 

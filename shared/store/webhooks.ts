@@ -133,7 +133,10 @@ export interface DeliveryRecord {
   attemptedAt: string;
   /** The receiver's HTTP status, when it answered. */
   statusCode: number | null;
-  /** Why the try failed, when it did (`timeout`, `redirect not followed`, `connection refused`, ...). */
+  /**
+   * Why the try failed, when it did: a coarse class (shared/events/post.ts: `connect_failed`, `tls_error`, `timeout`,
+   * `url_refused`, `http_<status>`); attempts recorded before these classes may carry older words.
+   */
   error: string | null;
   latencyMs: number;
   /** When the next try is due; null once delivered or failed. */

@@ -51,14 +51,19 @@ test('the bundled handler serves the page and its script under a stage, and noth
     const answers = [];
     for (const [asset, path] of [[null, '/prod/'], [null, '/prod'], ['app.js', '/prod/dashboard/app.js'], ['../index.mjs', '/prod/dashboard/..%2Findex.mjs']]) {
       const r = await handler(event(asset, path), context);
-      answers.push({ status: r.statusCode, type: r.headers['content-type'], location: r.headers.location ?? null, html: /<html/i.test(r.body) });
+      answers.push({ status: r.statusCode, type: r.headers['content-type'], location: r.headers.location ?? null, html: /<html/i.test(r.body), csp: r.headers['content-security-policy'] });
     }
     console.log(JSON.stringify(answers));`;
+  // The variables the stack gives the function (its bucket's regional host, for the CSP), nothing else.
+  const domain = 'vision-prod-uploads.s3.eu-west-1.amazonaws.com';
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1' },
+    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', UPLOADS_BUCKET_DOMAIN: domain },
     timeout: 60_000,
   });
-  expect(JSON.parse(stdout)).toEqual([
+  const answers = JSON.parse(stdout) as { csp?: string }[];
+  // The page, its redirect and its script: previews may come from that bucket's host alone.
+  for (const answer of answers.slice(0, 3)) expect(answer.csp).toContain(`frame-src https://${domain};`);
+  expect(answers.map(({ csp: _csp, ...rest }) => rest)).toEqual([
     { status: 200, type: 'text/html; charset=utf-8', location: null, html: true },
     { status: 301, type: undefined, location: '/prod/', html: false },
     { status: 200, type: 'text/javascript; charset=utf-8', location: null, html: false },

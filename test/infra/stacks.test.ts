@@ -263,9 +263,11 @@ describe('stateless stack: functions', () => {
       if (!bound) expect(variables).not.toHaveProperty(envVar);
     }
     expect(uploadsBucket.envVar in variables).toBe(access.bucket !== undefined);
-    // Presigned addresses are built on the bucket's regional domain name as CloudFormation resolves it.
-    expect(uploadsBucket.domainEnvVar in variables).toBe(access.bucket !== undefined);
-    if (access.bucket) expect(JSON.stringify(variables[uploadsBucket.domainEnvVar])).toContain('RegionalDomainName');
+    // Presigned addresses are built on the bucket's regional domain name as CloudFormation resolves it (and the
+    // dashboard's Content-Security-Policy names that host).
+    const knowsHost = access.bucket !== undefined || access.storageAddress === true;
+    expect(uploadsBucket.domainEnvVar in variables).toBe(knowsHost);
+    if (knowsHost) expect(JSON.stringify(variables[uploadsBucket.domainEnvVar])).toContain('RegionalDomainName');
     expect(runQueue.envVar in variables).toBe(access.queue !== undefined);
     expect(webhookQueue.envVar in variables).toBe(access.webhookQueue !== undefined);
     expect(webhookQueue.deadLetter.envVar in variables).toBe(access.webhookQueue === 'consume');
@@ -308,6 +310,18 @@ describe('stateless stack: functions', () => {
     expect(on(stateful.webhookDeadLetterQueue).includes('sqs:SendMessage')).toBe(access.webhookQueue === 'consume');
     expect(on(stateful.eventBusFeedQueue).includes('sqs:SendMessage')).toBe(access.eventBus === 'publish');
     expect(on(stateful.webhookSecretKey)).toEqual(access.webhookSecrets ? ['secretsmanager:GetSecretValue'] : []);
+  });
+
+  test('the dashboard knows its bucket’s regional host, for its CSP, and has no permission on the bucket', () => {
+    const variables = (functionProps('dashboard').Environment as { Variables: Json }).Variables;
+    expect(refersTo(variables[uploadsBucket.domainEnvVar], logicalIdOf(stateful, stateful.uploadsBucket))).toBe(true);
+    expect(JSON.stringify(variables[uploadsBucket.domainEnvVar])).toContain('RegionalDomainName');
+    expect(uploadsBucket.envVar in variables).toBe(false);
+    expect(
+      statementsOf('dashboard')
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('s3:')),
+    ).toEqual([]);
   });
 
   test('create-run may send to the run queue and write the runs table', () => {

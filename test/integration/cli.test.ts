@@ -183,10 +183,27 @@ describe('vision CLI against the local stack', () => {
 
     // Each documented form of --from is one the service takes.
     for (const from of ['2000-01-01T00:00:00Z', '2000-01-01', '2000-01-01T02:00:00+02:00']) {
-      const usage = await vision(['usage', '--from', from]);
+      const usage = await vision(['usage', '--from', from, '--json']);
       expect({ from, code: usage.code, stderr: usage.stderr }).toEqual({ from, code: 0, stderr: '' });
       expect(JSON.parse(usage.stdout).workflows.map((w: { workflow: string }) => w.workflow)).toContain('cli-test');
     }
+    // By default a table: the period, the headings, a row for the workflow and the total.
+    const table = (await vision(['usage', '--from', '2000-01-01'])).stdout.trimEnd().split('\n');
+    expect(table[0]).toMatch(/^usage from 2000-01-01T00:00:00\.000Z to \S+$/);
+    expect(table[1]?.split(/\s+/)).toEqual([
+      'workflow',
+      'runs',
+      'completed',
+      'failed',
+      'queued',
+      'charged',
+      'refunded',
+      'reviewed',
+      'accepted',
+      'confidence',
+    ]);
+    expect(table.some((line) => /^cli-test +\d+ +\d+ +\d+ +\d+ +\$[0-9.]+ +\$[0-9.]+ /.test(line))).toBe(true);
+    expect(table.at(-1)).toMatch(/^total +\d+ /);
 
     const schemas = await vision(['schemas']);
     expect(schemas.code).toBe(0);

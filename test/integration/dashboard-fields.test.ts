@@ -282,14 +282,39 @@ test('each field with a box is drawn over the image where its value stands', asy
   expect(await panel.locator('.field-box').count()).toBe(5);
   for (const field of ['merchant', 'date', 'total', 'tax', 'subtotal']) {
     const { image: at, box } = await boxOnScreen(panel, field);
-    const [x0, y0, x1, y1] = FIELDS[field]?.bbox ?? [0, 0, 0, 0];
-    // Within two pixels of the word's box scaled to the image as displayed.
-    expect([field, Math.abs(box.x - (at.x + x0 * at.width)) <= 2]).toEqual([field, true]);
-    expect([field, Math.abs(box.y - (at.y + y0 * at.height)) <= 2]).toEqual([field, true]);
-    expect([field, Math.abs(box.width - (x1 - x0) * at.width) <= 3]).toEqual([field, true]);
-    expect([field, Math.abs(box.height - (y1 - y0) * at.height) <= 3]).toEqual([field, true]);
+    expectAround(field, box, onScreen(at, FIELDS[field]?.bbox), at.width);
   }
 });
+
+interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A box of the page (relative coordinates) on screen, over `at`, the image as displayed. */
+function onScreen(at: Rect, bbox: BBox | undefined): Rect {
+  const [x0, y0, x1, y1] = bbox ?? [0, 0, 0, 0];
+  return {
+    x: at.x + x0 * at.width,
+    y: at.y + y0 * at.height,
+    width: (x1 - x0) * at.width,
+    height: (y1 - y0) * at.height,
+  };
+}
+
+/**
+ * `box` is drawn around `word`: just outside it, by the dashboard's margin (6 thousandths of the image's displayed
+ * width `imageWidth`, so the outline never crosses the text), within two pixels.
+ */
+function expectAround(field: string, box: Rect, word: Rect, imageWidth: number): void {
+  const margin = (6 / 1000) * imageWidth;
+  expect([field, Math.abs(box.x - (word.x - margin)) <= 2]).toEqual([field, true]);
+  expect([field, Math.abs(box.y - (word.y - margin)) <= 2]).toEqual([field, true]);
+  expect([field, Math.abs(box.width - (word.width + 2 * margin)) <= 3]).toEqual([field, true]);
+  expect([field, Math.abs(box.height - (word.height + 2 * margin)) <= 3]).toEqual([field, true]);
+}
 
 test('the field under the pointer or keyboard focus has its box highlighted; its entry describes where it is', async () => {
   const panel = detail(page, imageRun);
@@ -315,6 +340,63 @@ test('the field under the pointer or keyboard focus has its box highlighted; its
   expect(await accessibilityViolations()).toEqual([]);
 });
 
+test('pointing at a field lights its box without hiding its value: the value reads as it did', async () => {
+  const panel = detail(page, imageRun);
+  await runRow(page, imageRun).click();
+  const image = panel.getByRole('img', { name: 'Preview of receipt.png' });
+  await image.waitFor();
+  await loaded(image);
+  // Pointing at the entry may scroll the panel: the value is measured where it then stands, lit and not.
+  await fieldItem(panel, 'total').hover();
+  expect(await activeBoxes(panel)).toEqual(['total']);
+  const at = await image.boundingBox();
+  if (!at) throw new Error('no preview on screen');
+  const value = onScreen(at, FIELDS.total?.bbox);
+  const lit = await greys(value);
+  await page.mouse.move(1, 1);
+  expect(await activeBoxes(panel)).toEqual([]);
+  expect(await image.boundingBox()).toEqual(at);
+  const plain = await greys(value);
+  // The characters keep their ink (no outline or opaque wash over them) and stand out from the wash as from the page.
+  expect(inkAndContrast(plain).ink).toBeGreaterThan(0.2);
+  expect(inkAndContrast(lit).ink).toBeGreaterThan(0.85 * inkAndContrast(plain).ink);
+  expect(inkAndContrast(lit).contrast).toBeGreaterThan(0.75 * inkAndContrast(plain).contrast);
+});
+
+/** The grey levels (0–255) of a region of the screen, darkest first. */
+async function greys(clip: Rect): Promise<number[]> {
+  const { data, info } = await sharp(await page.screenshot({ clip }))
+    .greyscale()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return Array.from({ length: info.width * info.height }, (_, i) => data[i * info.channels] ?? 255).sort(
+    (a, b) => a - b,
+  );
+}
+
+/**
+ * How a value reads: its ink (the share of near-black pixels, grey below 100) and its contrast (the mean of the lighter
+ * half, the background, less the mean of the darkest tenth, the strokes of its characters).
+ */
+function inkAndContrast(sorted: number[]): { ink: number; contrast: number } {
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(1, values.length);
+  return {
+    ink: sorted.filter((v) => v < 100).length / sorted.length,
+    contrast: mean(sorted.slice(Math.floor(sorted.length / 2))) - mean(sorted.slice(0, Math.ceil(sorted.length / 10))),
+  };
+}
+
+/** The share of dark pixels (grey below 128) in a region of the screen. */
+async function darkShare(clip: Rect): Promise<number> {
+  const { data, info } = await sharp(await page.screenshot({ clip }))
+    .greyscale()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  let dark = 0;
+  for (let i = 0; i < info.width * info.height; i++) if ((data[i * info.channels] ?? 255) < 128) dark += 1;
+  return dark / (info.width * info.height);
+}
+
 /** Waits for an <img> to be decoded (its box on screen is then the image's). */
 async function loaded(image: Locator): Promise<void> {
   await image.evaluate((img: HTMLImageElement) =>
@@ -323,15 +405,13 @@ async function loaded(image: Locator): Promise<void> {
 }
 
 /** The share of dark pixels inside a box of the screen, 3 px in from its edges (clear of the box's own outline). */
-async function inkIn(box: { x: number; y: number; width: number; height: number }): Promise<number> {
-  const clip = { x: box.x + 3, y: box.y + 3, width: Math.max(1, box.width - 6), height: Math.max(1, box.height - 6) };
-  const { data, info } = await sharp(await page.screenshot({ clip }))
-    .greyscale()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  let dark = 0;
-  for (let i = 0; i < info.width * info.height; i++) if ((data[i * info.channels] ?? 255) < 128) dark += 1;
-  return dark / (info.width * info.height);
+async function inkIn(box: Rect): Promise<number> {
+  return darkShare({
+    x: box.x + 3,
+    y: box.y + 3,
+    width: Math.max(1, box.width - 6),
+    height: Math.max(1, box.height - 6),
+  });
 }
 
 test('a PDF run shows the image of its page with each field boxed on the words its value was read from', async () => {
@@ -348,12 +428,8 @@ test('a PDF run shows the image of its page with each field boxed on the words i
   expect(await panel.locator('.field-box').count()).toBe(5);
   for (const field of INVOICE_ORDER) {
     const { image: at, box } = await boxOnScreen(panel, field, 'Page 1 of invoice.pdf');
-    const [x0, y0, x1, y1] = INVOICE_FIELDS[field]?.bbox ?? [0, 0, 0, 0];
-    // Within two pixels of the word's box scaled to the page image as displayed…
-    expect([field, Math.abs(box.x - (at.x + x0 * at.width)) <= 2]).toEqual([field, true]);
-    expect([field, Math.abs(box.y - (at.y + y0 * at.height)) <= 2]).toEqual([field, true]);
-    expect([field, Math.abs(box.width - (x1 - x0) * at.width) <= 3]).toEqual([field, true]);
-    expect([field, Math.abs(box.height - (y1 - y0) * at.height) <= 3]).toEqual([field, true]);
+    // Around the word's box scaled to the page image as displayed…
+    expectAround(field, box, onScreen(at, INVOICE_FIELDS[field]?.bbox), at.width);
     // …and on the page as rendered, the word is inside it: ink within the box.
     expect([field, (await inkIn(box)) > 0.04]).toEqual([field, true]);
   }

@@ -11,10 +11,12 @@ import {
   detail,
   filterRuns,
   openDashboard,
+  pageCountIn,
   pdfViewerIn,
   runRow,
   shot,
   statusSays,
+  text,
   until,
 } from '../support/dashboard-page.js';
 import { call, fixture, KEYS, stack } from './client.js';
@@ -80,11 +82,18 @@ afterAll(async () => {
   await dashboard?.browser.close();
 });
 
-test('a PDF shows in the browser’s PDF viewer inside the run’s detail', async () => {
+test('a PDF shows in the browser’s PDF viewer inside the run’s detail, at an address ending in its name', async () => {
   const frame = await openPreview(pdfRun);
   const viewer = await until('the PDF viewer', async () => pdfViewerIn(frame));
-  // The viewer names the document once it has loaded it (it shows an error dialog instead when it cannot).
-  await until('the PDF to load', async () => (await viewer.title()) === 'invoice.pdf');
+  // What the reader sees once the document has loaded: its page count in the viewer's toolbar (an error dialog
+  // instead when it cannot load). Not the tab title: Chromium 150 titled it after the address, 156 after its name.
+  const pages = (await call<{ file: { pages: number } }>('GET', `/v1/runs/${pdfRun}`)).body.file.pages;
+  await until('the PDF to load', async () => (await pageCountIn(viewer)) === String(pages));
+  // The address ends in the file's own name: any browser's title and download name.
+  expect(new URL(frame.url()).pathname).toMatch(/\/upl_[0-9a-f]{32}\/invoice\.pdf$/);
+  // A frame without page images has nothing under it but the "Open file" line (no stray `null`).
+  const preview = detail(page, pdfRun).locator('#preview');
+  expect(await text(preview)).toMatch(/^Open file invoice\.pdf \(link valid until [^)]+\)$/);
   await shot(page, 'preview-pdf');
 });
 

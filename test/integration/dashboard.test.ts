@@ -28,13 +28,13 @@ interface SeededRun {
   result: Record<string, unknown>;
 }
 
-/** How the dashboard shows dollars (up to 5 decimals below a cent): what the operator must read. */
+/** How the dashboard shows dollars (exactly, to the micro-dollar): what the operator must read. */
 function usd(value: number): string {
   return new Intl.NumberFormat('en-US', {
     style: 'currency',
     currency: 'USD',
     minimumFractionDigits: 2,
-    maximumFractionDigits: value < 0.01 ? 5 : 4,
+    maximumFractionDigits: 6,
   }).format(value);
 }
 

@@ -7,7 +7,13 @@
  * one set of receivers and helpers.
  */
 import { spawn } from 'node:child_process';
-import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { verifyWebhook, WebhookSignatureError } from '../../sdk/index.js';
 import { type FakeServer, type RecordedRequest, startFakeServer } from '../support/fake-server.js';
 import { createScopedKey } from '../support/local-stack.js';
@@ -49,13 +55,14 @@ async function removeAll(key: string) {
   for (const item of list.body.items ?? []) await call('DELETE', `/v1/webhooks/${item.id}`, { key });
 }
 
-async function completedRun(metadata: Record<string, unknown> = {}) {
-  const uploadId = await upload('receipt.png', await fixture('receipt.png'));
+async function completedRun(metadata: Record<string, unknown> = {}, key = KEYS.a) {
+  const uploadId = await upload('receipt.png', await fixture('receipt.png'), { key });
   const created = await call<{ jobId: string }>('POST', '/v1/runs', {
+    key,
     body: { uploadId, prompt: 'Receipt', schemaId: 'receipt', metadata },
   });
   expect(created.status).toBe(202);
-  return (await waitForFinal(created.body.jobId)).body as Record<string, unknown> & { jobId: string };
+  return (await waitForFinal(created.body.jobId, { key })).body as Record<string, unknown> & { jobId: string };
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -160,6 +167,16 @@ describe('registration', () => {
     expect(reply.status).toBe(403);
     expect((await call('GET', '/v1/webhooks', { key })).status).toBe(403);
   });
+
+  test('registering needs runs:read too: events carry whole runs, whichever key created them', async () => {
+    const key = await createScopedKey(stack(), 'tenant-a', ['webhooks:manage']);
+    const reply = await register('http://127.0.0.1:9/hook', key);
+    expect(reply.status).toBe(403);
+    expect(JSON.stringify(reply.body)).toContain('runs:read');
+    // Managing what exists stays open to it: it lists (nothing was registered) and reads no run.
+    expect((await call('GET', '/v1/webhooks', { key })).body).toEqual({ items: [] });
+    expect((await call('GET', '/v1/runs', { key })).status).toBe(403);
+  });
 });
 
 describe('delivery', () => {
@@ -244,8 +261,8 @@ describe('delivery', () => {
     );
     expect(attempts.map((d) => [d.attempt, d.status, d.statusCode, d.error])).toEqual([
       [3, 'delivered', 200, null],
-      [2, 'retrying', 302, 'redirect not followed'],
-      [1, 'retrying', 500, 'HTTP 500'],
+      [2, 'retrying', 302, 'http_302'],
+      [1, 'retrying', 500, 'http_500'],
     ]);
     expect(attempts[1]?.nextTryAt).toEqual(expect.any(String));
     expect(attempts[0]?.nextTryAt).toBeNull();
@@ -340,6 +357,67 @@ describe('a crash between the final write and the dispatch', () => {
   });
 });
 
+describe('fairness between tenants', () => {
+  test('a tenant’s hanging receiver holds at most 5 tries at once; another tenant’s event is delivered meanwhile', async () => {
+    // Tenant a's receiver holds every request until released: its tries pile up.
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inFlight = 0;
+    let most = 0;
+    const slow = await startFakeServer(async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await released;
+      inFlight--;
+      return { status: 200, raw: 'ok' };
+    });
+    receivers.push(slow);
+    const fast = await receiver(() => 200);
+    // Both runs first (b's before its endpoint exists, so nothing is sent for it yet); the tries are then sent
+    // straight to the delivery queue, well within a try's 10 s deadline.
+    const runB = await completedRun({}, KEYS.b);
+    const hookA = (await register(`${slow.url}/a`)).body;
+    const hookB = (await register(`${fast.url}/b`, KEYS.b)).body;
+    const runA = await completedRun();
+    const tryOf = (run: { jobId: string; completedAt?: unknown }, tenantId: string, webhookId: string) =>
+      JSON.stringify({
+        eventId: `evt_${run.jobId.replace(/^run_/, '')}`,
+        type: 'run.completed',
+        jobId: run.jobId,
+        createdAt: String(run.completedAt),
+        tenantId,
+        webhookId,
+        attempt: 1,
+      });
+    const sendTries = (body: string, count: number) =>
+      sqs().send(
+        new SendMessageBatchCommand({
+          QueueUrl: stack().resources.webhookQueueUrl,
+          Entries: Array.from({ length: count }, (_, n) => ({ Id: String(n), MessageBody: body })),
+        }),
+      );
+    // Run a's own event and eleven more tries of it: twelve at once for tenant a.
+    await sendTries(tryOf(runA, 'tenant-a', hookA.id), 10);
+    await sendTries(tryOf(runA, 'tenant-a', hookA.id), 1);
+    try {
+      await until('tenant a’s receiver to hold 5 tries', async () => (inFlight >= 5 ? true : undefined));
+      // Tenant b's try while a's five hang: it does not wait for them.
+      await sendTries(tryOf(runB, 'tenant-b', hookB.id), 1);
+      const toB = await until('tenant b’s delivery', async () => fast.requests[0]);
+      expect(toB.headers['vision-event-id']).toBe(`evt_${runB.jobId.replace(/^run_/, '')}`);
+      expect(inFlight).toBe(5);
+    } finally {
+      release();
+    }
+    await until('all 12 of tenant a’s tries', async () => (slow.requests.length >= 12 ? true : undefined));
+    await webhookQueueDrained();
+    expect(slow.requests).toHaveLength(12);
+    expect(most).toBe(5);
+  });
+});
+
 describe('the CLI', () => {
   function vision(args: string[], onStderr?: (text: string) => void) {
     const child = spawn(process.execPath, ['cli/vision.mjs', ...args], {
@@ -370,7 +448,8 @@ describe('the CLI', () => {
     expect(added.code).toBe(0);
     const created = JSON.parse(added.stdout) as Created;
     expect(created).toEqual(
-      expect.objectContaining({ url: server.url, events: ['run.completed'], secret: expect.any(String) }),
+      // Stored as the URL standard normalises it: the bare origin gains its path, `/`.
+      expect.objectContaining({ url: `${server.url}/`, events: ['run.completed'], secret: expect.any(String) }),
     );
     const listed = await vision(['webhooks', 'list']).done;
     expect(JSON.parse(listed.stdout)).toEqual({

@@ -84,6 +84,17 @@ export function pdfViewerIn(frame: Frame): Frame | undefined {
 }
 
 /**
+ * The number of pages Chromium's PDF viewer shows in its toolbar (`/ 2`) once it has loaded the document, or undefined
+ * before: what a reader sees, whatever the browser version titles the tab.
+ */
+export async function pageCountIn(viewer: Frame): Promise<string | undefined> {
+  const count = viewer.locator('viewer-page-selector #pagelength');
+  if ((await count.count()) === 0) return undefined;
+  const value = (await count.textContent())?.trim();
+  return value ? value : undefined;
+}
+
+/**
  * True when all of the element is on screen as the page stands: inside the viewport and inside every box that
  * clips it (a scrolling table, the detail panel's own scroll), so the operator sees it without scrolling anything.
  */

@@ -12,9 +12,10 @@ import type { FileFacts } from '../../shared/file-facts.js';
 import { tables, uploadsBucket } from '../../shared/infra/resources.js';
 import { SCOPES } from '../../shared/infra/routes.js';
 import { createRunWithHold, settleRun } from '../../shared/store/ledger.js';
-import type { RunRecord } from '../../shared/store/runs.js';
+import type { RunError, RunRecord, RunUsage } from '../../shared/store/runs.js';
 import { createApiKey, ensureTenant } from '../../shared/store/tenants.js';
 import type { FieldSpec } from '../../shared/task.js';
+import { uploadObjectKey } from '../../shared/uploads/object-key.js';
 import type { StackInfo } from '../integration/stack.js';
 
 /**
@@ -93,6 +94,10 @@ export interface SeedOptions {
   review?: Review;
   workflow?: string;
   createdAt?: Date;
+  /** What it cost and was priced (default 150 and 200 micro-dollars). */
+  usage?: RunUsage;
+  /** Settles the run failed with this error instead (its result, fields and review are then ignored). */
+  failure?: RunError;
 }
 
 /** Creates (with its hold) and settles one completed json run of the receipt schema; returns its id. */
@@ -106,7 +111,7 @@ export async function seedSettledRun(options: SeedOptions): Promise<string> {
     status: 'queued',
     stage: 'waiting',
     uploadId: options.uploadId,
-    objectKey: `uploads/${options.tenantId}/${options.uploadId}`,
+    objectKey: uploadObjectKey(options.tenantId, options.uploadId, options.fileName),
     uploadExpiresAtEpoch: Math.floor(Date.now() / 1000) + 86_400,
     prompt: 'Extract the receipt',
     outputFormat: 'json',
@@ -133,15 +138,25 @@ export async function seedSettledRun(options: SeedOptions): Promise<string> {
     expiresAtEpoch: Math.floor(Date.now() / 1000) + 90 * 86_400,
   };
   const stored = await createRunWithHold(run, null);
-  const settled = await settleRun(stored, {
-    status: 'completed',
-    result: options.result,
-    usage: { requests: 1, billableUnits: 1, costMicros: 150, priceMicros: 200 },
-    confidence: 0.75,
-    attempts: [{ provider: 'local', step: 'ocr', outcome: 'succeeded', latencyMs: 1200 }],
-    ...(options.fields ? { fields: options.fields } : {}),
-    ...(options.review ? { review: options.review } : {}),
-  });
+  const usage = options.usage ?? { requests: 1, billableUnits: 1, costMicros: 150, priceMicros: 200 };
+  const settled = await settleRun(
+    stored,
+    options.failure
+      ? {
+          status: 'failed',
+          error: options.failure,
+          attempts: [{ provider: 'local', step: 'ocr', outcome: 'failed', latencyMs: 1200, failure: 'server' }],
+        }
+      : {
+          status: 'completed',
+          result: options.result,
+          usage,
+          confidence: 0.75,
+          attempts: [{ provider: 'local', step: 'ocr', outcome: 'succeeded', latencyMs: 1200 }],
+          ...(options.fields ? { fields: options.fields } : {}),
+          ...(options.review ? { review: options.review } : {}),
+        },
+  );
   if (!settled) throw new Error(`run ${jobId} was not settled`);
   return jobId;
 }

@@ -6,7 +6,11 @@
  * - what the SDK lets a caller send is what the API accepts;
  * - the SDK knows every field the contract has (a new contract field fails here until sdk/types.ts has it).
  * The SDK may know a field the contract does not have yet (`progress` on a queued run, contract-v1.1 §2).
+ * And the results typed per built-in schema (sdk/schemas.ts, generated from the registry and held to it by
+ * test/unit/sdk-schemas.test.ts) are what `analyze` gives for a registry `schemaId`, and results the contract allows.
  */
+import type { ResultFor, VisionClient } from '../../sdk/index.js';
+import type * as schemas from '../../sdk/schemas.js';
 import type * as sdk from '../../sdk/types.js';
 import type * as contract from '../../shared/contract.js';
 import type { ErrorCode } from '../../shared/errors.js';
@@ -14,6 +18,8 @@ import type * as z from '../../shared/zod.js';
 
 /** Compiles only when `T` is `true`. */
 type Assert<T extends true> = T;
+/** `A` and `B` are the same type. */
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 /** `Wide` accepts every value of `Narrow`. */
 type Accepts<Wide, Narrow> = [Narrow] extends [Wide] ? true : false;
 /** Every top-level field of `Contract` (of each member of a union) is a field of `Sdk`. */
@@ -70,3 +76,29 @@ export type Checks = [
   Assert<Response<sdk.WebhookDeliveriesResponse, contract.WebhookDeliveriesResponse>>,
   Assert<Response<sdk.WebhookEvent, contract.WebhookEvent>>,
 ];
+
+/** What `analyze` resolves with for a registry schema, a text run, and anything else. */
+export type ResultChecks = [
+  Assert<Equals<ResultFor<{ prompt: string; schemaId: 'receipt' }>, schemas.ReceiptResult>>,
+  Assert<Equals<ResultFor<{ prompt: string; schemaId: 'bank_statement' }>, schemas.BankStatementResult>>,
+  Assert<Equals<ResultFor<{ prompt: string; schemaId: 'receipt'; outputFormat: 'text' }>, sdk.TextResult>>,
+  Assert<Equals<ResultFor<{ prompt: string; schemaId: 'my_own' }>, Record<string, unknown>>>,
+  Assert<Equals<ResultFor<{ prompt: string; schemaId?: string | undefined }>, Record<string, unknown>>>,
+  Assert<Equals<ResultFor<{ prompt: string }>, Record<string, unknown>>>,
+  // Every typed result is a result the contract allows, and the default is the contract's.
+  Assert<Accepts<Extract<contract.RunResponse, { status: 'completed' }>['result'], schemas.ReceiptResult>>,
+  Assert<Accepts<Extract<contract.RunResponse, { status: 'completed' }>['result'], sdk.TextResult>>,
+  Assert<Equals<sdk.CompletedRun['result'], Record<string, unknown>>>,
+];
+
+/** The inference itself, as a caller writes it (no `as const`): type-checked, never run. */
+export async function analyzeInfersTheSchema(vision: VisionClient): Promise<void> {
+  const receipt = await vision.analyze('receipt.png', { prompt: 'Extract', schemaId: 'receipt' });
+  const total: Assert<Equals<typeof receipt.result.total, number | null>> = true;
+  const merchant: Assert<Equals<typeof receipt.result.merchant, string | null>> = true;
+  // @ts-expect-error a receipt has no such field
+  receipt.result.iban;
+  const text = await vision.analyze('scan.pdf', { prompt: 'Transcribe', outputFormat: 'text' });
+  const transcript: Assert<Equals<typeof text.result.text, string>> = true;
+  void [total, merchant, transcript];
+}

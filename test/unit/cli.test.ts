@@ -4,12 +4,14 @@
  * stdout closed by its reader. (test/integration/cli.test.ts runs it as a process against the local stack.)
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { jest } from '@jest/globals';
 import { editDistance, nearest } from '../../cli/args.js';
 import { ProgressLine } from '../../cli/output.js';
 // Named with .ts: jest would resolve '../../cli/vision.js' to the launcher cli/vision.mjs.
 import { main } from '../../cli/vision.ts';
 import pkg from '../../package.json' with { type: 'json' };
+import { signatureHeader } from '../../shared/events/signature.js';
 import {
   type FakeServer,
   type RecordedRequest,
@@ -26,27 +28,32 @@ interface Outcome {
   stderr: string;
 }
 
+/** An Io for the service at `baseUrl` that keeps what the CLI writes (`out`, readable while the CLI runs). */
+function captured(baseUrl: string, options: { tty?: boolean; apiKey?: string } = {}) {
+  const out = { stdout: '', stderr: '' };
+  const io = {
+    stdout: (text: string) => {
+      out.stdout += text;
+    },
+    stderr: (text: string) => {
+      out.stderr += text;
+    },
+    env: { VISION_BASE_URL: baseUrl, VISION_API_KEY: options.apiKey ?? 'vk_test_key' },
+    stderrIsTTY: options.tty === true,
+    interactive: false,
+  };
+  return { io, out };
+}
+
 /** Runs the CLI in process with the service at `baseUrl` (stderr a terminal when `tty`). */
 async function vision(
   args: string[],
   baseUrl: string,
   options: { tty?: boolean; apiKey?: string } = {},
 ): Promise<Outcome> {
-  let stdout = '';
-  let stderr = '';
-  const io = {
-    stdout: (text: string) => {
-      stdout += text;
-    },
-    stderr: (text: string) => {
-      stderr += text;
-    },
-    env: { VISION_BASE_URL: baseUrl, VISION_API_KEY: options.apiKey ?? 'vk_test_key' },
-    stderrIsTTY: options.tty === true,
-    interactive: false,
-  };
+  const { io, out } = captured(baseUrl, options);
   const code = await main(args, io, new AbortController().signal);
-  return { code, stdout, stderr };
+  return { code, ...out };
 }
 
 const run = (jobId: string, status: string, extra: Record<string, unknown> = {}) => ({
@@ -170,6 +177,92 @@ describe('argument errors name the argument, suggest the nearest word, and make 
   });
 });
 
+const usageRow = (workflow: string | null, extra: Record<string, unknown> = {}) => ({
+  workflow,
+  runs: 0,
+  completed: 0,
+  failed: 0,
+  queued: 0,
+  estimatedUsd: 0,
+  chargedUsd: 0,
+  refundedUsd: 0,
+  verified: 0,
+  accepted: 0,
+  acceptanceRate: null,
+  meanConfidence: null,
+  ...extra,
+});
+const USAGE = {
+  from: '2026-10-28T00:00:00.000Z',
+  to: '2026-11-27T00:00:00.000Z',
+  interval: 'day',
+  workflows: [
+    usageRow('expenses', {
+      runs: 12,
+      completed: 10,
+      failed: 1,
+      queued: 1,
+      estimatedUsd: 0.00312,
+      chargedUsd: 0.002611,
+      refundedUsd: 0.000509,
+      verified: 5,
+      accepted: 4,
+      acceptanceRate: 0.8,
+      meanConfidence: 0.9134,
+    }),
+    usageRow(null, { runs: 3, completed: 3, chargedUsd: 0.00078, meanConfidence: 0.88 }),
+  ],
+  totals: usageRow(null, {
+    runs: 15,
+    completed: 13,
+    failed: 1,
+    queued: 1,
+    chargedUsd: 0.003391,
+    refundedUsd: 0.000509,
+    verified: 5,
+    accepted: 4,
+    acceptanceRate: 0.8,
+    meanConfidence: 0.9054,
+  }),
+  series: Array.from({ length: 30 }, (_, day) => ({
+    start: `day ${day}`,
+    end: `day ${day + 1}`,
+    totals: usageRow(null),
+    workflows: [],
+  })),
+};
+
+describe('usage prints a table; --json the whole answer', () => {
+  test('one row per workflow and the total, numbers under their headings, money to the micro-dollar', async () => {
+    server.respond(() => ({ json: USAGE }));
+    const out = await vision(['usage'], server.url);
+    expect(out).toMatchObject({ code: 0, stderr: '' });
+    expect(out.stdout.split('\n')).toEqual([
+      'usage from 2026-10-28T00:00:00.000Z to 2026-11-27T00:00:00.000Z',
+      'workflow  runs  completed  failed  queued    charged   refunded  reviewed  accepted  confidence',
+      'expenses    12         10       1       1  $0.002611  $0.000509         5       80%        0.91',
+      '(none)       3          3       0       0   $0.00078         $0         0         -        0.88',
+      'total       15         13       1       1  $0.003391  $0.000509         5       80%        0.91',
+      '',
+    ]);
+  });
+
+  test('a period without runs says so', async () => {
+    server.respond(() => ({ json: { ...USAGE, workflows: [], totals: usageRow(null) } }));
+    const out = await vision(['usage'], server.url);
+    expect(out.stdout.split('\n').slice(0, 2)).toEqual([
+      'usage from 2026-10-28T00:00:00.000Z to 2026-11-27T00:00:00.000Z',
+      'no runs in this period',
+    ]);
+  });
+
+  test('--json prints the answer as the service gave it, series included', async () => {
+    server.respond(() => ({ json: USAGE }));
+    const out = await vision(['usage', '--json'], server.url);
+    expect(JSON.parse(out.stdout)).toEqual(USAGE);
+  });
+});
+
 describe('usage --from/--to', () => {
   test('a value in none of the documented forms is refused before any request, naming the forms', async () => {
     for (const from of ['yesterday', '2025-02-30', '2025-01-31T09:30:00', '31/01/2025']) {
@@ -186,7 +279,7 @@ describe('usage --from/--to', () => {
   });
 
   test('every documented form is sent as a UTC timestamp', async () => {
-    server.respond(() => ({ json: { totals: {} } }));
+    server.respond(() => ({ json: USAGE }));
     const out = await vision(
       ['usage', '--from', '2025-01-31', '--to', '2025-02-01T09:30:00+02:00', '--interval', 'hour'],
       server.url,
@@ -278,6 +371,16 @@ describe('review (contract-v1.1 §3)', () => {
     expect(server.requests.map((r) => r.path)).toEqual(['/v1/runs?review=needed']);
   });
 
+  test('an empty review queue is said so on stderr, terminal or not (stdout stays empty for scripts)', async () => {
+    server.respond(() => ({ json: { items: [], nextCursor: null } }));
+    const out = await vision(['runs', 'list', '--review', 'needed'], server.url);
+    expect(out).toEqual({ code: 0, stdout: '', stderr: 'no runs need review: the review queue is empty\n' });
+    const filtered = await vision(['runs', 'list', '--review', 'needed', '--workflow', 'expenses'], server.url);
+    expect(filtered.stderr).toBe('no runs need review with these filters\n');
+    const none = await vision(['runs', 'list'], server.url);
+    expect(none.stderr).toBe('no runs\n');
+  });
+
   test('--review takes only "needed", refused before any request', async () => {
     const out = await vision(['runs', 'list', '--review', 'neded'], server.url);
     expect(out.code).toBe(2);
@@ -302,6 +405,44 @@ describe('review (contract-v1.1 §3)', () => {
     server.respond(analyzeFlow({ json: run('run_r', 'queued', { stage: 'waiting' }) }, [fine]));
     const out = await vision(['analyze', RECEIPT, '--prompt', 'Extract'], server.url);
     expect(out).toMatchObject({ code: 0, stderr: '' });
+  });
+});
+
+describe('values from the service never reach the terminal raw (they can carry document text)', () => {
+  /** An escape sequence, a carriage return, a C1 CSI, a bell, a right-to-left override and a newline. */
+  const hostile = 'Total\u001b[2J\u001b]0;owned\u0007\r\u009b31m \u202egnp.exe\nline 2';
+  const ESCAPES = /(?!\n)[\p{Cc}\u202E]/u;
+
+  test('review reasons on stderr: control characters stripped, the newline kept', async () => {
+    const reviewed = { ...completed, review: { needed: true, reasons: [hostile] } };
+    server.respond(analyzeFlow({ json: run('run_c', 'queued', { stage: 'waiting' }) }, [reviewed]));
+    const out = await vision(['analyze', RECEIPT, '--prompt', 'Extract'], server.url);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toBe('review needed for run run_c:\n  - Total[2J]0;owned31m gnp.exe\nline 2\n');
+  });
+
+  test('runs list lines and the service’s error messages are stripped the same way', async () => {
+    server.respond(() => ({ json: { items: [{ ...failed, workflow: hostile }], nextCursor: null } }));
+    const listed = await vision(['runs', 'list'], server.url);
+    expect(listed.stdout).not.toMatch(ESCAPES);
+    expect(listed.stdout).toContain('Total[2J]0;owned31m gnp.exe');
+    server.respond(() => ({
+      status: 400,
+      json: { error: { code: 'INVALID_REQUEST', message: hostile, status: 400, retryable: false, requestId: 'r' } },
+    }));
+    const refused = await vision(['runs', 'get', 'run_x'], server.url);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).not.toMatch(ESCAPES);
+  });
+
+  test('JSON output escapes them instead (\\u001b, \\u009b, \\u202e): inert on a terminal, the same value parsed', async () => {
+    const value = { ...completed, workflow: hostile, result: { merchant: 'A\u007fB\u0085C\u2066D' } };
+    server.respond(() => ({ json: value }));
+    const out = await vision(['runs', 'get', 'run_c'], server.url);
+    expect(out.stdout).not.toMatch(ESCAPES);
+    expect(out.stdout).toContain('\\u009b31m');
+    expect(out.stdout).toContain('\\u202egnp.exe');
+    expect(JSON.parse(out.stdout)).toEqual(value);
   });
 });
 
@@ -357,6 +498,82 @@ describe('the progress line on a terminal', () => {
     expect(out.stderr).toMatch(/processing run_q pages 20\/20 \d+\.\ds/);
     expect(out.stderr.endsWith('\n')).toBe(true);
     expect(JSON.parse(out.stdout).jobId).toBe('run_c');
+  });
+});
+
+describe('listen', () => {
+  /** A port free a moment ago (the listener needs one known before it prints its address). */
+  async function freePort(): Promise<number> {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const address = probe.address();
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    return typeof address === 'object' && address ? address.port : 0;
+  }
+
+  /** Polls `probe` until it gives a value (not undefined/false), for at most 5 s. */
+  async function until<T>(probe: () => Promise<T | undefined | false>): Promise<T> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  const event = JSON.stringify({ id: 'evt_1', type: 'run.completed', createdAt: '2026-11-26T00:00:00.000Z', data: {} });
+  const deliver = (port: number, header: string) =>
+    fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'vision-signature': header }, body: event });
+
+  test('accepts no event before its endpoint is registered (503), then only events signed with its secret', async () => {
+    const secret = 'whsec_registered-secret-0123456789';
+    let register: () => void = () => undefined;
+    const registered = new Promise<void>((resolve) => {
+      register = resolve;
+    });
+    server.respond(async (r) => {
+      if (r.method === 'POST' && r.path === '/v1/webhooks') {
+        await registered;
+        const url = (r.body as { url: string }).url;
+        return { status: 201, json: { id: 'wh_1', url, events: ['run.completed'], createdAt: event, secret } };
+      }
+      return { status: 204, raw: '' };
+    });
+    const port = await freePort();
+    const { io, out } = captured(server.url);
+    const stop = new AbortController();
+    const done = main(['listen', '--port', String(port)], io, stop.signal);
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      // Listening, not registered yet: a forged event (signed with the empty key the secret was before) is refused.
+      const early = await until(async () => deliver(port, signatureHeader('', event, now)).catch(() => undefined));
+      expect(early.status).toBe(503);
+      expect(out.stdout).toBe('');
+
+      register();
+      await until(async () => out.stderr.includes('listening on'));
+      expect((await deliver(port, signatureHeader('', event, now))).status).toBe(400);
+      expect(out.stdout).toBe('');
+      expect((await deliver(port, signatureHeader(secret, event, now))).status).toBe(204);
+      expect(JSON.parse(out.stdout)).toEqual(JSON.parse(event));
+    } finally {
+      register();
+      stop.abort();
+    }
+    expect(await done).toBe(0);
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'POST /v1/webhooks',
+      'DELETE /v1/webhooks/wh_1',
+    ]);
+  });
+
+  test('--secret must be a whsec_ secret: an empty or short one is a usage error', async () => {
+    for (const secret of ['', 'whsec_', 'whsec_short']) {
+      const out = await vision(['listen', '--secret', secret], server.url);
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain('--secret');
+    }
   });
 });
 

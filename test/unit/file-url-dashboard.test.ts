@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler as dashboard } from '../../functions/dashboard.js';
 import { handler as fileUrl } from '../../functions/file-url.js';
-import { storageOrigin } from '../../shared/dashboard/assets.js';
+import { dashboardHeaders, storageOrigin } from '../../shared/dashboard/assets.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
 import { completedRunItem, tableName } from '../support/aws.js';
@@ -277,7 +277,7 @@ describe('the dashboard pages', () => {
 });
 
 describe('the storage origin previews may load from', () => {
-  test('the public upload endpoint, else the S3 endpoint, else any S3 host of the AWS partitions', () => {
+  test('the public upload endpoint, else the S3 endpoint, else the uploads bucket’s own regional host', () => {
     expect(
       storageOrigin({ UPLOAD_PUBLIC_ENDPOINT: 'http://192.168.1.5:4566/', AWS_ENDPOINT_URL_S3: 'http://x:1' }),
     ).toBe('http://192.168.1.5:4566');
@@ -285,6 +285,22 @@ describe('the storage origin previews may load from', () => {
     expect(storageOrigin({ AWS_ENDPOINT_URL: 'http://localhost.localstack.cloud:4566' })).toBe(
       'http://localhost.localstack.cloud:4566',
     );
-    expect(storageOrigin({})).toBe('https://*.amazonaws.com https://*.amazonaws.com.cn');
+    expect(storageOrigin({ UPLOADS_BUCKET_DOMAIN: 'vision-prod-uploads.s3.eu-west-1.amazonaws.com' })).toBe(
+      'https://vision-prod-uploads.s3.eu-west-1.amazonaws.com',
+    );
+    // Deployed without the bucket's host: no policy that lets every bucket in (the function fails at init instead).
+    expect(() => storageOrigin({})).toThrow(/UPLOADS_BUCKET_DOMAIN/);
+  });
+
+  test('deployed, the page may show images and frames from its bucket’s host only, not all of amazonaws.com', () => {
+    const csp = dashboardHeaders({ UPLOADS_BUCKET_DOMAIN: 'vision-prod-uploads.s3.eu-west-1.amazonaws.com' })[
+      'content-security-policy'
+    ];
+    const directive = (name: string) => csp?.split('; ').find((d) => d.startsWith(`${name} `));
+    expect(directive('img-src')).toBe(
+      "img-src 'self' data: blob: https://vision-prod-uploads.s3.eu-west-1.amazonaws.com",
+    );
+    expect(directive('frame-src')).toBe('frame-src https://vision-prod-uploads.s3.eu-west-1.amazonaws.com');
+    expect(csp).not.toContain('*');
   });
 });

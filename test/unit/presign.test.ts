@@ -2,6 +2,7 @@
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/presign.js';
+import { safeFileName, uploadObjectKey } from '../../shared/uploads/object-key.js';
 import { call, expectContractHeaders, expectError } from '../support/api.js';
 import { bucketName, tableName } from '../support/aws.js';
 
@@ -52,16 +53,47 @@ describe('a valid request', () => {
     expect(url.href).not.toMatch(/api[-_]?key/i);
   });
 
-  test('control characters (NUL, CR, LF, DEL, C1) are stripped from the stored file name, nothing else', async () => {
-    const answer = await presign({ fileName: 're\u0000ce\r\nipt\u007f\u0085 été\t.png', contentLength: 10 });
+  test('a name with accents, spaces and other scripts is stored as given', async () => {
+    const answer = await presign({ fileName: 'reçu été 領収書.png', contentLength: 10 });
     expect(answer.status).toBe(200);
-    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.fileName).toBe('receipt été.png');
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.fileName).toBe('reçu été 領収書.png');
   });
 
-  test('an extension followed by a control character is still read (.pdf then NUL: the PDF limit, 100 MiB)', async () => {
-    const answer = await presign({ fileName: 'scan.pdf\u0000', contentLength: 30 * MiB });
-    expect(answer.status).toBe(200);
-    expect(answer.body.maxBytes).toBe(100 * MiB);
+  test.each([
+    ['NUL', 'scan.pdf\u0000'],
+    ['CR LF', 're\r\nceipt.png'],
+    ['ESC (a terminal escape)', '\u001b[31mreceipt.png'],
+    ['tab', 'a\tb.png'],
+    ['DEL', 'a\u007f.png'],
+    ['C1 (CSI)', 'a\u009b2J.png'],
+    ['a right-to-left override (invoice‮gnp.exe reads as invoiceexe.png)', 'invoice\u202egnp.pdf'],
+    ['a left-to-right isolate', 'a\u2066b.png'],
+    ['a right-to-left mark', 'a\u200fb.png'],
+  ])('a name with %s is refused 400 INVALID_REQUEST on fileName, and nothing is stored', async (_, fileName) => {
+    const error = expectError(await presign({ fileName, contentLength: 10 }), 'INVALID_REQUEST');
+    expect(error.details.issues).toEqual([
+      { path: 'fileName', message: expect.stringContaining('control characters') },
+    ]);
+    expect(ddb).not.toHaveReceivedAnyCommand();
+  });
+
+  test('the object, and so every address of it, ends in the file’s own name (tab titles, download names)', async () => {
+    const answer = await presign({ fileName: 'invoice.pdf', contentLength: 10 }, 'tenant-z');
+    const key = ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.objectKey;
+    expect(key).toBe(`uploads/tenant-z/${answer.body.uploadId}/invoice.pdf`);
+    expect(new URL(answer.body.uploadUrl).pathname.endsWith(`/${answer.body.uploadId}/invoice.pdf`)).toBe(true);
+  });
+
+  test.each([
+    ['reçu 2026.png', 're_u 2026.png'],
+    ['a/b.png', 'a_b.png'],
+    ['50%"off".png', '50__off_.png'],
+    ['..png', '..png'],
+  ])('in the key, %j is reduced to safe characters: %j', async (fileName, name) => {
+    const answer = await presign({ fileName, contentLength: 10 });
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toEqual(
+      expect.objectContaining({ fileName, objectKey: `uploads/tenant-a/${answer.body.uploadId}/${name}` }),
+    );
   });
 
   test('every upload gets a fresh id and address', async () => {
@@ -159,5 +191,13 @@ describe('a rejected request writes nothing', () => {
   test('an unknown field answers 400', async () => {
     const answer = await presign({ fileName: 'a.png', contentLength: 10, contentType: 'image/png' });
     expectError(answer, 'INVALID_REQUEST');
+  });
+});
+
+describe('safeFileName (a name in a storage key or a header)', () => {
+  test('dots alone are never a name: URL parsers would resolve `..` away with the signed address', () => {
+    for (const name of ['.', '..', '...', ' .. ', '']) expect(safeFileName(name)).toBeUndefined();
+    expect(uploadObjectKey('t', 'upl_1', '..')).toBe('uploads/t/upl_1/file');
+    expect(safeFileName('a'.repeat(300))).toHaveLength(200);
   });
 });

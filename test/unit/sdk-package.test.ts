@@ -48,8 +48,8 @@ const STRICT = {
 
 // Uses the API as a user's code would; each @ts-expect-error must be an error, so types that were `any` would fail.
 const CONSUMER = `
-import { type AnalyzeParams, type CompletedRun, type ProgressEvent, type RunResponse, VisionClient, VisionError }
-  from '@vision-analysis/sdk';
+import { type AnalyzeParams, type CompletedRun, type ProgressEvent, type RunResponse, VisionClient, VisionError,
+  isSchemaRun } from '@vision-analysis/sdk';
 
 const env: Record<string, string | undefined> = { VISION_SCHEMA: 'receipt' };
 const schemaId = env['VISION_SCHEMA'];
@@ -72,6 +72,20 @@ export async function total(): Promise<number> {
     if (error instanceof VisionError && error.run) return error.run.error.status;
     throw error;
   }
+}
+
+// A built-in schema's run is typed: its fields are there, each its type or null.
+export async function receiptTotal(): Promise<number | null> {
+  const receipt = await client.analyze('receipt.png', { prompt: 'Extract', schemaId: 'receipt' });
+  // @ts-expect-error the merchant may be null (not found in the document)
+  receipt.result.merchant.toUpperCase();
+  // @ts-expect-error a receipt has no such field
+  console.log(receipt.result.iban);
+  return receipt.result.total;
+}
+
+export function invoiceVendor(run: RunResponse): string | null {
+  return isSchemaRun(run, 'invoice') ? run.result.vendor : null;
 }
 
 export function describe(run: RunResponse): string {
@@ -127,6 +141,7 @@ describe('the SDK package', () => {
       'README.md',
       'dist/index.d.ts',
       'dist/index.mjs',
+      'dist/schemas.d.ts',
       'dist/types.d.ts',
       'package.json',
     ]);

@@ -5,8 +5,9 @@
  * delivery (DNS can change).
  */
 import { createServer, type Server } from 'node:http';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { verifyWebhook } from '../../sdk/index.js';
 import { ENV } from '../../shared/infra/env.js';
@@ -63,14 +64,24 @@ const webhook = (url = `http://127.0.0.1:${port}/hook`): WebhookRecord => ({
   url,
   events: ['run.completed', 'run.failed'],
   createdAt: '2026-11-26T00:00:00.000Z',
-  secret: { box: 'local-plaintext', value: 'whsec_unit' },
+  secret: { box: 'local-plaintext', value: 'whsec_unit-test-secret-0123' },
 });
 
-function arrange(hook: WebhookRecord | null = webhook()) {
+/** The tenant's delivery slots as the table holds them: `heldUntil` per slot number. */
+function arrange(hook: WebhookRecord | null = webhook(), heldUntil: number[] = []) {
   ddb.on(GetCommand, { TableName: tableName('webhooks') }).resolves({ Item: hook ?? undefined });
   ddb.on(GetCommand, { TableName: tableName('events') }).resolves({ Item: event });
   ddb.on(GetCommand, { TableName: tableName('runs') }).resolves({ Item: run });
+  ddb.on(QueryCommand, { TableName: tableName('webhooks') }).resolves({
+    Items: heldUntil.map((leaseUntil, n) => ({
+      tenantId: 'tenant-a',
+      webhookId: `#slot#${n}`,
+      holder: 'x',
+      leaseUntil,
+    })),
+  });
   ddb.on(PutCommand).resolves({});
+  ddb.on(DeleteCommand).resolves({});
   sqs.on(SendMessageCommand).resolves({});
 }
 
@@ -87,7 +98,11 @@ const message = (attempt = 1, notBefore?: number) => ({
 const options = { now: () => NOW, random: () => 0.5 };
 const sends = () => sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
 const records = () =>
-  ddb.commandCalls(PutCommand).map((c) => mapsAsObjects(c.args[0].input.Item) as Record<string, unknown>);
+  ddb
+    .commandCalls(PutCommand, { TableName: tableName('webhookDeliveries') })
+    .map((c) => mapsAsObjects(c.args[0].input.Item) as Record<string, unknown>);
+const slotsTaken = () => ddb.commandCalls(PutCommand, { TableName: tableName('webhooks') }).map((c) => c.args[0].input);
+const slotsGiven = () => ddb.commandCalls(DeleteCommand).map((c) => c.args[0].input);
 
 beforeEach(() => {
   ddb.reset();
@@ -103,7 +118,7 @@ test('a 2xx: delivered, signed with the endpoint secret, the run as GET returns 
   const delivered = verifyWebhook(
     received[0]?.body ?? '',
     received[0]?.headers['vision-signature'] as string,
-    'whsec_unit',
+    'whsec_unit-test-secret-0123',
     {
       now: NOW,
     },
@@ -126,7 +141,7 @@ test('a 2xx: delivered, signed with the endpoint secret, the run as GET returns 
       response: 'thanks',
     }),
   ]);
-  expect(JSON.stringify(records())).not.toContain('whsec_unit');
+  expect(JSON.stringify(records())).not.toContain('whsec_unit-test-secret-0123');
 });
 
 test('a failed try with tries left sends the next as a new message delayed by the schedule', async () => {
@@ -142,7 +157,7 @@ test('a failed try with tries left sends the next as a new message delayed by th
     expect.objectContaining({
       status: 'retrying',
       statusCode: 500,
-      error: 'HTTP 500',
+      error: 'http_500',
       nextTryAt: new Date(NOW + first * 1000).toISOString(),
     }),
   );
@@ -201,9 +216,17 @@ test('a URL that now resolves to a private address is not POSTed to: a failed tr
   const outcome = await deliverOne(message(1), { ...options, resolve: async () => ['10.0.0.8'] });
   expect(outcome).toBe('retrying');
   expect(received).toHaveLength(0);
-  expect(records()[0]).toEqual(
-    expect.objectContaining({ statusCode: null, error: expect.stringMatching(/^refused: .*10\.0\.0\.8/) }),
-  );
+  expect(records()[0]).toEqual(expect.objectContaining({ statusCode: null, error: 'url_refused' }));
+  // Nothing of the address it resolved to is kept where the tenant reads it.
+  expect(JSON.stringify(records())).not.toContain('10.0.0.8');
+});
+
+test('a host whose lookup does not answer in time is a timeout try, retried later', async () => {
+  arrange(webhook('https://hooks.example.com/vision'));
+  const silent = () => new Promise<string[]>(() => undefined);
+  const outcome = await deliverOne(message(1), { ...options, resolve: silent, dnsTimeoutMs: 50 });
+  expect(outcome).toBe('retrying');
+  expect(records()[0]).toEqual(expect.objectContaining({ statusCode: null, error: 'timeout' }));
 });
 
 test('waits are jittered within ±20 % of the schedule, and there are at least 8 tries', () => {
@@ -212,4 +235,63 @@ test('waits are jittered within ±20 % of the schedule, and there are at least 8
   expect(nextDelaySeconds(3, () => 1)).toBe(Math.round(base * 1.2));
   expect(nextDelaySeconds(webhookSettings.retryDelaysSeconds.length + 1)).toBeUndefined();
   expect(webhookSettings.retryDelaysSeconds.length + 1).toBeGreaterThanOrEqual(8);
+});
+
+describe('at most webhookSettings.maxInFlightPerTenant tries of a tenant at once', () => {
+  test('a try holds one of its tenant’s slots while it POSTs, and gives it back after, even when it failed', async () => {
+    arrange();
+    status = 500;
+    await expect(deliverOne(message(1), options)).resolves.toBe('retrying');
+    const [taken] = slotsTaken();
+    expect(taken?.Item).toEqual(
+      expect.objectContaining({ tenantId: 'tenant-a', webhookId: expect.stringMatching(/^#slot#[0-4]$/) }),
+    );
+    expect(taken?.Item?.leaseUntil).toBeGreaterThan(NOW + webhookSettings.timeoutMs);
+    expect(taken?.ConditionExpression).toBe('attribute_not_exists(webhookId) OR leaseUntil <= :now');
+    expect(slotsGiven()).toEqual([
+      expect.objectContaining({
+        Key: { tenantId: 'tenant-a', webhookId: taken?.Item?.webhookId },
+        ExpressionAttributeValues: { ':holder': taken?.Item?.holder },
+      }),
+    ]);
+  });
+
+  test('every slot held: nothing is POSTed or recorded; the message waits (2 s, then 4 s, …) and comes back', async () => {
+    arrange(webhook(), Array(webhookSettings.maxInFlightPerTenant).fill(NOW + 5000));
+    await expect(deliverOne(message(2), options)).resolves.toBe('postponed');
+    expect(received).toHaveLength(0);
+    expect(records()).toEqual([]);
+    expect(slotsTaken()).toEqual([]);
+    expect(sends()).toEqual([
+      expect.objectContaining({
+        QueueUrl: process.env[webhookQueue.envVar],
+        MessageBody: JSON.stringify({ ...message(2), postponed: 1 }),
+        DelaySeconds: 2,
+      }),
+    ]);
+    sqs.resetHistory();
+    await deliverOne({ ...message(2), postponed: 1 }, options);
+    expect(sends()[0]?.DelaySeconds).toBe(4);
+    sqs.resetHistory();
+    await deliverOne({ ...message(2), postponed: 9 }, options);
+    expect(sends()[0]?.DelaySeconds).toBe(webhookSettings.busyWaitMaxSeconds);
+  });
+
+  test('a lease past its time is free again (a deliver function that died mid-try)', async () => {
+    arrange(webhook(), Array(webhookSettings.maxInFlightPerTenant).fill(NOW - 1));
+    await expect(deliverOne(message(1), options)).resolves.toBe('delivered');
+    expect(received).toHaveLength(1);
+  });
+
+  test('a slot another try took first is skipped for the next free one', async () => {
+    arrange(webhook(), [NOW + 5000, NOW + 5000, NOW + 5000]);
+    ddb
+      .on(PutCommand, { TableName: tableName('webhooks') })
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'taken', $metadata: {} }))
+      .resolves({});
+    await expect(deliverOne(message(1), options)).resolves.toBe('delivered');
+    const tried = slotsTaken().map((input) => input.Item?.webhookId);
+    expect(tried).toHaveLength(2);
+    expect(new Set(tried)).toEqual(new Set(['#slot#3', '#slot#4']));
+  });
 });

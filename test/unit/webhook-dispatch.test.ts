@@ -87,6 +87,21 @@ test('deployed, the run also goes to the bus feed with its detail-type', async (
   });
 });
 
+test('the bus event names the run’s tenant in its detail (rules route on it, not on a workflow name)', async () => {
+  process.env[eventBus.feedQueue.envVar] = FEED;
+  arrange();
+  await dispatchEvent('evt_1');
+  const feed = JSON.parse(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '{}');
+  expect(feed.detail.tenantId).toBe('tenant-a');
+  // Even without its result (too large), and whatever the run says: the tenant is the event's own.
+  const large = { jobId: 'run_1', tenantId: 'tenant-b', result: { text: 'x'.repeat(eventBus.maxEventBytes) } };
+  expect(JSON.parse(busMessage(pending, large)).detail).toEqual({
+    jobId: 'run_1',
+    tenantId: 'tenant-a',
+    resultOmitted: true,
+  });
+});
+
 test('an event already dispatched is left alone', async () => {
   arrange({ ...pending, pendingShard: undefined, dispatchedAt: '2026-11-26T10:00:00.000Z' });
   await expect(dispatchEvent('evt_1')).resolves.toBe(false);
@@ -119,11 +134,14 @@ test('the sweep reads every shard of the pending index, only events older than i
 
 test('a run too large for an EventBridge event goes without its result, flagged', () => {
   const small = { jobId: 'run_1', result: { a: 1 } };
-  expect(JSON.parse(busMessage(pending, small))).toEqual({ detailType: 'Run Completed', detail: small });
+  expect(JSON.parse(busMessage(pending, small))).toEqual({
+    detailType: 'Run Completed',
+    detail: { tenantId: 'tenant-a', ...small },
+  });
   const large = { jobId: 'run_1', result: { text: 'x'.repeat(eventBus.maxEventBytes) } };
   expect(JSON.parse(busMessage({ ...pending, type: 'run.failed' }, large))).toEqual({
     detailType: 'Run Failed',
-    detail: { jobId: 'run_1', resultOmitted: true },
+    detail: { tenantId: 'tenant-a', jobId: 'run_1', resultOmitted: true },
   });
   // Per-field evidence can be as large as the result (a box and the source text per value): it goes with it.
   const evidence = Object.fromEntries(
@@ -133,6 +151,7 @@ test('a run too large for an EventBridge event goes without its result, flagged'
   const sent = busMessage(pending, withFields);
   expect(Buffer.byteLength(sent)).toBeLessThan(eventBus.maxEventBytes);
   expect(JSON.parse(sent).detail).toEqual({
+    tenantId: 'tenant-a',
     jobId: 'run_1',
     review: { needed: true, reasons: ['r'] },
     resultOmitted: true,

@@ -49,11 +49,25 @@ describe('isPublicAddress', () => {
     '2002:a00:1::1',
     'ff02::1',
     'not-an-ip',
+    // IPv4-compatible (::/96): the IPv4 address it embeds decides.
+    '::7f00:1',
+    '::127.0.0.1',
+    '::a00:1',
+    '::169.254.169.254',
+    '::c0a8:101',
+    // IPv4-mapped, written out in full or in hex, and IPv4-translated (::ffff:0:0:0/96).
+    '0:0:0:0:0:ffff:7f00:1',
+    '::ffff:0:a00:1',
+    '::ffff:0:127.0.0.1',
+    // Site-local (fec0::/10).
+    'fec0::1',
+    'fed3:1::5',
+    'feff::1',
   ])('%s is not public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  test.each(['93.184.215.14', '8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+  test.each(['93.184.215.14', '8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '::ffff:0:8.8.8.8'])(
     '%s is public',
     (address) => {
       expect(isPublicAddress(address)).toBe(true);
@@ -74,23 +88,43 @@ describe('checkWebhookUrl, deployed', () => {
     ['http://127.0.0.1:8080/', 'must be https'],
     ['https://user:pass@hooks.example.com/', 'credentials'],
     ['not a url', 'not a URL'],
+    ['https://hooks.example.com:8443/', 'port 443'],
+    ['https://hooks.example.com:80/', 'port 443'],
     [`https://hooks.example.com/${'a'.repeat(2049)}`, 'longer than 2048'],
   ])('%s is refused: %s', async (url, why) => {
     expect(await reason(url, deployed())).toContain(why);
   });
 
-  test('a name with one private address among public ones is refused (the rebinding trick)', async () => {
-    expect(await reason('https://hooks.example.com/', deployed(resolvesTo('93.184.215.14', '10.0.0.7')))).toContain(
-      '10.0.0.7',
+  test('https on port 443 written out is the same URL, and accepted', async () => {
+    expect((await checkWebhookUrl('https://hooks.example.com:443/v', deployed())).url.href).toBe(
+      'https://hooks.example.com/v',
     );
   });
 
-  test.each(['169.254.169.254', '127.0.0.1', '192.168.1.1', 'fd00:ec2::254', '::1'])(
-    'a name resolving to %s is refused',
+  test('a name with one private address among public ones is refused (the rebinding trick)', async () => {
+    expect(await reason('https://hooks.example.com/', deployed(resolvesTo('93.184.215.14', '10.0.0.7')))).toContain(
+      'private',
+    );
+  });
+
+  test.each(['169.254.169.254', '127.0.0.1', '192.168.1.1', 'fd00:ec2::254', '::1', '::a00:7', 'fec0::9'])(
+    'a name resolving to %s is refused, and the refusal never names the address (no map of a network)',
     async (address) => {
-      expect(await reason('https://hooks.example.com/', deployed(resolvesTo(address)))).toContain('private');
+      const why = await reason('https://hooks.example.com/', deployed(resolvesTo('93.184.215.14', address)));
+      expect(why).toContain('private');
+      expect(why).not.toContain(address);
     },
   );
+
+  test('a lookup that does not answer in time is refused as a timeout', async () => {
+    // Without a deadline this would wait for ever (and the test time out).
+    const silent: Resolve = () => new Promise(() => undefined);
+    const refused = await checkWebhookUrl('https://slow.example/', { ...deployed(silent), dnsTimeoutMs: 100 }).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(UnsafeUrlError);
+    expect((refused as UnsafeUrlError).kind).toBe('timeout');
+  });
 
   test('literal private addresses are refused without resolving; localhost is not special', async () => {
     const asked: string[] = [];
@@ -129,6 +163,8 @@ describe('checkWebhookUrl, local stack', () => {
     expect(await reason('https://10.0.0.1/', local())).toContain('private');
     expect(await reason('http://hooks.example.com/', local())).toContain('must be https');
     // A localhost that resolves elsewhere is not a loopback receiver.
-    expect(await reason('http://localhost/', local(resolvesTo('10.1.1.1')))).toContain('not a loopback');
+    expect(await reason('http://localhost/', local(resolvesTo('10.1.1.1')))).toContain('loopback addresses only');
+    // Deployed-only rule aside, other hosts keep https on 443 on the local stack too.
+    expect(await reason('https://hooks.example.com:8443/', local())).toContain('port 443');
   });
 });
