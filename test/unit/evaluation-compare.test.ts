@@ -144,7 +144,7 @@ describe('numbers: currency signs, separators and sign notations', () => {
   });
 
   /** An amount in cents and the ways receipts print it. */
-  function renderings(cents: number): string[] {
+  function renderings(cents: number): (string | number)[] {
     const abs = Math.abs(cents);
     const whole = Math.floor(abs / 100);
     const fraction = pad(abs % 100);
@@ -158,12 +158,7 @@ describe('numbers: currency signs, separators and sign notations', () => {
       `USD ${grouped(',')}.${fraction}`,
     ];
     if (cents >= 0) return [...forms, abs / 100];
-    return [
-      ...forms.map((f) => `-${f}`),
-      ...forms.map((f) => `(${f})`),
-      `${whole}.${fraction}-`,
-      cents / 100,
-    ] as string[];
+    return [...forms.map((f) => `-${f}`), ...forms.map((f) => `(${f})`), `${whole}.${fraction}-`, cents / 100];
   }
 
   test('property: an amount equals itself however it is printed, both ways round', () => {
