@@ -85,6 +85,24 @@ async function replay(key: string, hash: string): Promise<CreateRunOutcome | nul
   return { response: existing.response as CreateRunResponse, replayed: true };
 }
 
+/**
+ * An upload of the tenant's as run creation checks it, in the contract's order: ownership and presence, size, then
+ * the real type, readability and limits from the stored bytes (ranged reads). Throws the first failing check's error.
+ */
+export async function inspectTenantUpload(tenantId: string, uploadId: string, now = new Date()) {
+  const upload = await getUploadForTenant(uploadId, tenantId, now);
+  if (!upload) throw new UploadNotFoundError(uploadId);
+  const object = await openStoredObject(upload.objectKey);
+  if (!object) throw new UploadIncompleteError(uploadId);
+  if (object.sizeBytes !== upload.contentLength)
+    throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
+  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits).catch((error: unknown) => {
+    // Replaced while it was being read: the client is still writing the upload.
+    throw error instanceof ObjectChangedError ? new UploadIncompleteError(uploadId) : error;
+  });
+  return { upload, object, facts };
+}
+
 export async function createRun(input: CreateRunInput, now = new Date()): Promise<CreateRunOutcome> {
   const { tenantId, body } = input;
 
@@ -100,19 +118,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     if (replayed) return replayed;
   }
 
-  // Upload ownership and presence.
-  const upload = await getUploadForTenant(body.uploadId, tenantId, now);
-  if (!upload) throw new UploadNotFoundError(body.uploadId);
-  const object = await openStoredObject(upload.objectKey);
-  if (!object) throw new UploadIncompleteError(body.uploadId);
-
-  // Size, then the real type, readability and limits — from the stored bytes, with ranged reads.
-  if (object.sizeBytes !== upload.contentLength)
-    throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
-  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits).catch((error: unknown) => {
-    // Replaced while it was being read: the client is still writing the upload.
-    throw error instanceof ObjectChangedError ? new UploadIncompleteError(body.uploadId) : error;
-  });
+  const { upload, object, facts } = await inspectTenantUpload(tenantId, body.uploadId, now);
 
   // Schema.
   let schema = body.schema;

@@ -33,6 +33,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['planning'],
   // The API's use cases.
   ['runs'],
+  // Evaluations and accuracy from reviews: the API's use cases built on runs (and the reconciler's part for them).
+  ['evaluations'],
   // Run events: the webhook routes' use cases, dispatch from the outbox, delivery.
   ['events'],
   // The worker's use cases.
