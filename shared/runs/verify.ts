@@ -75,8 +75,8 @@ async function writeVerification(run: RunRecord, verification: Verification, now
         TableName: runsTable(),
         Key: { jobId: run.jobId },
         UpdateExpression: clearsReview
-          ? 'SET verification = :v, verificationCount = :next, #review.#needed = :notNeeded REMOVE reviewTenant'
-          : 'SET verification = :v, verificationCount = :next',
+          ? 'SET verification = :v, verificationCount = :next, qualityCounted = :true, #review.#needed = :notNeeded REMOVE reviewTenant'
+          : 'SET verification = :v, verificationCount = :next, qualityCounted = :true',
         ConditionExpression: `#status = :completed AND tenantId = :tenant AND ${counted.expression} AND ${
           seen === 0 ? 'attribute_not_exists(verificationCount)' : 'verificationCount = :seen'
         }`,
@@ -88,6 +88,7 @@ async function writeVerification(run: RunRecord, verification: Verification, now
           ...counted.values,
           ':v': verification,
           ':next': seen + 1,
+          ':true': true,
           ':completed': 'completed',
           ':tenant': run.tenantId,
           ...(seen === 0 ? {} : { ':seen': seen }),
@@ -108,8 +109,9 @@ async function writeVerification(run: RunRecord, verification: Verification, now
       },
     },
     usage: usageUpdates(run, verifiedDelta(run.verification, verification)),
-    // Accuracy from reviews (GET /v1/quality): by the difference from the review this one replaces, as usage is.
-    quality: qualityUpdate(run, run.verification, verification),
+    // Accuracy from reviews (GET /v1/quality): by the difference from the review this one replaces, as usage is. A
+    // review from before the counters (no `qualityCounted`) was never counted: nothing of it is taken away.
+    quality: qualityUpdate(run, run.qualityCounted ? run.verification : undefined, verification),
   };
   try {
     await transactWriteNamed(items);

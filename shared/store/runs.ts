@@ -172,6 +172,8 @@ export interface RunRecord {
   verification?: Verification;
   /** How many verifications the run has had (the history is in the Verifications table). */
   verificationCount?: number;
+  /** True once a review of the run is in the accuracy counters (store/quality.ts); reviews before them are not. */
+  qualityCounted?: boolean;
   /**
    * A run of an evaluation (contract-v1.2 §1): which evaluation and item it is, the provider it was asked to use, and
    * the values its answer is scored against in its settlement (store/evaluations.ts). Its money is the evaluation's
