@@ -17,11 +17,14 @@ import { evaluationSettings, tables } from '../infra/resources.js';
 import type { Micros } from '../money.js';
 import { resource } from '../resource-name.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
-import { type RunRecord, runsTable } from './runs.js';
+import type { RunRecord } from './runs.js';
 import type { TransactItem } from './transact.js';
 
 export const evaluationsTable = resource(tables.evaluations.envVar, { checkAtInit: false });
 export const evaluationItemsTable = resource(tables.evaluationItems.envVar, { checkAtInit: false });
+// The runs of an evaluation are written from here (creation and the reconciler, which have the grant); the reads
+// (evaluations-get, -list) load this module without it, so it is not checked at init here.
+const runsTable = resource(tables.runs.envVar, { checkAtInit: false });
 
 /** An evaluation as stored. Money is integer micros, as on runs. */
 export interface EvaluationRecord {
