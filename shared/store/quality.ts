@@ -171,7 +171,30 @@ export async function readQuality(tenantId: string, fromDay: string, toDay: stri
   return slices;
 }
 
-function sliceOf(item: Record<string, unknown>): QualitySlice {
+/** A slice as the item that stores it (what the verifies' updates add up to; the benchmark seeds counters with it). */
+export function itemOfSlice(tenantId: string, slice: QualitySlice): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    tenantId,
+    slot: `d#${slice.day}#${slice.workflow ?? ''}#${slice.schemaId}#${slice.provider}`,
+    day: slice.day,
+    workflow: slice.workflow,
+    schemaId: slice.schemaId,
+    provider: slice.provider,
+    verifiedRuns: slice.counts.verifiedRuns,
+  };
+  for (const [name, f] of slice.counts.fields) {
+    item[`fv#${name}`] = f.verified;
+    item[`fc#${name}`] = f.corrected;
+  }
+  for (const [milli, c] of slice.counts.confidence) {
+    item[`cr#${milli}`] = c.right;
+    item[`cw#${milli}`] = c.wrong;
+  }
+  return item;
+}
+
+/** A stored counter item, read back. */
+export function sliceOf(item: Record<string, unknown>): QualitySlice {
   const counts = emptyCounts();
   counts.verifiedRuns = Number(item.verifiedRuns ?? 0);
   for (const [name, value] of Object.entries(item)) {
