@@ -15,6 +15,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../shared/aws/dynamodb.js';
 import { calibrate } from '../shared/evaluation/calibration.js';
@@ -451,7 +452,8 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
     const local = await evaluate(api, uploads, list, ['local'], log);
     const localRuns = await fromRuns(api, local.evaluation, list);
     const report = local.evaluation.report as Report;
-    const reportMatchesModule = JSON.stringify(report) === JSON.stringify(localRuns.report);
+    // Deep equality: a report read back from DynamoDB keeps no key order (a map is unordered), the numbers are equal.
+    const reportMatchesModule = isDeepStrictEqual(report, localRuns.report);
     if (!reportMatchesModule) {
       log(`  API report:    ${JSON.stringify(report)}`);
       log(`  module report: ${JSON.stringify(localRuns.report)}`);
@@ -491,7 +493,7 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
         openai: figures(fakeReport, fakeRuns.scored, 'openai'),
         anthropic: figures(fakeReport, fakeRuns.scored, 'anthropic'),
       },
-      fakesMoneyExact: fakeRuns.moneyExact && JSON.stringify(fakeReport) === JSON.stringify(fakeRuns.report),
+      fakesMoneyExact: fakeRuns.moneyExact && isDeepStrictEqual(fakeReport, fakeRuns.report),
       report1000: r1000,
       quality,
     };

@@ -10,6 +10,7 @@ import type {
   ListEvaluationsResponse,
 } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
+import type { Report } from '../evaluation/report.js';
 import { microsToUsd } from '../money.js';
 import {
   type EvaluationItemRecord,
@@ -36,8 +37,15 @@ export function evaluationView(evaluation: EvaluationRecord): EvaluationView {
     refundedUsd: microsToUsd(evaluation.refundedMicros),
     createdAt: evaluation.createdAt,
     ...(evaluation.completedAt ? { completedAt: evaluation.completedAt } : {}),
-    ...(evaluation.report ? { report: evaluation.report } : {}),
+    ...(evaluation.report ? { report: inOrder(evaluation.report) } : {}),
   };
+}
+
+/** The report with its fields and providers in name order again (a DynamoDB map keeps no order). */
+function inOrder(report: Report): Report {
+  const sorted = <T>(record: Record<string, T>) =>
+    Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return { ...report, perField: sorted(report.perField), perProvider: sorted(report.perProvider) };
 }
 
 /** One item as the API shows it: the run, and once it settled how each field compared. */
