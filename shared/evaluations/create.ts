@@ -13,7 +13,6 @@ import {
   ApiError,
   BudgetExceededError,
   CostConfirmationRequiredError,
-  IdempotencyKeyReusedError,
   InvalidRequestError,
   UnknownSchemaError,
   type ValidationIssue,
@@ -25,7 +24,8 @@ import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
-import { fingerprint, inspectTenantUpload } from '../runs/create-run.js';
+import { inspectTenantUpload } from '../runs/create-run.js';
+import { type IdempotentRequest, idempotentRequest, replayOf } from '../runs/idempotent.js';
 import { loadFactors } from '../store/calibration.js';
 import {
   deleteItems,
@@ -35,7 +35,7 @@ import {
   openShardOf,
   putItems,
 } from '../store/evaluations.js';
-import { getIdempotencyRecord, IdempotencyConflict, type IdempotencyRecord } from '../store/idempotency.js';
+import { IdempotencyConflict, type IdempotencyRecord } from '../store/idempotency.js';
 import { createEvaluationWithHold } from '../store/ledger.js';
 import type { ProviderId } from '../task.js';
 import { itemJobId, materialize } from './materialize.js';
@@ -52,11 +52,9 @@ export interface CreateEvaluationOutcome {
   replayed: boolean;
 }
 
-async function replay(key: string, hash: string): Promise<CreateEvaluationOutcome | null> {
-  const existing = await getIdempotencyRecord(key);
-  if (!existing) return null;
-  if (existing.requestHash !== hash) throw new IdempotencyKeyReusedError();
-  return { response: existing.response as CreateEvaluationResponse, replayed: true };
+async function replay(request: IdempotentRequest): Promise<CreateEvaluationOutcome | null> {
+  const response = await replayOf<CreateEvaluationResponse>(request);
+  return response ? { response, replayed: true } : null;
 }
 
 /** Runs `fn` over `items`, `concurrency` at a time, in order of the results. */
@@ -86,16 +84,10 @@ export async function createEvaluation(
 ): Promise<CreateEvaluationOutcome> {
   const { tenantId, body } = input;
 
-  let idempotency: { key: string; hash: string } | null = null;
-  if (input.idempotencyKey !== undefined) {
-    if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255) {
-      throw new InvalidRequestError('Idempotency-Key must be 1 to 255 characters', [
-        { path: 'Idempotency-Key', message: 'length must be 1..255' },
-      ]);
-    }
-    // The route is part of the fingerprint: a key sent to create a run is not replayed here.
-    idempotency = { key: `${tenantId}#${input.idempotencyKey}`, hash: fingerprint({ evaluation: body }) };
-    const replayed = await replay(idempotency.key, idempotency.hash);
+  // The route is part of the fingerprint: a key sent to create a run is not replayed here.
+  const idempotency = idempotentRequest(tenantId, input.idempotencyKey, { evaluation: body });
+  if (idempotency) {
+    const replayed = await replay(idempotency);
     if (replayed) return replayed;
   }
 
@@ -262,7 +254,7 @@ export async function createEvaluation(
       log.warn('could not remove the items of a refused evaluation (they expire)', { evaluationId, error: e });
     });
     if (error instanceof IdempotencyConflict && idempotency) {
-      const replayed = await replay(idempotency.key, idempotency.hash);
+      const replayed = await replay(idempotency);
       if (replayed) return replayed;
     }
     throw error;
