@@ -376,11 +376,11 @@ async function qualityRead(baseUrl: string, runs: number, samples: number): Prom
       at.corrected += f.corrected;
       slice.counts.fields.set(name, at);
     }
-    for (const [milli, c] of counts.confidence) {
-      const at = slice.counts.confidence.get(milli) ?? { right: 0, wrong: 0 };
+    for (const [level, c] of counts.confidence) {
+      const at = slice.counts.confidence.get(level) ?? { right: 0, wrong: 0 };
       at.right += c.right;
       at.wrong += c.wrong;
-      slice.counts.confidence.set(milli, at);
+      slice.counts.confidence.set(level, at);
     }
     slices.set(key, slice);
   }
@@ -446,6 +446,36 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
     process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
     const api = apiOf(stack.info.baseUrl);
 
+    // BENCH_ACCURACY_PARTS=targets measures only the 1,000-item report and the quality read (for a quick look).
+    const only = process.env.BENCH_ACCURACY_PARTS;
+    if (only === 'targets') {
+      const field = (outcome: 'right' | 'wrong', confidence: number) => ({
+        expected: 'x',
+        got: 'y',
+        outcome,
+        score: outcome === 'right' ? 1 : 0.5,
+        confidence,
+      });
+      const sample: ScoredItem[] = Array.from({ length: 62 }, (_, i) => ({
+        jobId: `run_sample_${i}`,
+        index: i,
+        provider: 'local',
+        status: 'completed',
+        chargedMicros: 260,
+        latencyMs: 3000 + i,
+        reviewNeeded: i % 3 === 0,
+        fields: {
+          merchant: field(i % 4 === 0 ? 'wrong' : 'right', (i % 10) / 10),
+          date: field('right', 0.9),
+          total: field(i % 5 === 0 ? 'wrong' : 'right', (i % 7) / 7),
+        },
+      }));
+      log('  report of 1,000 items (the service path: query, report, conditional write)');
+      const r1000 = await report1000(sample, 1000, 5);
+      log('  GET /v1/quality with 10,000 verified runs counted');
+      const quality = await qualityRead(stack.info.baseUrl, 10_000, 20);
+      return { receipts: 0, local: null, fakes: {}, fakesMoneyExact: true, report1000: r1000, quality } as never;
+    }
     log(`  uploading ${list.length} receipts`);
     const uploads = await uploadAll(api, list);
     log(`  evaluation on the local provider (${workerConcurrency} worker pollers)`);

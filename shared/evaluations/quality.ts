@@ -7,7 +7,7 @@
 import type { QualityQuery, QualityResponse } from '../contract.js';
 import { calibrate } from '../evaluation/calibration.js';
 import { round } from '../evaluation/compare.js';
-import { type QualityCounts, readQuality } from '../store/quality.js';
+import { CONFIDENCE_LEVELS, type QualityCounts, readQuality } from '../store/quality.js';
 
 const DAY_MS = 86_400_000;
 /** The default period: the last 30 days. */
@@ -68,11 +68,11 @@ export async function qualitySummary(
     const day = days.get(slice.day) ?? new Map();
     addFields(day, slice.counts);
     days.set(slice.day, day);
-    for (const [milli, c] of slice.counts.confidence) {
-      const at = confidence.get(milli) ?? { right: 0, wrong: 0 };
+    for (const [level, c] of slice.counts.confidence) {
+      const at = confidence.get(level) ?? { right: 0, wrong: 0 };
       at.right += c.right;
       at.wrong += c.wrong;
-      confidence.set(milli, at);
+      confidence.set(level, at);
     }
   }
 
@@ -95,9 +95,9 @@ export async function qualitySummary(
         }),
     ),
     calibration: calibrate(
-      [...confidence].flatMap(([milli, c]) => [
-        ...(c.right > 0 ? [{ confidence: milli / 1000, right: true, weight: c.right }] : []),
-        ...(c.wrong > 0 ? [{ confidence: milli / 1000, right: false, weight: c.wrong }] : []),
+      [...confidence].flatMap(([level, c]) => [
+        ...(c.right > 0 ? [{ confidence: level / CONFIDENCE_LEVELS, right: true, weight: c.right }] : []),
+        ...(c.wrong > 0 ? [{ confidence: level / CONFIDENCE_LEVELS, right: false, weight: c.wrong }] : []),
       ]),
     ),
     series: [...days]

@@ -1,8 +1,8 @@
 /**
  * Accuracy from reviews (contract-v1.2 §1): per tenant × UTC day of a run's creation × workflow × schema × the provider
  * that answered, how many fields reviews checked (`verified`) and found wrong (`corrected`), and how many values were
- * right and wrong at each confidence (thousandths: confidences are rounded to 3 decimals, so AUROC and the bins come
- * out exact). Moved by `ADD` in the verify's own transaction, by the difference from the review it replaces, as the
+ * right and wrong at each confidence in hundredths (a day's item stays at most ~200 counters whatever the volume, so a
+ * month of them reads in one page; AUROC then counts values within a hundredth of each other as ties). Moved by `ADD` in the verify's own transaction, by the difference from the review it replaces, as the
  * usage counters are (./usage.ts): exactly once with the review, and `GET /v1/quality` reads counters, never runs.
  * Why: docs/decisions.md#accuracy-from-reviews
  */
@@ -18,15 +18,18 @@ import type { TransactItem } from './transact.js';
 // Not checked at init: only verify-run and the quality route touch it.
 export const qualityTable = resource(tables.quality.envVar, { checkAtInit: false });
 
-/** What one review of one run adds: counts by field and by confidence (in thousandths). */
+/** What one review of one run adds: counts by field and by confidence (in hundredths). */
 export interface QualityCounts {
   /** Runs reviewed (1 for a run's first review, 0 for one that replaces another). */
   verifiedRuns: number;
   /** Per field: checked, and found wrong. */
   fields: Map<string, { verified: number; corrected: number }>;
-  /** Per confidence in thousandths: values found right and wrong. */
+  /** Per confidence in hundredths: values found right and wrong. */
   confidence: Map<number, { right: number; wrong: number }>;
 }
+
+/** Confidences are counted in hundredths: level n stands for confidence n / 100. */
+export const CONFIDENCE_LEVELS = 100;
 
 export function emptyCounts(): QualityCounts {
   return { verifiedRuns: 0, fields: new Map(), confidence: new Map() };
@@ -60,11 +63,11 @@ export function countsOf(
     counts.fields.set(spec.name, { verified: 1, corrected: corrected ? 1 : 0 });
     const confidence = run.fields?.[spec.name]?.confidence;
     if (typeof confidence === 'number' && Number.isFinite(confidence)) {
-      const milli = Math.round(Math.min(1, Math.max(0, confidence)) * 1000);
-      const at = counts.confidence.get(milli) ?? { right: 0, wrong: 0 };
+      const level = Math.round(Math.min(1, Math.max(0, confidence)) * CONFIDENCE_LEVELS);
+      const at = counts.confidence.get(level) ?? { right: 0, wrong: 0 };
       if (corrected) at.wrong += 1;
       else at.right += 1;
-      counts.confidence.set(milli, at);
+      counts.confidence.set(level, at);
     }
   }
   return counts;
@@ -83,9 +86,9 @@ function delta(after: QualityCounts, before: QualityCounts): Map<string, number>
       add(`fv#${name}`, sign * f.verified);
       add(`fc#${name}`, sign * f.corrected);
     }
-    for (const [milli, c] of counts.confidence) {
-      add(`cr#${milli}`, sign * c.right);
-      add(`cw#${milli}`, sign * c.wrong);
+    for (const [level, c] of counts.confidence) {
+      add(`cr#${level}`, sign * c.right);
+      add(`cw#${level}`, sign * c.wrong);
     }
   }
   for (const [name, n] of moves) if (n === 0) moves.delete(name);
@@ -186,9 +189,9 @@ export function itemOfSlice(tenantId: string, slice: QualitySlice): Record<strin
     item[`fv#${name}`] = f.verified;
     item[`fc#${name}`] = f.corrected;
   }
-  for (const [milli, c] of slice.counts.confidence) {
-    item[`cr#${milli}`] = c.right;
-    item[`cw#${milli}`] = c.wrong;
+  for (const [level, c] of slice.counts.confidence) {
+    item[`cr#${level}`] = c.right;
+    item[`cw#${level}`] = c.wrong;
   }
   return item;
 }
@@ -206,11 +209,11 @@ export function sliceOf(item: Record<string, unknown>): QualitySlice {
       else f.corrected += n;
       counts.fields.set(rest, f);
     } else if (kind === 'cr#' || kind === 'cw#') {
-      const milli = Number(rest);
-      const c = counts.confidence.get(milli) ?? { right: 0, wrong: 0 };
+      const level = Number(rest);
+      const c = counts.confidence.get(level) ?? { right: 0, wrong: 0 };
       if (kind === 'cr#') c.right += n;
       else c.wrong += n;
-      counts.confidence.set(milli, c);
+      counts.confidence.set(level, c);
     }
   }
   return {
