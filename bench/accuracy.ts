@@ -24,7 +24,16 @@ import { buildReport, type Report, type ScoredItem } from '../shared/evaluation/
 import { finishIfDone } from '../shared/evaluations/finish.js';
 import { tables } from '../shared/infra/resources.js';
 import type { EvaluationItemRecord, EvaluationRecord } from '../shared/store/evaluations.js';
-import { countsOf, itemOfSlice, type QualityCounts, type QualitySlice } from '../shared/store/quality.js';
+import {
+  ANY,
+  addCounts,
+  countsOf,
+  emptyCounts,
+  itemOfSlice,
+  type QualityCounts,
+  type QualitySlice,
+  slotKey,
+} from '../shared/store/quality.js';
 import type { RunRecord } from '../shared/store/runs.js';
 import { startStack } from '../test/integration/stack.js';
 import { startProviderFakes } from './provider-fakes.js';
@@ -333,15 +342,16 @@ async function batchPut(table: string, items: readonly object[]): Promise<void> 
 async function qualityRead(baseUrl: string, runs: number, samples: number): Promise<AccuracyResult['quality']> {
   const DAY = 86_400_000;
   const now = Date.now();
+  // What the verifies' updates add up to: each run's counts in its four items of its day (store/quality.ts).
   const slices = new Map<string, QualitySlice>();
   for (let i = 0; i < runs; i++) {
     const createdAt = new Date(now - 60_000 - ((i * 7919) % 29) * DAY - (i % 3600) * 1000).toISOString();
-    const workflow = ['receipts', 'expenses', null][i % 3] ?? null;
-    const provider = i % 4 === 0 ? 'openai' : 'local';
+    const workflow = ['receipts', 'expenses', ''][i % 3] ?? '';
     const run = {
       status: 'completed',
       outputFormat: 'json',
       createdAt,
+      attempts: [{ provider: i % 4 === 0 ? 'openai' : 'local', step: 'vision', outcome: 'succeeded', latencyMs: 1 }],
       task: {
         fields: [
           { name: 'merchant', type: 'string', required: true },
@@ -361,32 +371,20 @@ async function qualityRead(baseUrl: string, runs: number, samples: number): Prom
       i % 5 === 0 ? { accepted: false, corrections: { total: 11 } } : { accepted: true, corrections: {} },
     );
     const day = createdAt.slice(0, 10);
-    const key = `${day}#${workflow}#${provider}`;
-    const slice = slices.get(key) ?? {
-      day,
-      workflow,
-      schemaId: 'receipt',
-      provider,
-      counts: { verifiedRuns: 0, fields: new Map(), confidence: new Map() },
-    };
-    slice.counts.verifiedRuns += counts.verifiedRuns;
-    for (const [name, f] of counts.fields) {
-      const at = slice.counts.fields.get(name) ?? { verified: 0, corrected: 0 };
-      at.verified += f.verified;
-      at.corrected += f.corrected;
-      slice.counts.fields.set(name, at);
+    for (const slot of [
+      slotKey(ANY, ANY, day),
+      slotKey(workflow, ANY, day),
+      slotKey(ANY, 'receipt', day),
+      slotKey(workflow, 'receipt', day),
+    ]) {
+      const slice = slices.get(slot) ?? { day, counts: emptyCounts() };
+      addCounts(slice.counts, counts);
+      slices.set(slot, slice);
     }
-    for (const [level, c] of counts.confidence) {
-      const at = slice.counts.confidence.get(level) ?? { right: 0, wrong: 0 };
-      at.right += c.right;
-      at.wrong += c.wrong;
-      slice.counts.confidence.set(level, at);
-    }
-    slices.set(key, slice);
   }
   await batchPut(
     process.env[tables.quality.envVar] as string,
-    [...slices.values()].map((s) => itemOfSlice(TENANT, s)),
+    [...slices].map(([slot, slice]) => itemOfSlice(TENANT, slot, slice)),
   );
   const get = async (route: string) => {
     const response = await fetch(`${baseUrl}${route}`, { headers: { 'x-api-key': KEY } });

@@ -12,7 +12,7 @@ import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
-import { qualityUpdate } from '../store/quality.js';
+import { qualityUpdates } from '../store/quality.js';
 import { withResult } from '../store/run-results.js';
 import { getRunForTenant, type RunRecord, runsTable } from '../store/runs.js';
 import { failedConditions, transactWriteNamed } from '../store/transact.js';
@@ -111,7 +111,7 @@ async function writeVerification(run: RunRecord, verification: Verification, now
     usage: usageUpdates(run, verifiedDelta(run.verification, verification)),
     // Accuracy from reviews (GET /v1/quality): by the difference from the review this one replaces, as usage is. A
     // review from before the counters (no `qualityCounted`) was never counted: nothing of it is taken away.
-    quality: qualityUpdate(run, run.qualityCounted ? run.verification : undefined, verification),
+    quality: qualityUpdates(run, run.qualityCounted ? run.verification : undefined, verification),
   };
   try {
     await transactWriteNamed(items);

@@ -49,16 +49,21 @@ test('a completed run is verified: 200 with the verification, written with its h
 
   expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
-  expect(items).toHaveLength(5);
+  expect(items).toHaveLength(8);
   // The first verification of the run: one more verified in its hour's and day's usage, none accepted.
   expect(items.slice(2, 4).map((i) => [i.Update?.TableName, i.Update?.ExpressionAttributeValues])).toEqual([
     [tableName('usage'), { ':workflow': null, ':verified': 1 }],
     [tableName('usage'), { ':workflow': null, ':verified': 1 }],
   ]);
-  // Accuracy from reviews: the run's fields checked once each, the corrected total wrong (GET /v1/quality).
+  // Accuracy from reviews: the run's fields checked once each, the corrected total wrong (GET /v1/quality), in the
+  // four items of its day (any or its workflow × any or its schema).
+  expect(items.slice(4).map((i) => [i.Update?.TableName, i.Update?.Key?.slot])).toEqual([
+    [tableName('quality'), '*#*#2026-11-01'],
+    [tableName('quality'), '#*#2026-11-01'],
+    [tableName('quality'), '*#receipt#2026-11-01'],
+    [tableName('quality'), '#receipt#2026-11-01'],
+  ]);
   const quality = items[4]?.Update;
-  expect(quality?.TableName).toBe(tableName('quality'));
-  expect(quality?.Key).toEqual({ tenantId: 'tenant-a', slot: 'd#2026-11-01##receipt#local' });
   const added = Object.fromEntries(
     (quality?.UpdateExpression?.split(' ADD ')[1] ?? '')
       .split(', ')
@@ -68,7 +73,15 @@ test('a completed run is verified: 200 with the verification, written with its h
         quality?.ExpressionAttributeValues?.[value],
       ]),
   );
-  expect(added).toEqual({ verifiedRuns: 1, 'fv#merchant': 1, 'fv#total': 1, 'fc#total': 1 });
+  expect(added).toEqual({
+    verifiedRuns: 1,
+    'fv#merchant': 1,
+    'fv#total': 1,
+    'fc#total': 1,
+    'pr#local': 1,
+    'pv#local': 2,
+    'pc#local': 1,
+  });
   expect(update0(items)).toContain('qualityCounted = :true');
   const update = items[0]?.Update;
   expect(update?.TableName).toBe(tableName('runs'));
@@ -128,7 +141,7 @@ test('a run reviewed before the accuracy counters is counted whole from its next
   expect((await verify({ accepted: true })).status).toBe(200);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
   const quality = items.find((i) => i.Update?.TableName === tableName('quality'))?.Update;
-  expect(Object.values(quality?.ExpressionAttributeValues ?? {}).filter((v) => typeof v === 'number')).toEqual([1]);
+  expect(Object.values(quality?.ExpressionAttributeValues ?? {}).filter((v) => typeof v === 'number')).toEqual([1, 2]);
 });
 
 test('a verification that lost a race to another one reads the run again and counts from what that one wrote', async () => {
@@ -162,6 +175,9 @@ test('a run created before the usage counters is verified without touching them 
   expect(items.map((i) => i.Update?.TableName ?? i.Put?.TableName)).toEqual([
     tableName('runs'),
     tableName('verifications'),
+    tableName('quality'),
+    tableName('quality'),
+    tableName('quality'),
     tableName('quality'),
   ]);
   expect(items[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
