@@ -37,7 +37,7 @@ describe('GET /v1/quality', () => {
 
   test('counts each verified run once, by field: accepted is right, a corrected field is wrong', async () => {
     const [a, b, c] = runs.map((r) => String(r.jobId));
-    const merchant = String((runs[2]?.result as Record<string, unknown>).merchant);
+    const merchant = String(((runs[2]?.result ?? {}) as Record<string, unknown>).merchant);
     expect((await call('POST', `/v1/runs/${a}/verify`, { body: { accepted: true } })).status).toBe(200);
     expect(
       (
