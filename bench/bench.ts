@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { type AccuracyResult, measureAccuracy } from './accuracy.js';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
@@ -63,6 +64,10 @@ export const TARGETS = {
   webhookLatencyP99Ms: 500,
   /** Events not delivered after a receiver failed half its requests for `webhookOutageSeconds`. */
   webhookLostDeliveries: 0,
+  /** Issue #27: an evaluation's report of 1,000 items, by the service's own path (query, report, write). */
+  report1000ItemsMs: 2000,
+  /** Issue #27: GET /v1/quality, p50 over HTTP on the local stack, with 10,000 verified runs counted. */
+  qualityReadMs: 50,
 } as const;
 
 /** Workload sizes (the brief's minimums). */
@@ -100,7 +105,8 @@ type Phase =
   | 'grounding'
   | 'usage'
   | 'long'
-  | 'webhooks';
+  | 'webhooks'
+  | 'accuracy';
 const PHASES: Phase[] = [
   'bundles',
   'latency',
@@ -113,6 +119,7 @@ const PHASES: Phase[] = [
   'usage',
   'long',
   'webhooks',
+  'accuracy',
 ];
 
 interface Row {
@@ -580,6 +587,70 @@ function usageRows(u: UsageReadResult): Row[] {
   ];
 }
 
+function accuracyRows(a: AccuracyResult): Row[] {
+  const l = a.local;
+  const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
+  const fields = (f: AccuracyResult['local']['perField']) =>
+    Object.entries(f)
+      .map(([name, v]) => `${name} ${pct(v.accuracy)} (AUROC ${v.auroc ?? '—'})`)
+      .join(', ');
+  return [
+    {
+      metric: `sroie-dev (${a.receipts} real receipts), local provider: accuracy per field (AUROC per field)`,
+      value: `${fields(l.perField)}; all fields ${pct(l.accuracy)}; ${l.failed} runs failed`,
+      target: '— (the engine is being improved: issue #28)',
+      result: 'info',
+    },
+    {
+      metric: 'sroie-dev, local: review catch rate (runs with a wrong field flagged) / all-right runs flagged',
+      value: `${l.review.wrongFlagged} of ${l.review.wrongRuns} (${pct(l.review.catchRate)}) / ${l.review.rightFlagged} of ${l.review.rightRuns} (${pct(l.review.falseAlarmRate)})`,
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: `sroie-dev, local: seconds per receipt (evaluation wall time ÷ receipts, ${l.workerConcurrency} worker pollers); p50 provider latency`,
+      value: `${l.secondsPerReceipt} s; ${l.p50LatencyMs ?? '—'} ms`,
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: "the evaluation's report equals the comparison module's over the same runs (local and the fakes)",
+      value: `${l.reportMatchesModule ? 'yes' : 'NO'} / ${a.fakesMoneyExact ? 'yes' : 'NO'}`,
+      target: 'equal',
+      result: l.reportMatchesModule && a.fakesMoneyExact ? 'PASS' : 'MISS',
+    },
+    {
+      metric: `money exact: Σ run charges + refunds = the evaluation's hold (${l.heldUsd} USD), its totals theirs`,
+      value: l.moneyExact ? 'exact to the micro-dollar' : 'NOT EXACT',
+      target: 'exact',
+      result: l.moneyExact ? 'PASS' : 'MISS',
+    },
+    {
+      metric: 'per-provider comparison through the fakes (each answers one fixed receipt: accuracy means nothing)',
+      value: Object.entries(a.fakes)
+        .map(
+          ([id, f]) =>
+            `${id}: ${f.receipts} runs, ${f.failed} failed, accuracy ${pct(f.accuracy)}, ${f.costUsd} USD, p50 ${f.p50LatencyMs} ms`,
+        )
+        .join('; '),
+      target: '—',
+      result: 'info',
+    },
+    {
+      metric: `report of ${a.report1000.items} items, the service's path (query the items, build, conditional write): p50 (build alone)`,
+      value: `${a.report1000.serviceMs.p50} ms (max ${a.report1000.serviceMs.max} ms; build ${a.report1000.computeMs.p50} ms)`,
+      target: `≤ ${TARGETS.report1000ItemsMs} ms`,
+      result: check(a.report1000.serviceMs.max, TARGETS.report1000ItemsMs),
+    },
+    {
+      metric: `GET /v1/quality, default 30 days, ${a.quality.verifiedRuns} verified runs counted (read back: ${a.quality.counted}); floor GET /v1/schemas p50 ${a.quality.floorP50Ms} ms`,
+      value: `p50 ${a.quality.p50Ms} ms, p90 ${a.quality.p90Ms} ms`,
+      target: `p50 ≤ ${TARGETS.qualityReadMs} ms`,
+      result: a.quality.counted === a.quality.verifiedRuns ? check(a.quality.p50Ms, TARGETS.qualityReadMs) : 'ERROR',
+    },
+  ];
+}
+
 function webhookRows(w: WebhooksResult): Row[] {
   const o = w.outage;
   return [
@@ -632,6 +703,7 @@ async function main(): Promise<void> {
     usage?: UsageReadResult;
     long?: LongDocumentsResult;
     webhooks?: WebhooksResult;
+    accuracy?: AccuracyResult;
   } = {};
   const failures: Record<string, string> = {};
   const timings: Record<string, number> = {};
@@ -707,6 +779,9 @@ async function main(): Promise<void> {
     measureWebhooks({ runs: WORKLOAD.webhookRuns, outageSeconds: WORKLOAD.webhookOutageSeconds, log }),
   );
 
+  // The evaluation of the real receipts (issue #27), last: it runs the local engine over 62 photos.
+  results.accuracy = await phase('accuracy', () => measureAccuracy({ log }));
+
   // Nothing this benchmark started may outlive it (DynamoDB Local is a Java process).
   const leftovers = (await descendants(process.pid)).filter((p) => p.comm === 'java' && alive(p.pid));
   for (const p of leftovers) process.kill(p.pid, 'SIGKILL');
@@ -722,6 +797,7 @@ async function main(): Promise<void> {
     ...(results.usage ? usageRows(results.usage) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.webhooks ? webhookRows(results.webhooks) : []),
+    ...(results.accuracy ? accuracyRows(results.accuracy) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(
       (name): Row => ({ metric: `phase ${name}`, value: 'failed (see JSON)', target: '—', result: 'ERROR' }),

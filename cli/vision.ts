@@ -22,6 +22,7 @@ import {
   TIME_FORMS,
   UsageError,
 } from './args.js';
+import { evaluate } from './eval.js';
 import {
   EXIT,
   type Io,
@@ -46,6 +47,9 @@ Usage:
   vision runs get <jobId>
   vision verify <jobId> (--accept | --correct field=value …) [--note "…"]
   vision usage [--from <time>] [--to <time>] [--interval hour|day|month] [--workflow w] [--json]
+  vision eval DIR [--schema receipt] [--providers a,b] [--map company=merchant] [--min-accuracy 0.9] [--json]
+              [--name n] [--workflow w] [--max-cost 0.50] [--yes]
+  vision eval --from-verified --workflow W --out DIR [--limit n]
   vision schemas
   vision health
   vision webhooks add <url> [--events run.completed,run.failed] [--description "…"]
@@ -79,6 +83,13 @@ usage:
   A table: one row per workflow and the total (runs by state, charged and refunded USD, reviews, the share
   accepted, mean confidence). --json prints the whole answer instead, with its series per --interval for charts.
   <time> is ${TIME_FORMS}.
+eval:
+  DIR holds documents (NAME.png|jpg|jpeg|pdf|heic) each beside NAME.json, its expected values. They are uploaded,
+  evaluated once per --providers provider (or with the normal plan), asking before spending as analyze does, and
+  the report is printed as a table (--json: the whole evaluation). Keys of NAME.json the schema (default receipt)
+  does not have are not compared; --map from=to renames them first. Exits 1 when the accuracy is below
+  --min-accuracy (a share: 0.9). --from-verified writes such a folder from the workflow's verified runs whose file
+  the service still keeps (docs/evaluation.md).
 webhooks:
   add prints the endpoint with its signing secret (shown only then); deliveries lists its last 100 attempts.
   Needs a key with the webhooks:manage scope (add: runs:read too, events carry whole runs). docs/webhooks.md
@@ -93,6 +104,7 @@ there is one. A failed run also prints its envelope on stdout.
 
 Exit codes:
   0    success
+  1    eval: the accuracy is below --min-accuracy
   2    usage error (bad arguments, missing --api-key/--base-url, a file that cannot be read)
   3    request rejected by the service (4xx: invalid request, unknown schema, cost confirmation needed, …)
   4    the run ended failed (e.g. PROVIDER_ERROR)
@@ -100,7 +112,18 @@ Exit codes:
   130  interrupted (Ctrl-C); a created run keeps going on the service
 `;
 
-const COMMANDS = ['analyze', 'runs', 'verify', 'usage', 'schemas', 'health', 'webhooks', 'listen', 'help'] as const;
+const COMMANDS = [
+  'analyze',
+  'runs',
+  'verify',
+  'usage',
+  'eval',
+  'schemas',
+  'health',
+  'webhooks',
+  'listen',
+  'help',
+] as const;
 const STATUSES = ['queued', 'completed', 'failed'] as const;
 
 const globalOptions = GLOBAL_OPTIONS;
@@ -435,6 +458,17 @@ export async function main(
         return await verify(ctx, rest);
       case 'usage':
         return await usage(ctx, rest);
+      case 'eval':
+        return await evaluate(
+          {
+            io,
+            signal,
+            clientFor: (values) => client(ctx, values),
+            help: () => help(ctx),
+            ask: (q) => askYesNo(ctx, q),
+          },
+          rest,
+        );
       case 'schemas':
         return await simple(ctx, rest, (c) => c.schemas());
       case 'health':

@@ -378,14 +378,14 @@ function showKeyForm(message = '', typed = '') {
   if (typed) els.keyInput.select();
 }
 
+/** Shows the view `<name>-view` and presses its tab `tab-<name>` (the Quality view, quality.js, uses it too). */
 function showView(view) {
   els.keyView.hidden = true;
   els.tabs.hidden = false;
   els.forget.hidden = false;
-  els.runsView.hidden = view !== 'runs';
-  els.usageView.hidden = view !== 'usage';
-  els.tabRuns.setAttribute('aria-pressed', String(view === 'runs'));
-  els.tabUsage.setAttribute('aria-pressed', String(view === 'usage'));
+  for (const section of document.querySelectorAll('main > .view')) section.hidden = section.id !== `${view}-view`;
+  for (const tab of els.tabs.querySelectorAll('.tab'))
+    tab.setAttribute('aria-pressed', String(tab.id === `tab-${view}`));
 }
 
 /** Whether the connected key may record reviews (runs:verify or admin); null while that is unknown. */
@@ -1927,3 +1927,22 @@ if (getKey()) {
 } else {
   showKeyForm();
 }
+
+// What the Quality view (quality.js, a module of its own) uses: the same API client, helpers and messages.
+export {
+  ApiError,
+  api,
+  clearAlert,
+  formatCount,
+  formatMs,
+  formatPercent,
+  formatTime,
+  formatUsd,
+  h,
+  reportError,
+  runPath,
+  s,
+  setStatus,
+  shortId,
+  showView,
+};

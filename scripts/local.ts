@@ -18,6 +18,7 @@ import * as z from 'zod';
 import { ENV } from '../shared/infra/env.js';
 import {
   deliverSettings,
+  evaluationSettings,
   reconcileSettings,
   runQueue,
   tables,
@@ -80,6 +81,8 @@ const localEnv = z.object({
   LOCAL_DELIVER_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(deliverSettings.maxConcurrency),
   /** Seconds after which the sweep hands on an event whose dispatch was interrupted (deployed: webhookSettings). */
   LOCAL_EVENTS_SWEEP_AFTER_SECONDS: z.coerce.number().min(0).default(webhookSettings.sweepAfterSeconds),
+  /** Seconds after its creation the sweep finishes an evaluation a crash left open (deployed: evaluationSettings). */
+  LOCAL_EVALUATIONS_SWEEP_AFTER_SECONDS: z.coerce.number().min(0).default(evaluationSettings.sweepAfterSeconds),
   /** Enables the crash-simulation seam (metadata.localFault on a run); for tests only. */
   VISION_LOCAL_FAULT_INJECTION: z.enum(['true', 'false']).default('false'),
 });
@@ -249,6 +252,7 @@ async function main(): Promise<void> {
   const { createWorkerHandler } = await import('../functions/worker.js');
   const { createDeliverHandler } = await import('../functions/deliver.js');
   const { sweepPendingEvents, DEFAULT_SWEEP_OPTIONS } = await import('../shared/events/dispatch.js');
+  const { sweepEvaluations } = await import('../shared/evaluations/sweep.js');
 
   // Crash simulation for tests: a run whose metadata.localFault is `crash-before-settle` (provider answered,
   // nothing written), `crash-after-settle` (settled, message not deleted), `crash-after-chunk` (a chunk
@@ -355,6 +359,9 @@ async function main(): Promise<void> {
           Promise.allSettled([
             reconcileRuns(reconcileOptions).catch((error: unknown) => log.error('reconciler sweep failed', { error })),
             sweepPendingEvents(sweepOptions).catch((error: unknown) => log.error('events sweep failed', { error })),
+            sweepEvaluations({ afterSeconds: env.LOCAL_EVALUATIONS_SWEEP_AFTER_SECONDS }).catch((error: unknown) =>
+              log.error('evaluations sweep failed', { error }),
+            ),
           ]).finally(() => {
             sweeping = false;
           });

@@ -14,20 +14,28 @@ import type { RegistryResults, RegistrySchemaId } from './schemas.js';
 import type {
   CompletedRun,
   CreatedWebhook,
+  CreateEvaluationInput,
+  CreateEvaluationResponse,
   CreateRunInput,
   CreateRunResponse,
   CreateWebhookInput,
   ErrorBody,
   ErrorCode,
+  Evaluation,
   FailedRun,
   FileUrlResponse,
+  GetEvaluationInput,
   HealthResponse,
   InlineSchema,
+  ListEvaluationsInput,
+  ListEvaluationsResponse,
   ListRunsInput,
   ListRunsResponse,
   ListWebhooksResponse,
   PresignRequest,
   PresignResponse,
+  QualityQuery,
+  QualityResponse,
   RunProgress,
   RunResponse,
   SchemasResponse,
@@ -338,7 +346,14 @@ interface RequestSpec {
   path: string;
   /** Absolute URL instead of baseUrl + path (the presigned PUT). */
   url?: string | undefined;
-  query?: ListRunsInput | UsageQuery | { page?: number | undefined } | undefined;
+  query?:
+    | ListRunsInput
+    | UsageQuery
+    | GetEvaluationInput
+    | ListEvaluationsInput
+    | QualityQuery
+    | { page?: number | undefined }
+    | undefined;
   body?: unknown | undefined;
   rawBody?: Uint8Array | undefined;
   headers?: Record<string, string> | undefined;
@@ -546,6 +561,65 @@ export class VisionClient {
       idempotent: true,
       signal: options.signal,
     });
+  }
+
+  // ---------- evaluations and accuracy from reviews (contract-v1.2 §1) ----------
+
+  /**
+   * POST /v1/evaluations: every document run once per listed provider (or with the normal plan), scored against its
+   * expected values; one hold for the whole. With `idempotencyKey`, retries after network errors/5xx are safe.
+   */
+  createEvaluation(
+    body: CreateEvaluationInput,
+    options: CallOptions & { idempotencyKey?: string | undefined } = {},
+  ): Promise<CreateEvaluationResponse> {
+    const headers: Record<string, string> = {};
+    if (options.idempotencyKey) headers['Idempotency-Key'] = options.idempotencyKey;
+    return this.request({
+      method: 'POST',
+      path: '/v1/evaluations',
+      body,
+      headers,
+      idempotent: options.idempotencyKey !== undefined,
+      signal: options.signal,
+    });
+  }
+
+  /** GET /v1/evaluations/{id}: progress, money, the report once every run settled, and a page of items. */
+  getEvaluation(id: string, query: GetEvaluationInput = {}, options: CallOptions = {}): Promise<Evaluation> {
+    return this.request({
+      method: 'GET',
+      path: `/v1/evaluations/${encodeURIComponent(id)}`,
+      query,
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /** GET /v1/evaluations: the tenant's evaluations, newest first (without items). */
+  listEvaluations(query: ListEvaluationsInput = {}, options: CallOptions = {}): Promise<ListEvaluationsResponse> {
+    return this.request({ method: 'GET', path: '/v1/evaluations', query, idempotent: true, signal: options.signal });
+  }
+
+  /**
+   * Polls an evaluation until it is completed or failed (every `intervalMs`, default 2 s), calling `onProgress` with
+   * each reading; resolves with the final evaluation (without items).
+   */
+  async waitForEvaluation(
+    id: string,
+    options: CallOptions & { intervalMs?: number; onProgress?: (evaluation: Evaluation) => void } = {},
+  ): Promise<Evaluation> {
+    for (;;) {
+      const evaluation = await this.getEvaluation(id, { itemsLimit: 0 }, { signal: options.signal });
+      options.onProgress?.(evaluation);
+      if (evaluation.status !== 'queued') return evaluation;
+      await sleep(options.intervalMs ?? 2000, options.signal);
+    }
+  }
+
+  /** GET /v1/quality: accuracy from reviews per field and provider, with calibration, over a period. */
+  quality(query: QualityQuery = {}, options: CallOptions = {}): Promise<QualityResponse> {
+    return this.request({ method: 'GET', path: '/v1/quality', query, idempotent: true, signal: options.signal });
   }
 
   // ---------- webhooks ----------

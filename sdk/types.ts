@@ -156,6 +156,8 @@ export interface RunBase {
   workflow: string | null;
   createdAt: string;
   file: RunFile;
+  /** The evaluation this run is an item of (contract-v1.2 §1); absent otherwise. */
+  evaluationId?: string;
 }
 
 /** How far a long document has got (contract-v1.1 §2); a queued run may carry it. */
@@ -429,4 +431,152 @@ export interface WebhookEvent {
   type: WebhookEventType;
   createdAt: string;
   data: RunResponse;
+}
+
+// ---------- evaluations and accuracy from reviews (contract-v1.2 §1) ----------
+
+export type ProviderId = 'openai' | 'anthropic' | 'gemini' | 'bedrock' | 'textract' | 'local';
+
+/** One document of an evaluation: an upload and the values it should give, by the schema's field names. */
+export interface EvaluationItemInput {
+  uploadId: string;
+  expected: Record<string, unknown>;
+}
+
+/** POST /v1/evaluations (send `schemaId` or `schema`). */
+export interface CreateEvaluationInput {
+  name: string;
+  schemaId?: string | undefined;
+  schema?: InlineSchema | undefined;
+  prompt?: string | undefined;
+  /** Each document runs once per provider, with that provider alone; absent: once with the normal plan. */
+  providers?: ProviderId[] | undefined;
+  items: EvaluationItemInput[];
+  workflow?: string | undefined;
+  confirmCost?: boolean | undefined;
+  maxCostUsd?: number | undefined;
+  metadata?: Record<string, JsonValue> | undefined;
+}
+
+export interface CreateEvaluationResponse {
+  evaluationId: string;
+  status: 'queued';
+  name: string;
+  /** The runs it makes: documents × providers. */
+  items: number;
+  documents: number;
+  providers: ProviderId[] | null;
+  estimatedCostUsd: number;
+  createdAt: string;
+}
+
+export interface CalibrationReport {
+  auroc: number | null;
+  ece: number | null;
+  brier: number | null;
+  bins: { from: number; to: number; count: number; accuracy: number | null }[];
+}
+
+export interface EvaluationReport {
+  perField: Record<
+    string,
+    {
+      compared: number;
+      right: number;
+      accuracy: number | null;
+      missing: number;
+      extra: number;
+      meanScore: number | null;
+    }
+  >;
+  perProvider: Record<
+    string,
+    { accuracy: number | null; runs: number; failed: number; costUsd: number; p50LatencyMs: number | null }
+  >;
+  calibration: CalibrationReport;
+  review: { wrongRuns: number; wrongFlagged: number; rightRuns: number; rightFlagged: number };
+  accuracy: number | null;
+  costUsd: number;
+}
+
+export type FieldOutcomeKind = 'right' | 'wrong' | 'missing' | 'extra';
+
+export interface FieldOutcome {
+  expected?: unknown;
+  got?: unknown;
+  outcome: FieldOutcomeKind;
+  score: number;
+  confidence: number | null;
+  precision?: number;
+  recall?: number;
+  f1?: number;
+}
+
+/** One run of an evaluation (a document × a provider). */
+export interface EvaluationItem {
+  index: number;
+  uploadId: string;
+  jobId: string;
+  provider: string | null;
+  status: RunStatus;
+  chargedUsd?: number;
+  latencyMs?: number | null;
+  reviewNeeded?: boolean | null;
+  fields?: Record<string, FieldOutcome>;
+}
+
+export interface Evaluation {
+  evaluationId: string;
+  name: string;
+  status: 'queued' | 'completed' | 'failed';
+  schemaId: string | null;
+  providers: ProviderId[] | null;
+  workflow: string | null;
+  metadata: Record<string, JsonValue>;
+  progress: { itemsTotal: number; itemsDone: number };
+  estimatedCostUsd: number;
+  chargedUsd: number;
+  refundedUsd: number;
+  createdAt: string;
+  completedAt?: string;
+  report?: EvaluationReport;
+  items?: EvaluationItem[];
+  nextItemsCursor?: string | null;
+}
+
+/** GET /v1/evaluations/{id} query: items per page (0: none) and the page's cursor. */
+export interface GetEvaluationInput {
+  itemsLimit?: number | undefined;
+  itemsCursor?: string | undefined;
+}
+
+export interface ListEvaluationsInput {
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface ListEvaluationsResponse {
+  items: Evaluation[];
+  nextCursor: string | null;
+}
+
+/** GET /v1/quality query. */
+export interface QualityQuery {
+  workflow?: string | undefined;
+  schemaId?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+export type QualityFields = Record<string, { verified: number; corrected: number; accuracy: number | null }>;
+
+export interface QualityResponse {
+  from: string;
+  to: string;
+  verifiedRuns: number;
+  accuracy: number | null;
+  fields: QualityFields;
+  providers: Record<string, { verifiedRuns: number; verified: number; corrected: number; accuracy: number | null }>;
+  calibration: CalibrationReport;
+  series: { start: string; fields: QualityFields }[];
 }

@@ -7,9 +7,10 @@
  */
 import { config } from './config.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
+import { evaluationSettings } from './infra/resources.js';
 import { SCOPES } from './infra/routes.js';
 import { jsonProblem, STORED_MAX_DEPTH } from './json-limits.js';
-import { FIELD_TYPES } from './task.js';
+import { FIELD_TYPES, PROVIDER_IDS } from './task.js';
 import * as z from './zod.js';
 
 const limits = config.limits;
@@ -208,6 +209,9 @@ const creationFields = {
   workflow: z.nullable(z.string()),
   createdAt: isoTimestamp,
   file: runFile,
+  evaluationId: z
+    .optional(z.string())
+    .check(z.meta({ description: 'The evaluation this run is an item of (contract-v1.2 §1); absent otherwise' })),
 };
 
 // ---------- GET /v1/runs/{jobId} ----------
@@ -440,6 +444,209 @@ export const usageResponse = z.object({
     .check(z.meta({ description: 'Every bucket from `from` to `to`, oldest first, empty ones included (for charts)' })),
 });
 
+// ---------- evaluations (contract-v1.2 §1) ----------
+
+/** One document of an evaluation: an upload and the values it should give, by the schema's field names. */
+export const evaluationItemRequest = z.strictObject({
+  uploadId: text(1, 128),
+  expected: z.record(text(1, 128), z.unknown()).check(
+    storable,
+    z.refine((e) => Buffer.byteLength(JSON.stringify(e)) <= evaluationSettings.maxExpectedBytes, {
+      message: `expected may be at most ${evaluationSettings.maxExpectedBytes} bytes serialized`,
+    }),
+    z.meta({ description: "The right values, keyed by the schema's field names; only the fields named are compared" }),
+  ),
+});
+
+export const createEvaluationRequest = z
+  .strictObject({
+    name: text(1, 200),
+    schemaId: z.optional(text(1, 64)),
+    schema: z.optional(inlineSchema),
+    prompt: z.optional(
+      z.string().check(
+        z.maxLength(limits.promptMaxChars),
+        z.refine((p) => p.trim().length > 0, { message: 'prompt must not be blank' }),
+      ),
+    ),
+    providers: z.optional(
+      z.array(z.enum(PROVIDER_IDS)).check(
+        z.minLength(1),
+        z.refine((p) => new Set(p).size === p.length, { message: 'providers must not repeat' }),
+        z.meta({
+          description:
+            'Each item runs once per provider, with that provider alone (no fallback); absent: the normal plan',
+        }),
+      ),
+    ),
+    items: z.array(evaluationItemRequest).check(z.minLength(1), z.maxLength(evaluationSettings.maxItems)),
+    workflow: z.optional(workflow).check(z.meta({ description: "The workflow the evaluation's runs count under" })),
+    confirmCost: z.optional(z.boolean()),
+    maxCostUsd: z.optional(
+      z
+        .number()
+        .check(z.minimum(0.000001, { message: 'must be at least 0.000001 (one micro-dollar)' }), z.maximum(1_000_000)),
+    ),
+    metadata: z.optional(metadata),
+  })
+  .check(
+    z.refine((b) => (b.schemaId === undefined) !== (b.schema === undefined), {
+      message: 'send either schemaId or schema (one of them)',
+      path: ['schemaId'],
+    }),
+  );
+
+export const evaluationStatus = z.enum(['queued', 'completed', 'failed']);
+
+export const createEvaluationResponse = z.object({
+  evaluationId: z.string(),
+  status: z.literal('queued'),
+  name: z.string(),
+  items: integer(z.positive()).check(
+    z.meta({
+      description: 'The runs the evaluation makes: its documents × its providers (one each without providers)',
+    }),
+  ),
+  documents: integer(z.positive()),
+  providers: z.nullable(z.array(z.enum(PROVIDER_IDS))),
+  estimatedCostUsd: usd,
+  createdAt: isoTimestamp,
+});
+
+const share = () => z.nullable(fraction());
+
+export const calibrationReport = z.object({
+  auroc: share().check(z.meta({ description: "P(a right value's confidence > a wrong one's); null without both" })),
+  ece: share().check(z.meta({ description: 'Expected calibration error over 10 equal-width bins' })),
+  brier: share(),
+  bins: z.array(z.object({ from: fraction(), to: fraction(), count: z.number(), accuracy: share() })),
+});
+
+export const evaluationReport = z.object({
+  perField: z.record(
+    z.string(),
+    z.object({
+      compared: integer(),
+      right: integer(),
+      accuracy: share(),
+      missing: integer(),
+      extra: integer(),
+      meanScore: share(),
+    }),
+  ),
+  perProvider: z.record(
+    z.string(),
+    z.object({
+      accuracy: share(),
+      runs: integer(),
+      failed: integer(),
+      costUsd: usd,
+      p50LatencyMs: z.nullable(z.number()),
+    }),
+  ),
+  calibration: calibrationReport,
+  review: z.object({
+    wrongRuns: integer(),
+    wrongFlagged: integer(),
+    rightRuns: integer(),
+    rightFlagged: integer(),
+  }),
+  accuracy: share(),
+  costUsd: usd,
+});
+
+export const fieldOutcome = z.object({
+  expected: z.unknown(),
+  got: z.unknown(),
+  outcome: z.enum(['right', 'wrong', 'missing', 'extra']),
+  score: fraction(),
+  confidence: z.nullable(fraction()),
+  precision: z.optional(fraction()),
+  recall: z.optional(fraction()),
+  f1: z.optional(fraction()),
+});
+
+export const evaluationItem = z.object({
+  index: integer(z.nonnegative()).check(z.meta({ description: "The document's position in the request's items" })),
+  uploadId: z.string(),
+  jobId: z.string(),
+  provider: z.nullable(z.string()).check(z.meta({ description: 'The listed provider, or the one that answered' })),
+  status: runStatus,
+  chargedUsd: z.optional(usd),
+  latencyMs: z.optional(z.nullable(z.number())),
+  reviewNeeded: z.optional(z.nullable(z.boolean())),
+  fields: z.optional(z.record(z.string(), fieldOutcome)),
+});
+
+export const evaluationView = z.object({
+  evaluationId: z.string(),
+  name: z.string(),
+  status: evaluationStatus,
+  schemaId: z.nullable(z.string()),
+  providers: z.nullable(z.array(z.enum(PROVIDER_IDS))),
+  workflow: z.nullable(z.string()),
+  metadata: z.record(z.string(), metadataValue),
+  progress: z.object({ itemsTotal: integer(), itemsDone: integer() }),
+  estimatedCostUsd: usd,
+  chargedUsd: usd,
+  refundedUsd: usd,
+  createdAt: isoTimestamp,
+  completedAt: z.optional(isoTimestamp),
+  report: z.optional(evaluationReport),
+  items: z.optional(z.array(evaluationItem)),
+  nextItemsCursor: z.optional(z.nullable(z.string())),
+});
+
+export const getEvaluationQuery = z.strictObject({
+  itemsLimit: z
+    ._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(1000)), 100)
+    .check(z.meta({ description: 'Items per page (0: none), in request order' })),
+  itemsCursor: z.optional(text(1, 2048)),
+});
+
+export const listEvaluationsQuery = z.strictObject({
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 20),
+  cursor: z.optional(text(1, 2048)),
+});
+export const listEvaluationsResponse = z.object({ items: z.array(evaluationView), nextCursor: z.nullable(z.string()) });
+
+// ---------- GET /v1/quality (contract-v1.2 §1) ----------
+
+export const qualityQuery = z
+  .strictObject({
+    workflow: z.optional(workflow),
+    schemaId: z.optional(text(1, 64)),
+    from: z.optional(periodBound).check(z.meta({ description: 'Start (its UTC day included); default: 30 days ago' })),
+    to: z.optional(periodBound).check(z.meta({ description: 'End (exclusive); default: now' })),
+  })
+  .check(
+    z.refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
+      message: 'from must be before to',
+      path: ['from'],
+    }),
+  );
+
+export const qualityFields = z.record(
+  z.string(),
+  z.object({ verified: integer(), corrected: integer(), accuracy: share() }),
+);
+
+export const qualityResponse = z.object({
+  from: isoTimestamp,
+  to: isoTimestamp,
+  verifiedRuns: integer(),
+  accuracy: share().check(z.meta({ description: 'Verified fields found right, over every verified field' })),
+  fields: qualityFields,
+  providers: z.record(
+    z.string(),
+    z.object({ verifiedRuns: integer(), verified: integer(), corrected: integer(), accuracy: share() }),
+  ),
+  calibration: calibrationReport,
+  series: z
+    .array(z.object({ start: isoTimestamp, fields: qualityFields }))
+    .check(z.meta({ description: 'Per UTC day with verified runs, oldest first (accuracy per field over time)' })),
+});
+
 // ---------- GET /v1/runs/{jobId}/file ----------
 
 export const fileUrlQuery = z.strictObject({
@@ -582,3 +789,12 @@ export type ListWebhooksResponse = z.infer<typeof listWebhooksResponse>;
 export type WebhookDelivery = z.infer<typeof webhookDelivery>;
 export type WebhookDeliveriesResponse = z.infer<typeof webhookDeliveriesResponse>;
 export type WebhookEvent = z.infer<typeof webhookEvent>;
+export type CreateEvaluationRequest = z.infer<typeof createEvaluationRequest>;
+export type CreateEvaluationResponse = z.infer<typeof createEvaluationResponse>;
+export type EvaluationView = z.infer<typeof evaluationView>;
+export type EvaluationItemView = z.infer<typeof evaluationItem>;
+export type GetEvaluationQuery = z.infer<typeof getEvaluationQuery>;
+export type ListEvaluationsQuery = z.infer<typeof listEvaluationsQuery>;
+export type ListEvaluationsResponse = z.infer<typeof listEvaluationsResponse>;
+export type QualityQuery = z.infer<typeof qualityQuery>;
+export type QualityResponse = z.infer<typeof qualityResponse>;

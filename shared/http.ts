@@ -144,6 +144,8 @@ function readAuth(event: APIGatewayProxyEvent): AuthContext | null {
 interface RequestSpec<TBody, TQuery> {
   body?: z.core.$ZodType<TBody, unknown>;
   query?: z.core.$ZodType<TQuery, unknown>;
+  /** A route whose bodies are larger by nature (an evaluation's expected values); default: the configured limit. */
+  maxBodyBytes?: number;
 }
 
 /** Middleware: auth context + scope, content-type, body size, JSON parse, zod validation — in the contract's order. */
@@ -176,11 +178,12 @@ function parseRequest<TBody, TQuery>(
           throw new UnsupportedMediaTypeError(contentType);
         }
         const size = Buffer.byteLength(rawBody);
-        if (size > config.limits.requestBodyMaxBytes) {
+        const limitBytes = spec.maxBodyBytes ?? config.limits.requestBodyMaxBytes;
+        if (size > limitBytes) {
           throw new InvalidRequestError(
-            `Request body is ${size} bytes; the limit is ${config.limits.requestBodyMaxBytes}`,
+            `Request body is ${size} bytes; the limit is ${limitBytes}`,
             [{ path: '(root)', message: 'body too large' }],
-            { limitBytes: config.limits.requestBodyMaxBytes },
+            { limitBytes },
           );
         }
         let json: unknown;

@@ -34,13 +34,18 @@ const requestIdHeader = {
 };
 
 /** Headers of a success response besides x-request-id. */
+const idempotentReplayed = {
+  description: '`true` when this is the original response of an earlier request with the same Idempotency-Key',
+  schema: { type: 'string', enum: ['true'] },
+};
 const successHeaders: Partial<Record<keyof typeof operations, Record<string, unknown>>> = {
   'create-run': {
     location: { description: 'The run: `/v1/runs/{jobId}`', schema: { type: 'string' } },
-    'idempotent-replayed': {
-      description: '`true` when this is the original response of an earlier request with the same Idempotency-Key',
-      schema: { type: 'string', enum: ['true'] },
-    },
+    'idempotent-replayed': idempotentReplayed,
+  },
+  'evaluations-create': {
+    location: { description: 'The evaluation: `/v1/evaluations/{evaluationId}`', schema: { type: 'string' } },
+    'idempotent-replayed': idempotentReplayed,
   },
 };
 
@@ -118,6 +123,49 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     success: { status: 200, schema: contract.whoamiResponse, description: 'The key' },
     errors: common,
   },
+  'evaluations-create': {
+    summary:
+      'Create an evaluation: every document run once per listed provider (or once with the normal plan), scored ' +
+      'against its expected values; one hold for the whole evaluation. Optional Idempotency-Key header.',
+    request: contract.createEvaluationRequest,
+    success: { status: 202, schema: contract.createEvaluationResponse, description: 'Evaluation queued' },
+    errors: [
+      ...common,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'UPLOAD_NOT_FOUND',
+      'UPLOAD_INCOMPLETE',
+      'UPLOAD_SIZE_MISMATCH',
+      'UNSUPPORTED_FILE_TYPE',
+      'FILE_TOO_LARGE',
+      'TOO_MANY_PAGES',
+      'CORRUPT_FILE',
+      'UNKNOWN_SCHEMA',
+      'BUDGET_EXCEEDED',
+      'COST_CONFIRMATION_REQUIRED',
+      'INSUFFICIENT_CREDIT',
+      'IDEMPOTENCY_KEY_REUSED',
+    ],
+  },
+  'evaluations-get': {
+    summary: 'An evaluation: progress, money, its report once every item settled, and its items page by page',
+    query: contract.getEvaluationQuery,
+    success: { status: 200, schema: contract.evaluationView, description: 'The evaluation' },
+    errors: [...common, 'NOT_FOUND'],
+  },
+  'evaluations-list': {
+    summary: "The tenant's evaluations, newest first (without their items)",
+    query: contract.listEvaluationsQuery,
+    success: { status: 200, schema: contract.listEvaluationsResponse, description: 'A page of evaluations' },
+    errors: common,
+  },
+  quality: {
+    summary:
+      'Accuracy from reviews: per field, per provider and calibration over the verified runs of a period (counted ' +
+      'when each run was verified)',
+    query: contract.qualityQuery,
+    success: { status: 200, schema: contract.qualityResponse, description: 'Quality' },
+    errors: common,
+  },
   'webhooks-create': {
     summary:
       'Register a webhook endpoint (at most 10 per tenant; scopes webhooks:manage and runs:read: events carry whole ' +
@@ -177,7 +225,7 @@ export function buildOpenApi(): Record<string, unknown> {
         schema: { type: 'string' },
       })),
       ...(op.query ? queryParameters(op.query) : []),
-      ...(route.handler === 'create-run'
+      ...(route.handler === 'create-run' || route.handler === 'evaluations-create'
         ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }]
         : []),
     ];

@@ -1,5 +1,5 @@
 import type { RegistryResults, RegistrySchemaId } from './schemas.js';
-import type { CompletedRun, CreatedWebhook, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, FailedRun, FileUrlResponse, HealthResponse, InlineSchema, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+import type { CompletedRun, CreatedWebhook, CreateEvaluationInput, CreateEvaluationResponse, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, Evaluation, FailedRun, FileUrlResponse, GetEvaluationInput, HealthResponse, InlineSchema, ListEvaluationsInput, ListEvaluationsResponse, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, QualityQuery, QualityResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
 export type * from './schemas.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
@@ -187,6 +187,27 @@ export declare class VisionClient {
      * the worker stored none for that page: it renders the pages with a boxed field).
      */
     fileUrl(jobId: string, options?: FileUrlOptions): Promise<FileUrlResponse>;
+    /**
+     * POST /v1/evaluations: every document run once per listed provider (or with the normal plan), scored against its
+     * expected values; one hold for the whole. With `idempotencyKey`, retries after network errors/5xx are safe.
+     */
+    createEvaluation(body: CreateEvaluationInput, options?: CallOptions & {
+        idempotencyKey?: string | undefined;
+    }): Promise<CreateEvaluationResponse>;
+    /** GET /v1/evaluations/{id}: progress, money, the report once every run settled, and a page of items. */
+    getEvaluation(id: string, query?: GetEvaluationInput, options?: CallOptions): Promise<Evaluation>;
+    /** GET /v1/evaluations: the tenant's evaluations, newest first (without items). */
+    listEvaluations(query?: ListEvaluationsInput, options?: CallOptions): Promise<ListEvaluationsResponse>;
+    /**
+     * Polls an evaluation until it is completed or failed (every `intervalMs`, default 2 s), calling `onProgress` with
+     * each reading; resolves with the final evaluation (without items).
+     */
+    waitForEvaluation(id: string, options?: CallOptions & {
+        intervalMs?: number;
+        onProgress?: (evaluation: Evaluation) => void;
+    }): Promise<Evaluation>;
+    /** GET /v1/quality: accuracy from reviews per field and provider, with calibration, over a period. */
+    quality(query?: QualityQuery, options?: CallOptions): Promise<QualityResponse>;
     /**
      * POST /v1/webhooks: registers an endpoint; the answer's `secret` is shown only here (keep it for verifyWebhook).
      * Not retried after a network error or 5xx: a retry could register a second endpoint.

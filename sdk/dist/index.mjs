@@ -272,6 +272,53 @@ var VisionClient = class {
       signal: options.signal
     });
   }
+  // ---------- evaluations and accuracy from reviews (contract-v1.2 §1) ----------
+  /**
+   * POST /v1/evaluations: every document run once per listed provider (or with the normal plan), scored against its
+   * expected values; one hold for the whole. With `idempotencyKey`, retries after network errors/5xx are safe.
+   */
+  createEvaluation(body, options = {}) {
+    const headers = {};
+    if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
+    return this.request({
+      method: "POST",
+      path: "/v1/evaluations",
+      body,
+      headers,
+      idempotent: options.idempotencyKey !== void 0,
+      signal: options.signal
+    });
+  }
+  /** GET /v1/evaluations/{id}: progress, money, the report once every run settled, and a page of items. */
+  getEvaluation(id, query = {}, options = {}) {
+    return this.request({
+      method: "GET",
+      path: `/v1/evaluations/${encodeURIComponent(id)}`,
+      query,
+      idempotent: true,
+      signal: options.signal
+    });
+  }
+  /** GET /v1/evaluations: the tenant's evaluations, newest first (without items). */
+  listEvaluations(query = {}, options = {}) {
+    return this.request({ method: "GET", path: "/v1/evaluations", query, idempotent: true, signal: options.signal });
+  }
+  /**
+   * Polls an evaluation until it is completed or failed (every `intervalMs`, default 2 s), calling `onProgress` with
+   * each reading; resolves with the final evaluation (without items).
+   */
+  async waitForEvaluation(id, options = {}) {
+    for (; ; ) {
+      const evaluation = await this.getEvaluation(id, { itemsLimit: 0 }, { signal: options.signal });
+      options.onProgress?.(evaluation);
+      if (evaluation.status !== "queued") return evaluation;
+      await sleep(options.intervalMs ?? 2e3, options.signal);
+    }
+  }
+  /** GET /v1/quality: accuracy from reviews per field and provider, with calibration, over a period. */
+  quality(query = {}, options = {}) {
+    return this.request({ method: "GET", path: "/v1/quality", query, idempotent: true, signal: options.signal });
+  }
   // ---------- webhooks ----------
   /**
    * POST /v1/webhooks: registers an endpoint; the answer's `secret` is shown only here (keep it for verifyWebhook).

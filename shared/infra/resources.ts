@@ -136,6 +136,49 @@ export const tables = {
     sortKey: { name: 'slot', type: 'S' },
     globalIndexes: [],
   },
+  // Accuracy from reviews (store/quality.ts): per tenant × UTC day of a run's creation × workflow × schema × provider,
+  // how many fields reviews found right and corrected, and a confidence histogram. `slot` is
+  // `d#<day>#<workflow>#<schemaId>#<provider>`. Counted in the verify's transaction; no TTL, like usage.
+  quality: {
+    id: 'Quality',
+    envVar: 'QUALITY_TABLE',
+    partitionKey: { name: 'tenantId', type: 'S' },
+    sortKey: { name: 'slot', type: 'S' },
+    globalIndexes: [],
+  },
+  // Evaluations (contract-v1.2 §1; store/evaluations.ts): one item per evaluation, with its hold, its progress and
+  // money (moved by each item run's settlement) and its report once the last item settled.
+  evaluations: {
+    id: 'Evaluations',
+    envVar: 'EVALUATIONS_TABLE',
+    partitionKey: { name: 'evaluationId', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [
+      {
+        indexName: 'byTenant',
+        partitionKey: { name: 'tenantId', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+      },
+      // Sparse: an evaluation is in it until its report is written (`openShard` removed then), so the reconciler
+      // finds one whose runs a crash left uncreated, or whose report a crash left unwritten.
+      {
+        indexName: 'open',
+        partitionKey: { name: 'openShard', type: 'S' },
+        sortKey: { name: 'createdAt', type: 'S' },
+        projection: 'KEYS_ONLY',
+      },
+    ],
+  },
+  // One item per run of an evaluation (a document × a provider; `n` its position): what the run is made from, its
+  // expected values, and its scored fields once it settled (written in the run's settlement transaction).
+  evaluationItems: {
+    id: 'EvaluationItems',
+    envVar: 'EVALUATION_ITEMS_TABLE',
+    partitionKey: { name: 'evaluationId', type: 'S' },
+    sortKey: { name: 'n', type: 'N' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [],
+  },
   // Webhook endpoints per tenant (store/webhooks.ts), and one counter item per tenant (`webhookId` = `#count`) that a
   // registration's transaction checks, so a tenant never holds more than webhookSettings.maxEndpoints.
   webhooks: {
@@ -254,6 +297,28 @@ export const reconcileSettings = {
   /** Runs read per query, and most queries per shard and sweep (the next sweep takes any rest). */
   pageSize: 100,
   maxPages: 10,
+} as const;
+
+/** Evaluations (contract-v1.2 §1): sizes, and when the reconciler takes over an evaluation a crash left behind. */
+export const evaluationSettings = {
+  /** Documents in one evaluation. */
+  maxItems: 1000,
+  /** The largest request body an evaluation may have (its expected values): above the other routes' 256 KiB. */
+  maxBodyBytes: 4 * 1024 * 1024,
+  /** The largest expected values of one document, serialized. */
+  maxExpectedBytes: 16 * 1024,
+  /** Uploads inspected at once while an evaluation is created. */
+  inspectConcurrency: 8,
+  /** Run records written at once while its runs are created. */
+  writeConcurrency: 16,
+  /**
+   * An evaluation still open this long after its creation is looked at by the reconciler: runs not created yet are
+   * created (the creating request died after the hold), a report not written is written (the last settlement's
+   * worker died after it).
+   */
+  sweepAfterSeconds: 120,
+  /** Partitions of the `open` index. */
+  shards: 4,
 } as const;
 
 /** The deliver function's limits; the webhook queue's visibility timeout is derived from them. */

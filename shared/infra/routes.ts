@@ -19,6 +19,10 @@ export type HandlerName =
   | 'usage'
   | 'file-url'
   | 'whoami'
+  | 'evaluations-create'
+  | 'evaluations-get'
+  | 'evaluations-list'
+  | 'quality'
   | 'webhooks-create'
   | 'webhooks-list'
   | 'webhooks-delete'
@@ -103,6 +107,10 @@ export const routes: readonly RouteDefinition[] = [
   { method: 'GET', path: '/v1/usage', handler: 'usage', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs/{jobId}/file', handler: 'file-url', scope: 'runs:read' },
   { method: 'GET', path: '/v1/whoami', handler: 'whoami', scope: 'runs:read' },
+  { method: 'POST', path: '/v1/evaluations', handler: 'evaluations-create', scope: 'runs:write' },
+  { method: 'GET', path: '/v1/evaluations', handler: 'evaluations-list', scope: 'runs:read' },
+  { method: 'GET', path: '/v1/evaluations/{evaluationId}', handler: 'evaluations-get', scope: 'runs:read' },
+  { method: 'GET', path: '/v1/quality', handler: 'quality', scope: 'runs:read' },
   // Events carry whole runs (every run of the tenant, whichever key created it): registering reads runs.
   {
     method: 'POST',
@@ -163,12 +171,40 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   },
   'get-run': { tables: { runs: 'read', runResults: 'read' } },
   'list-runs': { tables: { runs: 'read', runResults: 'read' } },
-  'verify-run': { tables: { runs: 'readwrite', runResults: 'read', verifications: 'readwrite', usage: 'readwrite' } },
+  'verify-run': {
+    tables: {
+      runs: 'readwrite',
+      runResults: 'read',
+      verifications: 'readwrite',
+      usage: 'readwrite',
+      quality: 'readwrite',
+    },
+  },
   schemas: {},
   usage: { tables: { runs: 'read', usage: 'read' } },
   'file-url': { tables: { runs: 'read' }, bucket: 'read', previews: 'read' },
   // Answers from the authorizer's context alone.
   whoami: {},
+  // An evaluation is created as a run is (inspect, estimate, one hold), then its runs are written and queued.
+  'evaluations-create': {
+    tables: {
+      uploads: 'read',
+      runs: 'readwrite',
+      tenants: 'readwrite',
+      ledger: 'readwrite',
+      idempotency: 'readwrite',
+      usage: 'readwrite',
+      calibration: 'read',
+      evaluations: 'readwrite',
+      evaluationItems: 'readwrite',
+    },
+    bucket: 'read',
+    queue: 'send',
+  },
+  // Writes the report itself when the last settlement's worker could not (shared/evaluations/finish.ts).
+  'evaluations-get': { tables: { evaluations: 'readwrite', evaluationItems: 'read' } },
+  'evaluations-list': { tables: { evaluations: 'read' } },
+  quality: { tables: { quality: 'read' } },
   'webhooks-create': { tables: { webhooks: 'readwrite' }, webhookSecrets: 'seal' },
   'webhooks-list': { tables: { webhooks: 'read' } },
   'webhooks-delete': { tables: { webhooks: 'readwrite' } },
@@ -187,6 +223,9 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
       // The settlement writes the run's event; the worker then hands it to the endpoints' queue and the bus.
       events: 'readwrite',
       webhooks: 'read',
+      // An evaluation's run scores itself and moves its evaluation's progress in its settlement; the last writes the report.
+      evaluations: 'readwrite',
+      evaluationItems: 'readwrite',
     },
     bucket: 'read',
     // Stores a PDF run's page images for the dashboard's boxes (shared/worker/page-previews.ts).
@@ -206,6 +245,9 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
       usage: 'readwrite',
       events: 'readwrite',
       webhooks: 'read',
+      // Creates the runs of an evaluation whose creating request died after its hold; writes a report left unwritten.
+      evaluations: 'readwrite',
+      evaluationItems: 'readwrite',
     },
     queue: 'send',
     webhookQueue: 'send',

@@ -5,15 +5,13 @@
  * The first failing check answers; nothing is written before the hold transaction, and the message is sent only
  * after the run exists, so a rejected request leaves no record, no hold and no message.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import {
   BudgetExceededError,
   CostConfirmationRequiredError,
-  IdempotencyKeyReusedError,
   InternalError,
-  InvalidRequestError,
   runError,
   UnknownSchemaError,
   UploadIncompleteError,
@@ -31,7 +29,6 @@ import { checkAtInit } from '../resource-name.js';
 import { loadFactors } from '../store/calibration.js';
 import {
   deleteIdempotencyRecord,
-  getIdempotencyRecord,
   IdempotencyConflict,
   type IdempotencyRecord,
   idempotencyTable,
@@ -40,6 +37,7 @@ import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
 import { ObjectChangedError, openStoredObject } from '../uploads/stored-object.js';
+import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
 import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 
@@ -61,58 +59,40 @@ export interface CreateRunOutcome {
   replayed: boolean;
 }
 
-/** Canonical fingerprint of a request body (key order does not matter). */
-export function fingerprint(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /** Replays a stored response for the same key and body, or refuses a different body under the same key. */
-async function replay(key: string, hash: string): Promise<CreateRunOutcome | null> {
-  const existing = await getIdempotencyRecord(key);
-  if (!existing) return null;
-  if (existing.requestHash !== hash) throw new IdempotencyKeyReusedError();
-  return { response: existing.response as CreateRunResponse, replayed: true };
+async function replay(request: IdempotentRequest): Promise<CreateRunOutcome | null> {
+  const response = await replayOf<CreateRunResponse>(request);
+  return response ? { response, replayed: true } : null;
+}
+
+/**
+ * An upload of the tenant's as run creation checks it, in the contract's order: ownership and presence, size, then
+ * the real type, readability and limits from the stored bytes (ranged reads). Throws the first failing check's error.
+ */
+export async function inspectTenantUpload(tenantId: string, uploadId: string, now = new Date()) {
+  const upload = await getUploadForTenant(uploadId, tenantId, now);
+  if (!upload) throw new UploadNotFoundError(uploadId);
+  const object = await openStoredObject(upload.objectKey);
+  if (!object) throw new UploadIncompleteError(uploadId);
+  if (object.sizeBytes !== upload.contentLength)
+    throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
+  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits).catch((error: unknown) => {
+    // Replaced while it was being read: the client is still writing the upload.
+    throw error instanceof ObjectChangedError ? new UploadIncompleteError(uploadId) : error;
+  });
+  return { upload, object, facts };
 }
 
 export async function createRun(input: CreateRunInput, now = new Date()): Promise<CreateRunOutcome> {
   const { tenantId, body } = input;
 
-  let idempotency: { key: string; hash: string } | null = null;
-  if (input.idempotencyKey !== undefined) {
-    if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255) {
-      throw new InvalidRequestError('Idempotency-Key must be 1 to 255 characters', [
-        { path: 'Idempotency-Key', message: 'length must be 1..255' },
-      ]);
-    }
-    idempotency = { key: `${tenantId}#${input.idempotencyKey}`, hash: fingerprint(body) };
-    const replayed = await replay(idempotency.key, idempotency.hash);
+  const idempotency = idempotentRequest(tenantId, input.idempotencyKey, body);
+  if (idempotency) {
+    const replayed = await replay(idempotency);
     if (replayed) return replayed;
   }
 
-  // Upload ownership and presence.
-  const upload = await getUploadForTenant(body.uploadId, tenantId, now);
-  if (!upload) throw new UploadNotFoundError(body.uploadId);
-  const object = await openStoredObject(upload.objectKey);
-  if (!object) throw new UploadIncompleteError(body.uploadId);
-
-  // Size, then the real type, readability and limits — from the stored bytes, with ranged reads.
-  if (object.sizeBytes !== upload.contentLength)
-    throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
-  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits).catch((error: unknown) => {
-    // Replaced while it was being read: the client is still writing the upload.
-    throw error instanceof ObjectChangedError ? new UploadIncompleteError(body.uploadId) : error;
-  });
+  const { upload, object, facts } = await inspectTenantUpload(tenantId, body.uploadId, now);
 
   // Schema.
   let schema = body.schema;
@@ -199,7 +179,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   } catch (error: unknown) {
     // A concurrent request with the same key won the race: answer as it did (or refuse a different body).
     if (error instanceof IdempotencyConflict && idempotency) {
-      const replayed = await replay(idempotency.key, idempotency.hash);
+      const replayed = await replay(idempotency);
       if (replayed) return replayed;
     }
     throw error;

@@ -45,6 +45,20 @@ export async function enqueueGroups(jobId: string, groups: readonly number[]): P
   }
 }
 
+/** Queues several runs (an evaluation's), ten to a request; throws when any message was not accepted. */
+export async function enqueueRuns(jobIds: readonly string[]): Promise<void> {
+  for (let start = 0; start < jobIds.length; start += BATCH) {
+    const entries = jobIds.slice(start, start + BATCH).map((jobId, i) => {
+      const body: RunMessage = { jobId };
+      return { Id: String(i), MessageBody: JSON.stringify(body) };
+    });
+    const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl: runQueueUrl(), Entries: entries }));
+    const failed = out.Failed ?? [];
+    if (failed.length > 0)
+      throw new Error(`run queue refused ${failed.length} run message(s): ${failed[0]?.Code ?? ''}`);
+  }
+}
+
 /** What a message asks; undefined for a malformed message (no retry can mend it). */
 export function runMessageOf(messageBody: string): RunMessage | undefined {
   let parsed: unknown;

@@ -54,6 +54,7 @@ export function toRunResponse(run: RunRecord): RunResponse {
       ...(run.file.width !== undefined ? { width: run.file.width } : {}),
       ...(run.file.height !== undefined ? { height: run.file.height } : {}),
     },
+    ...(run.evaluation ? { evaluationId: run.evaluation.evaluationId } : {}),
   };
   if (run.status === 'completed' && run.usage && run.result) {
     return {

@@ -1,7 +1,8 @@
 /**
  * Verify: QA metadata on a completed run. The current verification is kept on the run (for the dashboard); every
  * verification is also appended to the Verifications table (the history), and the usage counters move with it, in one
- * transaction. Corrections must fit the run's fields (corrections.ts); nothing is written otherwise. Status never changes.
+ * transaction, with the accuracy counters (store/quality.ts). Corrections must fit the run's fields (corrections.ts);
+ * nothing is written otherwise. Status never changes.
  * A verify clears a needed review in that same write: `review.needed` becomes false (the reasons stay: what the
  * reviewer was asked to check; who and when is the verification itself) and the run leaves the review queue.
  */
@@ -11,6 +12,7 @@ import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
 import { tables } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
+import { qualityUpdates } from '../store/quality.js';
 import { withResult } from '../store/run-results.js';
 import { getRunForTenant, type RunRecord, runsTable } from '../store/runs.js';
 import { failedConditions, transactWriteNamed } from '../store/transact.js';
@@ -53,7 +55,9 @@ export async function verifyRun(
         request.corrections,
       );
     }
-    if (await writeVerification(run, verification, now)) return { jobId, status: run.status, verification };
+    // The accuracy counters compare corrections with the values the run gave: the whole result, from its parts if need be.
+    const whole = run.resultParts ? await withResult(run) : run;
+    if (await writeVerification(whole, verification, now)) return { jobId, status: run.status, verification };
   }
   throw new Error(`run ${jobId} kept changing while being verified`);
 }
@@ -71,8 +75,8 @@ async function writeVerification(run: RunRecord, verification: Verification, now
         TableName: runsTable(),
         Key: { jobId: run.jobId },
         UpdateExpression: clearsReview
-          ? 'SET verification = :v, verificationCount = :next, #review.#needed = :notNeeded REMOVE reviewTenant'
-          : 'SET verification = :v, verificationCount = :next',
+          ? 'SET verification = :v, verificationCount = :next, qualityCounted = :true, #review.#needed = :notNeeded REMOVE reviewTenant'
+          : 'SET verification = :v, verificationCount = :next, qualityCounted = :true',
         ConditionExpression: `#status = :completed AND tenantId = :tenant AND ${counted.expression} AND ${
           seen === 0 ? 'attribute_not_exists(verificationCount)' : 'verificationCount = :seen'
         }`,
@@ -84,6 +88,7 @@ async function writeVerification(run: RunRecord, verification: Verification, now
           ...counted.values,
           ':v': verification,
           ':next': seen + 1,
+          ':true': true,
           ':completed': 'completed',
           ':tenant': run.tenantId,
           ...(seen === 0 ? {} : { ':seen': seen }),
@@ -104,6 +109,9 @@ async function writeVerification(run: RunRecord, verification: Verification, now
       },
     },
     usage: usageUpdates(run, verifiedDelta(run.verification, verification)),
+    // Accuracy from reviews (GET /v1/quality): by the difference from the review this one replaces, as usage is. A
+    // review from before the counters (no `qualityCounted`) was never counted: nothing of it is taken away.
+    quality: qualityUpdates(run, run.qualityCounted ? run.verification : undefined, verification),
   };
   try {
     await transactWriteNamed(items);

@@ -11,6 +11,7 @@ import { log } from '../log.js';
 import { type Micros, microsToUsd } from '../money.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { checkAtInit, resource } from '../resource-name.js';
+import { type EvaluationRecord, evaluationPut, evaluationSettlement } from './evaluations.js';
 import { eventPut } from './events.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
 import { answerTooLarge, resultPartPuts, type StoredAnswer, splitAnswer } from './run-results.js';
@@ -49,26 +50,9 @@ async function holdAs(
   // Counted in the usage aggregates from its creation, in this same transaction.
   const record: RunRecord = { ...run, holdFromCredit: limited, usageCounted: true };
 
-  const tenantUpdate = limited
-    ? {
-        UpdateExpression: 'SET availableMicros = availableMicros - :hold ADD heldMicros :hold',
-        ConditionExpression: 'attribute_exists(availableMicros) AND availableMicros >= :hold',
-      }
-    : {
-        UpdateExpression: 'ADD heldMicros :hold',
-        ConditionExpression: 'attribute_exists(tenantId) AND attribute_not_exists(availableMicros)',
-      };
-
   const items = {
     run: { Put: { TableName: runsTable(), Item: record, ConditionExpression: 'attribute_not_exists(jobId)' } },
-    tenant: {
-      Update: {
-        TableName: tenantsTable(),
-        Key: { tenantId: run.tenantId },
-        ...tenantUpdate,
-        ExpressionAttributeValues: { ':hold': hold },
-      },
-    },
+    tenant: tenantHold(run.tenantId, hold, limited),
     ledger: {
       Put: {
         TableName: ledgerTable(),
@@ -110,6 +94,85 @@ async function holdAs(
     }
     throw error;
   }
+}
+
+/**
+ * Writes a new evaluation and takes its one hold (the sum of its runs' estimates), with its ledger entry, the
+ * idempotency record and the usage counters of every run it will make, in one transaction (its runs are written
+ * after it, each with the evaluation's hold: store/evaluations.ts). Throws as `createRunWithHold` does.
+ */
+export async function createEvaluationWithHold(
+  evaluation: EvaluationRecord,
+  idempotency: IdempotencyRecord | null,
+): Promise<EvaluationRecord> {
+  const tenant = await getTenant(evaluation.tenantId);
+  if (!tenant) throw new Error(`tenant ${evaluation.tenantId} does not exist`);
+  let limited = tenant.availableMicros !== undefined;
+  for (let retried = false; ; retried = true) {
+    const record: EvaluationRecord = { ...evaluation, holdFromCredit: limited };
+    const hold = record.estimateMicros;
+    const items = {
+      evaluation: evaluationPut(record),
+      tenant: tenantHold(record.tenantId, hold, limited),
+      ledger: {
+        Put: {
+          TableName: ledgerTable(),
+          Item: {
+            tenantId: record.tenantId,
+            entryId: `${record.evaluationId}#hold`,
+            evaluationId: record.evaluationId,
+            kind: 'hold',
+            amountMicros: hold,
+            createdAt: record.createdAt,
+          },
+          ConditionExpression: 'attribute_not_exists(entryId)',
+        },
+      },
+      idempotency: idempotency ? idempotencyPut(idempotency) : null,
+      // Every run it will make counts from now, as a run counts from its creation (they share its creation time).
+      usage: usageUpdates(
+        { ...record, usageCounted: true },
+        { runs: record.itemsTotal, estimatedMicros: record.estimateMicros },
+      ),
+    };
+    try {
+      await transactWriteNamed(items, {
+        ClientRequestToken: `${record.evaluationId.replace(/^eval_/, '')}${retried ? 'r' : ''}`,
+      });
+      return record;
+    } catch (error: unknown) {
+      const failed = failedConditions(error, items);
+      if (failed.has('idempotency')) throw new IdempotencyConflict();
+      if (!failed.has('tenant')) throw error;
+      const fresh = await getTenant(record.tenantId);
+      if (!fresh) throw new Error(`tenant ${record.tenantId} does not exist`);
+      const nowLimited = fresh.availableMicros !== undefined;
+      if (nowLimited === limited || retried) {
+        throw new InsufficientCreditError(microsToUsd(hold), microsToUsd(fresh.availableMicros ?? 0));
+      }
+      limited = nowLimited;
+    }
+  }
+}
+
+/** The tenant's side of a hold: from its available credit when it is limited, else only counted as held. */
+function tenantHold(tenantId: string, hold: Micros, limited: boolean) {
+  return {
+    Update: {
+      TableName: tenantsTable(),
+      Key: { tenantId },
+      ...(limited
+        ? {
+            UpdateExpression: 'SET availableMicros = availableMicros - :hold ADD heldMicros :hold',
+            ConditionExpression: 'attribute_exists(availableMicros) AND availableMicros >= :hold',
+          }
+        : {
+            UpdateExpression: 'ADD heldMicros :hold',
+            ConditionExpression: 'attribute_exists(tenantId) AND attribute_not_exists(availableMicros)',
+          }),
+      ExpressionAttributeValues: { ':hold': hold },
+    },
+  };
 }
 
 /**
@@ -227,8 +290,9 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
       update += ', #review = :review';
       names['#review'] = 'review';
       values[':review'] = review;
-      // Into the tenant's review queue (the sparse `reviewNeeded` index) while a person must check it.
-      if (review.needed) {
+      // Into the tenant's review queue (the sparse `reviewNeeded` index) while a person must check it; an evaluation's
+      // run never is (its expected values are known: the evaluation scores it).
+      if (review.needed && !run.evaluation) {
         update += ', reviewTenant = :tenant';
         values[':tenant'] = run.tenantId;
       }
@@ -300,6 +364,21 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     ),
     // The event announcing this state: committed with it or not at all (docs/decisions.md#run-events-an-outbox-in-the-settlement).
     events: eventPut(run, outcome.status, completedAt),
+    // A run of an evaluation: scored, and its evaluation's progress and money moved, with its own settlement.
+    evaluation: evaluationSettlement(run, {
+      status: outcome.status,
+      ...(outcome.status === 'completed'
+        ? {
+            result: outcome.result,
+            ...(answer?.fields ? { fields: answer.fields } : {}),
+            ...(review ? { review } : {}),
+          }
+        : {}),
+      attempts: outcome.attempts,
+      chargedMicros: charged,
+      refundedMicros: refunded,
+      settledAt: completedAt,
+    }),
   };
 
   try {

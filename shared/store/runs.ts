@@ -46,6 +46,18 @@ export interface RunError {
   details?: Record<string, unknown>;
 }
 
+/** What a run of an evaluation carries (store/evaluations.ts). */
+export interface RunEvaluation {
+  evaluationId: string;
+  /** The item's position in the evaluation (its key in EvaluationItems). */
+  n: number;
+  /** The document's position in the request. */
+  index: number;
+  /** The provider the evaluation listed for this run; null: the normal plan. */
+  provider: ProviderId | null;
+  expected: Record<string, unknown>;
+}
+
 /** A run as stored. Money is integer micros; the contract's dollars are derived in runs/run-view.ts. */
 export interface RunRecord {
   jobId: string;
@@ -160,6 +172,14 @@ export interface RunRecord {
   verification?: Verification;
   /** How many verifications the run has had (the history is in the Verifications table). */
   verificationCount?: number;
+  /** True once a review of the run is in the accuracy counters (store/quality.ts); reviews before them are not. */
+  qualityCounted?: boolean;
+  /**
+   * A run of an evaluation (contract-v1.2 §1): which evaluation and item it is, the provider it was asked to use, and
+   * the values its answer is scored against in its settlement (store/evaluations.ts). Its money is the evaluation's
+   * hold (no hold of its own) and it never enters the review queue.
+   */
+  evaluation?: RunEvaluation;
   /**
    * True once the run's state is in the usage aggregates (store/usage.ts): set at creation, or by the backfill for runs
    * created before the aggregates. Every later write of the run's state adds to them only when it is set.

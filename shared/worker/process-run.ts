@@ -9,6 +9,7 @@
 import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
 import { runError } from '../errors.js';
+import { afterItemSettled } from '../evaluations/finish.js';
 import { dispatchAfterSettle } from '../events/dispatch.js';
 import type { PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
@@ -101,6 +102,8 @@ async function settle(run: RunRecord, settlement: Settlement, options: ProcessOp
     await Promise.all([
       dispatchAfterSettle(eventRecord(run, settlement.status, settledAt.toISOString())),
       learn(run, settlement),
+      // The last run of an evaluation writes its report (a crash before it leaves it to a read or the reconciler).
+      ...(run.evaluation ? [afterItemSettled(run.evaluation.evaluationId)] : []),
     ]);
   }
   return settled ? 'settled' : 'already-final';

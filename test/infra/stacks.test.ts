@@ -116,7 +116,8 @@ describe('stateful stack', () => {
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
-    expect(Object.keys(matching)).toEqual([tableLogicalId(name)]);
+    // Tables of the same shape (usage and quality counters) match each other's properties: this one is among them.
+    expect(Object.keys(matching)).toContain(tableLogicalId(name));
   });
 
   test('uploads bucket: no public access, SSE-S3, expiry of the upload prefix, browser PUT via CORS', () => {

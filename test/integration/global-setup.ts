@@ -30,6 +30,8 @@ export default async function globalSetup(): Promise<void> {
     // interrupted is handed on by the sweep after 2 s.
     WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1',
     LOCAL_EVENTS_SWEEP_AFTER_SECONDS: '2',
+    // An evaluation a crash left open is finished by the sweep 3 s after its creation (deployed: 2 minutes).
+    LOCAL_EVALUATIONS_SWEEP_AFTER_SECONDS: '3',
   });
   (globalThis as { __visionStack?: unknown }).__visionStack = stack;
   process.env.INTEGRATION_STACK = JSON.stringify(stack.info);

@@ -75,6 +75,15 @@ export type Checks = [
   Assert<Response<sdk.WebhookDelivery, contract.WebhookDelivery>>,
   Assert<Response<sdk.WebhookDeliveriesResponse, contract.WebhookDeliveriesResponse>>,
   Assert<Response<sdk.WebhookEvent, contract.WebhookEvent>>,
+  Assert<Request<sdk.CreateEvaluationInput, z.input<typeof contract.createEvaluationRequest>>>,
+  Assert<Response<sdk.CreateEvaluationResponse, contract.CreateEvaluationResponse>>,
+  Assert<Response<sdk.Evaluation, contract.EvaluationView>>,
+  Assert<Response<sdk.EvaluationItem, contract.EvaluationItemView>>,
+  Assert<Response<sdk.ListEvaluationsResponse, contract.ListEvaluationsResponse>>,
+  Assert<Request<sdk.ListEvaluationsInput, Partial<contract.ListEvaluationsQuery>>>,
+  Assert<Request<sdk.GetEvaluationInput, Partial<contract.GetEvaluationQuery>>>,
+  Assert<Request<sdk.QualityQuery, contract.QualityQuery>>,
+  Assert<Response<sdk.QualityResponse, contract.QualityResponse>>,
 ];
 
 /** What `analyze` resolves with for a registry schema, a text run, and anything else. */

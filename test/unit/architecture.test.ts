@@ -21,6 +21,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['task'],
   // Per-field evidence: the words on the pages and grounding a result on them (pure).
   ['fields'],
+  // Scoring answers against expected values: comparison by field type, calibration, an evaluation's report (pure).
+  ['evaluation'],
   // Configuration and the AWS clients.
   ['config', 'metrics', 'aws'],
   // The contract, prices, and what a file is: inspection (the API) and preparation (the worker).
@@ -31,6 +33,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['planning'],
   // The API's use cases.
   ['runs'],
+  // Evaluations and accuracy from reviews: the API's use cases built on runs (and the reconciler's part for them).
+  ['evaluations'],
   // Run events: the webhook routes' use cases, dispatch from the outbox, delivery.
   ['events'],
   // The worker's use cases.

@@ -297,7 +297,7 @@ describe('a verify clears the review in its own transaction', () => {
     expect((await verify({ accepted: true })).status).toBe(200);
     const [update] = runUpdates();
     expect(update?.UpdateExpression).toBe(
-      'SET verification = :v, verificationCount = :next, #review.#needed = :notNeeded REMOVE reviewTenant',
+      'SET verification = :v, verificationCount = :next, qualityCounted = :true, #review.#needed = :notNeeded REMOVE reviewTenant',
     );
     expect(update?.ExpressionAttributeNames).toMatchObject({ '#review': 'review', '#needed': 'needed' });
     expect(update?.ExpressionAttributeValues?.[':notNeeded']).toBe(false);
@@ -309,7 +309,9 @@ describe('a verify clears the review in its own transaction', () => {
       ddb.on(TransactWriteCommand).resolves({});
       ddb.on(GetCommand).resolves({ Item: item });
       expect((await verify({ accepted: true })).status).toBe(200);
-      expect(runUpdates()[0]?.UpdateExpression).toBe('SET verification = :v, verificationCount = :next');
+      expect(runUpdates()[0]?.UpdateExpression).toBe(
+        'SET verification = :v, verificationCount = :next, qualityCounted = :true',
+      );
     }
   });
 
@@ -324,6 +326,8 @@ describe('a verify clears the review in its own transaction', () => {
         verifiedBy: 'k',
       },
       verificationCount: 1,
+      // The other verification was counted in the accuracy counters too (store/quality.ts).
+      qualityCounted: true,
     });
     ddb
       .on(GetCommand)
@@ -348,7 +352,7 @@ describe('a verify clears the review in its own transaction', () => {
     const [lost, won] = runUpdates();
     expect(lost?.UpdateExpression).toContain('REMOVE reviewTenant');
     // Written against what the other verification left: no review change, the same answer counts no usage again.
-    expect(won?.UpdateExpression).toBe('SET verification = :v, verificationCount = :next');
+    expect(won?.UpdateExpression).toBe('SET verification = :v, verificationCount = :next, qualityCounted = :true');
     expect(won?.ExpressionAttributeValues).toMatchObject({ ':seen': 1, ':next': 2 });
     const wonItems = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[1]?.args[0].input.TransactItems ?? []);
     expect(wonItems.map((i) => (i.Put ?? i.Update)?.TableName)).toEqual([

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/reconcile.js';
-import { reconcileSettings, runQueue, webhookSettings } from '../../shared/infra/resources.js';
+import { evaluationSettings, reconcileSettings, runQueue, webhookSettings } from '../../shared/infra/resources.js';
 import { queuedShardOf, type RunRecord } from '../../shared/store/runs.js';
 import { DEFAULT_RECONCILE_OPTIONS, decide, reconcileRuns } from '../../shared/worker/reconcile.js';
 import { conditionalCheckFailed, mapsAsObjects, runItem, tableName, transactionCancelled } from '../support/aws.js';
@@ -239,9 +239,17 @@ describe('reconcileRuns', () => {
 
   test('the scheduled handler runs a sweep with the deployed settings', async () => {
     arrange();
-    await expect(handler()).resolves.toEqual({ resent: [], failed: [], eventsDispatched: [] });
-    // The queued runs' index and the pending events' index, shard by shard.
-    expect(ddb).toHaveReceivedCommandTimes(QueryCommand, reconcileSettings.shards + webhookSettings.shards);
+    await expect(handler()).resolves.toEqual({
+      resent: [],
+      failed: [],
+      eventsDispatched: [],
+      evaluations: { materialized: [], finished: [] },
+    });
+    // The queued runs' index, the pending events' index and the open evaluations' index, shard by shard.
+    expect(ddb).toHaveReceivedCommandTimes(
+      QueryCommand,
+      reconcileSettings.shards + webhookSettings.shards + evaluationSettings.shards,
+    );
   });
 });
 

@@ -49,12 +49,40 @@ test('a completed run is verified: 200 with the verification, written with its h
 
   expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
-  expect(items).toHaveLength(4);
+  expect(items).toHaveLength(8);
   // The first verification of the run: one more verified in its hour's and day's usage, none accepted.
-  expect(items.slice(2).map((i) => [i.Update?.TableName, i.Update?.ExpressionAttributeValues])).toEqual([
+  expect(items.slice(2, 4).map((i) => [i.Update?.TableName, i.Update?.ExpressionAttributeValues])).toEqual([
     [tableName('usage'), { ':workflow': null, ':verified': 1 }],
     [tableName('usage'), { ':workflow': null, ':verified': 1 }],
   ]);
+  // Accuracy from reviews: the run's fields checked once each, the corrected total wrong (GET /v1/quality), in the
+  // four items of its day (any or its workflow × any or its schema).
+  expect(items.slice(4).map((i) => [i.Update?.TableName, i.Update?.Key?.slot])).toEqual([
+    [tableName('quality'), '*#*#2026-11-01'],
+    [tableName('quality'), '#*#2026-11-01'],
+    [tableName('quality'), '*#receipt#2026-11-01'],
+    [tableName('quality'), '#receipt#2026-11-01'],
+  ]);
+  const quality = items[4]?.Update;
+  const added = Object.fromEntries(
+    (quality?.UpdateExpression?.split(' ADD ')[1] ?? '')
+      .split(', ')
+      .map((clause) => clause.split(' '))
+      .map(([name = '', value = '']) => [
+        quality?.ExpressionAttributeNames?.[name],
+        quality?.ExpressionAttributeValues?.[value],
+      ]),
+  );
+  expect(added).toEqual({
+    verifiedRuns: 1,
+    'fv#merchant': 1,
+    'fv#total': 1,
+    'fc#total': 1,
+    'pr#local': 1,
+    'pv#local': 2,
+    'pc#local': 1,
+  });
+  expect(update0(items)).toContain('qualityCounted = :true');
   const update = items[0]?.Update;
   expect(update?.TableName).toBe(tableName('runs'));
   expect(update?.Key).toEqual({ jobId: 'run_1' });
@@ -101,11 +129,19 @@ test('replacing a rejection with an acceptance moves one run from rejected to ac
   expect(run?.ExpressionAttributeValues).toMatchObject({ ':seen': 1, ':next': 2 });
 });
 
-test('the same answer again changes no usage counter (the history still grows)', async () => {
-  ddb.on(GetCommand).resolves({ Item: verified(true, 2) });
+test('the same answer again changes no usage or accuracy counter (the history still grows)', async () => {
+  ddb.on(GetCommand).resolves({ Item: { ...verified(true, 2), qualityCounted: true } });
   expect((await verify({ accepted: true })).status).toBe(200);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
   expect(items.map((i) => (i.Put ?? i.Update)?.TableName)).toEqual([tableName('runs'), tableName('verifications')]);
+});
+
+test('a run reviewed before the accuracy counters is counted whole from its next review (nothing taken away)', async () => {
+  ddb.on(GetCommand).resolves({ Item: verified(true, 2) });
+  expect((await verify({ accepted: true })).status).toBe(200);
+  const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
+  const quality = items.find((i) => i.Update?.TableName === tableName('quality'))?.Update;
+  expect(Object.values(quality?.ExpressionAttributeValues ?? {}).filter((v) => typeof v === 'number')).toEqual([1, 2]);
 });
 
 test('a verification that lost a race to another one reads the run again and counts from what that one wrote', async () => {
@@ -135,7 +171,15 @@ test('a run created before the usage counters is verified without touching them 
   ddb.on(GetCommand).resolves({ Item: { ...completedRunItem(), usageCounted: undefined } });
   expect((await verify({ accepted: true })).status).toBe(200);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
-  expect(items).toHaveLength(2);
+  // The usage counters are the backfill's to count; the accuracy counters start from this review.
+  expect(items.map((i) => i.Update?.TableName ?? i.Put?.TableName)).toEqual([
+    tableName('runs'),
+    tableName('verifications'),
+    tableName('quality'),
+    tableName('quality'),
+    tableName('quality'),
+    tableName('quality'),
+  ]);
   expect(items[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
 });
 
@@ -284,3 +328,8 @@ describe('corrections are typed by the run they correct', () => {
     expectError(await verify({ accepted: false, corrections: { total: 1 } }), 'INVALID_REQUEST');
   });
 });
+
+/** The run's own update expression in a verify's transaction. */
+function update0(items: { Update?: { UpdateExpression?: string } }[]): string {
+  return items[0]?.Update?.UpdateExpression ?? '';
+}

@@ -1,0 +1,263 @@
+/**
+ * Accuracy from reviews (contract-v1.2 §1): per tenant × UTC day of a run's creation, how many fields reviews checked
+ * (`verified`) and found wrong (`corrected`), per provider, and how many values were right and wrong at each confidence
+ * in hundredths (AUROC then counts values within a hundredth of each other as ties). Each review moves four items of
+ * its day: every workflow and schema (`*#*`), its workflow (`<w>#*`), its schema (`*#<s>`) and both, so that a period
+ * of any filter reads one item per day (the sort key leads with the filter, then the day). Moved by `ADD` in the verify's own transaction, by the difference from the review it replaces, as the
+ * usage counters are (./usage.ts): exactly once with the review, and `GET /v1/quality` reads counters, never runs.
+ * Why: docs/decisions.md#accuracy-from-reviews
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../aws/dynamodb.js';
+import type { Verification } from '../contract.js';
+import { compareValue } from '../evaluation/compare.js';
+import { tables } from '../infra/resources.js';
+import { resource } from '../resource-name.js';
+import type { RunRecord } from './runs.js';
+import type { TransactItem } from './transact.js';
+
+// Not checked at init: only verify-run and the quality route touch it.
+export const qualityTable = resource(tables.quality.envVar, { checkAtInit: false });
+
+/** What one review of one run adds: counts by field, by provider and by confidence (in hundredths). */
+export interface QualityCounts {
+  /** Runs reviewed (1 for a run's first review, 0 for one that replaces another). */
+  verifiedRuns: number;
+  /** Per field: checked, and found wrong. */
+  fields: Map<string, { verified: number; corrected: number }>;
+  /** Per provider that answered: runs reviewed, fields checked, fields found wrong. */
+  providers: Map<string, { verifiedRuns: number; verified: number; corrected: number }>;
+  /** Per confidence in hundredths: values found right and wrong. */
+  confidence: Map<number, { right: number; wrong: number }>;
+}
+
+/** Confidences are counted in hundredths: level n stands for confidence n / 100. */
+export const CONFIDENCE_LEVELS = 100;
+
+export function emptyCounts(): QualityCounts {
+  return { verifiedRuns: 0, fields: new Map(), providers: new Map(), confidence: new Map() };
+}
+
+/** The provider whose answer the review judged: the last successful attempt's. */
+export function answeringProvider(run: Pick<RunRecord, 'attempts'>): string {
+  return [...(run.attempts ?? [])].reverse().find((a) => a.outcome === 'succeeded')?.provider ?? 'unknown';
+}
+
+/** Adds `more` into `into` (for summing items). */
+export function addCounts(into: QualityCounts, more: QualityCounts): QualityCounts {
+  into.verifiedRuns += more.verifiedRuns;
+  for (const [name, f] of more.fields) {
+    const at = into.fields.get(name) ?? { verified: 0, corrected: 0 };
+    at.verified += f.verified;
+    at.corrected += f.corrected;
+    into.fields.set(name, at);
+  }
+  for (const [id, p] of more.providers) {
+    const at = into.providers.get(id) ?? { verifiedRuns: 0, verified: 0, corrected: 0 };
+    at.verifiedRuns += p.verifiedRuns;
+    at.verified += p.verified;
+    at.corrected += p.corrected;
+    into.providers.set(id, at);
+  }
+  for (const [level, c] of more.confidence) {
+    const at = into.confidence.get(level) ?? { right: 0, wrong: 0 };
+    at.right += c.right;
+    at.wrong += c.wrong;
+    into.confidence.set(level, at);
+  }
+  return into;
+}
+
+/**
+ * What a review says of a run's fields: accepted, every field right; a corrected field wrong, unless the correction
+ * is the value the run gave (the comparison module finds them equal). A rejection naming no field says nothing of any
+ * one field: the run counts as reviewed, no field does. The run must carry its result and fields (`withResult`).
+ */
+export function countsOf(
+  run: RunRecord,
+  review: Pick<Verification, 'accepted' | 'corrections'> | undefined,
+): QualityCounts {
+  const counts = emptyCounts();
+  if (!review || run.status !== 'completed' || run.outputFormat !== 'json') return counts;
+  counts.verifiedRuns = 1;
+  const provider = { verifiedRuns: 1, verified: 0, corrected: 0 };
+  counts.providers.set(answeringProvider(run), provider);
+  const corrections = review.corrections ?? {};
+  if (!review.accepted && Object.keys(corrections).length === 0) return counts;
+  const result = run.result ?? {};
+  const specs = run.task.fields ?? Object.keys(result).map((name) => ({ name, type: 'string' as const }));
+  for (const spec of specs) {
+    const corrected =
+      Object.hasOwn(corrections, spec.name) &&
+      compareValue(run.task.fields ? spec.type : 'auto', corrections[spec.name], result[spec.name]).outcome !== 'right';
+    counts.fields.set(spec.name, { verified: 1, corrected: corrected ? 1 : 0 });
+    provider.verified += 1;
+    provider.corrected += corrected ? 1 : 0;
+    const confidence = run.fields?.[spec.name]?.confidence;
+    if (typeof confidence === 'number' && Number.isFinite(confidence)) {
+      const level = Math.round(Math.min(1, Math.max(0, confidence)) * CONFIDENCE_LEVELS);
+      const at = counts.confidence.get(level) ?? { right: 0, wrong: 0 };
+      if (corrected) at.wrong += 1;
+      else at.right += 1;
+      counts.confidence.set(level, at);
+    }
+  }
+  return counts;
+}
+
+/** The counter attributes of a set of counts, by name (`fv#`/`fc#` per field, `pr#`/`pv#`/`pc#` per provider, `cr#`/`cw#` per level). */
+function attributesOf(counts: QualityCounts, sign = 1): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (name: string, n: number) => out.set(name, (out.get(name) ?? 0) + sign * n);
+  add('verifiedRuns', counts.verifiedRuns);
+  for (const [name, f] of counts.fields) {
+    add(`fv#${name}`, f.verified);
+    add(`fc#${name}`, f.corrected);
+  }
+  for (const [id, p] of counts.providers) {
+    add(`pr#${id}`, p.verifiedRuns);
+    add(`pv#${id}`, p.verified);
+    add(`pc#${id}`, p.corrected);
+  }
+  for (const [level, c] of counts.confidence) {
+    add(`cr#${level}`, c.right);
+    add(`cw#${level}`, c.wrong);
+  }
+  return out;
+}
+
+/** The counts of `after` minus those of `before`, as attribute moves (none that are zero). */
+function delta(after: QualityCounts, before: QualityCounts): Map<string, number> {
+  const moves = attributesOf(after);
+  for (const [name, n] of attributesOf(before, -1)) moves.set(name, (moves.get(name) ?? 0) + n);
+  for (const [name, n] of moves) if (n === 0) moves.delete(name);
+  return moves;
+}
+
+/** Every workflow or schema, in a key. (`*` is neither a workflow, nor a schema id.) */
+export const ANY = '*';
+
+/** The sort key of a day's counters for a filter: `<workflow or *>#<schema id or *>#<day>` (no workflow: empty). */
+export function slotKey(workflow: string, schemaId: string, day: string): string {
+  return `${workflow}#${schemaId}#${day}`;
+}
+
+/** The four keys a run's reviews count under: any/its workflow × any/its schema, on its day of creation. */
+function slotsOf(run: RunRecord): string[] {
+  const day = run.createdAt.slice(0, 10);
+  const workflow = run.workflow ?? '';
+  const schemaId = run.schemaId ?? '';
+  return [
+    slotKey(ANY, ANY, day),
+    slotKey(workflow, ANY, day),
+    slotKey(ANY, schemaId, day),
+    slotKey(workflow, schemaId, day),
+  ];
+}
+
+/**
+ * The updates a review adds to its transaction: the counts of `after` minus those of the review it replaces, in each
+ * of its four items; null when nothing changes. Attribute names are placeholders (a field may be named anything).
+ */
+export function qualityUpdates(
+  run: RunRecord,
+  before: Pick<Verification, 'accepted' | 'corrections'> | undefined,
+  after: Pick<Verification, 'accepted' | 'corrections'>,
+): TransactItem[] | null {
+  const moves = delta(countsOf(run, after), countsOf(run, before));
+  if (moves.size === 0) return null;
+  const names: Record<string, string> = { '#day': 'day' };
+  const values: Record<string, unknown> = { ':day': run.createdAt.slice(0, 10) };
+  // One value placeholder per distinct amount (most are +1 or -1): the expression stays short for wide schemas.
+  const amounts = new Map<number, string>();
+  const clauses = [...moves].map(([name, n], i) => {
+    names[`#${i}`] = name;
+    let placeholder = amounts.get(n);
+    if (placeholder === undefined) {
+      placeholder = `:${amounts.size}`;
+      amounts.set(n, placeholder);
+      values[placeholder] = n;
+    }
+    return `#${i} ${placeholder}`;
+  });
+  return slotsOf(run).map((slot) => ({
+    Update: {
+      TableName: qualityTable(),
+      Key: { tenantId: run.tenantId, slot },
+      UpdateExpression: `SET #day = :day ADD ${clauses.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  }));
+}
+
+/** One day's counters for a filter, read back. */
+export interface QualitySlice {
+  day: string;
+  counts: QualityCounts;
+}
+
+/**
+ * The counters of the tenant's runs created on the UTC days `fromDay` to `toDay` (inclusive, `YYYY-MM-DD`) of one
+ * workflow (or `ANY`) and one schema (or `ANY`): one item per day.
+ */
+export async function readQuality(
+  tenantId: string,
+  filter: { workflow: string; schemaId: string },
+  fromDay: string,
+  toDay: string,
+): Promise<QualitySlice[]> {
+  const slices: QualitySlice[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.send(
+      new QueryCommand({
+        TableName: qualityTable(),
+        KeyConditionExpression: 'tenantId = :t AND slot BETWEEN :first AND :last',
+        ExpressionAttributeValues: {
+          ':t': tenantId,
+          ':first': slotKey(filter.workflow, filter.schemaId, fromDay),
+          ':last': slotKey(filter.workflow, filter.schemaId, toDay),
+        },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) slices.push(sliceOf(item));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return slices;
+}
+
+/** A day's counters as the item that stores them (what the verifies' updates add up to; the bench seeds with it). */
+export function itemOfSlice(tenantId: string, slot: string, slice: QualitySlice): Record<string, unknown> {
+  return { tenantId, slot, day: slice.day, ...Object.fromEntries(attributesOf(slice.counts)) };
+}
+
+/** A stored counter item, read back. */
+export function sliceOf(item: Record<string, unknown>): QualitySlice {
+  const counts = emptyCounts();
+  counts.verifiedRuns = Number(item.verifiedRuns ?? 0);
+  for (const [name, value] of Object.entries(item)) {
+    const n = Number(value);
+    const [kind, rest] = [name.slice(0, 3), name.slice(3)];
+    if (kind === 'fv#' || kind === 'fc#') {
+      const f = counts.fields.get(rest) ?? { verified: 0, corrected: 0 };
+      if (kind === 'fv#') f.verified += n;
+      else f.corrected += n;
+      counts.fields.set(rest, f);
+    } else if (kind === 'pr#' || kind === 'pv#' || kind === 'pc#') {
+      const p = counts.providers.get(rest) ?? { verifiedRuns: 0, verified: 0, corrected: 0 };
+      if (kind === 'pr#') p.verifiedRuns += n;
+      else if (kind === 'pv#') p.verified += n;
+      else p.corrected += n;
+      counts.providers.set(rest, p);
+    } else if (kind === 'cr#' || kind === 'cw#') {
+      const level = Number(rest);
+      const c = counts.confidence.get(level) ?? { right: 0, wrong: 0 };
+      if (kind === 'cr#') c.right += n;
+      else c.wrong += n;
+      counts.confidence.set(level, c);
+    }
+  }
+  return { day: String(item.day ?? ''), counts };
+}
