@@ -18,6 +18,8 @@ export const MIN_REGION_CONFIDENCE = 0.5;
  */
 const SPACE_COLUMNS = 8;
 const SPACE_FACTOR = 2.5;
+/** Between two digits a blank must be this many times as wide to be a space. */
+const DIGIT_GAP_FACTOR = 1.6;
 /** The crop's top and bottom margins (this share each) are left out of the blank test: the row's neighbours reach in. */
 const BLANK_MARGIN = 0.12;
 
@@ -220,14 +222,18 @@ export function ctcDecode(
  * [from, to) in crop columns, inner ones only. A column is blank when none of its pixels
  * in the crop's middle band is darker than the middle of its range (the crop holds ink and paper, both).
  */
-export function blankRuns(plane: Float32Array, width: number, height: number): [number, number][] {
+export function blankRuns(
+  plane: Float32Array,
+  width: number,
+  height: number,
+): { runs: [number, number][]; least: number } {
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (const v of plane) {
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
-  if (hi - lo < 0.3) return [];
+  if (hi - lo < 0.3) return { runs: [], least: Number.POSITIVE_INFINITY };
   const ink = (lo + hi) / 2;
   const [top, bottom] = [Math.floor(height * BLANK_MARGIN), Math.ceil(height * (1 - BLANK_MARGIN))];
   const runs: [number, number][] = [];
@@ -245,7 +251,7 @@ export function blankRuns(plane: Float32Array, width: number, height: number): [
   }
   const widths = runs.map(([a, b]) => b - a).sort((a, b) => a - b);
   const least = Math.max(SPACE_COLUMNS, SPACE_FACTOR * (widths[Math.floor(widths.length / 2)] ?? 0));
-  return runs.filter(([a, b]) => b - a >= least);
+  return { runs: runs.filter(([a, b]) => b - a >= least), least };
 }
 
 /** A word of a region in pixels of the page, with the mean probability of its characters. */
@@ -264,7 +270,7 @@ export interface PixelWord {
 export function regionWords(
   chars: readonly ReadChar[],
   region: TextRegion,
-  geometry: { stepPx: number; cropWidth: number; blanks: readonly [number, number][] },
+  geometry: { stepPx: number; cropWidth: number; blanks: { runs: readonly [number, number][]; least: number } },
 ): PixelWord[] {
   const { stepPx, cropWidth, blanks } = geometry;
   const column = (c: ReadChar) => (c.step + 0.5) * stepPx;
@@ -295,9 +301,9 @@ export function regionWords(
     }
     if (previous !== undefined) {
       const [a, b] = [column(previous), column(c)];
-      // Never between two digits: a narrow `1` leaves wide blanks, and numbers are spaced by the model when they are.
-      const digits = /\d/.test(previous.char) && /\d/.test(c.char);
-      if (!digits && blanks.some(([from, to]) => (from + to) / 2 > a && (from + to) / 2 < b)) flush();
+      // Between two digits only a wider blank: a narrow `1` leaves wide blanks beside it ("20/1 1/2017").
+      const least = /\d/.test(previous.char) && /\d/.test(c.char) ? DIGIT_GAP_FACTOR * blanks.least : 0;
+      if (blanks.runs.some(([from, to]) => (from + to) / 2 > a && (from + to) / 2 < b && to - from >= least)) flush();
     }
     current.push(c);
   }

@@ -31,20 +31,36 @@ export interface Finding<T> {
 
 const SIGN = String.raw`(?:US\$|S\$|A\$|C\$|HK\$|RM|MYR|USD|EUR|GBP|SGD|AUD|CAD|NZD|HKD|INR|JPY|CHF|[$€£¥₹])`;
 const AMOUNT = new RegExp(
-  String.raw`(?<![\p{L}\p{N}.,])(-)?\s*(${SIGN})?\s*(-)?\s*(\d{1,3}(?:,\d{3})+|\d{1,3}(?:\.\d{3})+(?=,\d\d(?!\d))|\d+)\s?([.,])\s?(\d{2})(?!\d)(?:\s?(${SIGN})(?![\p{L}]))?(-)?`,
+  String.raw`(?<![\p{L}\p{N}.,])(-)?\s*(${SIGN}|[A-Z]{1,2}(?=\d))?\s*(-)?\s*(\d{1,3}(?:,\d{3})+|\d{1,3}(?:\.\d{3})+(?=,\d\d(?!\d))|\d+)\s?([.,])\s?(\d{2})(?!\d)(?:\s?(${SIGN})(?![\p{L}]))?(-)?`,
   'giu',
 );
 
-/** The amounts printed on a row, left to right: two decimals, with an optional sign or currency on either side. */
+/**
+ * A row's text with the reader's usual slips in amounts undone, character for character (the same length, so places
+ * still point into the row): an `O` among digits is a zero (`RMO.00`, `5:O0`), a colon before the cents of an amount
+ * with a currency sign is its decimal mark (`RM5:00`; a time has no sign), and `RM  .00` is `RM 0.00`.
+ */
+function amountText(text: string): string {
+  return text
+    .replace(/(?<=[\d.,:])[Oo]|[Oo](?=[.,:]?\d)/g, '0')
+    .replace(/((?:RM|\$|€|£)\s*\d+):(?=\d\d(?![\d:]))/gi, '$1.')
+    .replace(/((?:RM|\$|€|£)\s*)\s\.(?=\d\d(?!\d))/gi, '$10.');
+}
+
+/**
+ * The amounts printed on a row, left to right: two decimals, with an optional sign or currency on either side (a
+ * glued prefix of one or two capitals counts as one: `FM3.00` is a misread `RM3.00`).
+ */
 export function amountsOf(row: Row): Money[] {
   const out: Money[] = [];
-  for (const m of row.text.matchAll(AMOUNT)) {
+  for (const m of amountText(row.text).matchAll(AMOUNT)) {
     const [, minusA, signA, minusB, whole = '', decimal, cents = '', signB, minusC] = m;
     // 1.234,50 and 1,234.50: the mark before the cents is the decimal one; the other separates thousands.
     const digits = whole.replace(decimal === ',' ? /\./g : /,/g, '');
     if (!/^\d+$/.test(digits)) continue;
     const value = Number(`${digits}.${cents}`) * (minusA || minusB || minusC ? -1 : 1);
-    const currency = (signA ?? signB ?? '').toUpperCase();
+    const sign = (signA ?? signB ?? '').toUpperCase();
+    const currency = new RegExp(`^${SIGN}$`, 'iu').test(sign) ? sign : '';
     out.push({ value, currency, index: m.index ?? 0, confidence: confidenceAt(row, m.index ?? 0, m[0].length) });
   }
   return out;
@@ -67,20 +83,22 @@ function confidenceAt(row: Row, start: number, length: number): number {
 // ---------------------------------------------------------------------------------------------------------------
 
 const STRONG_TOTAL =
-  /\b(?:grand\s*total|nett?\s*total|total\s*(?:amount\s*)?(?:due|payable|to\s*pay)|amount\s*(?:due|payable)|balance\s*due|total\s*rounded|rounded\s*total|total\s*(?:sales\s*)?\(?\s*incl?u?s?i?v?e?\b|total\s*ttc|montant\s*(?:total|ttc|d[uû])|importe\s*total|gesamt(?:betrag|summe)?|jumlah(?:\s*besar|\s*bersih)?|totale|a\s*pagar)\b/i;
-const PLAIN_TOTAL = /\b(?:total|summe|amount|totaal|suma)\b/i;
+  /\b(?:grand\s*total|nett?\s*total|total\s*(?:amount\s*)?(?:due|payable|to\s*pay)|amount\s*(?:due|payable)|balance\s*due|total\s*rounded|rounded\s*total|total\s*(?:sales\s*)?\(?\s*incl?u?s?i?v?e?\b|amount\s*incl?u?s?i?v?e?\b|total\s*ttc|montant\s*(?:total|ttc|d[uû])|importe\s*total|gesamt(?:betrag|summe)?|jumlah(?:\s*besar|\s*bersih)?|totale|a\s*pagar)\b/i;
+const PLAIN_TOTAL = /\b(?:total|summe|totaal|suma|net\s*am(?:oun)?t|nett)\b/i;
 const NOT_TOTAL =
-  /\b(?:sub[\s-]*total|total\s*(?:qty|quantity|items?|item\(s\)|pcs|disc(?:ount)?|savings?|tax|gst|vat|sst|excl?|before|points?|weight|tender|number|no)\b|qty|quantity|items?\b|item\(s\)|summary|saved?|saving|discount|excl(?:uding|usive)?\b)/i;
+  /\b(?:sub[\s-]*total|total\s*(?:qty|quantity|items?|item\(s\)|pcs|disc(?:ount)?|savings?|tax|gst|vat|sst|excl?|before|points?|weight|tender|number|no)\b|qty|quantity|items?\b|item\(s\)|summary|saved?|saving|discount|accepted|received|excl(?:uding|usive)?\b)/i;
 const SUBTOTAL =
-  /\b(?:sub[\s-]*total|total\s*(?:\(?excl?|before\s*tax)|net\s*amount|amount\s*before\s*tax|zwischensumme|sous[\s-]*total)/i;
+  /\b(?:sub[\s-]*total|total\s*(?:\(?excl?|before\s*tax)|amount\s*before\s*tax|zwischensumme|sous[\s-]*total)/i;
 const TAX_WORD = /\b(?:gst|vat|tax|sst|mwst|tva|iva|hst|pst|qst|ust)\b/i;
 const NOT_TAX =
   /\b(?:(?:gst|vat|tax|sst)\s*(?:id|reg|no|number|#|registration|invoice)|invoice|summary|incl(?:usive|\.)?|excl(?:usive|\.)?|before|total\s*(?:amount)?\s*\(?incl)/i;
 const RATE = /(\d{1,2}(?:[.,]\d{1,2})?)\s*%/;
 const PAYMENT =
-  /\b(?:cash|change|tender(?:ed)?|paid|payment|visa|master(?:card)?|card|credit|debit|amex|e-?wallet|tunai|baki|bayar|kembali|rendu|wechsel|bar|cambio)\b/i;
+  /\b(?:cash|change|tender(?:ed)?|paid|payment|visa|master(?:card)?|card|credit|debit|amex|e-?wallet|tunai|baki|bayar|kembali|rendu|wechsel|cambio)\b/i;
 const CHANGE = /\b(?:change|baki|kembali|rendu|r[üu]ckgeld|cambio)\b/i;
-const CASH = /\b(?:cash|tunai|tender(?:ed)?|paid|bar|efectivo|esp[eè]ces)\b/i;
+const CARD = /\b(?:visa|master(?:card)?|card|credit|debit|amex|paid\s*by|e-?wallet|kredit)\b/i;
+const ROUNDING = /\bround(?:ing|ed)?\b|\bpembundaran\b|\bbundar/i;
+const CASH = /\b(?:cash|tunai|tender(?:ed)?|paid|bargeld|efectivo|esp[eè]ces)\b/i;
 
 interface Labelled {
   row: number;
@@ -109,14 +127,20 @@ function close(a: number, b: number): boolean {
 function paidAmount(rows: readonly Row[]): number | undefined {
   let cash: number | undefined;
   let change: number | undefined;
-  for (const row of rows) {
-    const amount = amountsOf(row).at(-1)?.value;
+  const card = new Set<number>();
+  for (const [i, row] of rows.entries()) {
+    if (PLAIN_TOTAL.test(row.text) || STRONG_TOTAL.test(row.text) || !PAYMENT.test(row.text)) continue;
+    const amount = labelledAmount(rows, i)?.value;
     if (amount === undefined) continue;
     if (CHANGE.test(row.text)) change ??= amount;
+    else if (CARD.test(row.text)) card.add(amount);
     else if (CASH.test(row.text)) cash ??= amount;
   }
   if (cash !== undefined && change !== undefined) return Math.round((cash - change) * 100) / 100;
-  return undefined;
+  // Otherwise the one amount paid: by card, or in cash when no change was given (none printed, or 0.00).
+  const exact = change === 0 || (change === undefined && !rows.some((r) => CHANGE.test(r.text)));
+  const paid = new Set([...card, ...(cash !== undefined && exact ? [cash] : [])]);
+  return paid.size === 1 ? [...paid][0] : undefined;
 }
 
 function firstPaymentRow(rows: readonly Row[]): number {
@@ -172,12 +196,23 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
   const subtotal = findSubtotal(rows)?.value;
   const tax = findTax(rows)?.value;
   const lastBefore = [...candidates].reverse().find((c) => c.row < end);
+  // An amount with a rounding adjustment below it (before payment) is the total before rounding.
+  const roundingRow = rows.findIndex(
+    (r, i) => i < end && ROUNDING.test(r.text) && !STRONG_TOTAL.test(r.text) && amountsOf(r).some((m) => m.value !== 0),
+  );
   const scored = candidates.map((c) => {
     const agreesPaid = paid !== undefined && close(paid, c.money.value) ? 1 : 0;
     const agreesSum = subtotal !== undefined && tax !== undefined && close(subtotal + tax, c.money.value) ? 1 : 0;
     const repeated = candidates.filter((o) => o !== c && close(o.money.value, c.money.value)).length > 0 ? 1 : 0;
+    const beforeRounding = roundingRow > c.row && !ROUNDING.test(rows[c.row]?.text ?? '') ? 1 : 0;
     const score =
-      (c.strong ? 2 : 1) + 3 * agreesPaid + agreesSum + repeated + (c === lastBefore ? 2 : 0) - (c.row >= end ? 3 : 0);
+      (c.strong ? 2 : 1) +
+      4 * agreesPaid +
+      agreesSum +
+      repeated +
+      (c === lastBefore ? 2 : 0) -
+      (c.row >= end ? 3 : 0) -
+      2 * beforeRounding;
     return {
       c,
       score,
@@ -186,6 +221,11 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
   });
   scored.sort((a, b) => b.score - a.score || b.c.row - a.c.row);
   const best = scored[0];
+  // What was paid, when no labelled amount agrees with it and the best of them is weak (before rounding, after
+  // payment, or a plain "total" with rivals).
+  if (paid !== undefined && paid > 0 && !candidates.some((c) => close(c.money.value, paid)) && (best?.score ?? 0) < 4) {
+    return { value: paid, signals: { keyword: 0, agreesPaid: 1, reader: 1, rivals: scored.length > 0 ? 1 : 0 } };
+  }
   if (best !== undefined) {
     const rivals = new Set(
       scored.filter((s) => !close(s.c.money.value, best.c.money.value)).map((s) => s.c.money.value),
@@ -251,7 +291,7 @@ const MONTH_NAMES: Record<string, number> = {
 };
 const MONTH_WORD = String.raw`(\p{L}{3,9})\.?`;
 const NUMERIC_DATE =
-  /(?<!\d)(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)|(?<![\d.,])(\d{1,2})([-/.])(\d{1,2})\6(\d{4}|\d{2})(?=\D|$|\d{1,2}:\d{2})/gu;
+  /(?<!\d)(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)|(?<![\d.,])(\d{1,2})([-/.])(\d{1,2})\6(\d{2}(?=\d{1,2}:\d{2})|\d{4}|\d{2})(?=\D|$|\d{1,2}:\d{2})/gu;
 const WORDY_DATE = new RegExp(
   String.raw`(?<!\d)(\d{1,2})(?:st|nd|rd|th)?[\s-]*${MONTH_WORD}[\s,-]*(\d{4}|\d{2})(?!\d)|\b${MONTH_WORD}[\s-]*(\d{1,2})(?:st|nd|rd|th)?,?[\s-]*(\d{4})(?!\d)`,
   'giu',
@@ -368,16 +408,29 @@ export function findDate(rows: readonly Row[], now: Date): Finding<string> | nul
 const COMPANY_SUFFIX =
   /(?<![\p{L}])(?:sdn\.?\s*bhd|bhd|s\/b|inc|llc|l\.l\.c|ltd|limited|gmbh|corp(?:oration)?|company|co\.|plc|ag|s\.?a\.?r?\.?l?|pty|pte|enterprise|trading|holdings|group|restaurant|restoran|cafe|café|store|stores|mart|shop|bakery|pharmacy|farmasi|hardware|stationery|supermarket|hotel|kedai|syarikat|s\.?r\.?l|b\.?v|n\.?v|oy|ab)(?![\p{L}])/iu;
 const NOT_MERCHANT =
-  /\b(?:tax\s*invoice|invoice|receipt|resit|bill|welcome|thank|cashier|operator|server|table|tel|phone|fax|email|www|http|gst|reg(?:istration)?\s*no|roc|co\.?\s*reg|company\s*no|no\.?\s*\d|jalan|jln|lot|street|st\.|road|rd\.|avenue|ave\.|blvd|taman|floor|level|suite|unit|date|time|order|member)\b|@|\d{5}/i;
+  /\b(?:tax\s*invoice|invoice|receipt|resit|bill|welcome|thank|cashier|operator|server|table|tel|phone|fax|email|www|http|gst|reg(?:istration)?\s*no|roc|co\.?\s*reg|company\s*no|no\.?\s*\d|jalan|jln|lot|street|st\.|road|rd\.|avenue|ave\.|blvd|taman|floor|level|suite|unit|date|time|order|member|qty|price|amt|desc(?:ription)?|disc|opening|hours|hrs)\b|[@:]|\d{5}|^\(.*\)$/i;
 
 function letters(text: string): number {
   return (text.match(/\p{L}/gu) ?? []).length;
 }
 
+/**
+ * A business name as printed, with the reader's usual confusions in it undone: a `0` or `1` inside a word of letters
+ * (`SC0OP`, `S00N`, `1DEA`) is the letter, and `SON BHD` or `SDNBHD` (a Malaysian company's form misread) is `SDN BHD`.
+ */
+export function cleanName(text: string): string {
+  return text
+    .replace(/(?<![\p{L}\p{N}])[\p{L}01]*[01][\p{L}01]*(?![\p{L}\p{N}])/gu, (word) =>
+      letters(word) >= 2 && 2 * letters(word) >= word.length ? word.replace(/0/g, 'O').replace(/1/g, 'I') : word,
+    )
+    .replace(/\bSDN\.?(?=BHD)/gi, (sdn) => `${sdn} `)
+    .replace(/\bS[O0]N(\.?\s*BHD)\b/gi, (_, tail: string) => `SDN${tail}`);
+}
+
 /** A company's trailing registration number or note in brackets: `SDN BHD (860671-D)` → `SDN BHD`. */
 function withoutRegistration(text: string): string {
   return text
-    .replace(/\s*[([][^()[\]]*\d[^()[\]]*[)\]]?\s*$/u, '')
+    .replace(/\s*[([][^()[\]]*\d[^()[\]]*[)\]]?[\s.,;]*$/u, '')
     .replace(/\s{2,}/g, ' ')
     .trim();
 }
@@ -395,26 +448,24 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
     .filter((r) => letters(r.text) >= 3 && !NOT_MERCHANT.test(r.text));
   const medianHeight = [...block.map((r) => r.height)].sort((a, b) => a - b)[Math.floor(block.length / 2)] ?? 0;
   const reader = (row: Row) => row.words.reduce((s, w) => s + (w.confidence ?? 1), 0) / Math.max(1, row.words.length);
+  const suffixOnly = (text: string) => letters(text.replace(new RegExp(COMPANY_SUFFIX.source, 'giu'), '')) < 2;
   for (const [k, r] of usable.entries()) {
     if (!COMPANY_SUFFIX.test(r.text)) continue;
+    // A name broken over two rows: "… RESTAURANT" above "SDN BHD", or "SDN BHD" alone below the name.
     const above = usable[k - 1];
-    // "SDN BHD" alone: the name is on the row above.
-    const suffixOnly = letters(r.text.replace(new RegExp(COMPANY_SUFFIX.source, 'giu'), '')) < 2;
-    const text = suffixOnly && above !== undefined && above.i === r.i - 1 ? `${above.text} ${r.text}` : r.text;
+    const below = usable[k + 1];
+    let text = r.text;
+    if (suffixOnly(r.text) && above !== undefined && above.i === r.i - 1) text = `${above.text} ${r.text}`;
+    else if (below !== undefined && below.i === r.i + 1 && suffixOnly(below.text)) text = `${r.text} ${below.text}`;
     return {
-      value: text,
-      signals: {
-        suffix: 1,
-        rank: usable.indexOf(r),
-        tall: r.row.height >= medianHeight * 1.15 ? 1 : 0,
-        reader: reader(r.row),
-      },
+      value: cleanName(text),
+      signals: { suffix: 1, rank: k, tall: r.row.height >= medianHeight * 1.15 ? 1 : 0, reader: reader(r.row) },
     };
   }
   const tallest = [...usable.slice(0, 4)].sort((a, b) => b.row.height - a.row.height)[0];
   if (tallest === undefined) return null;
   return {
-    value: tallest.text,
+    value: cleanName(tallest.text),
     signals: {
       suffix: 0,
       rank: usable.indexOf(tallest),
@@ -430,7 +481,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
 
 const CODE = /\b(USD|EUR|GBP|MYR|SGD|AUD|CAD|NZD|HKD|INR|JPY|CHF|CNY|SEK|NOK|DKK|PLN|THB|IDR|PHP)\b/;
 const SIGN_CODES: [RegExp, string][] = [
-  [/\bRM\s?\d/i, 'MYR'],
+  [/\bRM\s*\d/i, 'MYR'],
   [/€/, 'EUR'],
   [/£/, 'GBP'],
   [/₹/, 'INR'],
@@ -456,7 +507,7 @@ export function findCurrency(rows: readonly Row[]): Finding<string> | null {
   const code = CODE.exec(text)?.[1];
   if (code !== undefined) return { value: code, signals: { code: 1 } };
   for (const [re, iso] of SIGN_CODES) if (re.test(text)) return { value: iso, signals: { sign: 1 } };
-  if (!/\$\s?\d/.test(text)) return null;
+  if (!/\$\s*\d/.test(text)) return null;
   for (const [re, iso] of DOLLAR_LOCALES) if (re.test(text)) return { value: iso, signals: { locale: 1 } };
   return { value: 'USD', signals: { dollar: 1 } };
 }
