@@ -31,6 +31,8 @@ export const RENDER_DPI = 200;
 export const OCR_MAX_LONG_SIDE = 3000;
 /** Confidence given to a text-layer page: the text is exact, but the layer may not be what a reader sees. */
 export const TEXT_LAYER_CONFIDENCE = 0.99;
+/** An OCR'd page is never as sure as a text layer, however sure the reader is of its characters. */
+export const OCR_MAX_CONFIDENCE = 0.98;
 
 const require = createRequire(import.meta.url);
 
@@ -239,7 +241,8 @@ async function ocrPage(image: OcrImage, deadline: Deadline): Promise<PageText> {
   if (await paddleReady()) {
     const rows = readingRows(await paddleReadPage(image, deadline));
     const words = rows.flatMap((r) => r.words);
-    const confidence = words.length === 0 ? 0 : words.reduce((s, w) => s + (w.confidence ?? 0), 0) / words.length;
+    const mean = words.length === 0 ? 0 : words.reduce((s, w) => s + (w.confidence ?? 0), 0) / words.length;
+    const confidence = Math.min(OCR_MAX_CONFIDENCE, mean);
     return { text: rows.map((r) => r.text).join('\n'), source: 'ocr', confidence, words, rows };
   }
   const { text, confidence, words } = await ocrEngine.recognize(image, deadline);

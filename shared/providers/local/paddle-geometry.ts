@@ -18,7 +18,7 @@ export const MIN_REGION_CONFIDENCE = 0.5;
  */
 const SPACE_COLUMNS = 8;
 const SPACE_FACTOR = 2.5;
-/** Between two digits a blank must be this many times as wide to be a space. */
+/** Between two characters of a number or a date a blank must be this many times as wide to be a space. */
 const DIGIT_GAP_FACTOR = 1.6;
 /** The crop's top and bottom margins (this share each) are left out of the blank test: the row's neighbours reach in. */
 const BLANK_MARGIN = 0.12;
@@ -301,8 +301,9 @@ export function regionWords(
     }
     if (previous !== undefined) {
       const [a, b] = [column(previous), column(c)];
-      // Between two digits only a wider blank: a narrow `1` leaves wide blanks beside it ("20/1 1/2017").
-      const least = /\d/.test(previous.char) && /\d/.test(c.char) ? DIGIT_GAP_FACTOR * blanks.least : 0;
+      // Inside a number or a date only a wider blank: a narrow `1` leaves wide blanks beside it ("20/1 1/2017").
+      const numeric = /[\d./,:-]/.test(previous.char) && /[\d./,:-]/.test(c.char);
+      const least = numeric ? DIGIT_GAP_FACTOR * blanks.least : 0;
       if (blanks.runs.some(([from, to]) => (from + to) / 2 > a && (from + to) / 2 < b && to - from >= least)) flush();
     }
     current.push(c);

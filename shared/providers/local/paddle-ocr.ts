@@ -49,8 +49,6 @@ interface Models {
   detection: InferenceSession;
   recognition: InferenceSession;
   dictionary: string[];
-  /** onnxruntime's own Float32Array: it checks tensor data with `instanceof`, which fails across realms (jest's vm). */
-  float32: Float32ArrayConstructor;
 }
 
 async function loadModels(): Promise<Models> {
@@ -71,8 +69,7 @@ async function loadModels(): Promise<Models> {
   const lines = readFileSync(path.join(assets, 'ppocr_keys_v1.txt'), 'utf8').split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   // The model's last class is a space, after the dictionary's characters.
-  const float32 = new ort.Tensor('float32', [0], [1]).data.constructor as Float32ArrayConstructor;
-  return { ort, detection, recognition, dictionary: [...lines, ' '], float32 };
+  return { ort, detection, recognition, dictionary: [...lines, ' '] };
 }
 
 /** Recognition batches run at once (each on one thread). */
@@ -129,7 +126,7 @@ async function detect(m: Models, image: GreyImage, deadline: Deadline): Promise<
   // ImageNet normalisation per channel, the grey value in all three.
   const mean = [0.485, 0.456, 0.406];
   const std = [0.229, 0.224, 0.225];
-  const input = new m.float32(3 * w * h);
+  const input = new Float32Array(3 * w * h);
   for (let c = 0; c < 3; c++) {
     const [mu, sigma] = [mean[c] ?? 0, std[c] ?? 1];
     for (let i = 0; i < w * h; i++) input[c * w * h + i] = ((small[i] ?? 0) / 255 - mu) / sigma;
@@ -154,7 +151,7 @@ async function recognizeBatch(
   const crops = regions.map((region) => cropLine(image, region));
   const padded = Math.ceil(Math.max(...crops.map((c) => c.width)) / 8) * 8;
   const plane = REC_HEIGHT * padded;
-  const input = new m.float32(crops.length * 3 * plane);
+  const input = new Float32Array(crops.length * 3 * plane);
   crops.forEach((crop, i) => {
     for (let y = 0; y < REC_HEIGHT; y++) {
       const row = crop.plane.subarray(y * crop.width, (y + 1) * crop.width);
