@@ -224,6 +224,18 @@ describe('extractWithLayout', () => {
     for (const name of ['merchant', 'date', 'total']) expect(confidence[name]).toBeGreaterThan(0.5);
   });
 
+  test('a subtotal and tax that do not add up to the total are left out; tax included gives the amount before it', () => {
+    const f: FieldSpec[] = fields.filter((x) => ['subtotal', 'tax', 'total'].includes(x.name));
+    const misread = rows(['SUBTOTAL   79.60', 'GST 6%   3.27', 'TOTAL   57.80']);
+    expect(extractWithLayout(misread, misread.map((r) => r.text).join('\n'), f, NOW).result).toEqual({
+      subtotal: null,
+      tax: null,
+      total: 57.8,
+    });
+    const included = rows(['SUBTOTAL   53.60', 'TAXABLE AMOUNT   50.57', 'GST 6%   3.03', 'TOTAL   53.60']);
+    expect(extractWithLayout(included, '', f, NOW).result).toEqual({ subtotal: 50.57, tax: 3.03, total: 53.6 });
+  });
+
   test('a total with rival readings is less sure than one the payment confirms', () => {
     const sure = rows(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00']);
     const unsure = rows(['TOTAL   12.00', 'TOTAL   21.00', 'CASH   50.00']);

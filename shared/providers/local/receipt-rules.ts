@@ -427,6 +427,19 @@ export function cleanName(text: string): string {
     .replace(/\bS[O0]N(\.?\s*BHD)\b/gi, (_, tail: string) => `SDN${tail}`);
 }
 
+/**
+ * How a name looks misread: single letters standing alone (`ST T IONERY`: a word split), runs of 12+ letters (`
+ * GARDENIABAKERIES`: a space lost), words of mixed case or with a digit inside (`eCo8Way`).
+ */
+function nameShape(text: string): Record<string, number> {
+  const words = text.split(/\s+/).filter((w) => w !== '');
+  return {
+    fragments: words.filter((w) => /^\p{L}$/u.test(w)).length,
+    glued: words.filter((w) => /\p{L}{12,}/u.test(w)).length,
+    odd: words.filter((w) => /\p{Ll}\p{Lu}|\p{L}\d+\p{L}/u.test(w)).length,
+  };
+}
+
 /** A company's trailing registration number or note in brackets: `SDN BHD (860671-D)` → `SDN BHD`. */
 function withoutRegistration(text: string): string {
   return text
@@ -457,20 +470,29 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
     let text = r.text;
     if (suffixOnly(r.text) && above !== undefined && above.i === r.i - 1) text = `${above.text} ${r.text}`;
     else if (below !== undefined && below.i === r.i + 1 && suffixOnly(below.text)) text = `${r.text} ${below.text}`;
+    const value = cleanName(text);
     return {
-      value: cleanName(text),
-      signals: { suffix: 1, rank: k, tall: r.row.height >= medianHeight * 1.15 ? 1 : 0, reader: reader(r.row) },
+      value,
+      signals: {
+        suffix: 1,
+        rank: k,
+        tall: r.row.height >= medianHeight * 1.15 ? 1 : 0,
+        reader: reader(r.row),
+        ...nameShape(value),
+      },
     };
   }
   const tallest = [...usable.slice(0, 4)].sort((a, b) => b.row.height - a.row.height)[0];
   if (tallest === undefined) return null;
+  const value = cleanName(tallest.text);
   return {
-    value: cleanName(tallest.text),
+    value,
     signals: {
       suffix: 0,
       rank: usable.indexOf(tallest),
       tall: tallest.row.height >= medianHeight * 1.15 ? 1 : 0,
       reader: reader(tallest.row),
+      ...nameShape(value),
     },
   };
 }
