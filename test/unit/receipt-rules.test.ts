@@ -125,6 +125,7 @@ describe('date', () => {
 
   test('month names, two-digit years, a time glued to the date', () => {
     expect(findDate(rows(['29 MAR 2018 12:13']), NOW)?.value).toBe('2018-03-29');
+    expect(findDate(rows(['11 Jun 201818:32']), NOW)?.value).toBe('2018-06-11');
     expect(findDate(rows(['Mar 29, 2018']), NOW)?.value).toBe('2018-03-29');
     expect(findDate(rows(['14-03-18 21:49 T1 R000418']), NOW)?.value).toBe('2018-03-14');
     expect(findDate(rows(['23-01-201913:14:15 PM']), NOW)?.value).toBe('2019-01-23');

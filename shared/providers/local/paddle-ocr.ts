@@ -15,6 +15,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { EvidenceWord } from '../../fields/types.js';
 import type { Deadline } from '../../media/deadline.js';
 import { relativeBox } from '../../media/index.js';
+import { ProviderFailure } from '../../task.js';
 import {
   blankRuns,
   cropLine,
@@ -47,6 +48,32 @@ interface Models {
   detection: InferenceSession;
   recognition: InferenceSession;
   dictionary: string[];
+  /** Runs started and not settled: a session is released only after them. */
+  running: Set<Promise<unknown>>;
+  released: boolean;
+}
+
+/**
+ * Runs a model on the sessions' models, raced against the deadline. Not to undo: a released session must never be
+ * run (onnxruntime-node throws that inside a setImmediate, an uncaught exception that ends the process), so release
+ * waits for the runs in flight and no run starts after it.
+ */
+async function run(
+  m: Models,
+  session: InferenceSession,
+  input: Tensor,
+  deadline: Deadline,
+  stage: string,
+): Promise<Tensor> {
+  if (m.released) throw new ProviderFailure('server', 'local provider: the OCR engine was shut down');
+  const running = session.run({ x: input });
+  m.running.add(running);
+  void running.then(
+    () => m.running.delete(running),
+    () => m.running.delete(running),
+  );
+  const out = await deadline.race(running, stage);
+  return out[session.outputNames[0] ?? ''] as Tensor;
 }
 
 async function loadModels(): Promise<Models> {
@@ -67,7 +94,7 @@ async function loadModels(): Promise<Models> {
   const lines = readFileSync(path.join(assets, 'ppocr_keys_v1.txt'), 'utf8').split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   // The model's last class is a space, after the dictionary's characters.
-  return { ort, detection, recognition, dictionary: [...lines, ' '] };
+  return { ort, detection, recognition, dictionary: [...lines, ' '], running: new Set(), released: false };
 }
 
 /** Recognition batches run at once (each on one thread). */
@@ -104,6 +131,8 @@ export async function releasePaddleModels(): Promise<void> {
   if (current === null) return;
   try {
     const m = await current;
+    m.released = true;
+    await Promise.allSettled([...m.running]);
     await Promise.all([m.detection.release(), m.recognition.release()]);
   } catch {
     // Models that failed to load have nothing to release.
@@ -129,11 +158,8 @@ async function detect(m: Models, image: GreyImage, deadline: Deadline): Promise<
     const [mu, sigma] = [mean[c] ?? 0, std[c] ?? 1];
     for (let i = 0; i < w * h; i++) input[c * w * h + i] = ((small[i] ?? 0) / 255 - mu) / sigma;
   }
-  const out = await deadline.race(
-    m.detection.run({ x: new m.ort.Tensor('float32', input, [1, 3, h, w]) }),
-    'detecting text',
-  );
-  const prob = (out[m.detection.outputNames[0] ?? ''] as Tensor).data as Float32Array;
+  const out = await run(m, m.detection, new m.ort.Tensor('float32', input, [1, 3, h, w]), deadline, 'detecting text');
+  const prob = out.data as Float32Array;
   const [sx, sy] = [image.width / w, image.height / h];
   return textRegions(prob, w, h)
     .map((r) => scaleRegion(r, sx, sy))
@@ -156,11 +182,8 @@ async function recognizeBatch(
       for (let c = 0; c < 3; c++) input.set(row, (i * 3 + c) * plane + y * padded);
     }
   });
-  const out = await deadline.race(
-    m.recognition.run({ x: new m.ort.Tensor('float32', input, [crops.length, 3, REC_HEIGHT, padded]) }),
-    'recognising text',
-  );
-  const tensor = out[m.recognition.outputNames[0] ?? ''] as Tensor;
+  const shape = [crops.length, 3, REC_HEIGHT, padded];
+  const tensor = await run(m, m.recognition, new m.ort.Tensor('float32', input, shape), deadline, 'recognising text');
   const [, steps = 0, classes = 0] = tensor.dims;
   const probs = tensor.data as Float32Array;
   return regions.map((region, i) => {
@@ -182,6 +205,7 @@ async function recognize(m: Models, image: GreyImage, regions: TextRegion[], dea
   let next = 0;
   const worker = async () => {
     while (next < batches.length) {
+      deadline.check('recognising text');
       const batch = batches[next++] ?? [];
       for (const region of await recognizeBatch(m, image, batch, deadline)) words.push(...region);
     }

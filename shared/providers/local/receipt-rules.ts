@@ -293,7 +293,7 @@ const MONTH_WORD = String.raw`(\p{L}{3,9})\.?`;
 const NUMERIC_DATE =
   /(?<!\d)(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)|(?<![\d.,])(\d{1,2}) ?([-/.]) ?(\d{1,2}) ?\6 ?(\d{2}(?=\d{1,2}:\d{2})|\d{4}|\d{2})(?=\D|$|\d{1,2}:\d{2})/gu;
 const WORDY_DATE = new RegExp(
-  String.raw`(?<!\d)(\d{1,2})(?:st|nd|rd|th)?[\s-]*${MONTH_WORD}[\s,-]*(\d{4}|\d{2})(?!\d)|\b${MONTH_WORD}[\s-]*(\d{1,2})(?:st|nd|rd|th)?,?[\s-]*(\d{4})(?!\d)`,
+  String.raw`(?<!\d)(\d{1,2})(?:st|nd|rd|th)?[\s-]*${MONTH_WORD}[\s,-]*(\d{4}(?=\d{1,2}:\d\d)|\d{4}(?!\d)|\d{2}(?!\d))|\b${MONTH_WORD}[\s-]*(\d{1,2})(?:st|nd|rd|th)?,?[\s-]*(\d{4})(?!\d)`,
   'giu',
 );
 const DATE_LABEL = /\b(?:date|dated|tarikh|datum|fecha|data|dt)\b|日期/i;
