@@ -6,6 +6,7 @@
  * Not to undo: nothing here may name a particular merchant or be keyed to particular receipts; the rules are measured
  * on receipts they have never seen (bench/receipts.ts, docs/decisions.md#local-field-extraction).
  */
+import { fold, monthOf } from '../../fields/normalize.js';
 import type { Row } from './layout.js';
 
 /** An amount printed on a row. */
@@ -250,45 +251,6 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
 // Dates
 // ---------------------------------------------------------------------------------------------------------------
 
-const MONTH_NAMES: Record<string, number> = {
-  jan: 1,
-  feb: 2,
-  mar: 3,
-  apr: 4,
-  may: 5,
-  jun: 6,
-  jul: 7,
-  aug: 8,
-  sep: 9,
-  oct: 10,
-  nov: 11,
-  dec: 12,
-  janv: 1,
-  fev: 2,
-  fév: 2,
-  mars: 3,
-  avr: 4,
-  mai: 5,
-  juin: 6,
-  juil: 7,
-  aou: 8,
-  aoû: 8,
-  sept: 9,
-  okt: 10,
-  dez: 12,
-  mär: 3,
-  mrz: 3,
-  ene: 1,
-  abr: 4,
-  ago: 8,
-  dic: 12,
-  gen: 1,
-  mag: 5,
-  giu: 6,
-  lug: 7,
-  set: 9,
-  ott: 10,
-};
 const MONTH_WORD = String.raw`(\p{L}{3,9})\.?`;
 const NUMERIC_DATE =
   /(?<!\d)(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)|(?<![\d.,])(\d{1,2}) ?([-/.]) ?(\d{1,2}) ?\6 ?(\d{2}(?=\d{1,2}:\d{2})|\d{4}|\d{2})(?=\D|$|\d{1,2}:\d{2})/gu;
@@ -332,8 +294,8 @@ function datesOn(row: Row, index: number): PrintedDate[] {
   }
   for (const m of row.text.matchAll(WORDY_DATE)) {
     const name = (m[2] ?? m[4] ?? '').toLowerCase();
-    const month = MONTH_NAMES[name] ?? MONTH_NAMES[name.slice(0, 4)] ?? MONTH_NAMES[name.slice(0, 3)];
-    if (month === undefined) continue;
+    const month = monthOf(fold(name)) || monthOf(fold(name.slice(0, 3)));
+    if (month === 0) continue;
     const day = Number(m[1] ?? m[5]);
     out.push({ row: index, first: day, second: month, year: year4(m[3] ?? m[6] ?? ''), named: true, iso: false });
   }
