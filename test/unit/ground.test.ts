@@ -32,6 +32,17 @@ describe('where a value stands', () => {
     });
   });
 
+  test('a name whose spaces OCR lost or moved is found, as the same value', () => {
+    const words = [page(1, 'GARDENIABAKERIES (KL)SDNBHD', 'SUBANG H EALTHCARE SDN BHD')];
+    const { fields } = groundFields(
+      input({ a: 'Gardenia Bakeries (KL) Sdn Bhd', b: 'SUBANG HEALTHCARE SDN BHD', c: 'Gardenia Healthcare' }, words),
+    );
+    expect(fields.a?.source).toBe('GARDENIABAKERIES (KL)SDNBHD');
+    expect(fields.b?.source).toBe('SUBANG H EALTHCARE SDN BHD');
+    expect(fields.a?.confidence).toBeGreaterThan(0.9);
+    expect(fields.c?.bbox).toBeUndefined();
+  });
+
   test('punctuation splits, case and diacritics do not hide a value', () => {
     const words = [page(1, 'CAFÉ MÜLLER', '12 Main Street, Springfield')];
     const { fields } = groundFields(input({ name: 'Cafe Muller', address: '12 Main Street Springfield' }, words));
@@ -75,6 +86,9 @@ describe('where a value stands', () => {
     ['2026-11-20', 'Issued 20 November 2026', '20 November 2026'],
     ['Nov 20, 2026', 'Issued 2026-11-20', '2026-11-20'],
     ['20/11/2026', 'Issued 11/20/2026', '11/20/2026'],
+    // OCR lost the space between the date and the time.
+    ['2018-04-27', 'Printed 27-04-1816:40 T1', '27-04-1816:40'],
+    ['2019-01-23', 'Printed 23-01-201913:14:15 PM', '23-01-201913:14:15'],
   ])('the date %s is found where the document prints %s', (value, line, source) => {
     const { fields } = groundFields(input({ date: value }, [page(1, line)], { fieldSpecs: [spec('date', 'date')] }));
     expect(fields.date?.source).toBe(source);

@@ -1,5 +1,6 @@
 /**
- * The local provider's deadline handling during OCR, without racing a real clock against real OCR: tesseract.js is
+ * The local provider's deadline handling during OCR with its fallback engine (tesseract.js, used where onnxruntime's
+ * binary cannot load: here it is made to fail), without racing a real clock against real OCR: tesseract.js is
  * replaced by an engine whose recognitions wait until the test answers them, and the attempt's deadline fires (through
  * its abort signal, the same watch a passing deadline trips) at the moment OCR has started. So the outcome does not
  * depend on how fast the machine is. Decoding (sharp, mupdf) stays real.
@@ -45,6 +46,15 @@ jest.unstable_mockModule('tesseract.js', () => ({
       };
     },
   },
+}));
+
+jest.unstable_mockModule('onnxruntime-node', () => ({
+  InferenceSession: {
+    create: async () => {
+      throw new Error('onnxruntime-node: no binary for this platform');
+    },
+  },
+  Tensor: class {},
 }));
 
 const { localProvider, shutdownLocalProvider } = await import('../../shared/providers/local/local-provider.js');

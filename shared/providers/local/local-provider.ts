@@ -18,7 +18,10 @@ import { localCost } from '../../pricing/pricing.js';
 import { ProviderFailure } from '../../task.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
+import { type Row, readingRows } from './layout.js';
+import { extractWithLayout } from './layout-fields.js';
 import { tesseractWords } from './ocr-words.js';
+import { type GreyImage, paddleReadPage, paddleReady, releasePaddleModels } from './paddle-ocr.js';
 
 // The decoding limits (images: 100 MP before decoding; PDF renders: 25 MP) and the text-layer rule live with the
 // decoders in shared/media.
@@ -28,6 +31,8 @@ export const RENDER_DPI = 200;
 export const OCR_MAX_LONG_SIDE = 3000;
 /** Confidence given to a text-layer page: the text is exact, but the layer may not be what a reader sees. */
 export const TEXT_LAYER_CONFIDENCE = 0.99;
+/** An OCR'd page is never as sure as a text layer, however sure the reader is of its characters. */
+export const OCR_MAX_CONFIDENCE = 0.98;
 
 const require = createRequire(import.meta.url);
 
@@ -54,12 +59,8 @@ interface OcrResult {
   words: EvidenceWord[];
 }
 
-/** An image for tesseract (PNG) and its size in pixels (what word boxes are relative to). */
-interface OcrImage {
-  png: Buffer;
-  width: number;
-  height: number;
-}
+/** A page for OCR: grey pixels, one byte each (what word boxes are relative to). */
+type OcrImage = GreyImage;
 
 /** Fails a recognition whose worker was terminated under it (by another job's overrun, a crash or a shutdown). */
 class WorkerStopped extends Error {
@@ -114,18 +115,20 @@ class OcrEngine {
       });
       this.inFlight.add(stop);
       // `blocks`: the recognition tree, for the words' boxes (tesseract.js returns only text by default).
-      worker.recognize(image.png, {}, { text: true, blocks: true }).then(
-        (result) => {
-          if (!finish()) return;
-          const { text, confidence, blocks } = result.data;
-          resolve({ text, confidence, words: tesseractWords(blocks, image) });
-        },
-        (error: unknown) => {
-          if (finish()) {
-            reject(new ProviderFailure('server', `local provider: OCR failed: ${String(error)}`, { cause: error }));
-          }
-        },
-      );
+      pngOf(image)
+        .then((png) => worker.recognize(png, {}, { text: true, blocks: true }))
+        .then(
+          (result) => {
+            if (!finish()) return;
+            const { text, confidence, blocks } = result.data;
+            resolve({ text, confidence, words: tesseractWords(blocks, image) });
+          },
+          (error: unknown) => {
+            if (finish()) {
+              reject(new ProviderFailure('server', `local provider: OCR failed: ${String(error)}`, { cause: error }));
+            }
+          },
+        );
     });
   }
 
@@ -194,6 +197,7 @@ const ocrEngine = new OcrEngine();
 
 /** Terminates the process's OCR worker (the local stack calls this on exit, tests in `afterAll`). */
 export async function shutdownLocalProvider(): Promise<void> {
+  await releasePaddleModels();
   await ocrEngine.reset(new WorkerStopped('the local provider was shut down', false));
 }
 
@@ -206,8 +210,10 @@ interface PageText {
   source: 'text_layer' | 'ocr';
   /** 0–1; for OCR pages tesseract's mean word confidence / 100. */
   confidence: number;
-  /** The page's words with their boxes (relative to the page). */
+  /** The page's words with their boxes (relative to the page), in reading order. */
   words: EvidenceWord[];
+  /** The words as rows, top to bottom (layout.ts): what the field rules read. */
+  rows: Row[];
 }
 
 function clientFailure(message: string, cause?: unknown): ProviderFailure {
@@ -227,19 +233,46 @@ function tidy(text: string): string {
     .join('\n');
 }
 
+/**
+ * One page's text and words: PaddleOCR (paddle-ocr.ts) when its runtime loads, else tesseract.js (a platform without
+ * onnxruntime's binary still reads, less well). The text is the page's rows, so both engines feed the rules alike.
+ */
 async function ocrPage(image: OcrImage, deadline: Deadline): Promise<PageText> {
+  if (await paddleReady()) {
+    const rows = readingRows(await paddleReadPage(image, deadline));
+    const words = rows.flatMap((r) => r.words);
+    const mean = words.length === 0 ? 0 : words.reduce((s, w) => s + (w.confidence ?? 0), 0) / words.length;
+    const confidence = Math.min(OCR_MAX_CONFIDENCE, mean);
+    return { text: rows.map((r) => r.text).join('\n'), source: 'ocr', confidence, words, rows };
+  }
   const { text, confidence, words } = await ocrEngine.recognize(image, deadline);
-  return { text: tidy(text), source: 'ocr', confidence: confidence / 100, words };
+  return { text: tidy(text), source: 'ocr', confidence: confidence / 100, words, rows: readingRows(words) };
 }
 
-/** A PDF page as tesseract reads it: rendered grey at RENDER_DPI, within RENDER_MAX_PIXELS. */
-function pageImage(pdf: PdfFile, index: number): OcrImage {
-  return pdf.renderPng(index, {
+/** A grey image as PNG, for tesseract. */
+async function pngOf(image: OcrImage): Promise<Buffer> {
+  const { default: sharp } = await import('sharp');
+  return sharp(image.data, { raw: { width: image.width, height: image.height, channels: 1 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer();
+}
+
+/** Decoded PNG pixels, one grey byte each. */
+async function greyOf(png: Buffer, deadline: Deadline): Promise<OcrImage> {
+  const { default: sharp } = await import('sharp');
+  const { data, info } = await runSharp(sharp(png).toColourspace('b-w').raw(), deadline, 'decoding the page');
+  return { data, width: info.width, height: info.height };
+}
+
+/** A PDF page as OCR reads it: rendered grey at RENDER_DPI, within RENDER_MAX_PIXELS. */
+function pageImage(pdf: PdfFile, index: number, deadline: Deadline): Promise<OcrImage> {
+  const { png } = pdf.renderPng(index, {
     dpi: RENDER_DPI,
     maxLongSide: Number.POSITIVE_INFINITY,
     maxPixels: RENDER_MAX_PIXELS,
     colour: 'grey',
   });
+  return greyOf(png, deadline);
 }
 
 /** Reads a PDF page by page into `pages` (filled as it goes, so a timeout can still report the pages done). */
@@ -250,26 +283,27 @@ async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[])
       deadline.check(`reading PDF page ${i + 1} of ${pdf.pageCount}`);
       const { text, words } = pdf.textAndWords(i);
       if (hasTextLayer(text)) {
-        pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE, words });
+        const rows = readingRows(words);
+        pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE, words, rows });
         continue;
       }
-      pages.push(await ocrPage(pageImage(pdf, i), deadline));
+      pages.push(await ocrPage(await pageImage(pdf, i, deadline), deadline));
     }
   } finally {
     pdf.close();
   }
 }
 
-/** EXIF orientation applied (HEIC decoded first), bounded in pixels and size, grey, flattened on white, as PNG for tesseract. */
+/** EXIF orientation applied (HEIC decoded first), bounded in pixels and size, flattened on white, grey pixels. */
 async function imageForOcr(bytes: Uint8Array, mime: SupportedMime, deadline: Deadline): Promise<OcrImage> {
   if (mime === 'application/pdf') throw clientFailure('a PDF is not an image');
   const image = await uprightImage(bytes, mime, deadline, OCR_MAX_LONG_SIDE);
   const { data, info } = await runSharp(
-    image.flatten({ background: '#ffffff' }).greyscale().png({ compressionLevel: 1 }),
+    image.flatten({ background: '#ffffff' }).toColourspace('b-w').raw(),
     deadline,
     'decoding the image',
   );
-  return { png: data, width: info.width, height: info.height };
+  return { data, width: info.width, height: info.height };
 }
 
 async function readImage(input: ProviderInput, deadline: Deadline, pages: PageText[]): Promise<void> {
@@ -298,7 +332,7 @@ export async function ocrPageWords(
   try {
     for (const page of pages) {
       deadline.check(`reading PDF page ${page} for evidence`);
-      const { words } = await ocrPage(pageImage(pdf, page - 1), deadline);
+      const { words } = await ocrPage(await pageImage(pdf, page - 1, deadline), deadline);
       out.push({ page, source: 'tesseract', words });
     }
   } finally {
@@ -332,10 +366,17 @@ function confidenceOf(pages: PageText[]): number {
   return Math.min(1, Math.max(0, mean));
 }
 
-function resultFor(input: ProviderInput, text: string, pages: number): Record<string, unknown> {
-  if (input.step === 'ocr' || input.task.outputFormat === 'text') return { text };
-  if (input.task.fields !== null) return extractFields(text, input.task.fields);
-  return { text, keyValues: extractKeyValues(text), pages };
+/** The answer from the document's text (and its rows, when the words were read here) and each field's confidence. */
+function resultFor(
+  input: ProviderInput,
+  text: string,
+  pages: number,
+  rows?: Row[],
+): { result: Record<string, unknown>; confidence?: Record<string, number> } {
+  if (input.step === 'ocr' || input.task.outputFormat === 'text') return { result: { text } };
+  if (input.task.fields === null) return { result: { text, keyValues: extractKeyValues(text), pages } };
+  if (rows === undefined) return { result: extractFields(text, input.task.fields) };
+  return extractWithLayout(rows, text, input.task.fields, new Date());
 }
 
 async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
@@ -346,7 +387,7 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
   if (input.step === 'analyze' && input.documentText !== undefined) {
     const pages = Math.max(1, input.facts.pages);
     return {
-      result: resultFor(input, input.documentText, pages),
+      result: resultFor(input, input.documentText, pages).result,
       documentText: input.documentText,
       usage: { billableUnits: pages, costMicros: pages * localCost.textLayerPageMicros },
     };
@@ -370,10 +411,17 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
     .map((p) => p.text)
     .filter((t) => t !== '')
     .join('\n\n');
+  const { result, confidence } = resultFor(
+    input,
+    text,
+    pages.length,
+    pages.flatMap((p) => p.rows),
+  );
   return {
-    result: resultFor(input, text, pages.length),
+    result,
     documentText: text,
     nativeConfidence: confidenceOf(pages),
+    ...(confidence !== undefined && Object.keys(confidence).length > 0 ? { valueConfidence: confidence } : {}),
     words: pages.map((p, i) => ({
       page: i + 1,
       source: p.source === 'ocr' ? 'tesseract' : 'text-layer',

@@ -1,0 +1,140 @@
+/**
+ * A schema's fields from a document's rows: the fields of a sale (total, subtotal, tax, date, merchant, currency) by
+ * the layout rules of receipt-rules.ts, each with its own confidence, every other field (and one those rules do not
+ * find) by the text rules of extract-fields.ts. Pure.
+ * Not to undo: a field's confidence is an estimate of the chance it is right, from signals that predict it (agreement
+ * with what was paid and with subtotal + tax, rival candidates, a label, the reader's confidence, how a name looks):
+ * the weights below were set on one half of the dev receipts and checked on the other (both figures, and why they
+ * are set by hand rather than fitted: docs/decisions.md#local-field-extraction); check again with bench/receipts.ts.
+ */
+import type { FieldSpec } from '../../task.js';
+import { coerceText } from '../fields.js';
+import { conceptOf } from './concepts.js';
+import { extractFields } from './extract-fields.js';
+import type { Row } from './layout.js';
+import {
+  amountsOf,
+  type Finding,
+  findCurrency,
+  findDate,
+  findMerchant,
+  findSubtotal,
+  findTax,
+  findTotal,
+} from './receipt-rules.js';
+
+/** A field's signals as found, weighted: the logistic of intercept + Σ weight × signal. */
+type Weights = Record<string, number> & { intercept: number };
+
+export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
+  total: {
+    intercept: -0.5,
+    keyword: 1.2,
+    agreesPaid: 1.8,
+    agreesSum: 1.2,
+    repeated: 0.8,
+    strong: 0.5,
+    last: 0.4,
+    rivals: -0.9,
+    reader: 1.0,
+  },
+  date: { intercept: -0.2, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0 },
+  // A business name: one with a company suffix, near the top, read surely and shaped like a name is right; single
+  // letters alone, 12+ letters run together or odd case are what misreads look like.
+  vendor: { intercept: -6, suffix: 1.5, rank: -0.8, fragments: -1.5, glued: -1.2, odd: -2, reader: 8 },
+};
+
+function logistic(weights: Weights, signals: Record<string, number>): number {
+  let z = weights.intercept;
+  for (const [name, value] of Object.entries(signals)) z += (weights[name] ?? 0) * value;
+  return Math.round((1 / (1 + Math.exp(-z))) * 1000) / 1000;
+}
+
+function cents(n: number): number {
+  return Math.round(n * 100);
+}
+
+/**
+ * The subtotal and tax only as a pair that adds up to the total: a receipt that prints its tax as included (a
+ * subtotal equal to the total) gets the amount before tax from the total less the tax when the receipt prints that
+ * amount, and otherwise neither is kept (`withheld`). A pair that does not add up holds a misread, and a wrong
+ * optional value would fail the sum check and send a right total to review.
+ */
+function consistent(
+  total: Finding<number> | null,
+  subtotal: Finding<number> | null,
+  tax: Finding<number> | null,
+  rows: readonly Row[],
+): { subtotal: Finding<number> | null; tax: Finding<number> | null; withheld: boolean } {
+  if (total === null || subtotal === null || tax === null) return { subtotal, tax, withheld: false };
+  if (Math.abs(cents(subtotal.value) + cents(tax.value) - cents(total.value)) <= 1) {
+    return { subtotal, tax, withheld: false };
+  }
+  const net = cents(total.value) - cents(tax.value);
+  const printed = rows.some((r) => amountsOf(r).some((m) => cents(m.value) === net));
+  if (cents(subtotal.value) === cents(total.value) && printed) {
+    return { subtotal: { value: net / 100, signals: subtotal.signals }, tax, withheld: false };
+  }
+  return { subtotal: null, tax: null, withheld: true };
+}
+
+/**
+ * The findings of the sale's fields on a document's rows, by concept (bench/receipts.ts reads their signals);
+ * `withheld` names the concepts found but left out as inconsistent, which no text rule may fill in either.
+ */
+export function saleFindings(
+  rows: readonly Row[],
+  now: Date,
+): { found: Partial<Record<string, Finding<string | number> | null>>; withheld: Set<string> } {
+  const total = findTotal(rows);
+  const pair = consistent(total, findSubtotal(rows), findTax(rows), rows);
+  return {
+    found: {
+      total,
+      subtotal: pair.subtotal,
+      tax: pair.tax,
+      date: findDate(rows, now),
+      vendor: findMerchant(rows),
+      currency: findCurrency(rows),
+    },
+    withheld: new Set(pair.withheld ? ['subtotal', 'tax'] : []),
+  };
+}
+
+/**
+ * The fields of `fields` read from `rows` (every page's, in order) and `text` (the same document as text), with a
+ * confidence for each field the layout rules found.
+ */
+export function extractWithLayout(
+  rows: readonly Row[],
+  text: string,
+  fields: FieldSpec[],
+  now: Date,
+): { result: Record<string, unknown>; confidence: Record<string, number> } {
+  const byText = extractFields(text, fields);
+  const { found: findings, withheld } = saleFindings(rows, now);
+  const result: Record<string, unknown> = {};
+  const confidence: Record<string, number> = {};
+  for (const field of fields) {
+    const concept = conceptOf(field.name);
+    if (concept !== null && withheld.has(concept)) {
+      result[field.name] = null;
+      continue;
+    }
+    const found = concept === null ? undefined : findings[concept];
+    const value = found === undefined || found === null ? null : coerceText(String(found.value), field.type);
+    // A labelled vendor ("Vendor: Globex Ltd") is what the document says it is: the text rules read labels first.
+    const labelledVendor =
+      concept === 'vendor' &&
+      byText[field.name] !== null &&
+      /(?:vendor|merchant|seller|supplier|sold by|store)\s*:/i.test(text);
+    if (found === undefined || found === null || value === null || labelledVendor) {
+      result[field.name] = byText[field.name] ?? null;
+      continue;
+    }
+    result[field.name] = value;
+    const weights = concept === 'total' || concept === 'date' || concept === 'vendor' ? WEIGHTS[concept] : undefined;
+    if (weights !== undefined) confidence[field.name] = logistic(weights, found.signals);
+  }
+  return { result, confidence };
+}

@@ -1,0 +1,313 @@
+/**
+ * The pure steps of the local OCR engine (./paddle-ocr.ts) around its two models: text regions and the page's skew
+ * from the detection map, a region cut out as the recognition model reads it, CTC decoding, and a region's characters
+ * as words with boxes (spaces from the model and from the paper's blank columns). No I/O.
+ */
+/** A pixel is text when the detection model's probability is above this; a region when its mean is above BOX. */
+const DET_PIXEL_THRESHOLD = 0.3;
+const DET_BOX_THRESHOLD = 0.6;
+/** DB's "unclip": a region is grown by area × ratio / perimeter on each side (the model marks shrunk text cores). */
+const UNCLIP_RATIO = 1.5;
+/** The recognition model reads lines 48 px high. */
+export const REC_HEIGHT = 48;
+/** A recognised region whose mean character probability is below this is noise (a logo, a smudge). */
+export const MIN_REGION_CONFIDENCE = 0.5;
+/**
+ * A run of blank columns is a space when it is at least SPACE_COLUMNS wide (in a 48 px high crop) and SPACE_FACTOR
+ * times the line's median run (the gap between letters, which wide print makes wide too).
+ */
+const SPACE_COLUMNS = 8;
+const SPACE_FACTOR = 2.5;
+/** Between two characters of a number or a date a blank must be this many times as wide to be a space. */
+const DIGIT_GAP_FACTOR = 1.6;
+/** The crop's top and bottom margins (this share each) are left out of the blank test: the row's neighbours reach in. */
+const BLANK_MARGIN = 0.12;
+
+/** A single-channel 8-bit image. */
+export interface GreyImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** A box in pixels: [x0, y0, x1, y1], x1 and y1 excluded. */
+export type PixelBox = [number, number, number, number];
+
+/**
+ * A text region: a rectangle along its own axis (receipts curl, so each line has its own angle), in pixels:
+ * centre, unit axis direction, half length along it and half thickness across it (unclip growth included).
+ */
+export interface TextRegion {
+  cx: number;
+  cy: number;
+  cos: number;
+  sin: number;
+  halfLength: number;
+  halfThickness: number;
+}
+
+/** The axis-aligned box around a region's part from `u0` to `u1` along its axis (all of it by default). */
+export function regionBox(r: TextRegion, u0 = -r.halfLength, u1 = r.halfLength): PixelBox {
+  const corners = [u0, u1].flatMap((u) =>
+    [-r.halfThickness, r.halfThickness].map((v) => [r.cx + u * r.cos - v * r.sin, r.cy + u * r.sin + v * r.cos]),
+  );
+  const xs = corners.map((c) => c[0] ?? 0);
+  const ys = corners.map((c) => c[1] ?? 0);
+  return [
+    Math.floor(Math.min(...xs)),
+    Math.floor(Math.min(...ys)),
+    Math.ceil(Math.max(...xs)),
+    Math.ceil(Math.max(...ys)),
+  ];
+}
+
+/** A region of a `scale`d map in the pixels of the image: `sx`, `sy` image pixels per map pixel. */
+export function scaleRegion(r: TextRegion, sx: number, sy: number): TextRegion {
+  const [ax, ay] = [r.cos * sx, r.sin * sy];
+  const along = Math.hypot(ax, ay);
+  const [nx, ny] = [-r.sin * sx, r.cos * sy];
+  return {
+    cx: (r.cx + 0.5) * sx,
+    cy: (r.cy + 0.5) * sy,
+    cos: ax / along,
+    sin: ay / along,
+    halfLength: r.halfLength * along,
+    halfThickness: r.halfThickness * Math.hypot(nx, ny),
+  };
+}
+
+/**
+ * Text regions of a detection probability map (`width` x `height`), in the map's pixels: 4-connected components of
+ * pixels above DET_PIXEL_THRESHOLD whose mean probability passes DET_BOX_THRESHOLD, each as the rectangle along its
+ * principal axis that holds it, grown by DB's unclip distance (the model marks shrunk text cores).
+ */
+export function textRegions(prob: Float32Array, width: number, height: number): TextRegion[] {
+  const seen = new Uint8Array(width * height);
+  const members = new Int32Array(width * height);
+  const regions: TextRegion[] = [];
+  for (let start = 0; start < prob.length; start++) {
+    if (seen[start] === 1 || (prob[start] ?? 0) <= DET_PIXEL_THRESHOLD) continue;
+    // Flood fill: `members` holds the component, its unvisited tail doubling as the stack.
+    let count = 0;
+    let visit = 0;
+    members[count++] = start;
+    seen[start] = 1;
+    let [sum, sx, sy] = [0, 0, 0];
+    while (visit < count) {
+      const p = members[visit++] ?? 0;
+      const x = p % width;
+      const y = (p - x) / width;
+      sum += prob[p] ?? 0;
+      sx += x;
+      sy += y;
+      const next = [
+        x > 0 ? p - 1 : -1,
+        x < width - 1 ? p + 1 : -1,
+        y > 0 ? p - width : -1,
+        y < height - 1 ? p + width : -1,
+      ];
+      for (const q of next) {
+        if (q < 0 || seen[q] === 1 || (prob[q] ?? 0) <= DET_PIXEL_THRESHOLD) continue;
+        seen[q] = 1;
+        members[count++] = q;
+      }
+    }
+    if (count < 9 || sum / count < DET_BOX_THRESHOLD) continue;
+    const [mx, my] = [sx / count, sy / count];
+    let [vxx, vyy, vxy] = [0, 0, 0];
+    for (let i = 0; i < count; i++) {
+      const p = members[i] ?? 0;
+      const [dx, dy] = [(p % width) - mx, Math.floor(p / width) - my];
+      vxx += dx * dx;
+      vyy += dy * dy;
+      vxy += dx * dy;
+    }
+    const angle = 0.5 * Math.atan2(2 * vxy, vxx - vyy);
+    const [cos, sin] = [Math.cos(angle), Math.sin(angle)];
+    let [u0, u1, v0, v1] = [
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+    ];
+    for (let i = 0; i < count; i++) {
+      const p = members[i] ?? 0;
+      const [dx, dy] = [(p % width) - mx, Math.floor(p / width) - my];
+      const u = dx * cos + dy * sin;
+      const v = -dx * sin + dy * cos;
+      [u0, u1, v0, v1] = [Math.min(u0, u), Math.max(u1, u), Math.min(v0, v), Math.max(v1, v)];
+    }
+    const [length, thickness] = [u1 - u0 + 1, v1 - v0 + 1];
+    if (Math.min(length, thickness) < 3) continue;
+    const grow = (length * thickness * UNCLIP_RATIO) / (2 * (length + thickness));
+    const [uc, vc] = [(u0 + u1) / 2, (v0 + v1) / 2];
+    regions.push({
+      cx: mx + uc * cos - vc * sin,
+      cy: my + uc * sin + vc * cos,
+      cos,
+      sin,
+      halfLength: length / 2 + grow,
+      halfThickness: thickness / 2 + grow,
+    });
+  }
+  return regions;
+}
+
+/**
+ * A region of `image` straightened and resized to `height` px high (length in proportion, at least 8) by bilinear
+ * sampling along its axis, normalised to [-1, 1] as the recognition model was trained: one plane, `width` x `height`;
+ * outside the image reads as paper.
+ */
+export function cropLine(image: GreyImage, r: TextRegion, height = REC_HEIGHT): { plane: Float32Array; width: number } {
+  const width = Math.max(8, Math.round((height * r.halfLength) / r.halfThickness));
+  const plane = new Float32Array(width * height);
+  const at = (x: number, y: number) =>
+    x < 0 || y < 0 || x >= image.width || y >= image.height ? 255 : (image.data[y * image.width + x] ?? 255);
+  for (let y = 0; y < height; y++) {
+    const v = ((y + 0.5) / height) * 2 * r.halfThickness - r.halfThickness;
+    for (let x = 0; x < width; x++) {
+      const u = ((x + 0.5) / width) * 2 * r.halfLength - r.halfLength;
+      const px = r.cx + u * r.cos - v * r.sin - 0.5;
+      const py = r.cy + u * r.sin + v * r.cos - 0.5;
+      const [x0, y0] = [Math.floor(px), Math.floor(py)];
+      const [fx, fy] = [px - x0, py - y0];
+      const value =
+        (at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx) * (1 - fy) +
+        (at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx) * fy;
+      plane[y * width + x] = value / 127.5 - 1;
+    }
+  }
+  return { plane, width };
+}
+
+/** One character read by CTC: its text, probability and the time step it was read at. */
+export interface ReadChar {
+  char: string;
+  prob: number;
+  step: number;
+}
+
+/**
+ * Greedy CTC decoding of one line's `steps` x `classes` probabilities starting at `offset`: the best class per step,
+ * repeats merged, blanks (class 0) dropped; class i is `dictionary[i - 1]`.
+ */
+export function ctcDecode(
+  probs: Float32Array,
+  offset: number,
+  steps: number,
+  classes: number,
+  dictionary: readonly string[],
+): ReadChar[] {
+  const chars: ReadChar[] = [];
+  let previous = 0;
+  for (let s = 0; s < steps; s++) {
+    const base = offset + s * classes;
+    let best = 0;
+    let bestProb = -1;
+    for (let c = 0; c < classes; c++) {
+      const p = probs[base + c] ?? 0;
+      if (p > bestProb) {
+        bestProb = p;
+        best = c;
+      }
+    }
+    if (best !== 0 && best !== previous) chars.push({ char: dictionary[best - 1] ?? ' ', prob: bestProb, step: s });
+    previous = best;
+  }
+  return chars;
+}
+
+/**
+ * The blank column runs of a line crop (normalised plane, `width` x `height`) wide enough to be spaces, as
+ * [from, to) in crop columns, inner ones only. A column is blank when none of its pixels
+ * in the crop's middle band is darker than the middle of its range (the crop holds ink and paper, both).
+ */
+export function blankRuns(
+  plane: Float32Array,
+  width: number,
+  height: number,
+): { runs: [number, number][]; least: number } {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const v of plane) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (hi - lo < 0.3) return { runs: [], least: Number.POSITIVE_INFINITY };
+  const ink = (lo + hi) / 2;
+  const [top, bottom] = [Math.floor(height * BLANK_MARGIN), Math.ceil(height * (1 - BLANK_MARGIN))];
+  const runs: [number, number][] = [];
+  let from = -1;
+  let seenInk = false;
+  for (let x = 0; x <= width; x++) {
+    let blank = x < width;
+    for (let y = top; blank && y < bottom; y++) if ((plane[y * width + x] ?? 1) < ink) blank = false;
+    if (blank && from < 0) from = x;
+    if (!blank) {
+      if (from >= 0 && seenInk && x < width) runs.push([from, x]);
+      from = -1;
+      if (x < width) seenInk = true;
+    }
+  }
+  const widths = runs.map(([a, b]) => b - a).sort((a, b) => a - b);
+  const least = Math.max(SPACE_COLUMNS, SPACE_FACTOR * (widths[Math.floor(widths.length / 2)] ?? 0));
+  return { runs: runs.filter(([a, b]) => b - a >= least), least };
+}
+
+/** A word of a region in pixels of the page, with the mean probability of its characters. */
+export interface PixelWord {
+  text: string;
+  box: PixelBox;
+  confidence: number;
+}
+
+/**
+ * A region's characters as words: split at a read space and at a blank run of the crop between two characters (the
+ * model often drops the space between words of large print; the paper does not), each word's box the part of the
+ * region its characters span; `stepPx` crop columns per time step, `cropWidth` the crop's columns; text folded to
+ * NFKC (the model reads full-width brackets).
+ */
+export function regionWords(
+  chars: readonly ReadChar[],
+  region: TextRegion,
+  geometry: { stepPx: number; cropWidth: number; blanks: { runs: readonly [number, number][]; least: number } },
+): PixelWord[] {
+  const { stepPx, cropWidth, blanks } = geometry;
+  const column = (c: ReadChar) => (c.step + 0.5) * stepPx;
+  const along = (col: number) =>
+    (Math.min(cropWidth, Math.max(0, col)) / cropWidth) * 2 * region.halfLength - region.halfLength;
+  const words: PixelWord[] = [];
+  let current: ReadChar[] = [];
+  const flush = () => {
+    const text = current
+      .map((c) => c.char)
+      .join('')
+      .normalize('NFKC')
+      .trim();
+    const first = current[0];
+    const last = current[current.length - 1];
+    if (text !== '' && first !== undefined && last !== undefined) {
+      const box = regionBox(region, along(column(first) - stepPx), along(column(last) + stepPx));
+      const confidence = current.reduce((s, c) => s + c.prob, 0) / current.length;
+      words.push({ text, box, confidence });
+    }
+    current = [];
+  };
+  for (const c of chars) {
+    const previous = current[current.length - 1];
+    if (c.char.trim() === '') {
+      flush();
+      continue;
+    }
+    if (previous !== undefined) {
+      const [a, b] = [column(previous), column(c)];
+      // Inside a number or a date only a wider blank: a narrow `1` leaves wide blanks beside it ("20/1 1/2017").
+      const numeric = /[\d./,:-]/.test(previous.char) && /[\d./,:-]/.test(c.char);
+      const least = numeric ? DIGIT_GAP_FACTOR * blanks.least : 0;
+      if (blanks.runs.some(([from, to]) => (from + to) / 2 > a && (from + to) / 2 < b && to - from >= least)) flush();
+    }
+    current.push(c);
+  }
+  flush();
+  return words;
+}

@@ -1,0 +1,248 @@
+/**
+ * The local provider's layout rules on receipt-like pages written here (not copies of any dataset receipt): each page
+ * is lines of text laid out as an engine would read them (one word per token, monospace boxes, one row per line), so
+ * the rules see rows, amounts at the right edge and print sizes as on paper.
+ */
+import type { EvidenceWord } from '../../shared/fields/types.js';
+import { readingRows } from '../../shared/providers/local/layout.js';
+import { extractWithLayout } from '../../shared/providers/local/layout-fields.js';
+import {
+  findCurrency,
+  findDate,
+  findMerchant,
+  findTax,
+  findTotal,
+} from '../../shared/providers/local/receipt-rules.js';
+import type { FieldSpec } from '../../shared/task.js';
+
+const NOW = new Date('2026-11-28T12:00:00Z');
+const WIDTH = 48;
+const LINE = 1 / 60;
+
+/**
+ * A page from lines: `text` at `indent` characters, or `{text, size}` for larger print. A run of 3+ spaces inside a
+ * line is a tab stop (the amount column): the rest of the line is right-aligned.
+ */
+function page(lines: (string | { text: string; size: number })[]): EvidenceWord[] {
+  const words: EvidenceWord[] = [];
+  let y = 0.02;
+  for (const line of lines) {
+    const { text, size } = typeof line === 'string' ? { text: line, size: 1 } : line;
+    const [left = '', right] = text.split(/ {3,}/);
+    const place = (part: string, start: number) => {
+      let at = start;
+      for (const token of part.split(' ')) {
+        if (token !== '') {
+          const x0 = (at * size) / WIDTH;
+          words.push({
+            text: token,
+            bbox: [x0, y, x0 + (token.length * size) / WIDTH, y + LINE * size * 0.8],
+            confidence: 0.97,
+          });
+        }
+        at += token.length + 1;
+      }
+    };
+    place(left, 0);
+    if (right !== undefined) place(right, WIDTH / size - right.length);
+    y += LINE * size;
+  }
+  return words;
+}
+
+const rows = (lines: Parameters<typeof page>[0]) => readingRows(page(lines));
+
+describe('total', () => {
+  test('the amount a total keyword labels, not the subtotal, the tax or a count', () => {
+    const found = findTotal(
+      rows([
+        'Item A   12.00',
+        'Item B   28.09',
+        'Qty: 2   ',
+        'SUBTOTAL   40.09',
+        'GST 6%   2.41',
+        'TOTAL (INCL GST)   RM 42.50',
+        'CASH   RM 50.00',
+        'CHANGE   RM 7.50',
+      ]),
+    );
+    expect(found?.value).toBe(42.5);
+    expect(found?.signals.agreesPaid).toBe(1);
+  });
+
+  test('the rounded total the customer paid, not the total before rounding', () => {
+    const found = findTotal(
+      rows(['TOTAL   181.98', 'ROUNDING ADJ   0.02', 'TOTAL ROUNDED   182.00', 'CASH   200.00', 'CHANGE   18.00']),
+    );
+    expect(found?.value).toBe(182);
+  });
+
+  test('a total printed under its label, with a currency sign', () => {
+    expect(findTotal(rows(['Espresso   3.50', 'Croissant   4.00', 'AMOUNT DUE', '$7.50']))?.value).toBe(7.5);
+  });
+
+  test('a tax summary after the payment does not replace the total', () => {
+    const found = findTotal(
+      rows([
+        'Nett Total   RM 37.10',
+        'Cash   RM 50.00',
+        'Change   RM 12.90',
+        'Tax Summary   Amount  Tax',
+        'Total   35.00   2.10',
+      ]),
+    );
+    expect(found?.value).toBe(37.1);
+  });
+
+  test('in other languages and with a decimal comma', () => {
+    expect(findTotal(rows(['Zwischensumme   8,40', 'MwSt 19%   1,60', 'Gesamtbetrag   10,00 €']))?.value).toBe(10);
+    expect(findTotal(rows(['Sous-total   8,40', 'TVA 20%   1,60', 'Total TTC   10,00 EUR']))?.value).toBe(10);
+  });
+
+  test('no total keyword: what was paid, cash less change', () => {
+    expect(findTotal(rows(['Noodles   9.00', 'Tea   2.50', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
+  });
+
+  test('nothing that reads as a total: null, never a guess', () => {
+    expect(findTotal(rows(['Thank you', 'Visit again']))).toBeNull();
+  });
+});
+
+describe('date', () => {
+  test('day first by default, the date beside a date label', () => {
+    expect(findDate(rows(['Printed 28/11/2026', 'Date: 03/04/2024 14:05']), NOW)?.value).toBe('2024-04-03');
+  });
+
+  test('month first on a US receipt (sales tax, a state and ZIP code)', () => {
+    const found = findDate(rows(['SAN FRANCISCO, CA 94103', '03/04/2024 2:15 PM', 'SALES TAX 8.625%   1.89']), NOW);
+    expect(found?.value).toBe('2024-03-04');
+  });
+
+  test("an ambiguous date follows the document's other dates", () => {
+    expect(findDate(rows(['Date: 05/06/2024', 'Return by 20/06/2024']), NOW)?.value).toBe('2024-06-05');
+    expect(findDate(rows(['Date: 05/06/2024', 'Member until 06/20/2027']), NOW)?.value).toBe('2024-05-06');
+  });
+
+  test('month names, two-digit years, a time glued to the date', () => {
+    expect(findDate(rows(['29 MAR 2018 12:13']), NOW)?.value).toBe('2018-03-29');
+    expect(findDate(rows(['11 Jun 201818:32']), NOW)?.value).toBe('2018-06-11');
+    expect(findDate(rows(['Mar 29, 2018']), NOW)?.value).toBe('2018-03-29');
+    expect(findDate(rows(['14-03-18 21:49 T1 R000418']), NOW)?.value).toBe('2018-03-14');
+    expect(findDate(rows(['23-01-201913:14:15 PM']), NOW)?.value).toBe('2019-01-23');
+    expect(findDate(rows(['Datum: 02.11.2026']), NOW)?.value).toBe('2026-11-02');
+  });
+
+  test('not an expiry date, not a date in the future', () => {
+    expect(findDate(rows(['Card expiry 12/2029', 'Valid until 31/12/2027', 'Sold 15/10/2026']), NOW)?.value).toBe(
+      '2026-10-15',
+    );
+    expect(findDate(rows(['Date: 01/01/2030']), NOW)).toBeNull();
+  });
+});
+
+describe('merchant', () => {
+  test('the row with a company suffix, not the owner above it, the address or the phone', () => {
+    const found = findMerchant(
+      rows([
+        'LIM AH KOW',
+        'GOLDEN LEAF TRADING SDN. BHD. (123456-X)',
+        'NO. 12, JALAN MAWAR 3,',
+        '47301 PETALING JAYA',
+        'TEL: 03-1234 5678',
+        'TAX INVOICE',
+        'Rice   3.00',
+      ]),
+    );
+    expect(found?.value).toBe('GOLDEN LEAF TRADING SDN. BHD.');
+    expect(found?.signals.suffix).toBe(1);
+  });
+
+  test('a suffix alone on its row joins the name above it', () => {
+    expect(
+      findMerchant(rows(['HAPPY DRAGON VEGETARIAN RESTAURANT', 'SDN BHD', '(998877-A)', 'Tea   1.00']))?.value,
+    ).toBe('HAPPY DRAGON VEGETARIAN RESTAURANT SDN BHD');
+  });
+
+  test('without a suffix, the largest print of the top rows', () => {
+    const found = findMerchant(
+      rows(['Welcome!', { text: 'BLUE HERON', size: 2 }, '123 Market Street', 'Phone 415-555-0101', 'Latte   4.50']),
+    );
+    expect(found?.value).toBe('BLUE HERON');
+    expect(found?.signals.suffix).toBe(0);
+  });
+});
+
+describe('tax and currency', () => {
+  test('a tax row with a rate: the amount, not the rate', () => {
+    expect(findTax(rows(['SUBTOTAL   $30.24', 'SALES TAX 6.25%   $1.89', 'TOTAL   $32.13']))?.value).toBe(1.89);
+    expect(findTax(rows(['GST ID: 000123456789', 'GST 6%   2.10', 'TOTAL   37.10']))?.value).toBe(2.1);
+  });
+
+  test('the currency from codes, signs and the country a $ stands in', () => {
+    expect(findCurrency(rows(['TOTAL   $32.13']))?.value).toBe('USD');
+    expect(findCurrency(rows(['TOTAL   RM 37.10']))?.value).toBe('MYR');
+    expect(findCurrency(rows(['Gesamt   10,00 €']))?.value).toBe('EUR');
+    expect(findCurrency(rows(['KOPI CORNER PTE LTD', 'TOTAL   $4.20']))?.value).toBe('SGD');
+    expect(findCurrency(rows(['TOTAL   32.13']))).toBeNull();
+  });
+});
+
+describe('extractWithLayout', () => {
+  const fields: FieldSpec[] = [
+    { name: 'merchant', type: 'string', required: true },
+    { name: 'date', type: 'date', required: true },
+    { name: 'subtotal', type: 'number', required: false },
+    { name: 'tax', type: 'number', required: false },
+    { name: 'total', type: 'number', required: true },
+    { name: 'currency', type: 'string', required: false },
+    { name: 'cashier', type: 'string', required: false },
+  ];
+
+  test("a US receipt's fields, and a confidence for each field the rules found", () => {
+    const lines = [
+      { text: 'CORNER HARDWARE INC', size: 1.5 },
+      '500 Main Street, Springfield, IL 62701',
+      '11/03/2026 10:42 AM',
+      'Cashier: Dana',
+      'Hammer   $18.99',
+      'Nails   $11.25',
+      'SUBTOTAL   $30.24',
+      'SALES TAX 6.25%   $1.89',
+      'TOTAL   $32.13',
+      'VISA   $32.13',
+    ];
+    const r = rows(lines);
+    const { result, confidence } = extractWithLayout(r, r.map((x) => x.text).join('\n'), fields, NOW);
+    expect(result).toEqual({
+      merchant: 'CORNER HARDWARE INC',
+      date: '2026-11-03',
+      subtotal: 30.24,
+      tax: 1.89,
+      total: 32.13,
+      currency: 'USD',
+      cashier: 'Dana',
+    });
+    for (const name of ['merchant', 'date', 'total']) expect(confidence[name]).toBeGreaterThan(0.5);
+  });
+
+  test('a subtotal and tax that do not add up to the total are left out; tax included gives the amount before it', () => {
+    const f: FieldSpec[] = fields.filter((x) => ['subtotal', 'tax', 'total'].includes(x.name));
+    const misread = rows(['SUBTOTAL   79.60', 'GST 6%   3.27', 'TOTAL   57.80']);
+    expect(extractWithLayout(misread, misread.map((r) => r.text).join('\n'), f, NOW).result).toEqual({
+      subtotal: null,
+      tax: null,
+      total: 57.8,
+    });
+    const included = rows(['SUBTOTAL   53.60', 'TAXABLE AMOUNT   50.57', 'GST 6%   3.03', 'TOTAL   53.60']);
+    expect(extractWithLayout(included, '', f, NOW).result).toEqual({ subtotal: 50.57, tax: 3.03, total: 53.6 });
+  });
+
+  test('a total with rival readings is less sure than one the payment confirms', () => {
+    const sure = rows(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00']);
+    const unsure = rows(['TOTAL   12.00', 'TOTAL   21.00', 'CASH   50.00']);
+    const f: FieldSpec[] = [{ name: 'total', type: 'number', required: true }];
+    const a = extractWithLayout(sure, '', f, NOW).confidence.total ?? 0;
+    const b = extractWithLayout(unsure, '', f, NOW).confidence.total ?? 1;
+    expect(a).toBeGreaterThan(b);
+  });
+});
