@@ -55,3 +55,13 @@ test('npm installed no package meant for another platform', () => {
     .map((m) => m.name);
   expect(foreign).toEqual([]);
 });
+
+test("onnxruntime-node keeps only this platform's binary (scripts/prune-binaries.mjs)", () => {
+  const bin = path.join(NODE_MODULES, 'onnxruntime-node', 'bin');
+  const kept = readdirSync(bin).flatMap((napi) =>
+    readdirSync(path.join(bin, napi)).flatMap((platform) =>
+      readdirSync(path.join(bin, napi, platform)).map((arch) => `${platform}/${arch}`),
+    ),
+  );
+  expect(kept).toEqual([`${process.platform}/${process.arch}`]);
+});
