@@ -15,6 +15,7 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
+import { config } from '../shared/config.js';
 import { ENV } from '../shared/infra/env.js';
 import {
   deliverSettings,
@@ -33,7 +34,7 @@ import { shutdownLocalProvider } from '../shared/providers/local/local-provider.
 import { jobIdOf } from '../shared/runs/run-message.js';
 import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
-import { claimMs } from '../shared/worker/process-run.js';
+import { holderId } from '../shared/worker/heartbeat.js';
 import { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } from '../shared/worker/reconcile.js';
 import { banner } from './local/banner.js';
 import { captureForeignOutput, createConsoleSink, logFormat, type Writers } from './local/console.js';
@@ -285,12 +286,10 @@ async function main(): Promise<void> {
       if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
         crashed.add(jobId);
       } else if (jobId !== undefined && fault === 'crash-hard') {
-        const claimFor = claimMs({
-          remainingMs: context.getRemainingTimeInMillis(),
-          visibilityTimeoutSeconds: visibilitySeconds,
-        });
+        // Claimed as the worker claims, then dead: no heartbeat renews the lease, which lapses by itself.
         await claimRun(jobId, {
-          leaseUntil: new Date(Date.now() + claimFor),
+          leaseUntil: new Date(Date.now() + config.leaseSeconds * 1000),
+          holder: holderId(),
           receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
         });
         failures.push({ itemIdentifier: record.messageId });
@@ -341,9 +340,22 @@ async function main(): Promise<void> {
   };
   if (dataDir?.hadData) {
     // The queue is not kept across restarts (fauxqs has no persistence): every run still queued is sent again now,
-    // as the reconciler would after its waits. The worker is idempotent by jobId.
-    const { resent } = await reconcileRuns({ ...reconcileOptions, resendAfterSeconds: 0, silentAfterSeconds: 0 });
-    if (resent.length > 0) log.info('queued runs from the last run sent to the worker again', { runs: resent.length });
+    // as the reconciler would after its waits, whatever resends it already had. The runs the previous process held
+    // are taken up at once: their leases are released (it is gone: one stack per data folder). The worker is
+    // idempotent by jobId.
+    const { resent, released } = await reconcileRuns({
+      ...reconcileOptions,
+      resendAfterSeconds: 0,
+      silentAfterSeconds: 0,
+      maxResends: Number.MAX_SAFE_INTEGER,
+      holdersGone: true,
+    });
+    if (resent.length > 0) {
+      log.info('queued runs from the last run sent to the worker again', {
+        runs: resent.length,
+        heldByTheLastRun: released?.length ?? 0,
+      });
+    }
   }
   let sweeping = false;
   const reconciler =

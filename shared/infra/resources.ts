@@ -217,6 +217,12 @@ export const workerSettings = {
   batchSize: 1,
   /** Caps concurrent worker executions so provider rate limits are not overrun. */
   maxConcurrency: 10,
+  /**
+   * SERVICE_LEASE_SECONDS's default: a delivery holds the run (or the group) it claimed, and hides its message, for
+   * this long at a time, renewed by its heartbeat every third of it (shared/worker/heartbeat.ts). A worker that dies
+   * leaves its run to the next receive of its message after at most this long, not after the function's timeout.
+   */
+  leaseSeconds: 60,
 } as const;
 
 /** The run queue and its dead-letter queue. */
