@@ -5,8 +5,9 @@
  * a data folder across restarts (scripts/local/data-dir.ts); `npm start -- --fresh` starts empty, `-- --in-memory`
  * keeps nothing.
  * Not to undo: the signal handlers are installed before anything starts and the port is checked before the emulators
- * start, so Ctrl-C / SIGTERM at any moment, a busy port or DynamoDB Local dying ends everything this process started
- * (the Java process included) within 5 s, with one line saying why.
+ * start, so Ctrl-C / SIGTERM at any moment, the end of the process that started it, a busy port or DynamoDB Local
+ * dying ends everything this process started (the Java process included) within 5 s, with one line saying why
+ * (scripts/local/stopping.ts).
  * Over 400 lines: the local stack's start-up is one sequence (emulators, resources, keys, handlers, runners, shutdown)
  * whose order matters; its pieces live in scripts/local/.
  */
@@ -36,12 +37,20 @@ import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
 import { holderId } from '../shared/worker/heartbeat.js';
 import { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } from '../shared/worker/reconcile.js';
-import { banner } from './local/banner.js';
+import { banner, shownDir } from './local/banner.js';
 import { captureForeignOutput, createConsoleSink, logFormat, type Writers } from './local/console.js';
-import { type DataDir, DataDirInUse, DEFAULT_DATA_DIR, generatedDevKey, openDataDir } from './local/data-dir.js';
+import {
+  type DataDir,
+  DataDirInUse,
+  DEFAULT_DATA_DIR,
+  freshSummary,
+  generatedDevKey,
+  openDataDir,
+} from './local/data-dir.js';
 import { createResources, endpointsConfigured, startEmulators } from './local/emulators.js';
 import { createGateway } from './local/gateway.js';
 import { removeStateFile, stateFile, writeStateFile } from './local/state-file.js';
+import { createStopping } from './local/stopping.js';
 import { startWorkerRunner } from './local/worker-runner.js';
 
 const localEnv = z.object({
@@ -122,30 +131,16 @@ async function portIsFree(host: string, port: number): Promise<boolean> {
 
 const portInUse = (port: number) => `port ${port} is in use; set PORT=… (PORT=0 picks a free one)`;
 
-/** Everything the stack started, stopped in reverse order; signals and fatal errors end here. */
-const cleanups: (() => Promise<void>)[] = [];
-let stopping = false;
 let stopConsole = () => {};
+/** Everything the stack started, undone in reverse order; signals, the parent's end and fatal errors end here. */
+const stopping = createStopping(() => stopConsole());
+/** Worker invocations in flight get this long to finish when the stack stops; the rest are taken up at the next start. */
+const WORKER_GRACE_MS = 1500;
 /** This process's own stdout and stderr (everything else written there becomes log entries). */
 let writers: Writers = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
 };
-
-async function shutdown(code: number): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  // Whatever hangs, the process ends within 5 s; its 'exit' hook (emulators.ts) kills DynamoDB Local.
-  setTimeout(() => {
-    stopConsole();
-    process.exit(code);
-  }, 4500).unref();
-  for (const cleanup of cleanups.reverse()) {
-    await cleanup().catch((error: unknown) => log.warn('a step of stopping failed', { error }));
-  }
-  stopConsole();
-  process.exit(code);
-}
 
 async function main(): Promise<void> {
   const parsed = localEnv.safeParse(process.env);
@@ -164,14 +159,11 @@ async function main(): Promise<void> {
     out: (line, level) => (level === 'warn' || level === 'error' ? out.stderr : out.stdout)(`${line}\n`),
     withStacks: process.env.LOG_LEVEL === 'debug',
   });
-  setLogSink(console.sink);
+  setLogSink((entry) => {
+    if (stopping.shows(entry)) console.sink(entry);
+  });
   stopConsole = () => console.stop();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      log.info(`${signal}: stopping`);
-      void shutdown(0);
-    });
-  }
+  stopping.watchSignalsAndParent();
 
   const { fresh, inMemory } = parseArgs(process.argv.slice(2));
   if (env.PORT !== 0 && !(await portIsFree(env.HOST, env.PORT))) throw new StartFailure(portInUse(env.PORT));
@@ -187,7 +179,8 @@ async function main(): Promise<void> {
       throw error;
     });
     const opened = dataDir;
-    cleanups.push(() => opened.release());
+    stopping.onStop(() => opened.release());
+    if (opened.removed) writers.stdout(`${freshSummary(shownDir(opened.path), opened.removed)}\n`);
   }
   const supplied = env.VISION_DEV_API_KEYS ? parseDevKeys(env.VISION_DEV_API_KEYS) : undefined;
   const generated =
@@ -211,11 +204,13 @@ async function main(): Promise<void> {
   const emulators = await startEmulators({
     ...(dataDir ? { data: { dynamodb: dataDir.dynamodb, s3: dataDir.s3 } } : {}),
     onUnexpectedExit: (how) => {
+      // Once a stop was asked for, DynamoDB Local ending is part of it, whoever ended it first.
+      if (stopping.stopping) return;
       log.error(`DynamoDB Local stopped (${how}); the local stack cannot work without it and stops too`);
-      void shutdown(1);
+      void stopping.stop(1);
     },
   });
-  cleanups.push(() => emulators.stop());
+  stopping.onStop(() => emulators.stop());
   process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
   process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
   process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
@@ -323,10 +318,17 @@ async function main(): Promise<void> {
     timeoutSeconds: deliverSettings.timeoutSeconds,
     concurrency: env.LOCAL_DELIVER_CONCURRENCY,
   });
-  cleanups.push(async () => {
-    await worker.stop();
-    await deliverer.stop();
-    await shutdownLocalProvider();
+  stopping.onStop(async () => {
+    const left = (await Promise.all([worker.stop(WORKER_GRACE_MS), deliverer.stop(WORKER_GRACE_MS)])).reduce(
+      (a, b) => a + b,
+    );
+    if (left === 0) {
+      await shutdownLocalProvider();
+      return;
+    }
+    log.info(`stopped with ${left} run(s) or deliveries in progress: the next start takes them up at once`);
+    // The OCR engine is left to end with the process: stopped under a run, it would throw from its own callbacks.
+    stopping.abandon();
   });
   const sweepOptions = { ...DEFAULT_SWEEP_OPTIONS, afterSeconds: env.LOCAL_EVENTS_SWEEP_AFTER_SECONDS };
 
@@ -372,7 +374,7 @@ async function main(): Promise<void> {
           });
         }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
       : undefined;
-  cleanups.push(async () => clearInterval(reconciler));
+  stopping.onStop(async () => clearInterval(reconciler));
 
   const server = createGateway({
     handlers,
@@ -391,7 +393,7 @@ async function main(): Promise<void> {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartFailure(portInUse(env.PORT));
     throw error;
   });
-  cleanups.push(async () => {
+  stopping.onStop(async () => {
     server.close();
     server.closeAllConnections();
   });
@@ -414,7 +416,7 @@ async function main(): Promise<void> {
     log.warn(`could not write ${stateFile}`, { error });
     return false;
   });
-  if (ownsStateFile) cleanups.push(() => removeStateFile());
+  if (ownsStateFile) stopping.onStop(() => removeStateFile());
   else log.info(`${stateFile} belongs to another running stack; left as is`);
   if (!process.stdout.isTTY || env.VISION_LOCAL_READY_LINE === 'true') {
     writers.stdout(`VISION_LOCAL_READY ${JSON.stringify(ready)}\n`);
@@ -427,5 +429,5 @@ main().catch(async (error: unknown) => {
       ? `${error.message}\n`
       : `local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
-  await shutdown(1);
+  await stopping.stop(1);
 });
