@@ -32,7 +32,7 @@ import { gatewaySettings, routes } from '../shared/infra/routes.js';
 import { log, setLogSink } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import { jobIdOf } from '../shared/runs/run-message.js';
+import { hideMessage, jobIdOf } from '../shared/runs/run-message.js';
 import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
 import { holderId } from '../shared/worker/heartbeat.js';
@@ -268,9 +268,11 @@ async function main(): Promise<void> {
         }
       : {}),
   });
-  // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
-  // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
-  // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
+  // Failures played at the delivery as AWS would show them: `lose-message` — the first message of the run vanishes
+  // unprocessed (as if create-run never sent it; the reconciler resends it); `crash-hard` — every delivery dies after
+  // it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled (the reconciler
+  // fails it); `crash-hard-once` — the first delivery dies so, its message hidden for the lease as the worker hides it:
+  // the lease lapses and the next receive takes the run over.
   const workerHandler: typeof processingHandler = async (event, context) => {
     if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
     const failures: { itemIdentifier: string }[] = [];
@@ -280,13 +282,18 @@ async function main(): Promise<void> {
       const fault = jobId === undefined ? undefined : (await getRun(jobId))?.metadata.localFault;
       if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
         crashed.add(jobId);
-      } else if (jobId !== undefined && fault === 'crash-hard') {
+      } else if (
+        jobId !== undefined &&
+        (fault === 'crash-hard' || (fault === 'crash-hard-once' && !crashed.has(jobId)))
+      ) {
+        crashed.add(jobId);
         // Claimed as the worker claims, then dead: no heartbeat renews the lease, which lapses by itself.
         await claimRun(jobId, {
           leaseUntil: new Date(Date.now() + config.leaseSeconds * 1000),
           holder: holderId(),
           receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
         });
+        if (fault === 'crash-hard-once') await hideMessage(record.receiptHandle, config.leaseSeconds);
         failures.push({ itemIdentifier: record.messageId });
       } else {
         records.push(record);

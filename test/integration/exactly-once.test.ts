@@ -221,6 +221,18 @@ describe('worker exactly-once', () => {
     await expectSettledOnce(jobId);
   });
 
+  test('a run whose worker died holding it (nothing thrown, no heartbeat) is taken over by the next receive after the lease, and charged once', async () => {
+    // The suite's stack leases for 10 s: the dead delivery's lease lapses, its message (hidden for the lease) comes back.
+    const created = await createdRun({ metadata: { localFault: 'crash-hard-once' } });
+    const jobId = String(created.body.jobId);
+    const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
+    expect(final.body.status).toBe('completed');
+    // The dead delivery and the one that took over: no resend, no trip through the DLQ.
+    expect(await runRecord(jobId)).toMatchObject({ deliveries: 2, lastReceiveCount: 2 });
+    expect((await runRecord(jobId)).resends).toBeUndefined();
+    await expectSettledOnce(jobId);
+  });
+
   test('a run whose every delivery crashes hard (nothing thrown: the message ends in the DLQ) is failed and refunded by the reconciler', async () => {
     const created = await createdRun({ metadata: { localFault: 'crash-hard' } });
     const jobId = String(created.body.jobId);

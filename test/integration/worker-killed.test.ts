@@ -25,10 +25,11 @@ const CUT_PAGE = 6;
 
 /** The fake provider: each page answered after a short while, except CUT_PAGE while `holding`, which is kept waiting. */
 function provider(fake: FakeServer) {
-  const state = { holding: true, answered: [] as number[], asked: [] as number[] };
+  const state = { holding: true, answered: [] as number[], asked: [] as number[], askedAt: [] as number[] };
   fake.respond(async (request: RecordedRequest) => {
     const page = pageOf(request) ?? 0;
     state.asked.push(page);
+    state.askedAt.push(Date.now());
     if (page === CUT_PAGE && state.holding) await new Promise(() => {});
     await new Promise((resolve) => setTimeout(resolve, 150));
     state.answered.push(page);
@@ -187,9 +188,10 @@ describe('a worker killed mid-run on the local stack', () => {
     });
     const doneAt = Date.now();
     if (process.env.REPORT_TIMINGS) {
+      const takenUpAt = state.askedAt.find((at) => at >= readyAt) ?? doneAt;
       process.stderr.write(
-        `${signal}: stop to ready ${readyAt - stoppedAt} ms, ready to completed ${doneAt - readyAt} ms, ` +
-          `stop to completed ${doneAt - stoppedAt} ms\n`,
+        `${signal}: stop to ready ${readyAt - stoppedAt} ms, ready to the first page asked ${takenUpAt - readyAt} ms, ` +
+          `ready to completed ${doneAt - readyAt} ms, stop to completed ${doneAt - stoppedAt} ms\n`,
       );
     }
     return { jobId, run, said, state, second };
