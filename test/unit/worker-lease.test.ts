@@ -12,6 +12,7 @@ import { jest } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
 import { runQueue } from '../../shared/infra/resources.js';
+import { type LogEntry, setLogSink } from '../../shared/log.js';
 import type { ProviderAdapter, ProviderOutput } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure, type ProviderId } from '../../shared/task.js';
@@ -142,4 +143,66 @@ test('on its last allowed delivery, a delivery that lost its lease fails nothing
   expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   // Dropped rather than dead-lettered, as any last delivery that stood back.
   expect(response.batchItemFailures).toEqual([]);
+});
+
+describe('what the log says of a delivery that stands back', () => {
+  const logged: LogEntry[] = [];
+  const level = process.env.LOG_LEVEL;
+  beforeAll(() => {
+    process.env.LOG_LEVEL = 'info';
+    setLogSink((entry) => logged.push(entry));
+  });
+  afterAll(() => {
+    setLogSink(null);
+    if (level === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = level;
+  });
+  beforeEach(() => {
+    logged.length = 0;
+  });
+
+  test('a warning naming whose lease holds the run and until when, not an info line that reads like success', async () => {
+    const until = Date.now() + 45_000;
+    ddb.on(UpdateCommand, { ReturnValues: 'ALL_NEW' }).resolves({
+      Attributes: textRun({ leaseHolder: 'log stream 2026/11/26/[$LATEST]0abc #1f2e3d4c', leaseUntil: until }),
+    });
+    ddb
+      .on(UpdateCommand, {
+        ConditionExpression: '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)',
+      })
+      .rejects(conditionalCheckFailed());
+    const openai = after('openai', 0);
+    const response = await deliver({ openai }, 2);
+    expect(openai.calls).toBe(0);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    const about = logged.filter((entry) => entry.jobId === 'run_1' && entry.outcome !== undefined);
+    expect(about).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'run held by another delivery; its message comes back when that lease ends',
+        outcome: 'leased',
+        heldBy: 'log stream 2026/11/26/[$LATEST]0abc #1f2e3d4c',
+        heldUntil: new Date(until).toISOString(),
+      }),
+    ]);
+    // Hidden until that lease ends, and a second more.
+    expect(hidden()).toEqual([46]);
+  });
+
+  test('a delivery that lost its lease says so, at warning level too', async () => {
+    const openai = after('openai', 30_000);
+    const pending = deliver({ openai });
+    await jest.advanceTimersByTimeAsync(10_000);
+    takenOver();
+    await jest.advanceTimersByTimeAsync(30_000);
+    await pending;
+    const about = logged.filter((entry) => entry.jobId === 'run_1' && entry.outcome !== undefined);
+    expect(about).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        outcome: 'leased',
+        heldBy: "the delivery that took this one's lease over",
+      }),
+    ]);
+  });
 });
