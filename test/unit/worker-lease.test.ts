@@ -55,7 +55,7 @@ afterEach(() => {
 });
 
 /** An adapter that answers (or fails) after `afterMs` on the test's clock, recording its calls. */
-function after(id: ProviderId, afterMs: number, fail = false): ProviderAdapter & { calls: number } {
+function answering(id: ProviderId, afterMs: number, fail = false): ProviderAdapter & { calls: number } {
   const adapter = {
     id,
     calls: 0,
@@ -87,7 +87,7 @@ function takenOver(): void {
 }
 
 test('a provider slower than the lease: the lease is renewed every 20 s and the message hidden as long; nothing after the settlement', async () => {
-  const openai = after('openai', 70_000);
+  const openai = answering('openai', 70_000);
   const pending = deliver({ openai });
   await jest.advanceTimersByTimeAsync(71_000);
   const response = await pending;
@@ -105,8 +105,8 @@ test('a provider slower than the lease: the lease is renewed every 20 s and the 
 });
 
 test('a lease taken over while the provider works: the fallback is never asked, nothing is settled, the message is handed back', async () => {
-  const openai = after('openai', 30_000, true);
-  const local = after('local', 0);
+  const openai = answering('openai', 30_000, true);
+  const local = answering('local', 0);
   const pending = deliver({ openai, local });
   await jest.advanceTimersByTimeAsync(10_000);
   takenOver();
@@ -122,7 +122,7 @@ test('a lease taken over while the provider works: the fallback is never asked, 
 });
 
 test('a lease taken over while the provider answers: the answer is not settled here (the new holder settles)', async () => {
-  const openai = after('openai', 30_000);
+  const openai = answering('openai', 30_000);
   const pending = deliver({ openai });
   await jest.advanceTimersByTimeAsync(10_000);
   takenOver();
@@ -132,8 +132,8 @@ test('a lease taken over while the provider answers: the answer is not settled h
 });
 
 test('on its last allowed delivery, a delivery that lost its lease fails nothing: the run is its new holder’s', async () => {
-  const openai = after('openai', 30_000, true);
-  const local = after('local', 0);
+  const openai = answering('openai', 30_000, true);
+  const local = answering('local', 0);
   const pending = deliver({ openai, local }, runQueue.maxReceiveCount);
   await jest.advanceTimersByTimeAsync(10_000);
   takenOver();
@@ -171,7 +171,7 @@ describe('what the log says of a delivery that stands back', () => {
         ConditionExpression: '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)',
       })
       .rejects(conditionalCheckFailed());
-    const openai = after('openai', 0);
+    const openai = answering('openai', 0);
     const response = await deliver({ openai }, 2);
     expect(openai.calls).toBe(0);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
@@ -190,7 +190,7 @@ describe('what the log says of a delivery that stands back', () => {
   });
 
   test('a delivery that lost its lease says so, at warning level too', async () => {
-    const openai = after('openai', 30_000);
+    const openai = answering('openai', 30_000);
     const pending = deliver({ openai });
     await jest.advanceTimersByTimeAsync(10_000);
     takenOver();
