@@ -281,7 +281,6 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       remainingMs: 180_000,
       receiveCount: 1,
       maxReceiveCount: runQueue.maxReceiveCount,
-      visibilityTimeoutSeconds: runQueue.visibilityTimeoutSeconds,
     };
 
     // --- Overhead with a provider that answers at once -------------------------------------------------------

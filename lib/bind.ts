@@ -130,7 +130,8 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
       case 'send':
         break;
       case 'consume':
-        // The event source mapping grants receive/delete/change-visibility on the queue to the function's role.
+        // The event source mapping grants receive/delete/change-visibility on the queue to the function's role; the
+        // worker's heartbeat hides the message it holds with ChangeMessageVisibility (shared/worker/heartbeat.ts).
         fn.addEventSource(
           new SqsEventSource(queue, {
             batchSize: workerSettings.batchSize,

@@ -5,8 +5,9 @@
  * a data folder across restarts (scripts/local/data-dir.ts); `npm start -- --fresh` starts empty, `-- --in-memory`
  * keeps nothing.
  * Not to undo: the signal handlers are installed before anything starts and the port is checked before the emulators
- * start, so Ctrl-C / SIGTERM at any moment, a busy port or DynamoDB Local dying ends everything this process started
- * (the Java process included) within 5 s, with one line saying why.
+ * start, so Ctrl-C / SIGTERM at any moment, the end of the process that started it, a busy port or DynamoDB Local
+ * dying ends everything this process started (the Java process included) within 5 s, with one line saying why
+ * (scripts/local/stopping.ts).
  * Over 400 lines: the local stack's start-up is one sequence (emulators, resources, keys, handlers, runners, shutdown)
  * whose order matters; its pieces live in scripts/local/.
  */
@@ -15,6 +16,7 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
+import { config } from '../shared/config.js';
 import { ENV } from '../shared/infra/env.js';
 import {
   deliverSettings,
@@ -31,17 +33,25 @@ import { gatewaySettings, routes } from '../shared/infra/routes.js';
 import { log, setLogSink } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import { jobIdOf } from '../shared/runs/run-message.js';
+import { hideMessage, jobIdOf } from '../shared/runs/run-message.js';
 import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
-import { claimMs } from '../shared/worker/process-run.js';
+import { holderId } from '../shared/worker/heartbeat.js';
 import { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } from '../shared/worker/reconcile.js';
-import { banner } from './local/banner.js';
+import { banner, shownDir } from './local/banner.js';
 import { captureForeignOutput, createConsoleSink, logFormat, type Writers } from './local/console.js';
-import { type DataDir, DataDirInUse, DEFAULT_DATA_DIR, generatedDevKey, openDataDir } from './local/data-dir.js';
+import {
+  type DataDir,
+  DataDirInUse,
+  DEFAULT_DATA_DIR,
+  freshSummary,
+  generatedDevKey,
+  openDataDir,
+} from './local/data-dir.js';
 import { createResources, endpointsConfigured, startEmulators } from './local/emulators.js';
 import { createGateway } from './local/gateway.js';
 import { removeStateFile, stateFile, writeStateFile } from './local/state-file.js';
+import { createStopping } from './local/stopping.js';
 import { startWorkerRunner } from './local/worker-runner.js';
 
 const localEnv = z.object({
@@ -124,30 +134,16 @@ async function portIsFree(host: string, port: number): Promise<boolean> {
 
 const portInUse = (port: number) => `port ${port} is in use; set PORT=… (PORT=0 picks a free one)`;
 
-/** Everything the stack started, stopped in reverse order; signals and fatal errors end here. */
-const cleanups: (() => Promise<void>)[] = [];
-let stopping = false;
 let stopConsole = () => {};
+/** Everything the stack started, undone in reverse order; signals, the parent's end and fatal errors end here. */
+const stopping = createStopping(() => stopConsole());
+/** Worker invocations in flight get this long to finish when the stack stops; the rest are taken up at the next start. */
+const WORKER_GRACE_MS = 1500;
 /** This process's own stdout and stderr (everything else written there becomes log entries). */
 let writers: Writers = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
 };
-
-async function shutdown(code: number): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  // Whatever hangs, the process ends within 5 s; its 'exit' hook (emulators.ts) kills DynamoDB Local.
-  setTimeout(() => {
-    stopConsole();
-    process.exit(code);
-  }, 4500).unref();
-  for (const cleanup of cleanups.reverse()) {
-    await cleanup().catch((error: unknown) => log.warn('a step of stopping failed', { error }));
-  }
-  stopConsole();
-  process.exit(code);
-}
 
 async function main(): Promise<void> {
   const parsed = localEnv.safeParse(process.env);
@@ -166,14 +162,11 @@ async function main(): Promise<void> {
     out: (line, level) => (level === 'warn' || level === 'error' ? out.stderr : out.stdout)(`${line}\n`),
     withStacks: process.env.LOG_LEVEL === 'debug',
   });
-  setLogSink(console.sink);
+  setLogSink((entry) => {
+    if (stopping.shows(entry)) console.sink(entry);
+  });
   stopConsole = () => console.stop();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      log.info(`${signal}: stopping`);
-      void shutdown(0);
-    });
-  }
+  stopping.watchSignalsAndParent();
 
   const { fresh, inMemory } = parseArgs(process.argv.slice(2));
   if (env.PORT !== 0 && !(await portIsFree(env.HOST, env.PORT))) throw new StartFailure(portInUse(env.PORT));
@@ -189,7 +182,8 @@ async function main(): Promise<void> {
       throw error;
     });
     const opened = dataDir;
-    cleanups.push(() => opened.release());
+    stopping.onStop(() => opened.release());
+    if (opened.removed) writers.stdout(`${freshSummary(shownDir(opened.path), opened.removed)}\n`);
   }
   const supplied = env.VISION_DEV_API_KEYS ? parseDevKeys(env.VISION_DEV_API_KEYS) : undefined;
   const generated =
@@ -213,11 +207,13 @@ async function main(): Promise<void> {
   const emulators = await startEmulators({
     ...(dataDir ? { data: { dynamodb: dataDir.dynamodb, s3: dataDir.s3 } } : {}),
     onUnexpectedExit: (how) => {
+      // Once a stop was asked for, DynamoDB Local ending is part of it, whoever ended it first.
+      if (stopping.stopping) return;
       log.error(`DynamoDB Local stopped (${how}); the local stack cannot work without it and stops too`);
-      void shutdown(1);
+      void stopping.stop(1);
     },
   });
-  cleanups.push(() => emulators.stop());
+  stopping.onStop(() => emulators.stop());
   process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
   process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
   process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
@@ -276,9 +272,11 @@ async function main(): Promise<void> {
         }
       : {}),
   });
-  // Two failures the reconciler repairs, played at the delivery as AWS would show them: `lose-message` — the first
-  // message of the run vanishes unprocessed (as if create-run never sent it); `crash-hard` — every delivery dies
-  // after it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled.
+  // Failures played at the delivery as AWS would show them: `lose-message` — the first message of the run vanishes
+  // unprocessed (as if create-run never sent it; the reconciler resends it); `crash-hard` — every delivery dies after
+  // it began processing (a Lambda timeout or out-of-memory), so the message ends in the DLQ unsettled (the reconciler
+  // fails it); `crash-hard-once` — the first delivery dies so, its message hidden for the lease as the worker hides it:
+  // the lease lapses and the next receive takes the run over.
   const workerHandler: typeof processingHandler = async (event, context) => {
     if (env.VISION_LOCAL_FAULT_INJECTION !== 'true') return processingHandler(event, context);
     const failures: { itemIdentifier: string }[] = [];
@@ -288,15 +286,18 @@ async function main(): Promise<void> {
       const fault = jobId === undefined ? undefined : (await getRun(jobId))?.metadata.localFault;
       if (jobId !== undefined && fault === 'lose-message' && !crashed.has(jobId)) {
         crashed.add(jobId);
-      } else if (jobId !== undefined && fault === 'crash-hard') {
-        const claimFor = claimMs({
-          remainingMs: context.getRemainingTimeInMillis(),
-          visibilityTimeoutSeconds: visibilitySeconds,
-        });
+      } else if (
+        jobId !== undefined &&
+        (fault === 'crash-hard' || (fault === 'crash-hard-once' && !crashed.has(jobId)))
+      ) {
+        crashed.add(jobId);
+        // Claimed as the worker claims, then dead: no heartbeat renews the lease, which lapses by itself.
         await claimRun(jobId, {
-          leaseUntil: new Date(Date.now() + claimFor),
+          leaseUntil: new Date(Date.now() + config.leaseSeconds * 1000),
+          holder: holderId(),
           receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
         });
+        if (fault === 'crash-hard-once') await hideMessage(record.receiptHandle, config.leaseSeconds);
         failures.push({ itemIdentifier: record.messageId });
       } else {
         records.push(record);
@@ -328,10 +329,17 @@ async function main(): Promise<void> {
     timeoutSeconds: deliverSettings.timeoutSeconds,
     concurrency: env.LOCAL_DELIVER_CONCURRENCY,
   });
-  cleanups.push(async () => {
-    await worker.stop();
-    await deliverer.stop();
-    await shutdownLocalProvider();
+  stopping.onStop(async () => {
+    const left = (await Promise.all([worker.stop(WORKER_GRACE_MS), deliverer.stop(WORKER_GRACE_MS)])).reduce(
+      (a, b) => a + b,
+    );
+    if (left === 0) {
+      await shutdownLocalProvider();
+      return;
+    }
+    log.info(`stopped with ${left} run(s) or deliveries in progress: the next start takes them up at once`);
+    // The OCR engine is left to end with the process: stopped under a run, it would throw from its own callbacks.
+    stopping.abandon();
   });
   const sweepOptions = { ...DEFAULT_SWEEP_OPTIONS, afterSeconds: env.LOCAL_EVENTS_SWEEP_AFTER_SECONDS };
 
@@ -345,9 +353,22 @@ async function main(): Promise<void> {
   };
   if (dataDir?.hadData) {
     // The queue is not kept across restarts (fauxqs has no persistence): every run still queued is sent again now,
-    // as the reconciler would after its waits. The worker is idempotent by jobId.
-    const { resent } = await reconcileRuns({ ...reconcileOptions, resendAfterSeconds: 0, silentAfterSeconds: 0 });
-    if (resent.length > 0) log.info('queued runs from the last run sent to the worker again', { runs: resent.length });
+    // as the reconciler would after its waits, whatever resends it already had. The runs the previous process held
+    // are taken up at once: their leases are released (it is gone: one stack per data folder). The worker is
+    // idempotent by jobId.
+    const { resent, released } = await reconcileRuns({
+      ...reconcileOptions,
+      resendAfterSeconds: 0,
+      silentAfterSeconds: 0,
+      maxResends: Number.MAX_SAFE_INTEGER,
+      holdersGone: true,
+    });
+    if (resent.length > 0) {
+      log.info('queued runs from the last run sent to the worker again', {
+        runs: resent.length,
+        heldByTheLastRun: released?.length ?? 0,
+      });
+    }
   }
   let sweeping = false;
   const reconciler =
@@ -367,7 +388,7 @@ async function main(): Promise<void> {
           });
         }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
       : undefined;
-  cleanups.push(async () => clearInterval(reconciler));
+  stopping.onStop(async () => clearInterval(reconciler));
 
   const server = createGateway({
     handlers,
@@ -386,7 +407,7 @@ async function main(): Promise<void> {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartFailure(portInUse(env.PORT));
     throw error;
   });
-  cleanups.push(async () => {
+  stopping.onStop(async () => {
     server.close();
     server.closeAllConnections();
   });
@@ -409,7 +430,7 @@ async function main(): Promise<void> {
     log.warn(`could not write ${stateFile}`, { error });
     return false;
   });
-  if (ownsStateFile) cleanups.push(() => removeStateFile());
+  if (ownsStateFile) stopping.onStop(() => removeStateFile());
   else log.info(`${stateFile} belongs to another running stack; left as is`);
   if (!process.stdout.isTTY || env.VISION_LOCAL_READY_LINE === 'true') {
     writers.stdout(`VISION_LOCAL_READY ${JSON.stringify(ready)}\n`);
@@ -422,5 +443,5 @@ main().catch(async (error: unknown) => {
       ? `${error.message}\n`
       : `local stack failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
-  await shutdown(1);
+  await stopping.stop(1);
 });

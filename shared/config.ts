@@ -4,6 +4,7 @@
  * its `checkEnvironment()` parses every variable at init (docs/decisions.md#environment-read-at-first-use).
  */
 import { ENV } from './infra/env.js';
+import { workerSettings } from './infra/resources.js';
 import { checkAtInit } from './resource-name.js';
 import { PROVIDER_IDS, type ProviderId } from './task.js';
 // zod/mini like the contract (see contract.ts): every API handler loads this module.
@@ -55,6 +56,11 @@ const envShape = {
   [ENV.runConcurrency]: positiveInt(32),
   [ENV.providerConcurrency]: positiveInt(64),
   [ENV.fanoutPages]: positiveInt(100),
+  /** At least 2 s (the heartbeat renews every third of it); at most SQS's longest visibility timeout (12 h). */
+  [ENV.leaseSeconds]: z._default(
+    z.coerce.number().check(z.int(), z.minimum(2), z.maximum(43_200)),
+    workerSettings.leaseSeconds,
+  ),
   [ENV.logLevel]: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   [ENV.webhookAllowLocalhost]: z._default(z.enum(['true', 'false']), 'false'),
   /** Unset: webhookSettings.retryDelaysSeconds. At least one wait (two tries); each 0 to 12 hours. */
@@ -172,6 +178,10 @@ export const config = {
   /** A chunked run of more pages fans out in groups of at most this many (shared/worker/fanout.ts). */
   get fanoutPages(): number {
     return read(ENV.fanoutPages);
+  },
+  /** How long a worker's claim on a run or a group lasts unless its heartbeat renews it (shared/worker/heartbeat.ts). */
+  get leaseSeconds(): number {
+    return read(ENV.leaseSeconds);
   },
   get logLevel(): Env[typeof ENV.logLevel] {
     return read(ENV.logLevel);

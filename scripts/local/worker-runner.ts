@@ -20,12 +20,17 @@ export interface WorkerRunnerOptions {
 }
 
 export interface WorkerRunner {
-  stop(): Promise<void>;
+  /**
+   * Stops receiving, and waits up to `graceMs` for the invocations in flight; resolves with how many are still running
+   * then. Those are abandoned, as a Lambda environment shut down under them: what they hold comes back to the queue.
+   */
+  stop(graceMs?: number): Promise<number>;
 }
 
 export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
   let running = true;
+  let inFlight = 0;
 
   async function poll(): Promise<void> {
     while (running) {
@@ -60,6 +65,7 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
         };
         const deadline = Date.now() + options.timeoutSeconds * 1000;
         let failed = new Set<string>();
+        inFlight += 1;
         try {
           const response = await options.handler(event, {
             getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
@@ -69,6 +75,8 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
           // A thrown handler error fails the whole batch, as with Lambda.
           log.error('worker invocation failed', { error });
           failed = new Set(messages.map((m) => m.MessageId ?? ''));
+        } finally {
+          inFlight -= 1;
         }
         const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
         if (done.length > 0) {
@@ -90,10 +98,17 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
 
   const pollers = Array.from({ length: options.concurrency }, () => poll());
   return {
-    stop: async () => {
+    stop: async (graceMs = Number.POSITIVE_INFINITY) => {
       running = false;
-      await Promise.allSettled(pollers);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const grace = new Promise<void>((resolve) => {
+        if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([Promise.allSettled(pollers), grace]);
+      clearTimeout(timer);
+      const left = inFlight;
       sqs.destroy();
+      return left;
     },
   };
 }

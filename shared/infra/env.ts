@@ -39,6 +39,11 @@ export const ENV = {
   providerConcurrency: 'SERVICE_PROVIDER_CONCURRENCY',
   /** A run of more pages fans out to other worker invocations, in groups of at most this many (the worker only). */
   fanoutPages: 'SERVICE_FANOUT_PAGES',
+  /**
+   * Seconds a worker holds a run (or a group) it claimed, renewed by its heartbeat while it works; a run whose worker
+   * died is taken up again after at most this long (the worker only; default workerSettings.leaseSeconds).
+   */
+  leaseSeconds: 'SERVICE_LEASE_SECONDS',
   /** Deployment stage, the `Stage` dimension of the worker's metrics (shared/infra/metrics.ts). */
   metricsStage: 'METRICS_STAGE',
   /**

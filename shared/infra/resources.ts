@@ -260,16 +260,30 @@ export const workerSettings = {
   batchSize: 1,
   /** Caps concurrent worker executions so provider rate limits are not overrun. */
   maxConcurrency: 10,
+  /**
+   * SERVICE_LEASE_SECONDS's default: a delivery holds the run (or the group) it claimed, and hides its message, for
+   * this long at a time, renewed by its heartbeat every third of it (shared/worker/heartbeat.ts). A worker that dies
+   * leaves its run to the next receive of its message after at most this long, not after the function's timeout.
+   */
+  leaseSeconds: 60,
 } as const;
 
-/** The run queue and its dead-letter queue. */
+/**
+ * The run queue and its dead-letter queue. How long each failure takes to surface with these numbers:
+ * docs/decisions.md#a-lease-per-delivery-renewed-by-a-heartbeat.
+ */
 export const runQueue = {
   id: 'RunQueue',
   envVar: 'RUN_QUEUE_URL',
-  // AWS guidance for SQS event sources: visibility timeout >= 6 x the function timeout.
-  visibilityTimeoutSeconds: 6 * workerSettings.timeoutSeconds,
-  // AWS guidance for Lambda's SQS event source: at least 5, so that receives lost to throttling (a new account's low
-  // concurrency quota) do not send healthy runs to the DLQ, where the reconciler fails them.
+  // Lambda refuses an SQS event source whose visibility timeout is below the function's timeout, so this is that floor,
+  // and no longer 6 x it: the worker hides the message it holds for one lease at a time (the heartbeat), so this
+  // only bounds a receive that never reached a claim (an invocation throttled or crashed at init) and the time a
+  // delivery may take from the receive to its claim.
+  visibilityTimeoutSeconds: workerSettings.timeoutSeconds,
+  // AWS guidance for Lambda's SQS event source: at least 5. A delivery that dies now costs its message one receive
+  // per lease (about a minute), so a poison message reaches the DLQ in about 5 leases; receives lost to throttling
+  // (a new account's low concurrency quota) cost a visibility timeout each, so 75 minutes of uninterrupted
+  // throttling send a healthy run to the DLQ, where the reconciler fails and refunds it (retryable).
   maxReceiveCount: 5,
   retentionSeconds: 4 * 24 * 3600,
   deadLetter: { id: 'RunDeadLetterQueue', retentionSeconds: 14 * 24 * 3600 },
@@ -288,8 +302,9 @@ export const reconcileSettings = {
   /** At most this many times per run. */
   maxResends: 3,
   /**
-   * After its last delivery began, a run delivered maxReceiveCount times is dead once the queue's visibility timeout
-   * and this margin have passed (SQS then moves the message to the DLQ; the margin covers the move and clock skew).
+   * A run delivered maxReceiveCount times is dead once the queue's visibility timeout and this margin have passed since
+   * its last delivery began and its last lease ended (SQS then moves the message to the DLQ; the margin covers the move,
+   * a message of the run that may still come back, and clock skew).
    */
   deadMarginSeconds: 300,
   /** Partitions of the `queued` index. */

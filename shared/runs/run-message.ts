@@ -1,11 +1,12 @@
 /**
  * The run queue's messages, in one place: create-run sends a run's message (`{jobId}`) for a new run, the reconciler
  * again for a run whose message was lost; the worker sends a fanned-out run's group messages (`{jobId, group}`,
- * shared/worker/fanout.ts). The worker (and the local stack's fault seams) read them.
+ * shared/worker/fanout.ts), and hides the message it holds for as long as its lease. The worker (and the local stack's
+ * fault seams) read them.
  * Not to undo: a message's body depends only on the run and the group, so sending one again is a duplicate the
  * worker already tolerates, never a different request.
  */
-import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from '../aws/sqs.js';
 import { runQueue } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
@@ -57,6 +58,24 @@ export async function enqueueRuns(jobIds: readonly string[]): Promise<void> {
     if (failed.length > 0)
       throw new Error(`run queue refused ${failed.length} run message(s): ${failed[0]?.Code ?? ''}`);
   }
+}
+
+/** SQS's longest visibility timeout: 12 hours. */
+const MAX_HIDDEN_SECONDS = 43_200;
+
+/**
+ * Hides a received run message for `seconds` from now (ChangeMessageVisibility): the worker keeps the message it holds
+ * hidden for as long as its lease, and a delivery that hands its message back says when it may come again.
+ */
+export async function hideMessage(receiptHandle: string, seconds: number): Promise<void> {
+  const visibility = Math.min(MAX_HIDDEN_SECONDS, Math.max(0, Math.ceil(seconds)));
+  await sqs.send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: runQueueUrl(),
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: visibility,
+    }),
+  );
 }
 
 /** What a message asks; undefined for a malformed message (no retry can mend it). */

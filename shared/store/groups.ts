@@ -1,8 +1,9 @@
 /**
  * The groups of a fanned-out run (shared/worker/fanout.ts), kept on the run item itself: `fanout` (how it was split,
- * written once), `groups.<n>` (the claim of the delivery running group n, and when it was counted done) and
- * `groupsDone`, an atomic counter. Each step is ONE conditional UpdateItem of the run, so it needs no transaction:
- * - a group's claim stands back for an unexpired claim, a group already counted, or a run no longer queued;
+ * written once), `groups.<n>` (the lease of the delivery running group n, renewed by its heartbeat, and when it was
+ * counted done) and `groupsDone`, an atomic counter. Each step is ONE conditional UpdateItem of the run, so it needs
+ * no transaction:
+ * - a group's claim stands back for an unexpired lease, a group already counted, or a run no longer queued;
  * - a group is counted once: `SET groups.<n>.doneAt ADD groupsDone 1` only while `groups.<n>.doneAt` is absent, so a
  *   redelivered or duplicate group never counts twice, and exactly one count reaches `fanout.groups`.
  * Why on the run and not items of their own: docs/decisions.md#long-documents-run-in-page-chunks.
@@ -12,22 +13,24 @@ import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib
 import pRetry from 'p-retry';
 import { applied, ddb } from '../aws/dynamodb.js';
 import { log } from '../log.js';
-import { type RunRecord, runsTable } from './runs.js';
+import { type Lease, leaseOf, type RunRecord, runsTable } from './runs.js';
 
 /** What a group's delivery found when it tried to claim the group. */
 export type GroupClaim =
-  /** Process the group. */
-  | 'claimed'
-  /** Another delivery holds an unexpired claim on it: never ask a provider twice. */
-  | 'leased'
-  /** Counted done already, and other groups are not: nothing to do. */
-  | 'counted'
-  /** Every group is counted and the run is still queued: merge and settle it (a crash after the last count). */
-  | 'all-counted'
-  /** The run is final. */
-  | 'final'
-  /** The run has no such group (it was never fanned out that way): a message no retry can mend. */
-  | 'unknown';
+  | {
+      state: /** Process the group. */
+        | 'claimed'
+        /** Counted done already, and other groups are not: nothing to do. */
+        | 'counted'
+        /** Every group is counted and the run is still queued: merge and settle it (a crash after the last count). */
+        | 'all-counted'
+        /** The run is final. */
+        | 'final'
+        /** The run has no such group (it was never fanned out that way): a message no retry can mend. */
+        | 'unknown';
+    }
+  /** Another delivery holds an unexpired lease on it: never ask a provider twice. */
+  | { state: 'leased'; lease: Lease };
 
 /** What counting a finished group found. `last`: every group is counted and the run is queued: merge and settle it. */
 export type GroupCount = 'last' | 'more' | 'final';
@@ -106,14 +109,19 @@ export async function countDelivery(jobId: string, receiveCount: number, now = n
 }
 
 /**
- * Claims group `group` of a fanned-out run for one delivery until `leaseUntil`, and counts the delivery on the run
- * (its time and SQS receive count: the reconciler reads them) whatever the answer. Callers cap the lease by their own
- * deadline, as for claimRun.
+ * Claims group `group` of a fanned-out run for one delivery, `holder`, until `leaseUntil` (renewed by its heartbeat:
+ * renewGroup), and counts the delivery on the run (its time and SQS receive count: the reconciler reads them)
+ * whatever the answer. A lease that lapsed unrenewed (its holder died) is taken over, as claimRun's.
  */
 export async function claimGroup(
   jobId: string,
   group: number,
-  { leaseUntil, receiveCount, now = new Date() }: { leaseUntil: Date; receiveCount: number; now?: Date },
+  {
+    leaseUntil,
+    holder,
+    receiveCount,
+    now = new Date(),
+  }: { leaseUntil: Date; holder: string; receiveCount: number; now?: Date },
 ): Promise<GroupClaim> {
   const names = { '#groups': 'groups', '#g': String(group), '#status': 'status' };
   const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':receive': receiveCount };
@@ -121,7 +129,8 @@ export async function claimGroup(
     update({
       Key: { jobId },
       UpdateExpression:
-        'SET #groups.#g.leaseUntil = :lease, #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
+        'SET #groups.#g.leaseUntil = :lease, #groups.#g.leaseHolder = :holder, #stage = :processing, ' +
+        'deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
       ConditionExpression:
         '#status = :queued AND attribute_exists(#groups.#g) AND attribute_not_exists(#groups.#g.doneAt) AND ' +
         '(attribute_not_exists(#groups.#g.leaseUntil) OR #groups.#g.leaseUntil <= :nowMs)',
@@ -130,11 +139,12 @@ export async function claimGroup(
         ...values,
         ':processing': 'processing',
         ':lease': leaseUntil.getTime(),
+        ':holder': holder,
         ':nowMs': now.getTime(),
       },
     }),
   );
-  if (claimed) return 'claimed';
+  if (claimed) return { state: 'claimed' };
   let run: RunRecord | undefined;
   try {
     const out = await update({
@@ -148,29 +158,82 @@ export async function claimGroup(
     run = out.Attributes as RunRecord | undefined;
   } catch (error: unknown) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return 'final';
+    return { state: 'final' };
   }
   const entry = run?.groups?.[String(group)];
-  if (!run || !entry) return 'unknown';
-  if (entry.doneAt === undefined) return 'leased';
-  return allGroupsCounted(run) ? 'all-counted' : 'counted';
+  if (!run || !entry) return { state: 'unknown' };
+  if (entry.doneAt === undefined) return { state: 'leased', lease: leaseOf(entry) };
+  return { state: allGroupsCounted(run) ? 'all-counted' : 'counted' };
 }
 
-/** Gives up a group's claim taken with `leaseUntil` (a delivery that failed); best effort, as releaseClaim. */
-export async function releaseGroup(jobId: string, group: number, leaseUntil: Date): Promise<void> {
+/**
+ * Renews `holder`'s lease on a group to `leaseUntil` (its heartbeat). False when the lease is no longer its own (taken
+ * over after it lapsed, the group counted, or the run final): the holder must then stop.
+ */
+export async function renewGroup(jobId: string, group: number, holder: string, leaseUntil: Date): Promise<boolean> {
+  return applied(
+    update({
+      Key: { jobId },
+      UpdateExpression: 'SET #groups.#g.leaseUntil = :lease',
+      ConditionExpression:
+        '#status = :queued AND #groups.#g.leaseHolder = :holder AND attribute_not_exists(#groups.#g.doneAt)',
+      ExpressionAttributeNames: { '#groups': 'groups', '#g': String(group), '#status': 'status' },
+      ExpressionAttributeValues: { ':lease': leaseUntil.getTime(), ':holder': holder, ':queued': 'queued' },
+    }),
+  );
+}
+
+/** Gives up `holder`'s lease on a group (a delivery that failed); best effort, as releaseClaim. */
+export async function releaseGroup(jobId: string, group: number, holder: string): Promise<void> {
   try {
     await applied(
       update({
         Key: { jobId },
-        UpdateExpression: 'REMOVE #groups.#g.leaseUntil',
-        ConditionExpression: '#groups.#g.leaseUntil = :mine',
+        UpdateExpression: 'REMOVE #groups.#g.leaseUntil, #groups.#g.leaseHolder',
+        ConditionExpression: '#groups.#g.leaseHolder = :holder',
         ExpressionAttributeNames: { '#groups': 'groups', '#g': String(group) },
-        ExpressionAttributeValues: { ':mine': leaseUntil.getTime() },
+        ExpressionAttributeValues: { ':holder': holder },
       }),
     );
   } catch (error: unknown) {
-    log.warn('could not release the claim on a group', { jobId, group, error });
+    log.warn('could not release the lease on a group', { jobId, group, error });
   }
+}
+
+/**
+ * Removes every lease a queued run carries, its own and its groups', as they are in `run` (each one only if it is
+ * still the same holder's). For the local stack at start, whose previous process held them and is gone: its runs are
+ * taken up at once instead of after their leases. Returns whether any lease was removed.
+ */
+export async function releaseLeasesOf(run: RunRecord): Promise<boolean> {
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = { ':queued': 'queued' };
+  const removed: string[] = [];
+  const conditions = ['#status = :queued'];
+  if (run.leaseHolder !== undefined) {
+    removed.push('leaseUntil', 'leaseHolder');
+    conditions.push('leaseHolder = :holder');
+    values[':holder'] = run.leaseHolder;
+  }
+  for (const [group, entry] of Object.entries(run.groups ?? {})) {
+    if (entry.leaseHolder === undefined) continue;
+    const n = removed.length;
+    names['#groups'] = 'groups';
+    names[`#g${n}`] = group;
+    removed.push(`#groups.#g${n}.leaseUntil`, `#groups.#g${n}.leaseHolder`);
+    conditions.push(`#groups.#g${n}.leaseHolder = :holder${n}`);
+    values[`:holder${n}`] = entry.leaseHolder;
+  }
+  if (removed.length === 0) return false;
+  return applied(
+    update({
+      Key: { jobId: run.jobId },
+      UpdateExpression: `REMOVE ${removed.join(', ')}`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }),
+  );
 }
 
 /**
@@ -184,7 +247,8 @@ export async function countGroup(jobId: string, group: number, now = new Date())
   try {
     const out = await update({
       Key: { jobId },
-      UpdateExpression: 'SET #groups.#g.doneAt = :now REMOVE #groups.#g.leaseUntil ADD groupsDone :one',
+      UpdateExpression:
+        'SET #groups.#g.doneAt = :now REMOVE #groups.#g.leaseUntil, #groups.#g.leaseHolder ADD groupsDone :one',
       ConditionExpression:
         '#status = :queued AND attribute_exists(#groups.#g) AND attribute_not_exists(#groups.#g.doneAt)',
       ExpressionAttributeNames: { '#groups': 'groups', '#g': String(group), '#status': 'status' },

@@ -4,6 +4,7 @@
  * Writes that move money (create-with-hold, settle) live in ledger.ts because they are one transaction with the ledger.
  * Over 400 lines: the run item's shape, each attribute with what writes and reads it, is half of the file.
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applied, ddb } from '../aws/dynamodb.js';
 import type { Attempt, Verification } from '../contract.js';
@@ -102,8 +103,8 @@ export interface RunRecord {
   progress?: { pagesTotal: number; pagesDone: number };
   /** A run fanned out to several worker invocations (store/groups.ts): set once, by the delivery that fanned it out. */
   fanout?: { groups: number; groupPages: number };
-  /** Per group (keyed by its 0-based index): the claim of the delivery running it, and when it was counted done. */
-  groups?: Record<string, { leaseUntil?: number; doneAt?: string }>;
+  /** Per group (keyed by its 0-based index): the lease of the delivery running it, and when it was counted done. */
+  groups?: Record<string, { leaseUntil?: number; leaseHolder?: string; doneAt?: string }>;
   /** Groups counted done: the delivery whose count reaches `fanout.groups` merges the run and settles it. */
   groupsDone?: number;
   estimateMicros: Micros;
@@ -123,8 +124,13 @@ export interface RunRecord {
    * (absent on older runs: `deliveries` stands in).
    */
   lastReceiveCount?: number;
-  /** Epoch milliseconds until which a worker invocation holds the run (claimRun); another delivery then stands back. */
+  /**
+   * Epoch milliseconds until which a worker delivery holds the run (claimRun), renewed by its heartbeat while it works
+   * (shared/worker/heartbeat.ts); another delivery stands back until then.
+   */
   leaseUntil?: number;
+  /** Who holds that lease (a delivery's own id, heartbeat.ts holderId): only it renews or releases the lease. */
+  leaseHolder?: string;
   /** When the latest delivery reached the worker (ISO), whether it processed or stood back; read by the reconciler. */
   deliveredAt?: string;
   /**
@@ -214,17 +220,36 @@ export async function getRun(jobId: string): Promise<RunRecord | null> {
   return (out.Item as RunRecord | undefined) ?? null;
 }
 
-/** What a delivery found when it tried to claim its run (claimRun). */
-export type Claim = 'claimed' | 'final' | 'leased';
+/** Who holds a run (or a group) and until when (epoch ms), as a delivery that stands back reports it. */
+export interface Lease {
+  holder: string | undefined;
+  until: number | undefined;
+}
 
 /**
- * Claims a queued run for one delivery until `leaseUntil`, and counts the delivery with its SQS receive count:
- * 'claimed' (process it), 'leased' (another delivery holds it: never call the provider twice) or 'final'.
- * Callers cap the lease by their own deadline. Why: docs/decisions.md#a-claim-per-delivery
+ * What a delivery found when it tried to claim its run (claimRun): `claimed` (process it), `leased` (another delivery
+ * holds it: never call the provider twice) or `final`.
+ */
+export type Claim = { state: 'claimed' } | { state: 'final' } | { state: 'leased'; lease: Lease };
+
+/** A lease as a run item (or a group entry) holds it. */
+export function leaseOf(item: { leaseHolder?: string; leaseUntil?: number } | undefined): Lease {
+  return { holder: item?.leaseHolder, until: item?.leaseUntil };
+}
+
+/**
+ * Claims a queued run for one delivery, `holder`, until `leaseUntil` (its heartbeat renews it: renewClaim), and counts
+ * the delivery with its SQS receive count. A lease that lapsed unrenewed (its holder died) is taken over.
+ * Why: docs/decisions.md#a-lease-per-delivery-renewed-by-a-heartbeat
  */
 export async function claimRun(
   jobId: string,
-  { leaseUntil, receiveCount, now = new Date() }: { leaseUntil: Date; receiveCount: number; now?: Date },
+  {
+    leaseUntil,
+    holder,
+    receiveCount,
+    now = new Date(),
+  }: { leaseUntil: Date; holder: string; receiveCount: number; now?: Date },
 ): Promise<Claim> {
   const values = { ':now': now.toISOString(), ':one': 1, ':queued': 'queued', ':receive': receiveCount };
   const claimed = await applied(
@@ -233,21 +258,24 @@ export async function claimRun(
         TableName: runsTable(),
         Key: { jobId },
         UpdateExpression:
-          'SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive, leaseUntil = :lease ADD deliveries :one',
+          'SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive, leaseUntil = :lease, ' +
+          'leaseHolder = :holder ADD deliveries :one',
         ConditionExpression: '#status = :queued AND (attribute_not_exists(leaseUntil) OR leaseUntil <= :nowMs)',
         ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
         ExpressionAttributeValues: {
           ...values,
           ':processing': 'processing',
           ':lease': leaseUntil.getTime(),
+          ':holder': holder,
           ':nowMs': now.getTime(),
         },
       }),
     ),
   );
-  if (claimed) return 'claimed';
-  const counted = await applied(
-    ddb.send(
+  if (claimed) return { state: 'claimed' };
+  try {
+    // Counted (the reconciler reads it) and read back in one write: whose lease this delivery stands back for.
+    const out = await ddb.send(
       new UpdateCommand({
         TableName: runsTable(),
         Key: { jobId },
@@ -255,31 +283,54 @@ export async function claimRun(
         ConditionExpression: '#status = :queued',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
       }),
-    ),
-  );
-  return counted ? 'leased' : 'final';
+    );
+    return { state: 'leased', lease: leaseOf(out.Attributes as RunRecord | undefined) };
+  } catch (error: unknown) {
+    if (error instanceof ConditionalCheckFailedException) return { state: 'final' };
+    throw error;
+  }
 }
 
 /**
- * Gives up a claim taken with `leaseUntil` (a delivery that failed and will be redelivered). Best effort: a claim that
- * stays lapses by itself, and one that another delivery has taken over since is left alone.
+ * Renews `holder`'s lease on a queued run to `leaseUntil` (its heartbeat). False when the lease is no longer its own:
+ * another delivery took it over after it lapsed, or the run is final; the holder must then stop.
  */
-export async function releaseClaim(jobId: string, leaseUntil: Date): Promise<void> {
+export async function renewClaim(jobId: string, holder: string, leaseUntil: Date): Promise<boolean> {
+  return applied(
+    ddb.send(
+      new UpdateCommand({
+        TableName: runsTable(),
+        Key: { jobId },
+        UpdateExpression: 'SET leaseUntil = :lease',
+        ConditionExpression: '#status = :queued AND leaseHolder = :holder',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':lease': leaseUntil.getTime(), ':holder': holder, ':queued': 'queued' },
+      }),
+    ),
+  );
+}
+
+/**
+ * Gives up `holder`'s lease (a delivery that failed and will be redelivered). Best effort: a lease that stays lapses by
+ * itself, and one that another delivery has taken over since is left alone.
+ */
+export async function releaseClaim(jobId: string, holder: string): Promise<void> {
   try {
     await applied(
       ddb.send(
         new UpdateCommand({
           TableName: runsTable(),
           Key: { jobId },
-          UpdateExpression: 'REMOVE leaseUntil',
-          ConditionExpression: 'leaseUntil = :mine',
-          ExpressionAttributeValues: { ':mine': leaseUntil.getTime() },
+          UpdateExpression: 'REMOVE leaseUntil, leaseHolder',
+          ConditionExpression: 'leaseHolder = :holder',
+          ExpressionAttributeValues: { ':holder': holder },
         }),
       ),
     );
   } catch (error: unknown) {
-    log.warn('could not release the claim on a run', { jobId, error });
+    log.warn('could not release the lease on a run', { jobId, error });
   }
 }
 

@@ -1,11 +1,14 @@
 /**
  * One delivery of a run queue message, as the worker's cores see it (./process-run.ts for a run's own message,
- * ./fanout.ts for a fanned-out run's group): what it is given, what it answers, and how long it may hold what it
- * claims.
+ * ./fanout.ts for a fanned-out run's group): what it is given, what it answers, and the lease it holds on what it
+ * claims (renewed by ./heartbeat.ts).
  */
+import { config } from '../config.js';
 import type { ProviderAdapter } from '../providers/types.js';
-import type { RunRecord } from '../store/runs.js';
+import { hideMessage } from '../runs/run-message.js';
+import type { Lease, RunRecord } from '../store/runs.js';
 import type { ProviderId } from '../task.js';
+import { type Heartbeat, holderId, startHeartbeat } from './heartbeat.js';
 
 /** Time kept back from the Lambda deadline to write the settlement. */
 export const SETTLE_RESERVE_MS = 5_000;
@@ -25,10 +28,10 @@ export interface ProcessOptions {
   receiveCount: number;
   maxReceiveCount: number;
   /**
-   * The queue's visibility timeout. The claim on the run lasts until the invocation's deadline, but never longer than
-   * this: past it SQS itself treats the delivery as abandoned and hands the message out again.
+   * The receipt handle of the message this delivery holds: hidden for as long as the lease (./heartbeat.ts). Absent
+   * (the benchmark, some tests): nothing is hidden.
    */
-  visibilityTimeoutSeconds: number;
+  receiptHandle?: string;
   /** The group a fanned-out run's group message names (./fanout.ts); absent for the run's own message. */
   group?: number;
   /**
@@ -40,17 +43,51 @@ export interface ProcessOptions {
 }
 
 /**
- * `leased`: another delivery is processing the run (or the group) right now; this one did nothing. `fanned-out`: the
- * run's message sent its groups' messages. `group-done`: the group is counted done, and other groups are not.
+ * What a delivery did. `fanned-out`: the run's message sent its groups' messages. `group-done`: the group is counted
+ * done, and other groups are not. `lease-lost`: another delivery took over the lease while this one worked; it stopped
+ * and settled nothing. A `Held` answer: another delivery holds the run (or the group) now; this one did nothing.
  */
-export type ProcessResult = 'settled' | 'already-final' | 'missing' | 'leased' | 'fanned-out' | 'group-done';
+export type ProcessResult = 'settled' | 'already-final' | 'missing' | 'fanned-out' | 'group-done' | 'lease-lost' | Held;
 
-/**
- * How long a delivery may hold its run: its invocation's time left, capped by the visibility timeout less a second
- * (SQS started that clock when it handed the message out, a little before the claim). Deployed, the function's
- * timeout is far below the visibility timeout, so the claim lasts the whole invocation; a local stack with a visibility
- * timeout shorter than its runs (the tests' 3 s) lets a redelivery take over a run that is still being processed.
- */
-export function claimMs(options: Pick<ProcessOptions, 'remainingMs' | 'visibilityTimeoutSeconds'>): number {
-  return Math.max(0, Math.min(options.remainingMs, options.visibilityTimeoutSeconds * 1000 - 1000));
+/** Another delivery holds the run (or the group): whose lease, and until when (epoch ms), when known. */
+export interface Held {
+  outcome: 'leased';
+  holder: string | undefined;
+  until: number | undefined;
+}
+
+export const held = (lease: Lease): Held => ({ outcome: 'leased', holder: lease.holder, until: lease.until });
+
+/** A lease about to be claimed: its holder (this delivery) and when it ends. */
+export interface NewLease {
+  holder: string;
+  leaseMs: number;
+  until: Date;
+  /** The end of the invocation: the lease never runs past it. */
+  endMs: number;
+}
+
+/** The lease a delivery claims: SERVICE_LEASE_SECONDS from now, within the invocation's time left. */
+export function newLease(options: Pick<ProcessOptions, 'remainingMs'>, now = Date.now()): NewLease {
+  const leaseMs = config.leaseSeconds * 1000;
+  const endMs = now + Math.max(0, options.remainingMs);
+  return { holder: holderId(), leaseMs, until: new Date(Math.min(now + leaseMs, endMs)), endMs };
+}
+
+/** Starts the heartbeat of a lease just claimed, hiding the delivery's message for as long (./heartbeat.ts). */
+export function keepLease(
+  lease: NewLease,
+  options: Pick<ProcessOptions, 'receiptHandle'>,
+  renew: (until: Date) => Promise<boolean>,
+  subject: Record<string, unknown>,
+): Heartbeat {
+  const { receiptHandle } = options;
+  return startHeartbeat({
+    leaseMs: lease.leaseMs,
+    until: lease.until.getTime(),
+    endMs: lease.endMs,
+    renew,
+    ...(receiptHandle !== undefined ? { hide: (seconds: number) => hideMessage(receiptHandle, seconds) } : {}),
+    subject,
+  });
 }

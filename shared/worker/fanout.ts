@@ -11,6 +11,8 @@
  *   the run's spend limit (its chunks' reservations over the run's), so the groups together never pass the limit.
  * - A group is claimed before a provider is asked and counted once, so a duplicate or redelivered group message asks
  *   nothing twice; a group whose pages fail, or whose last delivery fails, fails the run, and the others then stop.
+ *   Its lease is short and renewed by a heartbeat (./heartbeat.ts): a group whose invocation died is taken up again
+ *   after one lease, from its checkpoints; one whose lease was taken over stops asking and settles nothing.
  * Why and the sequence: docs/decisions.md#long-documents-run-in-page-chunks.
  */
 import { config } from '../config.js';
@@ -27,9 +29,10 @@ import {
   isQueued,
   recordFanout,
   releaseGroup,
+  renewGroup,
 } from '../store/groups.js';
 import { PROCESSING_FAILED, type Settlement } from '../store/ledger.js';
-import type { RunRecord } from '../store/runs.js';
+import { leaseOf, type RunRecord } from '../store/runs.js';
 import {
   type ChunkedOutcome,
   chunkedSettlement,
@@ -37,7 +40,8 @@ import {
   executeChunked,
   summariseAttempts,
 } from './chunked.js';
-import type { ProcessOptions, ProcessResult } from './delivery.js';
+import { held, keepLease, newLease, type ProcessOptions, type ProcessResult } from './delivery.js';
+import { type Heartbeat, LeaseLost } from './heartbeat.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 
@@ -109,7 +113,7 @@ export async function fanOut(run: RunRecord, receiveCount: number): Promise<Proc
   if (!(await countDelivery(run.jobId, receiveCount))) return 'already-final';
   // A delivery holds the whole run (one that began before the run was fanned out, or before SERVICE_FANOUT_PAGES was
   // lowered): groups beside it would ask for its pages too. Handed back, as any leased delivery is.
-  if (run.leaseUntil !== undefined && run.leaseUntil > Date.now()) return 'leased';
+  if (run.leaseUntil !== undefined && run.leaseUntil > Date.now()) return held(leaseOf(run));
   const current = run.fanout ? run : await recordFanout(run.jobId, plan);
   if (current?.status !== 'queued') return 'already-final';
   const groups = groupsToSend(current);
@@ -119,8 +123,6 @@ export async function fanOut(run: RunRecord, receiveCount: number): Promise<Proc
 }
 
 export interface GroupOptions extends ProcessOptions {
-  /** The claim on the group lasts until then (claimMs). */
-  leaseUntil: Date;
   /** When the group must stop starting chunks (the invocation's deadline less the settlement's reserve). */
   deadlineMs: number;
   /** Writes a settlement the way a whole run's is written (./process-run.ts): a group that fails the run uses it. */
@@ -130,7 +132,7 @@ export interface GroupOptions extends ProcessOptions {
 /**
  * One delivery of a group message. `finish`: every group is counted and the run is still queued, so this delivery
  * merges and settles it (./process-run.ts); anything else is this delivery's answer. Throws to be redelivered, except
- * on the last allowed delivery, which fails the run.
+ * on the last allowed delivery, which fails the run. The group is held for a lease its heartbeat renews, as a run is.
  */
 export async function processGroup(
   run: RunRecord,
@@ -138,26 +140,48 @@ export async function processGroup(
   options: GroupOptions,
 ): Promise<ProcessResult | 'finish'> {
   const { jobId } = run;
-  const claim = await claimGroup(jobId, group, { leaseUntil: options.leaseUntil, receiveCount: options.receiveCount });
-  if (claim === 'final') return 'already-final';
-  if (claim === 'leased') return 'leased';
-  if (claim === 'counted') return 'group-done';
-  if (claim === 'all-counted') return 'finish';
-  if (claim === 'unknown' || !run.fanout) {
+  const lease = newLease(options);
+  const claim = await claimGroup(jobId, group, {
+    leaseUntil: lease.until,
+    holder: lease.holder,
+    receiveCount: options.receiveCount,
+  });
+  if (claim.state === 'final') return 'already-final';
+  if (claim.state === 'leased') return held(claim.lease);
+  if (claim.state === 'counted') return 'group-done';
+  if (claim.state === 'all-counted') return 'finish';
+  if (claim.state === 'unknown' || !run.fanout) {
     log.error('message for a group the run does not have; dropping', { jobId, group });
     return 'missing';
   }
+  const heartbeat = keepLease(lease, options, (until) => renewGroup(jobId, group, lease.holder, until), {
+    jobId,
+    group,
+  });
   try {
-    return await runGroup(run, run.fanout, group, options);
+    return await runGroup(
+      run,
+      run.fanout,
+      group,
+      { ...options, adapters: heartbeat.guard(options.adapters) },
+      heartbeat,
+    );
   } catch (error: unknown) {
+    await heartbeat.stop();
     if (error instanceof RunFinal) return 'already-final';
+    if (error instanceof LeaseLost || heartbeat.lost) {
+      log.warn('lost the lease on a group while working; its new holder finishes it', { jobId, group });
+      return 'lease-lost';
+    }
     if (options.receiveCount < options.maxReceiveCount) {
-      await releaseGroup(jobId, group, options.leaseUntil);
+      await releaseGroup(jobId, group, lease.holder);
       throw error;
     }
     // As a whole run's last delivery: failed and refunded, once (the settlement's conditions), whatever the others do.
     log.error('a group failed on its last delivery; failing the run and refunding', { jobId, group, error });
     return options.settle(run, { status: 'failed', error: PROCESSING_FAILED, attempts: [] });
+  } finally {
+    await heartbeat.stop();
   }
 }
 
@@ -166,10 +190,11 @@ async function runGroup(
   plan: FanoutPlan,
   group: number,
   options: GroupOptions,
+  heartbeat: Heartbeat,
 ): Promise<ProcessResult | 'finish'> {
   const range = groupRange(run.file.pages, plan, group);
   const bytes = await readObject(run);
-  if (typeof bytes === 'string') return options.settle(run, objectUnavailable(bytes));
+  if (typeof bytes === 'string') return settleHeld(heartbeat, () => options.settle(run, objectUnavailable(bytes)));
   // The first checkpoint looks, then at most every LOOK_EVERY_MS.
   let lookedAt = 0;
   const outcome = await executeChunked({
@@ -182,6 +207,7 @@ async function runGroup(
     only: range,
     afterChunk: async () => {
       options.fault?.('after-chunk', run);
+      heartbeat.check();
       if (Date.now() - lookedAt < LOOK_EVERY_MS) return;
       lookedAt = Date.now();
       if (!(await isQueued(run.jobId))) throw new RunFinal();
@@ -191,14 +217,24 @@ async function runGroup(
     // A page no provider could answer fails the run, as in one invocation: settled now, its usage every group's.
     log.warn('a group failed the run', { jobId: run.jobId, group, reason: outcome.reason, page: outcome.page });
     const others = (await listCheckpoints(run.jobId)).filter((c) => c.first < range.first || c.first > range.last);
-    return options.settle(run, chunkedSettlement(run, withCheckpoints(outcome, others)));
+    return settleHeld(heartbeat, () => options.settle(run, chunkedSettlement(run, withCheckpoints(outcome, others))));
   }
   options.fault?.('after-group', run);
+  // The count ends the group's lease: nothing renews it after.
+  await heartbeat.stop();
+  heartbeat.check();
   const count = await countGroup(run.jobId, group);
   if (count === 'final') return 'already-final';
   if (count === 'more') return 'group-done';
   options.fault?.('after-last-group', run);
   return 'finish';
+}
+
+/** Settles only while the lease is still this delivery's (no renewal after it): one that lost it settles nothing. */
+async function settleHeld(heartbeat: Heartbeat, settle: () => Promise<ProcessResult>): Promise<ProcessResult> {
+  await heartbeat.stop();
+  heartbeat.check();
+  return settle();
 }
 
 /** A group's outcome with the usage and attempts of other groups' checkpoints (a failed run reports all it used). */

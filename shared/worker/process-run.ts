@@ -4,7 +4,8 @@
  * transaction (store/ledger.ts). Unexpected infrastructure errors are rethrown so SQS redelivers — except on the last
  * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ. A run larger than
  * one invocation fans out (./fanout.ts): its message sends its groups' messages, each group runs here, and the
- * delivery that counts the last group done merges and settles the run as this file settles any run.
+ * delivery that counts the last group done merges and settles the run as this file settles any run. A claimed run is
+ * held for a short lease its heartbeat renews (./heartbeat.ts); a delivery that loses it stops and settles nothing.
  */
 import { uploadsBucketName } from '../aws/s3-urls.js';
 import { config } from '../config.js';
@@ -24,18 +25,19 @@ import { loadFactors, recordSamples } from '../store/calibration.js';
 import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
-import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js';
+import { claimRun, getRun, type RunRecord, releaseClaim, renewClaim } from '../store/runs.js';
 import { executeChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
-import { claimMs, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
+import { held, keepLease, newLease, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
 import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
 import { fanOut, fansOut, processGroup } from './fanout.js';
 import { type AnswerEvidence, earlyEvidenceOcr, withEvidence } from './grounding.js';
+import { type Heartbeat, LeaseLost } from './heartbeat.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { computeConfidence, shapeResult } from './result.js';
 
-export { claimMs, type ProcessOptions, type ProcessResult } from './delivery.js';
+export type { Held, ProcessOptions, ProcessResult } from './delivery.js';
 
 export async function processRun(jobId: string, options: ProcessOptions): Promise<ProcessResult> {
   const run = await getRun(jobId);
@@ -48,7 +50,6 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     const started = Date.now();
     const outcome = await processGroup(run, options.group, {
       ...options,
-      leaseUntil: new Date(started + claimMs(options)),
       deadlineMs: started + options.remainingMs - SETTLE_RESERVE_MS,
       settle: (settling, settlement) => settle(settling, settlement, options),
     });
@@ -58,23 +59,35 @@ export async function processRun(jobId: string, options: ProcessOptions): Promis
     return processRun(jobId, { ...rest, remainingMs: options.remainingMs - (Date.now() - started) });
   }
 
-  const leaseUntil = new Date(Date.now() + claimMs(options));
-  let claimed = false;
+  const lease = newLease(options);
+  let heartbeat: Heartbeat | undefined;
   // What the plan came to, once it has: a failure after it (writing the settlement) still reports its attempts.
   let planned: Settlement | undefined;
   try {
     if (fansOut(run)) return await fanOut(run, options.receiveCount);
-    const claim = await claimRun(jobId, { leaseUntil, receiveCount: options.receiveCount });
-    if (claim === 'final') return 'already-final';
-    if (claim === 'leased') return 'leased';
-    claimed = true;
-    const settlement = await runPlan(run, options);
+    const claim = await claimRun(jobId, {
+      leaseUntil: lease.until,
+      holder: lease.holder,
+      receiveCount: options.receiveCount,
+    });
+    if (claim.state === 'final') return 'already-final';
+    if (claim.state === 'leased') return held(claim.lease);
+    heartbeat = keepLease(lease, options, (until) => renewClaim(jobId, lease.holder, until), { jobId });
+    const settlement = await runPlan(run, { ...options, adapters: heartbeat.guard(options.adapters) });
     planned = settlement;
+    // Nothing is renewed once the run may be settled; a lease lost meanwhile settles nothing (its new holder does).
+    await heartbeat.stop();
+    heartbeat.check();
     return await settle(run, settlement, options);
   } catch (error: unknown) {
+    await heartbeat?.stop();
+    if (error instanceof LeaseLost || heartbeat?.lost) {
+      log.warn('lost the lease on the run while working; its new holder finishes it', { jobId });
+      return 'lease-lost';
+    }
     if (options.receiveCount < options.maxReceiveCount) {
-      // Giving up: the redelivery (or a duplicate) may take the run at once rather than wait out this claim.
-      if (claimed) await releaseClaim(jobId, leaseUntil);
+      // Giving up: the redelivery (or a duplicate) may take the run at once rather than wait out this lease.
+      if (heartbeat) await releaseClaim(jobId, lease.holder);
       throw error;
     }
     log.error('run failed on its last delivery; failing and refunding', { jobId, error });

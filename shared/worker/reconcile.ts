@@ -9,6 +9,7 @@ import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';
 import { enqueueRun } from '../runs/run-message.js';
 import { eventRecord } from '../store/events.js';
+import { releaseLeasesOf } from '../store/groups.js';
 import { PROCESSING_FAILED, settleRun } from '../store/ledger.js';
 import { getRun, listQueuedBefore, markResent, type RunRecord } from '../store/runs.js';
 
@@ -30,6 +31,11 @@ export interface ReconcileOptions {
   pageSize: number;
   /** Most pages read per shard and sweep (the next sweep starts again from the oldest). */
   maxPages: number;
+  /**
+   * Every lease on a queued run belongs to a process that is gone (the local stack at start: its previous process held
+   * them): each is released before the run is looked at, so that the run is sent again and taken up at once.
+   */
+  holdersGone?: boolean;
 }
 
 /** The deployed settings (shared/infra/resources.ts). */
@@ -48,29 +54,44 @@ export const DEFAULT_RECONCILE_OPTIONS: ReconcileOptions = {
 
 export type ReconcileAction = 'resend' | 'fail-dead-lettered' | 'fail-expired' | 'wait';
 
+/** When the latest lease on the run (its own, or a group's) ends, epoch ms; undefined when it has none. */
+export function latestLeaseEnd(run: Pick<RunRecord, 'leaseUntil' | 'groups'>): number | undefined {
+  const ends = [run.leaseUntil, ...Object.values(run.groups ?? {}).map((g) => g.leaseUntil)].filter(
+    (end): end is number => end !== undefined,
+  );
+  return ends.length > 0 ? Math.max(...ends) : undefined;
+}
+
 /** What to do with a queued run now (pure: the decision, separately testable from the writes). */
 export function decide(run: RunRecord, now: number, options: ReconcileOptions): ReconcileAction {
-  const secondsSince = (iso: string | undefined) => (iso === undefined ? 0 : (now - Date.parse(iso)) / 1000);
+  const secondsSince = (ms: number | undefined) => (ms === undefined ? 0 : (now - ms) / 1000);
+  const at = (iso: string | undefined) => (iso === undefined ? undefined : Date.parse(iso));
+  // A delivery holds the run (or one of its groups) and its heartbeat renews the lease: it is alive, whatever its
+  // message's receives say. A lease that lapsed unrenewed is a delivery that died.
+  const leaseEnd = latestLeaseEnd(run);
+  if (leaseEnd !== undefined && leaseEnd > now) return 'wait';
   const lastSent = run.resentAt ?? run.createdAt;
   const deliveries = run.deliveries ?? 0;
   // The latest delivery's own receive count: `deliveries` sums every message of the run (resends, duplicates), so it
   // can reach maxReceiveCount while the message that will be redelivered has retries left.
   const lastReceive = run.lastReceiveCount ?? deliveries;
-  if (lastReceive >= options.maxReceiveCount && secondsSince(run.deliveredAt) >= options.deadAfterSeconds) {
+  // The last sign of life: the latest delivery's start, or the end of the latest lease (renewed while it worked).
+  const lastAlive = Math.max(at(run.deliveredAt) ?? 0, leaseEnd ?? 0) || undefined;
+  if (lastReceive >= options.maxReceiveCount && secondsSince(lastAlive) >= options.deadAfterSeconds) {
     return 'fail-dead-lettered';
   }
-  if (secondsSince(lastSent) >= options.retentionSeconds) return 'fail-expired';
+  if (secondsSince(at(lastSent)) >= options.retentionSeconds) return 'fail-expired';
   if ((run.resends ?? 0) >= options.maxResends) return 'wait';
-  if (deliveries === 0) return secondsSince(lastSent) >= options.resendAfterSeconds ? 'resend' : 'wait';
-  const lastHeard = [run.deliveredAt, run.resentAt]
-    .filter((t): t is string => t !== undefined)
-    .reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b), run.createdAt);
+  if (deliveries === 0) return secondsSince(at(lastSent)) >= options.resendAfterSeconds ? 'resend' : 'wait';
+  const lastHeard = Math.max(at(run.createdAt) ?? 0, at(run.resentAt) ?? 0, lastAlive ?? 0);
   return secondsSince(lastHeard) >= options.silentAfterSeconds ? 'resend' : 'wait';
 }
 
 export interface ReconcileReport {
   resent: string[];
   failed: string[];
+  /** With `holdersGone`: the runs whose leases were released. */
+  released?: string[];
 }
 
 /** One sweep over every shard of the `queued` index. */
@@ -78,7 +99,7 @@ export async function reconcileRuns(
   options: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS,
   now = new Date(),
 ): Promise<ReconcileReport> {
-  const report: ReconcileReport = { resent: [], failed: [] };
+  const report: ReconcileReport = { resent: [], failed: [], ...(options.holdersGone ? { released: [] } : {}) };
   /** Runs whose handling threw: left for the next sweep, while this one goes on with the others. */
   const errors: string[] = [];
   // Only runs older than the shortest wait can need anything.
@@ -115,8 +136,13 @@ export async function reconcileRuns(
 
 async function reconcileOne(jobId: string, options: ReconcileOptions, now: Date, report: ReconcileReport) {
   // The index has keys only, and may lag a settlement: the table has the run as it is.
-  const run = await getRun(jobId);
+  let run = await getRun(jobId);
   if (run?.status !== 'queued') return;
+  if (options.holdersGone && (await releaseLeasesOf(run))) {
+    report.released?.push(jobId);
+    run = await getRun(jobId);
+    if (run?.status !== 'queued') return;
+  }
   const action = decide(run, now.getTime(), options);
   if (action === 'resend') {
     if (await resend(run, options, now)) report.resent.push(run.jobId);

@@ -183,10 +183,17 @@ describe('stateful stack', () => {
     });
   });
 
-  test('run queue: visibility timeout >= 6 x worker timeout, DLQ redrive, encryption', () => {
+  test("run queue: visibility timeout at the worker's timeout (Lambda's floor; the lease hides a held message), DLQ redrive, encryption", () => {
     const dlq = logicalIdOf(stateful, stateful.runDeadLetterQueue);
     const queue = statefulTemplate.toJSON().Resources[logicalIdOf(stateful, stateful.runQueue)].Properties;
-    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * workerSettings.timeoutSeconds);
+    // Lambda refuses an SQS event source whose visibility timeout is below the function's timeout.
+    expect(queue.VisibilityTimeout).toBe(workerSettings.timeoutSeconds);
+    // The heartbeat renews every third of the lease: a held message is never left to the queue's own timeout, and a
+    // dead worker's message comes back within a lease, a fifteenth of the visibility timeout.
+    expect(workerSettings.leaseSeconds * 15).toBeLessThanOrEqual(queue.VisibilityTimeout);
+    // At least AWS's 5 receives; a poison message reaches the DLQ within 5 leases and receives (20 s long polls).
+    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    expect(runQueue.maxReceiveCount * (workerSettings.leaseSeconds + 20)).toBeLessThanOrEqual(10 * 60);
     expect(queue).toEqual(
       expect.objectContaining({
         VisibilityTimeout: runQueue.visibilityTimeoutSeconds,
@@ -306,6 +313,8 @@ describe('stateless stack: functions', () => {
     // The worker (consume) sends too: a long document's group messages.
     expect(on(stateful.runQueue).includes('sqs:SendMessage')).toBe(access.queue !== undefined);
     expect(on(stateful.runQueue).includes('sqs:ReceiveMessage')).toBe(access.queue === 'consume');
+    // The worker hides the message it holds for as long as its lease (shared/worker/heartbeat.ts).
+    expect(on(stateful.runQueue).includes('sqs:ChangeMessageVisibility')).toBe(access.queue === 'consume');
     expect(on(stateful.webhookQueue).includes('sqs:SendMessage')).toBe(access.webhookQueue !== undefined);
     expect(on(stateful.webhookQueue).includes('sqs:ReceiveMessage')).toBe(access.webhookQueue === 'consume');
     expect(on(stateful.webhookDeadLetterQueue).includes('sqs:SendMessage')).toBe(access.webhookQueue === 'consume');
@@ -725,13 +734,16 @@ describe('app settings', () => {
   });
 
   test('uploads expire after the retention plus the queue time, in whole days', () => {
-    // The queue may hold a run's message for maxReceiveCount x the visibility timeout (5 x 90 min = 7.5 h).
+    // A run's message may be received maxReceiveCount times, each held for at most the worker's timeout (the visibility
+    // timeout): 5 x 15 min = 1.25 h.
     const queueHours = (runQueue.maxReceiveCount * runQueue.visibilityTimeoutSeconds) / 3600;
-    expect(queueHours).toBe(7.5);
+    expect(queueHours).toBe(1.25);
     expect(uploadExpiryDays(24)).toBe(2);
     expect(uploadExpiryDays(1)).toBe(1);
-    expect(uploadExpiryDays(40)).toBe(2);
-    expect(uploadExpiryDays(41)).toBe(3);
+    expect(uploadExpiryDays(22)).toBe(1);
+    expect(uploadExpiryDays(23)).toBe(2);
+    expect(uploadExpiryDays(46)).toBe(2);
+    expect(uploadExpiryDays(47)).toBe(3);
   });
 });
 

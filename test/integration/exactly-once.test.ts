@@ -3,7 +3,7 @@
  * a duplicated SQS message, and a worker crash before and after the settlement each charge exactly once.
  */
 import { runQueue, tables } from '../../shared/infra/resources.js';
-import { claimRun, releaseClaim } from '../../shared/store/runs.js';
+import { claimRun, releaseClaim, renewClaim } from '../../shared/store/runs.js';
 import {
   call,
   fixture,
@@ -221,6 +221,18 @@ describe('worker exactly-once', () => {
     await expectSettledOnce(jobId);
   });
 
+  test('a run whose worker died holding it (nothing thrown, no heartbeat) is taken over by the next receive after the lease, and charged once', async () => {
+    // The suite's stack leases for 10 s: the dead delivery's lease lapses, its message (hidden for the lease) comes back.
+    const created = await createdRun({ metadata: { localFault: 'crash-hard-once' } });
+    const jobId = String(created.body.jobId);
+    const final = await waitForFinal(jobId, { timeoutMs: 60_000 });
+    expect(final.body.status).toBe('completed');
+    // The dead delivery and the one that took over: no resend, no trip through the DLQ.
+    expect(await runRecord(jobId)).toMatchObject({ deliveries: 2, lastReceiveCount: 2 });
+    expect((await runRecord(jobId)).resends).toBeUndefined();
+    await expectSettledOnce(jobId);
+  });
+
   test('a run whose every delivery crashes hard (nothing thrown: the message ends in the DLQ) is failed and refunded by the reconciler', async () => {
     const created = await createdRun({ metadata: { localFault: 'crash-hard' } });
     const jobId = String(created.body.jobId);
@@ -267,34 +279,60 @@ describe("the worker's claim on a run, on DynamoDB Local", () => {
     process.env.AWS_ENDPOINT_URL_DYNAMODB = stack().endpoints.dynamodb;
   });
 
-  test('deliveries at the same moment: one claims the run, the others are counted and call nothing', async () => {
+  test('deliveries at the same moment: one claims the run, the others are counted, call nothing and say whose lease it is', async () => {
     // A bare queued record: no tenant (not listed), no queuedShard (the reconciler never sees it), no message.
     const jobId = `run_claim_${Date.now()}`;
     await putRunRecord({ jobId, status: 'queued', stage: 'waiting' });
     const lease = new Date(Date.now() + 60_000);
     const claims = await Promise.all(
-      Array.from({ length: 6 }, () => claimRun(jobId, { leaseUntil: lease, receiveCount: 1 })),
+      Array.from({ length: 6 }, (_, i) =>
+        claimRun(jobId, { leaseUntil: lease, holder: `worker ${i}`, receiveCount: 1 }),
+      ),
     );
-    expect(claims.sort()).toEqual(['claimed', 'leased', 'leased', 'leased', 'leased', 'leased']);
-    expect(await runRecord(jobId)).toMatchObject({ deliveries: 6, stage: 'processing', leaseUntil: lease.getTime() });
+    const winner = claims.findIndex((c) => c.state === 'claimed');
+    expect(claims.map((c) => c.state).sort()).toEqual(['claimed', 'leased', 'leased', 'leased', 'leased', 'leased']);
+    for (const claim of claims.filter((c) => c.state === 'leased')) {
+      expect(claim).toEqual({ state: 'leased', lease: { holder: `worker ${winner}`, until: lease.getTime() } });
+    }
+    expect(await runRecord(jobId)).toMatchObject({
+      deliveries: 6,
+      stage: 'processing',
+      leaseUntil: lease.getTime(),
+      leaseHolder: `worker ${winner}`,
+    });
 
-    // A claim given up, or lapsed, is taken by the next delivery.
-    await releaseClaim(jobId, lease);
+    // Only the holder renews its lease; a lease given up, or lapsed, is taken by the next delivery.
+    const renewed = new Date(lease.getTime() + 30_000);
+    expect(await renewClaim(jobId, 'not the holder', renewed)).toBe(false);
+    expect(await renewClaim(jobId, `worker ${winner}`, renewed)).toBe(true);
+    expect((await runRecord(jobId)).leaseUntil).toBe(renewed.getTime());
+    await releaseClaim(jobId, `worker ${winner}`);
     const next = new Date(Date.now() + 60_000);
-    expect(await claimRun(jobId, { leaseUntil: next, receiveCount: 2 })).toBe('claimed');
-    const later = { leaseUntil: new Date(next.getTime() + 60_000), receiveCount: 3, now: new Date(next.getTime() + 1) };
-    expect(await claimRun(jobId, later)).toBe('claimed');
-    // Releasing a claim that is no longer yours changes nothing.
-    await releaseClaim(jobId, next);
-    expect((await runRecord(jobId)).leaseUntil).toBe(next.getTime() + 60_000);
+    expect(await claimRun(jobId, { leaseUntil: next, holder: 'second', receiveCount: 2 })).toEqual({
+      state: 'claimed',
+    });
+    const later = {
+      leaseUntil: new Date(next.getTime() + 60_000),
+      holder: 'third',
+      receiveCount: 3,
+      now: new Date(next.getTime() + 1),
+    };
+    expect(await claimRun(jobId, later)).toEqual({ state: 'claimed' });
+    // The lease lapsed and was taken over: its first holder can neither renew nor release it.
+    expect(await renewClaim(jobId, 'second', new Date(next.getTime() + 90_000))).toBe(false);
+    await releaseClaim(jobId, 'second');
+    expect(await runRecord(jobId)).toMatchObject({ leaseUntil: next.getTime() + 60_000, leaseHolder: 'third' });
 
     await putRunRecord({ ...(await runRecord(jobId)), status: 'completed' });
+    // Nothing is renewed on a final run.
+    expect(await renewClaim(jobId, 'third', new Date(next.getTime() + 120_000))).toBe(false);
     const afterAll = {
       leaseUntil: new Date(Date.now() + 60_000),
+      holder: 'late',
       receiveCount: 1,
       now: new Date(Date.now() + 600_000),
     };
-    expect(await claimRun(jobId, afterAll)).toBe('final');
+    expect(await claimRun(jobId, afterAll)).toEqual({ state: 'final' });
     expect(await runRecord(jobId)).toMatchObject({ deliveries: 8, lastReceiveCount: 3 });
   });
 });

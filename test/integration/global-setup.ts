@@ -2,8 +2,8 @@
  * Starts one local stack for the integration suite and publishes its coordinates through the environment
  * (tests run in band, in this process). Settings chosen for testability, each a documented configuration value:
  * two tenants with dev keys, a confirmation threshold low enough that a multi-page PDF needs confirmation,
- * a short visibility timeout so redelivery is observable, the crash-simulation seam switched on, and a reconciler
- * that sweeps every second with short waits, and a webhook retry schedule of seconds.
+ * a short visibility timeout and lease so redelivery is observable, the crash-simulation seam switched on, and a
+ * reconciler that sweeps every second with short waits, and a webhook retry schedule of seconds.
  * When E2E-style endpoints are already given (INTEGRATION_BASE_URL), nothing is started.
  */
 // Jest loads globalSetup through require() without the moduleNameMapper, so this import names the .ts file itself.
@@ -16,6 +16,9 @@ export default async function globalSetup(): Promise<void> {
     VISION_DEV_API_KEYS: `tenant-a:${TEST_KEYS.a},tenant-b:${TEST_KEYS.b}`,
     SERVICE_COST_CONFIRMATION_THRESHOLD_USD: '0.001',
     LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
+    // A worker's lease lapses 10 s after its last renewal (deployed: 60 s), so a run whose every delivery dies is
+    // found dead within the tests' waits.
+    SERVICE_LEASE_SECONDS: '10',
     VISION_LOCAL_FAULT_INJECTION: 'true',
     // The reconciler sweeps every second; it resends a never-delivered run after 4 s, and fails a run whose third
     // delivery began 30 s ago (well past any real run here, so a slow run redelivered under the 3 s visibility

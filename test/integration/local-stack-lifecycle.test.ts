@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { pagePreviewKey } from '../../shared/uploads/page-previews.js';
+import { startFakeServer } from '../support/fake-server.js';
 import { processesMentioning, processTree } from '../support/processes.js';
 import { fixture } from './client.js';
 import { startStack } from './stack.js';
@@ -20,6 +21,16 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 
 function privateDir(): string {
   return mkdtempSync(join(tmpdir(), 'vision-lifecycle-'));
+}
+
+/** Whether a process is still alive. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Everything started with the data folder in its command line (DynamoDB Local's -dbPath) has ended. */
@@ -94,7 +105,8 @@ function startOnTerminal(env: Record<string, string>): { child: ChildProcess; sc
   const child = spawn('script', ['-qfec', `${process.execPath} --import tsx scripts/local.ts`, '/dev/null'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its input is the terminal's keyboard: a Ctrl-C typed there (\x03) interrupts the terminal's foreground processes.
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let text = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -228,6 +240,107 @@ test('runs, keys, uploaded files and page images survive a restart (a queued run
     const fresh = await startStack(env, 120_000, ['--fresh']);
     try {
       expect((await api(fresh.info.baseUrl, key, 'GET', `/v1/runs/${jobId}`)).status).toBe(404);
+    } finally {
+      await fresh.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** `npm start` as a process manager runs it; resolves with npm's process and the stack's own pid once it is ready. */
+async function npmStart(dataDir: string): Promise<{ npm: ChildProcess; stackPid: number }> {
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', VISION_LOCAL_DATA_DIR: dataDir, VISION_PROVIDERS: 'local', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  npm.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const ready = await until('the READY line', () => /VISION_LOCAL_READY (\{.*\})/.exec(out)?.[1]);
+  return { npm, stackPid: (JSON.parse(ready) as { pid: number }).pid };
+}
+
+test('`npm start` under a process manager: a TERM to npm stops the whole stack, DynamoDB Local included, and so does npm killed outright', async () => {
+  const dataDir = privateDir();
+  try {
+    const first = await npmStart(dataDir);
+    expect(processesMentioning(dataDir)).not.toEqual([]);
+    first.npm.kill('SIGTERM');
+    const stopped = (pid: number) => (!alive(pid) && processesMentioning(dataDir).length === 0 ? true : undefined);
+    await until('the stack and DynamoDB Local to stop', () => stopped(first.stackPid), 15_000);
+
+    // npm gone without passing anything on: the stack notices its parent went, and stops.
+    const second = await npmStart(dataDir);
+    second.npm.kill('SIGKILL');
+    await until('the stack and DynamoDB Local to stop after npm died', () => stopped(second.stackPid), 15_000);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl-C at the terminal with a run in flight: no error or warning, exit code 0, nothing left running', async () => {
+  const dataDir = privateDir();
+  // A provider that never answers: the run is with it when Ctrl-C is pressed.
+  const hanging = await startFakeServer(() => new Promise(() => {}));
+  const { child, screen } = startOnTerminal({
+    VISION_LOCAL_DATA_DIR: dataDir,
+    VISION_PROVIDERS: 'openai',
+    OPENAI_API_KEY: 'sk-test-ctrl-c-0123456789',
+    OPENAI_BASE_URL: `${hanging.url}/v1`,
+  });
+  try {
+    const exported = await until(
+      'the export line',
+      () => /export VISION_BASE_URL=(\S+) VISION_API_KEY=(\S+)/.exec(screen()) ?? undefined,
+    );
+    const [, baseUrl = '', key = ''] = exported;
+    await submit(baseUrl, key, 'receipt.png', await fixture('receipt.png'));
+    await until('the provider to be asked', () => (hanging.requests.length > 0 ? true : undefined));
+    const before = screen().length;
+    child.stdin?.write('\x03');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    const said = screen()
+      .slice(before)
+      .split('\n')
+      .filter((line) => line.trim() !== '' && line.trim() !== '^C');
+    // The stop says it stopped, and that the run in progress is taken up at the next start; nothing else.
+    expect(said.filter((line) => / (WARN|ERROR) /.test(line))).toEqual([]);
+    expect(said.join('\n')).toMatch(/INFO {2}SIGINT: stopping/);
+    expect(said.join('\n')).toMatch(/the next start takes them up at once/);
+    expectNothingLeftRunning(dataDir);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await hanging.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('--fresh keeps the generated dev key (an exported key and an open dashboard keep working) and says what it removed', async () => {
+  const dataDir = privateDir();
+  const env = { VISION_LOCAL_DATA_DIR: dataDir, VISION_PROVIDERS: 'local', LOCAL_WORKER_CONCURRENCY: '0' };
+  try {
+    const first = await startStack(env);
+    const key = readFileSync(join(dataDir, 'dev-key'), 'utf8').trim();
+    let jobId = '';
+    try {
+      jobId = await submit(first.info.baseUrl, key, 'receipt.png', await fixture('receipt.png'));
+    } finally {
+      await first.stop();
+    }
+
+    const fresh = await startStack(env, 120_000, ['--fresh']);
+    try {
+      expect(readFileSync(join(dataDir, 'dev-key'), 'utf8').trim()).toBe(key);
+      expect((await api(fresh.info.baseUrl, key, 'GET', '/v1/schemas')).status).toBe(200);
+      expect((await api(fresh.info.baseUrl, key, 'GET', `/v1/runs/${jobId}`)).status).toBe(404);
+      const said = fresh.output.find((line) => line.startsWith('--fresh: '));
+      expect(said).toMatch(
+        /^--fresh: removed the database in .+ \(\d+\.\d MB: every tenant, API key, run, ledger entry and webhook\) and 1 stored file \(uploads and page images\); a generated dev key is kept/,
+      );
     } finally {
       await fresh.stop();
     }

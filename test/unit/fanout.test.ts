@@ -7,7 +7,7 @@
  * Over 400 lines: every case drives the same in-memory stand-in (`world`); split, each file would repeat it.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -18,6 +18,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { jest } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
 import { groupRange, planFanout } from '../../shared/planning/chunks.js';
@@ -136,7 +137,15 @@ interface Stored {
  * makes: the fan-out's record, a group's claim, release and count, checkpoints, and the settlement.
  */
 function world(initial: RunRecord, checkpoints: Stored[] = []) {
-  const state = { run: structuredClone(initial) as RunRecord, checkpoints: [...checkpoints], sent: [] as string[] };
+  const state = {
+    run: structuredClone(initial) as RunRecord,
+    checkpoints: [...checkpoints],
+    sent: [] as string[],
+    /** The groups' heartbeat renewals, in order. */
+    renewals: [] as Array<{ group: number; until: number }>,
+    /** What the run queue was told of received messages (ChangeMessageVisibility): seconds hidden from then. */
+    hidden: [] as number[],
+  };
   const settlements: TransactWriteCommandInput[] = [];
   ddb.reset();
   s3.reset();
@@ -180,10 +189,19 @@ function world(initial: RunRecord, checkpoints: Stored[] = []) {
       run.lastReceiveCount = Number(values[':receive']);
       run.deliveries = (run.deliveries ?? 0) + 1;
     };
+    const mine = entry?.leaseHolder !== undefined && entry.leaseHolder === values[':holder'];
+    if (expression === 'SET #groups.#g.leaseUntil = :lease') {
+      // A heartbeat's renewal: only the holder's, while the group is not counted and the run queued.
+      if (run.status !== 'queued' || !entry || entry.doneAt !== undefined || !mine) throw conditionalCheckFailed();
+      entry.leaseUntil = Number(values[':lease']);
+      state.renewals.push({ group: Number(group), until: entry.leaseUntil });
+      return {};
+    }
     if (expression.includes('#groups.#g.leaseUntil = :lease')) {
       const held = entry?.leaseUntil !== undefined && entry.leaseUntil > Number(values[':nowMs']);
       if (run.status !== 'queued' || !entry || entry.doneAt !== undefined || held) throw conditionalCheckFailed();
       entry.leaseUntil = Number(values[':lease']);
+      entry.leaseHolder = String(values[':holder']);
       countDelivery();
       return {};
     }
@@ -191,16 +209,25 @@ function world(initial: RunRecord, checkpoints: Stored[] = []) {
       if (run.status !== 'queued' || !entry || entry.doneAt !== undefined) throw conditionalCheckFailed();
       entry.doneAt = String(values[':now']);
       delete entry.leaseUntil;
+      delete entry.leaseHolder;
       run.groupsDone = (run.groupsDone ?? 0) + 1;
       return { Attributes: structuredClone(run) };
     }
     if (expression.startsWith('REMOVE #groups.#g.leaseUntil')) {
-      if (entry) delete entry.leaseUntil;
+      if (!mine) throw conditionalCheckFailed();
+      if (entry) {
+        delete entry.leaseUntil;
+        delete entry.leaseHolder;
+      }
       return {};
     }
     if (run.status !== 'queued') throw conditionalCheckFailed();
     if (expression.includes('ADD deliveries')) countDelivery();
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(run) } : {};
+  });
+  sqs.on(ChangeMessageVisibilityCommand).callsFake((input: { VisibilityTimeout?: number }) => {
+    state.hidden.push(Number(input.VisibilityTimeout));
+    return {};
   });
   sqs.on(SendMessageBatchCommand).callsFake((input: { Entries?: Array<{ MessageBody?: string }> }) => {
     state.sent.push(...(input.Entries ?? []).map((e) => e.MessageBody ?? ''));
@@ -425,5 +452,90 @@ describe('the worker fans a long document out', () => {
     await deliver(fake.adapter, { jobId: 'run_1', group: 2 }, 1);
     expect(fake.asked).toEqual([]);
     expect(settlements).toHaveLength(1);
+  });
+});
+
+describe("a group's lease (SERVICE_LEASE_SECONDS, 60 s by default) and its heartbeat", () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  /** A `local` adapter answering each page after `delayMs` (on the test's clock), recording what it was asked. */
+  function slowPages(delayMs: (page: number) => number) {
+    const asked: number[] = [];
+    const adapter: ProviderAdapter = {
+      id: 'local',
+      async invoke(input: ProviderInput) {
+        const page = input.pages?.first ?? 0;
+        asked.push(page);
+        await new Promise((resolve) => setTimeout(resolve, delayMs(page)));
+        return { result: { text: `page ${page}` }, usage: { billableUnits: 1, costMicros: 10 } };
+      },
+    };
+    return { adapter, asked };
+  }
+
+  test('a group whose invocation died is taken up once its lease lapsed, from its checkpoints: no page is paid twice', async () => {
+    const groups = counted(0);
+    // The dead invocation checkpointed pages 7-9, and its lease ended a moment ago, unrenewed.
+    if (groups?.['1']) Object.assign(groups['1'], { leaseUntil: Date.now() - 1, leaseHolder: 'pid 9 on gone #00' });
+    const done = [7, 8, 9].map((page) => checkpointOf('run_1', page));
+    const { state, settlements } = world(fannedRun({ fanout: FANOUT, groups, groupsDone: 0 }), done);
+    const fake = pagesAdapter();
+    const response = await deliver(fake.adapter, { jobId: 'run_1', group: 1 }, 2);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(fake.asked.sort((a, b) => a - b)).toEqual([10, 11, 12]);
+    expect(state.run.groupsDone).toBe(1);
+    expect(settlements).toEqual([]);
+    // Its claim was a short lease of its own, not the invocation's 120 s.
+    const claim = ddb
+      .commandCalls(UpdateCommand)
+      .map((c) => c.args[0].input)
+      .find((input) =>
+        input.UpdateExpression?.startsWith('SET #groups.#g.leaseUntil = :lease, #groups.#g.leaseHolder'),
+      );
+    const values = claim?.ExpressionAttributeValues ?? {};
+    expect(Number(values[':lease']) - Number(values[':nowMs'])).toBeLessThanOrEqual(60_000);
+    expect(values[':holder']).not.toBe('pid 9 on gone #00');
+  });
+
+  test("while a slow provider works, the heartbeat renews the group's lease and keeps its message hidden as long", async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    const { state, settlements } = world(fannedRun({ fanout: FANOUT, groups: counted(0), groupsDone: 0 }));
+    // Page 7 takes 70 s, longer than the lease: without renewals another delivery would take the group over.
+    const slow = slowPages((page) => (page === 7 ? 70_000 : 0));
+    const pending = deliver(slow.adapter, { jobId: 'run_1', group: 1 });
+    await jest.advanceTimersByTimeAsync(71_000);
+    const response = await pending;
+    expect(response.batchItemFailures).toEqual([]);
+    expect(slow.asked.sort((a, b) => a - b)).toEqual([7, 8, 9, 10, 11, 12]);
+    expect(state.renewals.map((r) => r.group)).toEqual([1, 1, 1]);
+    // Hidden for the lease when claimed, then again at each of the three beats.
+    expect(state.hidden).toEqual([60, 60, 60, 60]);
+    expect(state.run.groupsDone).toBe(1);
+    expect(state.run.groups?.['1']).toEqual({ doneAt: expect.any(String) });
+    expect(settlements).toEqual([]);
+  });
+
+  test('a group whose lease another delivery took over meanwhile asks no provider again and counts nothing', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    const { state, settlements } = world(fannedRun({ fanout: FANOUT, groups: counted(0), groupsDone: 0 }));
+    // Three pages at a time, each taking 30 s: pages 7-9 are with the provider when the lease is lost.
+    const slow = slowPages(() => 30_000);
+    const pending = deliver(slow.adapter, { jobId: 'run_1', group: 1 });
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(slow.asked.sort((a, b) => a - b)).toEqual([7, 8, 9]);
+    // This invocation stalled past its lease (a long pause): another delivery took the group over.
+    const entry = state.run.groups?.['1'];
+    if (entry) Object.assign(entry, { leaseHolder: 'pid 2 on other #ff', leaseUntil: Date.now() + 60_000 });
+    await jest.advanceTimersByTimeAsync(60_000);
+    const response = await pending;
+    // Its next renewal was refused: pages 10-12 are left to the new holder, and nothing is counted or settled.
+    expect(slow.asked.sort((a, b) => a - b)).toEqual([7, 8, 9]);
+    expect(state.run.groupsDone).toBe(0);
+    expect(settlements).toEqual([]);
+    expect(state.run.groups?.['1']).toMatchObject({ leaseHolder: 'pid 2 on other #ff' });
+    // Its message is handed back (it comes again within a lease), as any delivery that stood back.
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'msg-0' }]);
   });
 });

@@ -102,6 +102,28 @@ describe('decide', () => {
     expect(decide(runItem(exhausted), NOW.getTime(), options)).toBe('wait');
   });
 
+  test("a run whose lease (its own or a group's) a heartbeat still renews is alive, whatever its receives say", () => {
+    const dead = { createdAt: ago(LONG_AGO), deliveries: 5, lastReceiveCount: 5, deliveredAt: ago(LONG_AGO) };
+    expect(decide(runItem(dead), NOW.getTime(), options)).toBe('fail-dead-lettered');
+    const renewed = NOW.getTime() + 30_000;
+    expect(decide(runItem({ ...dead, leaseUntil: renewed }), NOW.getTime(), options)).toBe('wait');
+    const group = { fanout: { groups: 2, groupPages: 6 }, groups: { '0': {}, '1': { leaseUntil: renewed } } };
+    expect(decide(runItem({ ...dead, ...group }), NOW.getTime(), options)).toBe('wait');
+    // A silent run too: a long run on its first receive is not resent while its lease is renewed.
+    const working = { createdAt: ago(LONG_AGO), deliveries: 1, lastReceiveCount: 1, deliveredAt: ago(LONG_AGO) };
+    expect(decide(runItem(working), NOW.getTime(), options)).toBe('resend');
+    expect(decide(runItem({ ...working, leaseUntil: renewed }), NOW.getTime(), options)).toBe('wait');
+  });
+
+  test("a dead run's wait counts from the end of its last lease, the last time it was seen alive", () => {
+    const dying = { createdAt: ago(LONG_AGO), deliveries: 5, lastReceiveCount: 5, deliveredAt: ago(LONG_AGO) };
+    const endedAt = (seconds: number) => NOW.getTime() - seconds * 1000;
+    const recently = runItem({ ...dying, leaseUntil: endedAt(options.deadAfterSeconds - 1) });
+    expect(decide(recently, NOW.getTime(), options)).toBe('wait');
+    const long = runItem({ ...dying, leaseUntil: endedAt(options.deadAfterSeconds) });
+    expect(decide(long, NOW.getTime(), options)).toBe('fail-dead-lettered');
+  });
+
   test('a run whose last message is older than the queue retention is failed: no message can exist', () => {
     const run = runItem({ createdAt: ago(runQueue.retentionSeconds), resends: options.maxResends });
     expect(decide(run, NOW.getTime(), options)).toBe('fail-expired');
@@ -136,6 +158,66 @@ describe('reconcileRuns', () => {
     expect(update?.ExpressionAttributeValues?.[':delivered']).toBe(deliveredAt);
     expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
+  });
+
+  test("holders gone (the local stack at start): the previous process's leases are released, then the runs are sent at once", async () => {
+    const lease = NOW.getTime() + 50_000;
+    const held = runItem({
+      jobId: 'run_held',
+      createdAt: ago(30),
+      deliveries: 1,
+      lastReceiveCount: 1,
+      deliveredAt: ago(10),
+      leaseUntil: lease,
+      leaseHolder: 'pid 41 on here #a',
+      resends: options.maxResends,
+    });
+    const fanned = runItem({
+      jobId: 'run_groups',
+      createdAt: ago(30),
+      deliveries: 3,
+      lastReceiveCount: 1,
+      deliveredAt: ago(5),
+      fanout: { groups: 2, groupPages: 6 },
+      groups: { '0': { doneAt: ago(20) }, '1': { leaseUntil: lease, leaseHolder: 'pid 41 on here #b' } },
+    });
+    arrange(held, fanned);
+    // As DynamoDB then holds them: without their leases.
+    const released = new Map<string, RunRecord>();
+    ddb.on(UpdateCommand).callsFake((input: { Key: { jobId: string }; UpdateExpression: string }) => {
+      if (input.UpdateExpression.startsWith('REMOVE')) {
+        const run = input.Key.jobId === 'run_held' ? held : fanned;
+        const { leaseUntil: _, leaseHolder: __, ...rest } = run;
+        released.set(run.jobId, { ...rest, groups: { '0': { doneAt: ago(20) }, '1': {} } } as RunRecord);
+      }
+      return {};
+    });
+    ddb.on(GetCommand).callsFake((input: { Key: { jobId: string } }) => ({
+      Item: released.get(input.Key.jobId) ?? (input.Key.jobId === 'run_held' ? held : fanned),
+    }));
+    const atStart = { ...options, resendAfterSeconds: 0, silentAfterSeconds: 0, maxResends: Number.MAX_SAFE_INTEGER };
+    // Without it, both wait for their leases (50 s more), as a deployed sweep must.
+    expect(await reconcileRuns(atStart, NOW)).toEqual({ resent: [], failed: [] });
+
+    const report = await reconcileRuns({ ...atStart, holdersGone: true }, NOW);
+    expect(report).toEqual({ resent: ['run_held', 'run_groups'], failed: [], released: ['run_held', 'run_groups'] });
+    const removals = ddb
+      .commandCalls(UpdateCommand)
+      .map((c) => c.args[0].input)
+      .filter((input) => input.UpdateExpression?.startsWith('REMOVE'));
+    expect(removals.map((r) => [r.Key?.jobId, r.UpdateExpression, r.ConditionExpression])).toEqual([
+      ['run_held', 'REMOVE leaseUntil, leaseHolder', '#status = :queued AND leaseHolder = :holder'],
+      [
+        'run_groups',
+        'REMOVE #groups.#g0.leaseUntil, #groups.#g0.leaseHolder',
+        '#status = :queued AND #groups.#g0.leaseHolder = :holder0',
+      ],
+    ]);
+    // Each lease is removed only while it is still the gone holder's.
+    expect(removals[0]?.ExpressionAttributeValues?.[':holder']).toBe('pid 41 on here #a');
+    expect(removals[1]?.ExpressionAttributeNames?.['#g0']).toBe('1');
+    expect(removals[1]?.ExpressionAttributeValues?.[':holder0']).toBe('pid 41 on here #b');
+    expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 2);
   });
 
   test("one run's error does not stop the sweep: the others are handled, then the invocation fails", async () => {

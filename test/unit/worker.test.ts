@@ -6,6 +6,7 @@
  * fan-out and evidence have their own files.
  */
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -42,6 +43,8 @@ import { estimateMicros, priceMicros } from '../support/pricing.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const s3 = mockClient(S3Client);
+/** The run queue: the worker hides the message it holds for its lease, and says when a handed-back one comes again. */
+const sqs = mockClient(SQSClient);
 /** What a one-page run holds at today's prices (runItem's default). */
 const HOLD = estimateMicros(1);
 /** A hold large enough for any provider's worst case on a receipt image (cloud models cost cents, not micros). */
@@ -53,6 +56,8 @@ const CLAIM_CONDITION = '#status = :queued AND (attribute_not_exists(leaseUntil)
 beforeEach(() => {
   ddb.reset();
   s3.reset();
+  sqs.reset();
+  sqs.on(ChangeMessageVisibilityCommand).resolves({});
 });
 
 /** Stores `run` (GetCommand), lets the claim and the settlement succeed, and serves the file. */
@@ -66,9 +71,10 @@ function arrange(run: RunRecord): void {
 async function deliver(
   adapters: Partial<Record<ProviderId, ProviderAdapter>>,
   messages: { body: string; receiveCount?: number; messageId?: string }[] = [{ body: '{"jobId":"run_1"}' }],
+  remainingMs = 60_000,
 ) {
   const handler = createWorkerHandler({ adapters });
-  return handler(sqsEvent(messages), lambdaContext(60_000));
+  return handler(sqsEvent(messages), lambdaContext(remainingMs));
 }
 
 function settlements(): TransactWriteCommandInput[] {
@@ -397,19 +403,28 @@ describe('duplicates and races', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  /** The run's claim fails (another delivery holds it) while counting the delivery succeeds. */
-  function heldByAnotherDelivery(): void {
+  /** The run's claim fails (another delivery holds it until `until`) while counting the delivery succeeds. */
+  function heldByAnotherDelivery(until = Date.now() + 60_000): void {
     ddb.on(UpdateCommand, { ConditionExpression: CLAIM_CONDITION }).rejects(conditionalCheckFailed());
+    ddb
+      .on(UpdateCommand, { ConditionExpression: '#status = :queued', ReturnValues: 'ALL_NEW' })
+      .resolves({ Attributes: runItem({ leaseHolder: 'pid 7 on worker-b #1f', leaseUntil: until }) });
   }
 
-  test('a run another live delivery holds is not processed twice: the message comes back after the visibility timeout', async () => {
+  test('a run another live delivery holds is not processed twice: its message comes back when that lease ends', async () => {
     arrange(runItem());
-    heldByAnotherDelivery();
+    heldByAnotherDelivery(Date.now() + 20_000);
     const local = succeeding('local');
     const response = await deliver({ local }, [{ body: '{"jobId":"run_1"}', receiveCount: 2, messageId: 'm-1' }]);
     expect(local.calls).toHaveLength(0);
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    // Hidden until the holder's lease would end (and a second more), not for the queue's 15-minute visibility timeout.
+    const hidden = sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input);
+    expect(hidden).toHaveLength(1);
+    expect(hidden[0]?.ReceiptHandle).toBe('rh-0');
+    expect(hidden[0]?.VisibilityTimeout).toBeGreaterThanOrEqual(20);
+    expect(hidden[0]?.VisibilityTimeout).toBeLessThanOrEqual(21);
     // The delivery is still counted, with its own receive count, for the reconciler.
     const counted = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     expect(counted.at(-1)).toMatchObject({
@@ -431,33 +446,33 @@ describe('duplicates and races', () => {
     expect(ddb).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 
-  test('the claim lasts the invocation, capped by the visibility timeout less a second', async () => {
-    const claimOf = () => {
-      const claim = ddb
+  test("the claim is a short lease (SERVICE_LEASE_SECONDS, 60 s), never past the invocation's end, and names its holder", async () => {
+    const claimOf = () =>
+      ddb
         .commandCalls(UpdateCommand)
         .map((c) => c.args[0].input)
         .find((input) => input.UpdateExpression?.includes('leaseUntil'));
-      return (
-        Number(claim?.ExpressionAttributeValues?.[':lease']) - Number(claim?.ExpressionAttributeValues?.[':nowMs'])
-      );
-    };
+    const leaseMs = () =>
+      Number(claimOf()?.ExpressionAttributeValues?.[':lease']) -
+      Number(claimOf()?.ExpressionAttributeValues?.[':nowMs']);
     arrange(runItem());
-    await deliver({ local: succeeding('local') });
-    // 60 s left in the invocation, well under the queue's visibility timeout.
-    expect(claimOf()).toBeGreaterThan(59_000);
-    expect(claimOf()).toBeLessThanOrEqual(60_000);
+    await createWorkerHandler({ adapters: { local: succeeding('local') } })(
+      sqsEvent([{ body: '{"jobId":"run_1"}' }]),
+      lambdaContext(900_000),
+    );
+    // 15 minutes left in the invocation: the lease is one minute (the lease and the condition's `now` are read a
+    // moment apart: a loaded machine ticks between).
+    expect(leaseMs()).toBeGreaterThan(59_900);
+    expect(leaseMs()).toBeLessThanOrEqual(60_000);
+    expect(claimOf()?.ExpressionAttributeValues?.[':holder']).toMatch(/^pid \d+ on .+ #[0-9a-f]{8}$/);
     ddb.reset();
     arrange(runItem());
-    await createWorkerHandler({ adapters: { local: succeeding('local') }, visibilityTimeoutSeconds: 10 })(
-      sqsEvent([{ body: '{"jobId":"run_1"}' }]),
-      lambdaContext(60_000),
-    );
-    // Capped at 9 s (the lease and the condition's `now` are read a moment apart: a loaded machine ticks between).
-    expect(claimOf()).toBeGreaterThan(8_900);
-    expect(claimOf()).toBeLessThanOrEqual(9_000);
+    await deliver({ local: succeeding('local') }, [{ body: '{"jobId":"run_1"}' }], 10_000);
+    expect(leaseMs()).toBeGreaterThan(9_900);
+    expect(leaseMs()).toBeLessThanOrEqual(10_000);
   });
 
-  test('a delivery that fails and will be redelivered gives its claim up', async () => {
+  test('a delivery that fails and will be redelivered gives its lease up, and its message comes back within a lease', async () => {
     arrange(runItem());
     s3.on(GetObjectCommand).rejects(new Error('SlowDown'));
     const response = await deliver({ local: succeeding('local') }, [
@@ -465,12 +480,15 @@ describe('duplicates and races', () => {
     ]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
     const updates = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    const lease = updates[0]?.ExpressionAttributeValues?.[':lease'];
+    const holder = updates[0]?.ExpressionAttributeValues?.[':holder'];
     expect(updates.at(-1)).toMatchObject({
-      UpdateExpression: 'REMOVE leaseUntil',
-      ConditionExpression: 'leaseUntil = :mine',
-      ExpressionAttributeValues: { ':mine': lease },
+      UpdateExpression: 'REMOVE leaseUntil, leaseHolder',
+      ConditionExpression: 'leaseHolder = :holder',
+      ExpressionAttributeValues: { ':holder': holder },
     });
+    // Hidden for the lease when claimed; handed back for at most a lease (not the 15-minute visibility timeout).
+    const hidden = sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input.VisibilityTimeout);
+    expect(hidden).toEqual([60, 60]);
   });
 
   test('a settlement cancelled because the run became final meanwhile is not an error and is not redelivered', async () => {
