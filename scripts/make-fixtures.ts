@@ -298,6 +298,21 @@ async function main(): Promise<void> {
   const textPdf = invoice.save();
   write('text.pdf', textPdf, '2-page invoice PDF with a text layer');
 
+  // Issue #26's two-page invoice: a text layer on both pages, the second only two short lines (under 20 visible
+  // characters). Estimated as text; a worker that called page 2 a scan read both pages as images at 3x the estimate.
+  const shortPage = new PdfBuilder();
+  shortPage.addTextPage(612, 792, [
+    { text: 'ACME SUPPLY CO', x: 72, y: 90, size: 20, bold: true },
+    { text: 'INVOICE INV-2041', x: 72, y: 130, size: 14 },
+    { text: 'Invoice date 2026-10-31', x: 72, y: 154, size: 12 },
+    { text: 'Amount due 1250.00 USD', x: 72, y: 178, size: 12 },
+  ]);
+  shortPage.addTextPage(612, 792, [
+    { text: 'Terms net 30', x: 72, y: 90, size: 12 },
+    { text: 'Page 2', x: 72, y: 740, size: 10 },
+  ]);
+  write('short-page.pdf', shortPage.save(), '2-page invoice PDF whose second page has two short lines of text');
+
   // One-page invoice with a text layer: labels that match the invoice registry schema's fields (invoiceNumber,
   // invoiceDate, dueDate, vendor, totalDue, currency), a table of line items (quantity x unit price = amount),
   // subtotal + tax = total, and an IBAN with valid check digits, for grounding and its cross-field checks.

@@ -5,6 +5,7 @@
 
 import { predictAttempt } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
+import { catalog } from '../providers/catalog.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
@@ -18,7 +19,7 @@ export function readText(output: ProviderOutput): string {
 }
 
 /** `spentMicros`: what the run (or chunk) spent before this chain, counted against the cap by both steps. */
-export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound'>;
+export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'cheaperStep' | 'planned' | 'costBound'>;
 
 /**
  * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
@@ -38,6 +39,11 @@ export async function executeChain(
 ): Promise<ExecuteOutcome> {
   const bound = (step: Step) => (provider: ProviderId) =>
     predictAttempt(provider, run.file, run.task, step, options.factors)?.costMicros;
+  // The estimate priced each step's first candidate with a cost model (planning/plan.ts chainedPlan).
+  const planned = (candidates: readonly ProviderId[], step: Step) => {
+    const provider = candidates.find((id) => catalog[id] !== undefined);
+    return provider === undefined ? {} : { planned: { provider, step } };
+  };
   let ocr: ExecuteOutcome | undefined;
   let text = textLayer;
   if (text === undefined) {
@@ -47,6 +53,7 @@ export async function executeChain(
       candidates: ocrCandidates,
       stepFor: () => 'ocr',
       costBound: bound('ocr'),
+      ...planned(ocrCandidates, 'ocr'),
       // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
       reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
       reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
@@ -60,6 +67,7 @@ export async function executeChain(
     input: { ...options.input, documentText: text },
     stepFor: () => 'analyze',
     costBound: bound('analyze'),
+    ...planned(run.candidates, 'analyze'),
     spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
   });
   const confidences = ocr?.output

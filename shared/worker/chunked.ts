@@ -20,7 +20,7 @@ import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
 import type { PageWords } from '../fields/types.js';
 import { log } from '../log.js';
-import { Deadline, hasTextLayer, PdfFile } from '../media/index.js';
+import { Deadline, PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
 import { chunkFacts, chunkRanges, type PageRange, rangePages } from '../planning/chunks.js';
 import { predictAttempt, predictedCostMicros } from '../planning/estimate.js';
@@ -34,9 +34,10 @@ import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
 import { executeChain, readText } from './chain.js';
 import { offsetWords } from './evidence.js';
-import { executePlan, type SharedSpend, singlePassStep } from './execute.js';
+import { executePlan, type SharedSpend } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
+import { chooseSteps, type TextLayer, textLayerOf } from './steps.js';
 
 /** A chunk is not started with less time than this left: the run is handed back to resume on its next delivery. */
 export const MIN_CHUNK_MS = 20_000;
@@ -231,6 +232,19 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
       return texts.some((t) => t !== '') ? { ...read, text: texts.join('\n\n') } : { ...read, failedPage: range.first };
     };
 
+    /**
+     * A single-step plan's steps on one chunk, decided on the chunk's share of the file's facts as the estimate
+     * was (planning/chunks.ts `chunkFacts`), not on the grafted chunk PDF's own size (./steps.ts).
+     */
+    const singlePassOf = (range: PageRange, layer: TextLayer) => {
+      const steps = chooseSteps(chunkFacts(run.file, range), run.candidates, layer);
+      return {
+        stepFor: steps.stepFor,
+        cheaperStep: steps.cheaperStep,
+        ...(steps.planned ? { planned: steps.planned } : {}),
+      };
+    };
+
     const runChunk = async (range: PageRange): Promise<void> => {
       const own: ChunkSpend = { reserved: reservation(range), spent: 0, inFlight: 0 };
       spend.queued -= own.reserved;
@@ -247,12 +261,12 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
       };
       try {
         let bytes: Uint8Array;
-        let documentText: string | undefined;
+        let layer: TextLayer;
         try {
           bytes = pdf.extractPages(range.first - 1, range.last - 1);
           const texts: string[] = [];
-          for (let page = range.first; page <= range.last; page++) texts.push(pdf.text(page - 1).trim());
-          documentText = texts.every(hasTextLayer) ? texts.join('\n\n') : undefined;
+          for (let page = range.first; page <= range.last; page++) texts.push(pdf.text(page - 1));
+          layer = textLayerOf(texts);
         } catch (error: unknown) {
           if (error instanceof ProviderFailure && error.kind === 'unreadable_file') {
             failure ??= { reason: 'unreadable', page: range.first };
@@ -270,6 +284,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           stopOnTruncated: rangePages(range) > 1,
           ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
         };
+        // A chain skips its OCR step only when the text layer reads every page of the chunk.
+        const documentText = layer.complete ? layer.text : undefined;
         // A chain's multi-page chunk without a text layer is read page by page (see readPages).
         const read =
           run.ocrCandidates && documentText === undefined && rangePages(range) > 1
@@ -297,8 +313,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           : await executePlan({
               ...common,
               candidates: run.candidates,
-              input: { ...common.input, ...(documentText !== undefined ? { documentText } : {}) },
-              stepFor: singlePassStep(documentText),
+              ...singlePassOf(range, layer),
+              input: { ...common.input, ...(layer.text !== undefined ? { documentText: layer.text } : {}) },
             });
         totals.attempts.push(...outcome.attempts);
         totals.requests += outcome.requests;

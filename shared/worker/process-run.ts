@@ -13,7 +13,7 @@ import { dispatchAfterSettle } from '../events/dispatch.js';
 import type { PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
-import { hasTextLayer, pdfTextLayer } from '../media/index.js';
+import { pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
@@ -27,12 +27,13 @@ import { claimRun, getRun, type RunRecord, releaseClaim } from '../store/runs.js
 import { executeChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
 import { claimMs, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
-import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
+import { type ExecuteOutcome, executePlan } from './execute.js';
 import { fanOut, fansOut, processGroup } from './fanout.js';
 import { type AnswerEvidence, earlyEvidenceOcr, withEvidence } from './grounding.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { computeConfidence, shapeResult } from './result.js';
+import { chooseSteps, type TextLayer, textLayerOf } from './steps.js';
 
 export { claimMs, type ProcessOptions, type ProcessResult } from './delivery.js';
 
@@ -106,13 +107,11 @@ async function settle(run: RunRecord, settlement: Settlement, options: ProcessOp
   return settled ? 'settled' : 'already-final';
 }
 
-/** The PDF's text when every page has a real text layer; undefined for scans, mixed files or unreadable layers. */
-async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<string | undefined> {
+/** The PDF's text layer page by page; undefined when it cannot be read (the providers then read the file themselves). */
+async function readTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<TextLayer | undefined> {
   try {
     const controller = new AbortController();
-    const pages = await pdfTextLayer(bytes, { signal: controller.signal, deadlineMs });
-    const complete = pages.length > 0 && pages.every(hasTextLayer);
-    return complete ? pages.join('\n\n') : undefined;
+    return textLayerOf(await pdfTextLayer(bytes, { signal: controller.signal, deadlineMs }));
   } catch (error: unknown) {
     // Not fatal: the providers read the file themselves.
     log.warn('could not read the PDF text layer', { error });
@@ -208,10 +207,11 @@ async function runSinglePass(
   },
 ): Promise<Settlement> {
   const { options, capMicros, factors, deadlineMs } = context;
-  // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
-  // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
-  // the layer itself), and a chained plan skips its OCR step.
-  const documentText = run.file.kind === 'pdf' ? await fullTextLayer(bytes, deadlineMs) : undefined;
+  // A PDF whose pages have a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens than
+  // the pages as images) as the estimate priced it (./steps.ts); in a single-step plan OCR providers and `local`
+  // still run their own pass (local reads the layer itself), and a chained plan skips its OCR step when the layer
+  // reads every page.
+  const layer = run.file.kind === 'pdf' ? await readTextLayer(bytes, deadlineMs) : undefined;
   const step = {
     adapters: options.adapters,
     input: { bytes, facts: run.file, task: run.task, source: objectSource(run) },
@@ -220,13 +220,16 @@ async function runSinglePass(
     factors,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
   };
+  const steps = chooseSteps(run.file, run.candidates, layer);
   const outcome = run.ocrCandidates
-    ? await executeChain(run, run.ocrCandidates, step, documentText)
+    ? await executeChain(run, run.ocrCandidates, step, layer?.complete ? layer.text : undefined)
     : await executePlan({
         ...step,
         candidates: run.candidates,
-        input: { ...step.input, ...(documentText !== undefined ? { documentText } : {}) },
-        stepFor: singlePassStep(documentText),
+        input: { ...step.input, ...(steps.documentText !== undefined ? { documentText: steps.documentText } : {}) },
+        stepFor: steps.stepFor,
+        cheaperStep: steps.cheaperStep,
+        ...(steps.planned ? { planned: steps.planned } : {}),
       });
   const usage = {
     requests: outcome.requests,

@@ -1,0 +1,226 @@
+/**
+ * A run whose creation accepted an estimate never fails because of that estimate (contract v1.2 §5): the worker runs
+ * the step and the facts the estimate priced (shared/worker/steps.ts), or the cheaper step when the dearer one would
+ * cross the spend limit, and the estimate's own attempt is never skipped for the limit (shared/worker/execute.ts).
+ * Runs are planned exactly as creation plans them (planRun on the inspected facts, one provider as VISION_PROVIDERS
+ * would give it) and processed through the worker with scripted adapters and DynamoDB/S3 mocked at the client.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import * as mupdf from 'mupdf';
+import { createWorkerHandler } from '../../functions/worker.js';
+import type { FileFacts } from '../../shared/file-facts.js';
+import { inspectUpload } from '../../shared/inspect/index.js';
+import { likelyStep, predictAttempt } from '../../shared/planning/estimate.js';
+import { planRun } from '../../shared/planning/plan.js';
+import { calibrationKey } from '../../shared/providers/predict.js';
+import type { ProviderOutput } from '../../shared/providers/types.js';
+import { buildTask, registry } from '../../shared/registry/registry.js';
+import { clearCalibrationCache } from '../../shared/store/calibration.js';
+import type { RunRecord } from '../../shared/store/runs.js';
+import type { ProviderId, Step, TaskSpec } from '../../shared/task.js';
+import { type ScriptedAdapter, succeeding } from '../support/adapters.js';
+import { fixture, mapsAsObjects, runItem, serveObject, tableName } from '../support/aws.js';
+import { lambdaContext, sqsEvent } from '../support/events.js';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const s3 = mockClient(S3Client);
+
+const INVOICE: TaskSpec = buildTask({
+  prompt: 'Extract the invoice',
+  outputFormat: 'json',
+  schemaId: 'invoice',
+  schema: registry.get('invoice'),
+});
+const TRANSCRIBE: TaskSpec = buildTask({ prompt: 'Transcribe the document', outputFormat: 'text' });
+
+beforeEach(() => {
+  ddb.reset();
+  s3.reset();
+  // The worker's calibration read is cached for a minute: each test arranges its own.
+  clearCalibrationCache();
+});
+
+const LIMITS = { imageMaxBytes: 20e6, imageMaxPixels: 40e6, pdfMaxBytes: 100e6, pdfMaxPages: 1000 };
+
+async function factsOf(bytes: Uint8Array): Promise<FileFacts> {
+  return inspectUpload(async (start, end) => bytes.subarray(start, end + 1), bytes.byteLength, LIMITS);
+}
+
+/** A queued run of `bytes`, planned and held as creation plans it with VISION_PROVIDERS set to `providers`. */
+async function plannedRun(bytes: Uint8Array, task: TaskSpec, providers: ProviderId[]): Promise<RunRecord> {
+  const file = await factsOf(bytes);
+  const plan = planRun(file, task, providers, { explicitOrder: true });
+  return runItem({
+    outputFormat: task.outputFormat,
+    schemaId: task.schemaId,
+    task,
+    file,
+    strategy: plan.strategy,
+    candidates: plan.candidates,
+    estimateMicros: plan.estimateMicros,
+    ...(plan.chunkPages !== undefined
+      ? { chunkPages: plan.chunkPages, progress: { pagesTotal: file.pages, pagesDone: 0 } }
+      : {}),
+  });
+}
+
+function arrange(run: RunRecord, bytes: Uint8Array, calibration: Record<string, unknown>[] = []): void {
+  ddb.on(GetCommand, { TableName: tableName('runs'), Key: { jobId: run.jobId } }).resolves({ Item: run });
+  ddb.on(UpdateCommand).resolves({});
+  ddb.on(TransactWriteCommand).resolves({});
+  ddb.on(QueryCommand).resolves({ Items: [] });
+  ddb.on(ScanCommand).resolves({ Items: calibration });
+  serveObject(s3, bytes, run.objectKey);
+}
+
+async function deliver(adapters: Partial<Record<ProviderId, ScriptedAdapter>>): Promise<void> {
+  await createWorkerHandler({ adapters })(sqsEvent([{ body: '{"jobId":"run_1"}' }]), lambdaContext(60_000));
+}
+
+/** The settlement's run update (the one transaction that sets a status): its status, attempts and price. */
+function settled(): { status: string; attempts: Array<Record<string, unknown>>; priceMicros: number } {
+  const settlements = ddb
+    .commandCalls(TransactWriteCommand)
+    .map((c) => mapsAsObjects(c.args[0].input) as TransactWriteCommandInput)
+    .map((input) => input.TransactItems?.[0]?.Update?.ExpressionAttributeValues ?? {})
+    .filter((values) => values[':status'] !== undefined);
+  expect(settlements).toHaveLength(1);
+  const values = settlements[0] ?? {};
+  return { status: values[':status'], attempts: values[':attempts'], priceMicros: values[':usage']?.priceMicros };
+}
+
+/** A language model's answer whose cost is what the estimate predicted for `step` on the run's facts. */
+function answering(provider: ProviderId, run: RunRecord, step: Step, result: Record<string, unknown> = {}) {
+  const costMicros = predictAttempt(provider, run.file, run.task, step)?.costMicros ?? 1;
+  const output: Partial<ProviderOutput> = { result, usage: { billableUnits: run.file.pages, costMicros } };
+  return succeeding(provider, output);
+}
+
+const steps = (adapter: ScriptedAdapter): Step[] => adapter.calls.map((c) => c.input.step);
+const texts = (adapter: ScriptedAdapter): Array<string | undefined> => adapter.calls.map((c) => c.input.documentText);
+
+/** A PDF built here: each page either lines of text (Helvetica) or a small raster image alone on it. */
+function pdfOf(pages: Array<string[] | 'image'>): Uint8Array {
+  const doc = new mupdf.PDFDocument();
+  const font = doc.addSimpleFont(new mupdf.Font('Helvetica'));
+  for (const page of pages) {
+    if (page === 'image') {
+      // A 64 x 64 grey square: a few hundred bytes, so the file still looks like text to the estimate.
+      const pixmap = new mupdf.Pixmap(mupdf.ColorSpace.DeviceGray, [0, 0, 64, 64], false);
+      pixmap.clear(128);
+      const image = doc.addImage(new mupdf.Image(pixmap));
+      doc.insertPage(
+        -1,
+        doc.addPage([0, 0, 612, 792], 0, { XObject: { Im1: image } }, 'q 300 0 0 300 72 400 cm /Im1 Do Q'),
+      );
+    } else {
+      const ops = page.map((line, i) => `BT /F1 12 Tf 72 ${720 - i * 18} Td (${line}) Tj ET`).join('\n');
+      doc.insertPage(-1, doc.addPage([0, 0, 612, 792], 0, { Font: { F1: font } }, ops));
+    }
+  }
+  return doc.saveToBuffer('compress=yes,garbage=yes').asUint8Array();
+}
+
+describe("issue #26's invoice: a text PDF whose second page is two short lines", () => {
+  const SHORT = fixture('short-page.pdf');
+
+  test('openai alone: the estimate priced `analyze`, the worker asks openai once to analyze both pages and completes', async () => {
+    const run = await plannedRun(SHORT, INVOICE, ['openai']);
+    // The estimate took the file for text: the analysis of its text is what was held.
+    expect(run.estimateMicros).toBeLessThan(predictAttempt('openai', run.file, INVOICE, 'vision')?.costMicros ?? 0);
+    arrange(run, SHORT);
+    const openai = answering('openai', run, 'analyze', { invoiceNumber: 'INV-2041', totalDue: 1250 });
+    await deliver({ openai });
+    const { status, attempts, priceMicros } = settled();
+    expect(status).toBe('completed');
+    expect(attempts).toEqual([expect.objectContaining({ provider: 'openai', step: 'analyze', outcome: 'succeeded' })]);
+    expect(steps(openai)).toEqual(['analyze']);
+    expect(texts(openai)[0]).toContain('ACME SUPPLY CO');
+    expect(texts(openai)[0]).toContain('Terms net 30');
+    expect(priceMicros).toBeLessThanOrEqual(run.estimateMicros);
+  });
+
+  test('anthropic alone: analyzed as text too, not read as page images at 1.3x the estimate', async () => {
+    const run = await plannedRun(SHORT, INVOICE, ['anthropic']);
+    arrange(run, SHORT);
+    const anthropic = answering('anthropic', run, 'analyze');
+    await deliver({ anthropic });
+    expect(settled().status).toBe('completed');
+    expect(steps(anthropic)).toEqual(['analyze']);
+  });
+
+  test('in page chunks (text output, a page a call), the short page is analyzed as text like the others', async () => {
+    const run = await plannedRun(SHORT, TRANSCRIBE, ['openai']);
+    expect(run.chunkPages).toBe(1);
+    arrange(run, SHORT);
+    const openai = answering('openai', { ...run, file: { ...run.file, pages: 1 } }, 'analyze', { text: 'page' });
+    await deliver({ openai });
+    expect(settled().status).toBe('completed');
+    expect(steps(openai)).toEqual(['analyze', 'analyze']);
+    expect(texts(openai).sort()).toEqual([expect.stringContaining('ACME SUPPLY CO'), 'Terms net 30\n\nPage 2'].sort());
+  });
+});
+
+describe('a PDF estimated as text with a page that has no text at all', () => {
+  const MIXED = pdfOf([['INVOICE INV-7', 'Amount due 10.00 USD', 'Vendor: Globex Ltd'], 'image']);
+
+  test('the file is small enough to be estimated as text', async () => {
+    const facts = await factsOf(MIXED);
+    expect(facts.sizeBytes / facts.pages).toBeLessThanOrEqual(8 * 1024);
+    expect(likelyStep('openai', facts)).toBe('analyze');
+  });
+
+  test('when reading the pages would cross the spend limit, the model analyzes the text there is (the priced step)', async () => {
+    const run = await plannedRun(MIXED, INVOICE, ['openai']);
+    arrange(run, MIXED);
+    const openai = answering('openai', run, 'analyze');
+    await deliver({ openai });
+    expect(settled().status).toBe('completed');
+    expect(steps(openai)).toEqual(['analyze']);
+    expect(texts(openai)[0]).toContain('INVOICE INV-7');
+  });
+
+  test('when reading the pages fits the spend limit, the model reads them (the scan is not lost)', async () => {
+    const run = await plannedRun(MIXED, INVOICE, ['openai']);
+    // A hold large enough for the vision pass within the limit (2x).
+    const vision = predictAttempt('openai', run.file, INVOICE, 'vision')?.costMicros ?? 0;
+    const roomy = { ...run, estimateMicros: vision };
+    arrange(roomy, MIXED);
+    const openai = answering('openai', roomy, 'vision');
+    await deliver({ openai });
+    expect(settled().status).toBe('completed');
+    expect(steps(openai)).toEqual(['vision']);
+    expect(texts(openai)).toEqual([undefined]);
+  });
+});
+
+describe("the estimate's attempt is never skipped for the spend limit", () => {
+  test('calibration learnt since creation making the attempt look dearer than the limit does not skip it', async () => {
+    const receipt = fixture('receipt.png');
+    const task = buildTask({
+      prompt: 'Extract',
+      outputFormat: 'json',
+      schemaId: 'receipt',
+      schema: registry.get('receipt'),
+    });
+    const run = await plannedRun(receipt, task, ['openai']);
+    // Since creation the key's factors reached their ceiling (4x): the worker's prediction is ~4x the estimate.
+    const key = calibrationKey('openai', task, 'vision');
+    const high = Array.from({ length: 20 }, () => 10);
+    arrange(run, receipt, [{ key, input: high, output: high, version: 1 }]);
+    const openai = answering('openai', run, 'vision');
+    await deliver({ openai });
+    expect(settled().status).toBe('completed');
+    expect(steps(openai)).toEqual(['vision']);
+  });
+});
