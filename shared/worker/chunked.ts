@@ -25,7 +25,9 @@ import type { Micros } from '../money.js';
 import { chunkFacts, chunkRanges, type PageRange, rangePages } from '../planning/chunks.js';
 import { predictAttempt, predictedCostMicros } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
+import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
+import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
 import { type ChunkCheckpoint, listCheckpoints, saveCheckpoint } from '../store/chunks.js';
 import type { Settlement } from '../store/ledger.js';
@@ -67,6 +69,8 @@ export interface ChunkedInput {
   afterChunk?: () => void | Promise<void>;
   /** Only the chunks within these pages (a fanned-out group's, ./fanout.ts); the answer merges only them. */
   only?: PageRange;
+  /** The run's tenant's calibration factors (default: the shipped seeds), for reservations and fallbacks' bounds. */
+  factors?: FactorsFor;
 }
 
 interface Totals {
@@ -114,11 +118,14 @@ export function pagesLeft(planned: readonly PageRange[], done: readonly PageRang
 }
 
 /** What a chunk keeps reserved until it ends: its primary path's predicted cost (for a chain, both steps'). */
-export function chunkReservation(run: RunRecord, range: PageRange): Micros {
+export function chunkReservation(run: RunRecord, range: PageRange, factors?: FactorsFor): Micros {
   const facts = chunkFacts(run.file, range);
-  if (!run.ocrCandidates) return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task)) ?? 0;
+  if (!run.ocrCandidates) {
+    return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task, factors)) ?? 0;
+  }
   // A chain: both steps' primary paths, as the plan held them (planning/plan.ts chainedPlan).
-  const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => predictAttempt(id, facts, run.task, s)?.costMicros;
+  const step = (s: 'ocr' | 'analyze') => (id: ProviderId) =>
+    predictAttempt(id, facts, run.task, s, factors)?.costMicros;
   return (
     (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
   );
@@ -159,7 +166,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const committed = (c: ChunkSpend) => Math.max(c.reserved, c.spent + c.inFlight);
   const total = () => spend.ended + spend.queued + [...active].reduce((sum, c) => sum + committed(c), 0);
   const fits = (micros: Micros) => priceFor(micros, run.marginPct) <= input.capMicros;
-  const reservation = (range: PageRange): Micros => chunkReservation(run, range);
+  const reservation = (range: PageRange): Micros => chunkReservation(run, range, input.factors);
   for (const range of queue) spend.queued += reservation(range);
 
   let failure: { reason: 'truncated' | 'unreadable' | 'providers'; page: number } | undefined;
@@ -196,7 +203,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
     ): Promise<Totals & { text: string | undefined; words: PageWords[]; failedPage?: number }> => {
       const ocrCandidates = run.ocrCandidates ?? [];
       const analyzeBound = (id: ProviderId) =>
-        predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze')?.costMicros;
+        predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze', input.factors)?.costMicros;
+      const ocrPrimary = ocrCandidates.find((id) => catalog[id] !== undefined);
       const read: Totals & { text: string | undefined; words: PageWords[]; failedPage?: number } = {
         attempts: [],
         requests: 0,
@@ -216,6 +224,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           candidates: ocrCandidates,
           input: { bytes, facts, task: run.task, pages: one },
           stepFor: () => 'ocr',
+          // The estimate priced the chunk's OCR by the first engine (planning/plan.ts chainedPlan).
+          ...(ocrPrimary ? { planned: { provider: ocrPrimary, step: 'ocr' as const } } : {}),
           costBound: (id) => predictAttempt(id, facts, run.task, 'ocr')?.costMicros,
           spentMicros: read.costMicros,
           reservedMicros: primaryPathCost(run.candidates, analyzeBound) ?? 0,
@@ -281,6 +291,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           capMicros: input.capMicros,
           deadlineMs: input.deadlineMs,
           shared,
+          ...(input.factors ? { factors: input.factors } : {}),
           stopOnTruncated: rangePages(range) > 1,
           ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
         };

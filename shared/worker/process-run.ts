@@ -15,7 +15,7 @@ import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
-import { predictAttempt } from '../planning/estimate.js';
+import { calibrationKeysFor, predictAttempt } from '../planning/estimate.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderInput } from '../providers/types.js';
@@ -169,7 +169,9 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   // The spend limit: the run may cost up to this multiple of its estimate; the client pays at most the estimate (and
   // so at most maxCostUsd, which the estimate is within), the service absorbs the rest (docs/pricing.md).
   const capMicros = Math.floor(run.estimateMicros * config.maxOverrunRatio);
-  const factors = await loadFactors();
+  // The run's tenant's calibration, as its estimate was made (a fallback's bound is predicted with it).
+  const providers = [...run.candidates, ...(run.ocrCandidates ?? [])];
+  const factors = await loadFactors(run.tenantId, calibrationKeysFor(providers, run.task));
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
   if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
     const outcome = await executeChunked({
@@ -179,6 +181,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
       capMicros,
       deadlineMs,
       concurrency: config.runConcurrency,
+      factors,
       afterChunk: () => options.fault?.('after-chunk', run),
     });
     const merged = outcome.status === 'completed' ? outcome.merged : undefined;
@@ -327,7 +330,7 @@ function sampleOf(run: RunRecord, outcome: ExecuteOutcome): CalibrationSample | 
 async function learn(run: RunRecord, settlement: Settlement): Promise<void> {
   if (settlement.status !== 'completed' || !settlement.calibration) return;
   try {
-    await recordSamples([settlement.calibration]);
+    await recordSamples(run.tenantId, [settlement.calibration]);
   } catch (error: unknown) {
     log.warn('could not record a calibration sample', { jobId: run.jobId, error });
   }

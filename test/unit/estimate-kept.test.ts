@@ -7,10 +7,10 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
-  ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
@@ -25,7 +25,7 @@ import { planRun } from '../../shared/planning/plan.js';
 import { calibrationKey } from '../../shared/providers/predict.js';
 import type { ProviderOutput } from '../../shared/providers/types.js';
 import { buildTask, registry } from '../../shared/registry/registry.js';
-import { clearCalibrationCache } from '../../shared/store/calibration.js';
+import { clearCalibrationCache, tenantItemKey } from '../../shared/store/calibration.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import type { ProviderId, Step, TaskSpec } from '../../shared/task.js';
 import { type ScriptedAdapter, succeeding } from '../support/adapters.js';
@@ -79,7 +79,7 @@ function arrange(run: RunRecord, bytes: Uint8Array, calibration: Record<string, 
   ddb.on(UpdateCommand).resolves({});
   ddb.on(TransactWriteCommand).resolves({});
   ddb.on(QueryCommand).resolves({ Items: [] });
-  ddb.on(ScanCommand).resolves({ Items: calibration });
+  ddb.on(BatchGetCommand).resolves({ Responses: { [tableName('calibration')]: calibration } });
   serveObject(s3, bytes, run.objectKey);
 }
 
@@ -217,7 +217,7 @@ describe("the estimate's attempt is never skipped for the spend limit", () => {
     // Since creation the key's factors reached their ceiling (4x): the worker's prediction is ~4x the estimate.
     const key = calibrationKey('openai', task, 'vision');
     const high = Array.from({ length: 20 }, () => 10);
-    arrange(run, receipt, [{ key, input: high, output: high, version: 1 }]);
+    arrange(run, receipt, [{ key: tenantItemKey(run.tenantId, key), input: high, output: high, version: 1 }]);
     const openai = answering('openai', run, 'vision');
     await deliver({ openai });
     expect(settled().status).toBe('completed');
