@@ -13,8 +13,9 @@
  *   seed, and the nearest-rank 95th percentile of at least 20 values ignores the highest one. The factor itself is
  *   clamped, so no history can make an estimate absurd in either direction.
  * - One tenant cannot move another's estimates: a tenant's own window serves only that tenant, and the deployment's
- *   window holds ONE value per tenant (its latest), so a tenant can move the fallback's 95th percentile at most
- *   between two values other tenants (or the seeds) put there, however many runs it sends.
+ *   window, which a tenant with few runs of its own falls back on, holds ONE value per tenant (its latest), so a
+ *   tenant can move another's factor at most between two values others (or the seeds) put there, however many runs
+ *   it sends.
  */
 import * as z from '../zod.js';
 import seedsRaw from './calibration-seeds.json' with { type: 'json' };
@@ -148,21 +149,25 @@ export function addTenantEntry(
 
 /** What one tenant's estimates are calibrated with: its own windows and the deployment's, by key. */
 export interface TenantCalibration {
+  tenant: string;
   own: ReadonlyMap<string, CalibrationState>;
   deployment: ReadonlyMap<string, DeploymentState>;
 }
 
 /**
- * A tenant's factors by key: its own window once that holds MIN_SAMPLES runs of the key, else the deployment's
- * (one value per tenant, seed-filled like any window with few values).
+ * A tenant's factors by key: its own window once that holds MIN_SAMPLES runs of the key; before, its own few ratios
+ * together with the deployment's entries of the OTHER tenants (one each), seed-filled like any window with few
+ * values. So a new tenant starts from what the deployment learnt, its own first runs still raise its estimates at
+ * once, and no other tenant weighs more than one value.
  */
 export function tenantFactors(calibration: TenantCalibration): FactorsFor {
   return (key) => {
     const own = calibration.own.get(key);
     if (own && own.input.length >= MIN_SAMPLES && own.output.length >= MIN_SAMPLES) return factorsOf(key, own);
-    const entries = calibration.deployment.get(key)?.entries ?? [];
-    if (entries.length === 0) return factorsOf(key, undefined);
-    return factorsOf(key, { key, input: entries.map((e) => e.input), output: entries.map((e) => e.output) });
+    const others = (calibration.deployment.get(key)?.entries ?? []).filter((e) => e.tenant !== calibration.tenant);
+    const input = [...(own?.input ?? []), ...others.map((e) => e.input)];
+    const output = [...(own?.output ?? []), ...others.map((e) => e.output)];
+    return factorsOf(key, input.length === 0 ? undefined : { key, input, output });
   };
 }
 

@@ -136,10 +136,10 @@ export async function loadFactors(tenantId: string, keys: readonly string[], now
       const all = deploymentState(items.get(key), key);
       if (all) deployment.set(key, all);
     }
-    return tenantFactors({ own, deployment });
+    return tenantFactors({ tenant: tenantId, own, deployment });
   } catch (error: unknown) {
     log.warn('could not read the calibration table; estimating from the shipped seeds', { error });
-    return tenantFactors({ own: new Map(), deployment: new Map() });
+    return tenantFactors({ tenant: tenantId, own: new Map(), deployment: new Map() });
   }
 }
 

@@ -62,16 +62,38 @@ beforeEach(() => {
 describe('the arithmetic', () => {
   test("a tenant with enough runs of a key is calibrated by its own, whatever the deployment's says", () => {
     const factors = tenantFactors({
+      tenant: 'acme',
       own: new Map([[KEY, own(Array(MIN_SAMPLES).fill(100))]]),
       deployment: new Map([[KEY, deployment([['flood', 400]])]]),
     });
     expect(factors(KEY).output).toBeCloseTo(1);
   });
 
-  test("with too few runs of its own, a tenant gets the deployment's window (seed-filled), not its own few", () => {
+  test("a new tenant starts from the other tenants' entries in the deployment's window", () => {
     const others = deployment(Array.from({ length: 30 }, (_, i): [string, number] => [`t${i}`, 120]));
-    const factors = tenantFactors({ own: new Map([[KEY, own([900, 900])]]), deployment: new Map([[KEY, others]]) });
+    const factors = tenantFactors({ tenant: 'acme', own: new Map(), deployment: new Map([[KEY, others]]) });
     expect(factors(KEY).output).toBeCloseTo(1.2);
+  });
+
+  test('with few runs of its own, those raise its factor at once; its own entry is not counted twice', () => {
+    const others = deployment([
+      ...Array.from({ length: 30 }, (_, i): [string, number] => [`t${i}`, 120]),
+      ['acme', 300],
+    ]);
+    const factors = tenantFactors({
+      tenant: 'acme',
+      own: new Map([[KEY, own([300, 300])]]),
+      deployment: new Map([[KEY, others]]),
+    });
+    // 32 values (30 others, acme's two): the 95th percentile is the 31st smallest, one of acme's own.
+    expect(factors(KEY).output).toBeCloseTo(3);
+    const once = tenantFactors({
+      tenant: 'acme',
+      own: new Map([[KEY, own([300])]]),
+      deployment: new Map([[KEY, others]]),
+    });
+    // 31 values with one of acme's: the 30th smallest is another tenant's.
+    expect(once(KEY).output).toBeCloseTo(1.2);
   });
 
   test("a tenant's flood of runs is one entry of the deployment's window: its latest", () => {
@@ -79,15 +101,22 @@ describe('the arithmetic', () => {
     for (let i = 0; i < 500; i += 1) state = addTenantEntry(state, 'flood', sample(1000));
     expect(state?.entries).toEqual([{ tenant: 'flood', input: 1, output: 10 }]);
     // A new tenant's fallback with that one entry among the seeds: the seed, unmoved.
-    const factors = tenantFactors({ own: new Map(), deployment: new Map([[KEY, state as DeploymentState]]) });
+    const factors = tenantFactors({
+      tenant: 'beta',
+      own: new Map(),
+      deployment: new Map([[KEY, state as DeploymentState]]),
+    });
     expect(factors(KEY)).toEqual(seedFor(KEY));
   });
 
   test('one tenant moves the fallback at most between two values other tenants put there', () => {
     const others = Array.from({ length: 29 }, (_, i): [string, number] => [`t${i}`, 100 + i]);
     const withFlood = (output: number) =>
-      tenantFactors({ own: new Map(), deployment: new Map([[KEY, deployment([...others, ['flood', output]])]]) })(KEY)
-        .output;
+      tenantFactors({
+        tenant: 'beta',
+        own: new Map(),
+        deployment: new Map([[KEY, deployment([...others, ['flood', output]])]]),
+      })(KEY).output;
     // 30 values: the 95th percentile is the 29th smallest. Whatever the flood's value, it stays between the other
     // tenants' 28th and 29th smallest (1.27, 1.28).
     for (const output of [1, 50, 127.5, 1000]) {
