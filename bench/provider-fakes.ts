@@ -534,11 +534,38 @@ function expenseDocuments(c: FakeCase): Record<string, unknown>[] {
   ];
 }
 
-function textract(operation: string, c: FakeCase, log: FakeRequestUsage[]): ScriptedResponse {
+/**
+ * The pages of the document a synchronous Textract request sends (`Document.Bytes`: one page of a longer PDF when the
+ * run is in page chunks), as Textract counts them for `DocumentMetadata.Pages`; the case's pages for a request that
+ * names the stored object (the asynchronous API reads the whole file).
+ */
+async function textractPages(body: Record<string, unknown>, c: FakeCase): Promise<number> {
+  const document = isRecord(body.Document) ? body.Document : undefined;
+  if (typeof document?.Bytes !== 'string') return c.pages;
+  const bytes = Buffer.from(document.Bytes, 'base64');
+  if (bytes.subarray(0, 5).toString('latin1') !== '%PDF-') return 1;
+  const mupdf = await import('mupdf');
+  const doc = mupdf.Document.openDocument(new Uint8Array(bytes), 'application/pdf');
+  try {
+    return doc.countPages();
+  } finally {
+    doc.destroy();
+  }
+}
+
+async function textract(
+  operation: string,
+  body: Record<string, unknown>,
+  whole: FakeCase,
+  log: FakeRequestUsage[],
+): Promise<ScriptedResponse> {
   const ok = (json: Record<string, unknown>): ScriptedResponse => ({
     headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': 'bench' },
     json,
   });
+  const sent = operation.startsWith('Get') ? whole.pages : await textractPages(body, whole);
+  // A request for some of the pages reads (and bills) those: the case's first ones stand in for them.
+  const c: FakeCase = { ...whole, pages: sent, pageLines: whole.pageLines.slice(0, sent) };
   const pages = { DocumentMetadata: { Pages: c.pages } };
   log.push({ provider: 'textract', operation, ...(operation.startsWith('Start') ? {} : { pages: c.pages }) });
   switch (operation) {
@@ -584,7 +611,7 @@ export async function startProviderFakes(): Promise<ProviderFakes> {
     if (!c) return { status: 500, json: { error: 'no case set' } };
     const body = isRecord(request.body) ? request.body : {};
     const target = request.headers['x-amz-target'] ?? '';
-    if (target.startsWith('Textract.')) return textract(target.slice('Textract.'.length), c, usage);
+    if (target.startsWith('Textract.')) return textract(target.slice('Textract.'.length), body, c, usage);
     if (request.path.startsWith('/v1/responses')) return openai(body, c, usage);
     if (request.path.startsWith('/v1/messages')) return anthropic(body, c, usage);
     if (request.path.includes(':generateContent')) return gemini(body, c, usage);

@@ -22,6 +22,8 @@ import type { FileFacts } from '../../shared/file-facts.js';
 import { inspectUpload } from '../../shared/inspect/index.js';
 import { likelyStep, predictAttempt } from '../../shared/planning/estimate.js';
 import { planRun } from '../../shared/planning/plan.js';
+import { localCost } from '../../shared/pricing/pricing.js';
+import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
 import { calibrationKey } from '../../shared/providers/predict.js';
 import type { ProviderOutput } from '../../shared/providers/types.js';
 import { buildTask, registry } from '../../shared/registry/registry.js';
@@ -168,6 +170,23 @@ describe("issue #26's invoice: a text PDF whose second page is two short lines",
     expect(settled().status).toBe('completed');
     expect(steps(openai)).toEqual(['analyze', 'analyze']);
     expect(texts(openai).sort()).toEqual([expect.stringContaining('ACME SUPPLY CO'), 'Terms net 30\n\nPage 2'].sort());
+  });
+});
+
+describe('the local provider reads what the estimate priced', () => {
+  afterAll(async () => shutdownLocalProvider());
+
+  test("issue #26's invoice is read from its text layer, both pages at the text-layer price, as estimated", async () => {
+    const bytes = fixture('short-page.pdf');
+    const facts = await factsOf(bytes);
+    const predicted = predictAttempt('local', facts, INVOICE, 'vision')?.costMicros;
+    const output = await localProvider.invoke(
+      { bytes, facts, task: INVOICE, step: 'vision' },
+      { signal: new AbortController().signal, deadlineMs: Date.now() + 30_000 },
+    );
+    expect(output.usage).toEqual({ billableUnits: 2, costMicros: 2 * localCost.textLayerPageMicros });
+    expect(output.usage.costMicros).toBe(predicted);
+    expect(output.documentText).toContain('Terms net 30');
   });
 });
 
