@@ -217,7 +217,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
       for (let page = range.first; page <= range.last; page++) {
         const one = { first: page, last: page };
         const bytes = pdf.extractPages(page - 1, page - 1);
-        const facts = chunkFacts(run.file, one, bytes.byteLength);
+        const facts = chunkFacts(run.file, one);
         const outcome = await executePlan({
           ...common,
           adapters: input.adapters,
@@ -284,7 +284,9 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           }
           throw error;
         }
-        const facts = chunkFacts(run.file, range, bytes.byteLength);
+        // The chunk's facts as the estimate saw them (its share of the file's bytes, not the grafted PDF's size): a
+        // provider that reads the file decides from them what the estimate priced (a text layer, or a scan).
+        const facts = chunkFacts(run.file, range);
         const common = {
           adapters: input.adapters,
           input: { bytes, facts, task: run.task, pages: range },

@@ -170,6 +170,13 @@ describe("issue #26's invoice: a text PDF whose second page is two short lines",
     expect(settled().status).toBe('completed');
     expect(steps(openai)).toEqual(['analyze', 'analyze']);
     expect(texts(openai).sort()).toEqual([expect.stringContaining('ACME SUPPLY CO'), 'Terms net 30\n\nPage 2'].sort());
+    // Each chunk's provider is given the chunk's facts as the estimate saw them: its share of the file's bytes, not
+    // the size of the grafted one-page PDF (which carries the file's fonts and objects again).
+    const share = Math.ceil(run.file.sizeBytes / 2);
+    expect(openai.calls.map((c) => c.input.facts)).toEqual([
+      expect.objectContaining({ pages: 1, sizeBytes: share }),
+      expect.objectContaining({ pages: 1, sizeBytes: share }),
+    ]);
   });
 });
 
