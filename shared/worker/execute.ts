@@ -5,10 +5,10 @@
  * attempt is told the most it may cost (`maxCostMicros`), from which a language model derives its output caps and
  * skips a repair that could cross it. A dearer fallback runs when it fits. Every attempt is recorded with provider,
  * step, outcome and latency.
- * Not to undo: the attempt the estimate priced (`planned`) is never skipped for the spend limit. Its price is the
- * estimate by construction; only the worker's newer knowledge (calibration learnt since, the real text length) could
- * make it look dearer, and a run must never fail for its own estimate (contract v1.2 §5). What it spends is still
- * bounded by `maxCostMicros`.
+ * Not to undo: the attempt the estimate priced (`planned`) is never skipped for the spend limit, and may spend at
+ * least its own prediction on what it is really given (`plannedFloor`). Its price is the estimate by construction;
+ * only the worker's newer knowledge (calibration learnt since, the real text length) can make it look dearer, and a
+ * run must never fail for its own estimate (contract v1.2 §5). Every other attempt keeps to the spend limit.
  */
 import type { Attempt } from '../contract.js';
 import { log } from '../log.js';
@@ -152,6 +152,17 @@ export function suspectUsage(usage: ProviderOutput['usage']): boolean {
   return bad(usage.inputTokens) || bad(usage.outputTokens);
 }
 
+/**
+ * What the estimate's own attempt may spend at least: its prediction on what it is really given (the document's real
+ * text, the factors learnt since creation), with room for the adapters' input margin (they count input 1.1x when they
+ * size the answer's cap). A document far denser than the typical page the estimate priced then completes, the excess
+ * absorbed and learnt by calibration, instead of being refused or cut at a cap the estimate's own guess set. Bounded
+ * by each adapter's own text allowance per page. docs/decisions.md, "An accepted estimate never fails its run".
+ */
+export function plannedFloor(boundMicros: Micros): Micros {
+  return Math.ceil(boundMicros * 1.25);
+}
+
 /** The largest cost whose price (with the margin) stays within `priceMicros`. */
 export function costWithin(priceMicros: Micros, marginPct: number = pricing.marginPct): Micros {
   let cost = Math.floor((priceMicros * 10_000) / (10_000 + Math.round(marginPct * 100)));
@@ -193,8 +204,10 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   // Whether one more attempt of a provider's step, at its predicted cost, keeps the run within its limit. What the run
   // has spent only grows, so a candidate that does not fit now never will (other chunks' reservations only turn into
   // spend). The estimate's own attempt always fits while this call has spent nothing (see the top).
+  const isPlanned = (provider: ProviderId, step: Step) =>
+    costMicros === 0 && options.planned?.provider === provider && options.planned.step === step;
   const fitsNow = (provider: ProviderId, step: Step) =>
-    (costMicros === 0 && options.planned?.provider === provider && options.planned.step === step) ||
+    isPlanned(provider, step) ||
     priceFor(
       (options.spentMicros ?? 0) +
         (options.shared?.othersMicros() ?? 0) +
@@ -241,7 +254,7 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
     for (let tries = 0; tries < 2; tries += 1) {
       const started = now();
       const bound = costBound(provider, step) ?? 0;
-      const limit = allowance();
+      const limit = isPlanned(provider, step) ? Math.max(allowance(), plannedFloor(bound)) : allowance();
       options.shared?.started(bound);
       const outcome = await attemptOnce(adapter, provider, input, deadlineMs, limit);
       options.shared?.settled(

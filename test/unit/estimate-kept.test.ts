@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import * as mupdf from 'mupdf';
+import { type ProviderFakes, startProviderFakes } from '../../bench/provider-fakes.js';
 import { createWorkerHandler } from '../../functions/worker.js';
 import type { FileFacts } from '../../shared/file-facts.js';
 import { inspectUpload } from '../../shared/inspect/index.js';
@@ -24,6 +25,7 @@ import { likelyStep, predictAttempt } from '../../shared/planning/estimate.js';
 import { planRun } from '../../shared/planning/plan.js';
 import { localCost } from '../../shared/pricing/pricing.js';
 import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
+import { createOpenAIProvider } from '../../shared/providers/openai/adapter.js';
 import { calibrationKey } from '../../shared/providers/predict.js';
 import type { ProviderOutput } from '../../shared/providers/types.js';
 import { buildTask, registry } from '../../shared/registry/registry.js';
@@ -111,8 +113,11 @@ function answering(provider: ProviderId, run: RunRecord, step: Step, result: Rec
 const steps = (adapter: ScriptedAdapter): Step[] => adapter.calls.map((c) => c.input.step);
 const texts = (adapter: ScriptedAdapter): Array<string | undefined> => adapter.calls.map((c) => c.input.documentText);
 
-/** A PDF built here: each page either lines of text (Helvetica) or a small raster image alone on it. */
-function pdfOf(pages: Array<string[] | 'image'>): Uint8Array {
+/**
+ * A PDF built here: each page either lines of text (Helvetica, `size` points, a line every 1.25 x size from the top)
+ * or a small raster image alone on it.
+ */
+function pdfOf(pages: Array<string[] | 'image'>, size = 12): Uint8Array {
   const doc = new mupdf.PDFDocument();
   const font = doc.addSimpleFont(new mupdf.Font('Helvetica'));
   for (const page of pages) {
@@ -126,7 +131,7 @@ function pdfOf(pages: Array<string[] | 'image'>): Uint8Array {
         doc.addPage([0, 0, 612, 792], 0, { XObject: { Im1: image } }, 'q 300 0 0 300 72 400 cm /Im1 Do Q'),
       );
     } else {
-      const ops = page.map((line, i) => `BT /F1 12 Tf 72 ${720 - i * 18} Td (${line}) Tj ET`).join('\n');
+      const ops = page.map((line, i) => `BT /F1 ${size} Tf 36 ${760 - i * size * 1.25} Td (${line}) Tj ET`).join('\n');
       doc.insertPage(-1, doc.addPage([0, 0, 612, 792], 0, { Font: { F1: font } }, ops));
     }
   }
@@ -227,6 +232,53 @@ describe('a PDF estimated as text with a page that has no text at all', () => {
     expect(settled().status).toBe('completed');
     expect(steps(openai)).toEqual(['vision']);
     expect(texts(openai)).toEqual([undefined]);
+  });
+});
+
+describe('a text PDF far denser than the typical page the estimate priced', () => {
+  const SENTENCE =
+    'The supplier shall deliver the goods described in Schedule 2 within thirty days of each purchase order, and any ' +
+    'delay not caused by the buyer entitles the buyer to a reduction of two percent of the price per week of delay. ';
+  /** Twelve pages of 6-point print, about 12,000 characters each (a typical page has about 2,000). */
+  const dense = () =>
+    pdfOf(
+      Array.from({ length: 12 }, () => Array.from({ length: 96 }, (_, i) => SENTENCE.slice(i % 7, 125 + (i % 7)))),
+      6,
+    );
+  let fakes: ProviderFakes;
+  beforeAll(async () => {
+    fakes = await startProviderFakes();
+  });
+  afterAll(async () => fakes.close());
+
+  test('openai alone: the real adapter is let spend its own prediction, and the run completes (the excess absorbed)', async () => {
+    const bytes = dense();
+    const run = await plannedRun(bytes, INVOICE, ['openai']);
+    expect(likelyStep('openai', run.file)).toBe('analyze');
+    arrange(run, bytes);
+    fakes.use({
+      answer: { invoiceNumber: null, totalDue: null },
+      textOutput: false,
+      pages: 2,
+      pageLines: [],
+      expense: [],
+    });
+    fakes.take();
+    const openai = createOpenAIProvider({
+      env: { OPENAI_API_KEY: 'sk-dense-fake', OPENAI_BASE_URL: `${fakes.url}/v1` },
+    });
+    await createWorkerHandler({ adapters: { openai } })(
+      sqsEvent([{ body: '{"jobId":"run_1"}' }]),
+      lambdaContext(60_000),
+    );
+    const { status, attempts, priceMicros } = settled();
+    expect({ status, attempts }).toEqual({
+      status: 'completed',
+      attempts: [expect.objectContaining({ provider: 'openai', step: 'analyze', outcome: 'succeeded' })],
+    });
+    expect(fakes.take().requests).toBe(1);
+    // Denser than priced: its price is over the spend limit the estimate alone would have set.
+    expect(priceMicros).toBeGreaterThan(2 * run.estimateMicros);
   });
 });
 
