@@ -23,9 +23,9 @@ export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'cheaper
 
 /**
  * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
- * candidates (a full text layer replaces the OCR step). Each step is held to its own bound (the catalog's
- * stepCostMicros), the OCR step keeps the analyze step's primary path in reserve and at least 40 % of the time left,
- * and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
+ * candidates (a full text layer replaces the OCR step). Each step's attempts are predicted as the estimate predicted
+ * them (the analysis for the text it is really given), the OCR step keeps the analyze step's primary path in reserve
+ * and at least 40 % of the time left, and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
  * OCR attempt (there is nothing to analyze): the next engine tries, and if none reads anything the run fails with
  * nothing charged. The outcome reads as one: every attempt of both steps, every request and cost, the pages the OCR
  * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
@@ -61,12 +61,18 @@ export async function executeChain(
     if (!ocr.output) return ocr;
     text = readText(ocr.output);
   }
+  // The text the analysis reads (narrowed for the closure below).
+  const documentText = text;
   const analyze = await executePlan({
     ...options,
     candidates: run.candidates,
-    input: { ...options.input, documentText: text },
+    input: { ...options.input, documentText },
     stepFor: () => 'analyze',
-    costBound: bound('analyze'),
+    // Predicted for the text it is given, as a single pass's analysis is (its planned attempt may spend that).
+    costBound: (provider) =>
+      predictAttempt(provider, run.file, run.task, 'analyze', options.factors, {
+        documentTextChars: documentText.length,
+      })?.costMicros,
     ...planned(run.candidates, 'analyze'),
     spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
   });

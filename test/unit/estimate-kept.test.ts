@@ -23,7 +23,8 @@ import type { FileFacts } from '../../shared/file-facts.js';
 import { inspectUpload } from '../../shared/inspect/index.js';
 import { likelyStep, predictAttempt } from '../../shared/planning/estimate.js';
 import { planRun } from '../../shared/planning/plan.js';
-import { localCost } from '../../shared/pricing/pricing.js';
+import { localCost, priceFor } from '../../shared/pricing/pricing.js';
+import { catalog } from '../../shared/providers/catalog.js';
 import { localProvider, shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
 import { createOpenAIProvider } from '../../shared/providers/openai/adapter.js';
 import { calibrationKey } from '../../shared/providers/predict.js';
@@ -32,7 +33,7 @@ import { buildTask, registry } from '../../shared/registry/registry.js';
 import { clearCalibrationCache, tenantItemKey } from '../../shared/store/calibration.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import type { ProviderId, Step, TaskSpec } from '../../shared/task.js';
-import { type ScriptedAdapter, succeeding } from '../support/adapters.js';
+import { failing, type ScriptedAdapter, succeeding } from '../support/adapters.js';
 import { fixture, mapsAsObjects, runItem, serveObject, tableName } from '../support/aws.js';
 import { lambdaContext, sqsEvent } from '../support/events.js';
 
@@ -279,6 +280,47 @@ describe('a text PDF far denser than the typical page the estimate priced', () =
     expect(fakes.take().requests).toBe(1);
     // Denser than priced: its price is over the spend limit the estimate alone would have set.
     expect(priceMicros).toBeGreaterThan(2 * run.estimateMicros);
+  });
+});
+
+describe('an OCR-then-analyze chain', () => {
+  test('its analysis is predicted for the text the OCR step really read: a short reading lets a dearer fallback run', async () => {
+    const scan = fixture('scanned.pdf');
+    const file = await factsOf(scan);
+    const textractCost = catalog.textract?.stepCostMicros(file, INVOICE, 'ocr') ?? Number.NaN;
+    const read = 'ACME SUPPLY CO INVOICE INV-2041 AMOUNT DUE 1250.00 USD';
+    const analysis = (chars?: number) =>
+      predictAttempt(
+        'openai',
+        file,
+        INVOICE,
+        'analyze',
+        undefined,
+        chars === undefined ? {} : { documentTextChars: chars },
+      )?.costMicros ?? Number.NaN;
+    // The spend limit leaves openai's analysis of the short reading room after Textract's, not of a typical page.
+    expect(analysis(read.length)).toBeLessThan(analysis());
+    const run = runItem({
+      task: INVOICE,
+      schemaId: 'invoice',
+      file,
+      ocrCandidates: ['textract'],
+      candidates: ['anthropic', 'openai'],
+      estimateMicros: Math.floor((priceFor(textractCost + analysis()) - 1) / 2),
+    });
+    arrange(run, scan);
+    const textract = succeeding('textract', {
+      result: { text: read },
+      documentText: read,
+      usage: { billableUnits: 1, costMicros: textractCost },
+    });
+    const openai = answering('openai', run, 'analyze');
+    await deliver({ textract, anthropic: failing('anthropic', 'server'), openai });
+    expect(settled().attempts.map((a) => `${a.provider}/${a.step}/${a.outcome}`)).toEqual([
+      'textract/ocr/succeeded',
+      'anthropic/analyze/failed',
+      'openai/analyze/succeeded',
+    ]);
   });
 });
 
