@@ -2,6 +2,7 @@
  * Writes the test fixtures in test/fixtures/ (`npm run fixtures`). Text is drawn with mupdf's built-in Helvetica into
  * a PDF page, which is then rendered to PNG, so every fixture has real, OCR-able text without any system fonts.
  * Re-running rewrites the same files; the output is deterministic apart from the few bytes PDF writers vary (ids).
+ * Over 400 lines: every fixture is written by this one script from the same builders, so they stay alike.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,7 @@
-/** executePlan: deadlines per attempt, fallback on any failure, the budget cap, and what counts as a request. */
+/**
+ * executePlan: deadlines per attempt, fallback on any failure, the budget cap, what counts as a request, and the
+ * estimate's own step and attempt. Over 400 lines: one describe per rule of one function, against one plan factory.
+ */
 import type { FileFacts } from '../../shared/file-facts.js';
 import type { TaskSpec } from '../../shared/task.js';
 import { type ExecuteInput, executePlan, plannedFloor } from '../../shared/worker/execute.js';
