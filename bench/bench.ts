@@ -15,6 +15,7 @@ import { type AccuracyResult, measureAccuracy } from './accuracy.js';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
+import { type FirstRunResult, measureFirstRuns } from './first-run.js';
 import { type GroundingResult, measureGrounding } from './grounding.js';
 import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from './hostile-pdfs.js';
 import { type LongDocumentsResult, longDocumentRows, measureLongDocuments } from './long-documents.js';
@@ -48,6 +49,9 @@ export const TARGETS = {
   /** An attempt's hold (estimate) over what a successful attempt is charged, per provider and fixture. */
   estimateOverActualMin: 1.0,
   estimateOverActualMax: 1.5,
+  /** Issue #26: the first run of each fixture on a fresh deployment (an empty calibration table), one provider at a time. */
+  firstRunEstimateOverPriceMin: 1.0,
+  firstRunEstimateOverPriceMax: 2.0,
   /** Issue #18: the worker's grounding of a receipt image whose words are known (withEvidence, p50 warm). */
   groundingReceiptMs: 20,
   /** Issue #18: a 20-page text-layer PDF's words from its text layer + grounding its JSON result (p50 warm). */
@@ -102,6 +106,7 @@ type Phase =
   | 'memory'
   | 'hostile'
   | 'estimates'
+  | 'first-run'
   | 'grounding'
   | 'usage'
   | 'long'
@@ -115,6 +120,7 @@ const PHASES: Phase[] = [
   'memory',
   'hostile',
   'estimates',
+  'first-run',
   'grounding',
   'usage',
   'long',
@@ -361,6 +367,45 @@ function estimateRows(r: EstimatesResult): Row[] {
     },
   );
   return rows;
+}
+
+function firstRunRows(r: FirstRunResult): Row[] {
+  const target = `${TARGETS.firstRunEstimateOverPriceMin.toFixed(1)}–${TARGETS.firstRunEstimateOverPriceMax.toFixed(1)}`;
+  const rows = r.rows.map((row): Row => {
+    const metric = `first run, estimate ÷ price, ${row.provider}, ${row.file} (${row.label}: "${row.prompt}")`;
+    if (row.status !== 'completed' || !Number.isFinite(row.ratio)) {
+      return { metric, value: `${row.status}: ${row.error ?? 'no price'}`, target, result: 'ERROR' };
+    }
+    const ok = row.ratio >= TARGETS.firstRunEstimateOverPriceMin && row.ratio <= TARGETS.firstRunEstimateOverPriceMax;
+    return {
+      metric,
+      value: `${row.ratio} (${row.estimateMicros} / ${row.priceMicros} µ$)`,
+      target,
+      result: ok ? 'PASS' : 'MISS',
+    };
+  });
+  for (const [provider, error] of Object.entries(r.failures)) {
+    rows.push({ metric: `first run, ${provider}`, value: `failed: ${error.slice(0, 200)}`, target, result: 'ERROR' });
+  }
+  return rows;
+}
+
+/** The first-run table: estimate ÷ price by fixture (rows) and provider (columns). */
+function firstRunTable(r: FirstRunResult): string {
+  const providers = [...new Set(r.rows.map((row) => row.provider))];
+  const cases = [...new Set(r.rows.map((row) => `${row.file} (${row.label}: "${row.prompt}")`))];
+  const lines = [`| fixture | ${providers.join(' | ')} |`, `| --- |${providers.map(() => ' --- |').join('')}`];
+  for (const c of cases) {
+    const cells = providers.map((p) => {
+      const row = r.rows.find((x) => x.provider === p && `${x.file} (${x.label}: "${x.prompt}")` === c);
+      return row === undefined ? '—' : row.status === 'completed' ? String(row.ratio) : row.status;
+    });
+    lines.push(`| ${c} | ${cells.join(' | ')} |`);
+  }
+  const ratios = r.rows.filter((row) => row.status === 'completed').map((row) => row.ratio);
+  if (ratios.length > 0)
+    lines.push('', `Range: ${Math.min(...ratios)}–${Math.max(...ratios)} over ${ratios.length} runs.`);
+  return lines.join('\n');
 }
 
 function groundingRows(g: GroundingResult): Row[] {
@@ -676,6 +721,15 @@ function webhookRows(w: WebhooksResult): Row[] {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    log(
+      'npm run bench [-- --only=PHASE[,PHASE...]]\n' +
+        `phases, in the order they run: ${PHASES.join(', ')}\n` +
+        'A full run writes bench/results/latest.json and latest.md; --only writes bench/results/partial.json.tmp.\n' +
+        'BENCH_KEEP_BUNDLES=1 keeps the bundles in bench/results/bundles.tmp/. bench/README.md explains every figure.',
+    );
+    return;
+  }
   const onlyArg = process.argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? (onlyArg.slice('--only='.length).split(',') as Phase[]) : PHASES;
   for (const p of only) if (!PHASES.includes(p)) throw new Error(`unknown phase "${p}" (phases: ${PHASES.join(', ')})`);
@@ -699,6 +753,7 @@ async function main(): Promise<void> {
     memory?: MemoryResult;
     hostile?: HostilePdfsResult;
     estimates?: EstimatesResult;
+    firstRun?: FirstRunResult;
     grounding?: GroundingResult;
     usage?: UsageReadResult;
     long?: LongDocumentsResult;
@@ -762,6 +817,7 @@ async function main(): Promise<void> {
   results.memory = await phase('memory', () => measurePeakRss({ log }));
   results.hostile = await phase('hostile', () => measureHostilePdfs({ runs: WORKLOAD.hostilePdfRuns, log }));
   results.estimates = await phase('estimates', () => measureEstimates({ log }));
+  results.firstRun = await phase('first-run', () => measureFirstRuns({ log }));
   results.grounding = await phase('grounding', () =>
     measureGrounding({
       iterations: WORKLOAD.groundingIterations,
@@ -793,6 +849,7 @@ async function main(): Promise<void> {
     ...(results.memory ? memoryRows(results.memory) : []),
     ...(results.hostile ? hostileRows(results.hostile) : []),
     ...(results.estimates ? estimateRows(results.estimates) : []),
+    ...(results.firstRun ? firstRunRows(results.firstRun) : []),
     ...(results.grounding ? groundingRows(results.grounding) : []),
     ...(results.usage ? usageRows(results.usage) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
@@ -868,6 +925,16 @@ async function main(): Promise<void> {
           "Estimate = the calibrated prediction creation holds (`predictAttempt`, shared/planning/estimate.ts, with calibration learning from the runs before); actual = `priceFor(usage.costMicros)` of a successful attempt against a fake billing by the providers' published rules, answers varying ±30 % (bench/README.md). The ratio is the median of the runs. The bound columns show the profile's worst case (what the estimate used to be), which now only orders candidates and caps outputs.",
           '',
           estimatesTable(results.estimates),
+        ]
+      : []),
+    ...(results.firstRun
+      ? [
+          '',
+          '## First run on a fresh deployment: estimate ÷ price',
+          '',
+          "One provider at a time (VISION_PROVIDERS), an empty calibration table before each run, the run created and processed by the service's own cores against the provider fakes (bench/first-run.ts).",
+          '',
+          firstRunTable(results.firstRun),
         ]
       : []),
     ...(results.latency && results.latency.stackProblems.length > 0

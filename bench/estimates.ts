@@ -1,32 +1,33 @@
 /**
- * Estimate vs actual, per provider and fixture: what the planner holds for one attempt — `priceFor(maxCostMicros)`
- * from the provider's catalog profile — divided by what a successful attempt is then charged — `priceFor(usage.costMicros)`
- * as the adapter computes it from the usage the provider reports.
+ * Estimate vs actual after calibration, per provider and fixture: the estimate creation would hold — the calibrated
+ * prediction of the step the file most likely needs (`predictAttempt`), calibration learning from the runs before as
+ * the service does for one tenant — divided by what a successful attempt is then charged — `priceFor(usage.costMicros)`
+ * as the adapter computes it from the usage the provider reports. 40 runs of each, answers varying ±30 %.
  *
  * Each cloud adapter (openai, anthropic, gemini, bedrock, textract) runs for real (its SDK, its request building, its
  * media preparation, its cost function) against a local fake of its API (bench/provider-fakes.ts) that answers with a
  * successful response and realistic usage for the request it received. `local` runs the real local provider.
- *
- * The step is the one the worker runs (shared/worker/process-run.ts): a PDF whose every page has a text layer is
- * given to the language models as text (`analyze`); Textract and local read the file (`vision`); images are `vision`.
+ * The step is the one the worker runs (shared/worker/steps.ts). The first run of each on an empty calibration table,
+ * through the real create-run and worker, is bench/first-run.ts.
  *
  * For each bound the parts it is made of are computed with the profile's own functions (first request input, its
  * output cap, the repair request; Gemini's thinking headroom), so the report can say what dominates.
+ * Over 400 lines: the bound's parts per provider (one switch over five cost models) sit beside the simulation whose
+ * table they explain.
  */
-import { readFile } from 'node:fs/promises';
-import * as path from 'node:path';
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { TextractClient } from '@aws-sdk/client-textract';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { PROJECT_ROOT } from '../lib/vision-function.js';
 import { config } from '../shared/config.js';
 import type { FileFacts } from '../shared/file-facts.js';
 import { inspectUpload } from '../shared/inspect/index.js';
-import { hasTextLayer, pdfTextLayer } from '../shared/media/index.js';
 import { likelyStep, predictAttempt } from '../shared/planning/estimate.js';
-import { addSample, type CalibrationState, factorsFrom, usableSample } from '../shared/pricing/calibration.js';
+import {
+  addSample,
+  addTenantEntry,
+  type CalibrationState,
+  type DeploymentState,
+  tenantFactors,
+  usableSample,
+} from '../shared/pricing/calibration.js';
 import { priceFor } from '../shared/pricing/pricing.js';
-import { createAnthropicProvider } from '../shared/providers/anthropic/adapter.js';
 import {
   anthropicModelId,
   anthropicModelPrices,
@@ -34,7 +35,6 @@ import {
   promptTokenBound as anthropicPromptBound,
   requestCostMicros,
 } from '../shared/providers/anthropic/profile.js';
-import { createBedrockProvider } from '../shared/providers/bedrock/adapter.js';
 import {
   ANALYZE_TEXT_BYTES_PER_PAGE,
   bedrockInputTokenBound,
@@ -42,7 +42,6 @@ import {
   resolveBedrockModel,
 } from '../shared/providers/bedrock/profile.js';
 import { catalog } from '../shared/providers/catalog.js';
-import { createGeminiProvider } from '../shared/providers/gemini/adapter.js';
 import {
   geminiModel,
   outputTokenCap as geminiOutputCap,
@@ -51,8 +50,7 @@ import {
   modelPricing,
   THINKING_HEADROOM_TOKENS,
 } from '../shared/providers/gemini/profile.js';
-import { localProvider, shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import { createOpenAIProvider } from '../shared/providers/openai/adapter.js';
+import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
 import {
   attemptTokenBounds,
   type OpenAIModelPrices,
@@ -60,145 +58,22 @@ import {
   openaiPricing,
   pricesFor,
 } from '../shared/providers/openai/profile.js';
-import { createTextractProvider } from '../shared/providers/textract/adapter.js';
 import { billedPages, textractApiFor, textractPageMicros } from '../shared/providers/textract/profile.js';
 import type { ProviderAdapter, ProviderInput } from '../shared/providers/types.js';
-import { buildTask, registry } from '../shared/registry/registry.js';
 import { type ProviderId, type ProviderUsage, type Step, singlePassSteps, type TaskSpec } from '../shared/task.js';
-import { type ExpenseField, type FakeCase, startProviderFakes, TOKEN_MODEL } from './provider-fakes.js';
+import { chooseSteps, textLayerOf } from '../shared/worker/steps.js';
+import {
+  benchAdapters,
+  ESTIMATE_PROVIDERS,
+  FIXTURES,
+  type Fixture,
+  fakeCaseOf,
+  fixtureBytes,
+  LANGUAGE_MODELS,
+  pageTextsOf,
+} from './estimate-fixtures.js';
+import { type FakeCase, startProviderFakes, TOKEN_MODEL } from './provider-fakes.js';
 import { round } from './stats.js';
-
-export const ESTIMATE_PROVIDERS: readonly ProviderId[] = [
-  'openai',
-  'anthropic',
-  'gemini',
-  'bedrock',
-  'textract',
-  'local',
-];
-const LANGUAGE_MODELS: ReadonlySet<ProviderId> = new Set(['openai', 'anthropic', 'gemini', 'bedrock']);
-
-interface Fixture {
-  file: string;
-  label: string;
-  task: TaskSpec;
-  answer: Record<string, unknown>;
-  /** Lines per page for Textract, when the file has no text layer to take them from (images). */
-  lines?: string[];
-  expense: ExpenseField[];
-}
-
-const RECEIPT_LINES = [
-  'ACME HARDWARE',
-  'Date: 2026-11-02',
-  'Invoice Number: INV-1042',
-  'Subtotal: 38.50',
-  'Tax: 4.00',
-  'Total: 42.50',
-  'Thank you',
-];
-const RECEIPT_ANSWER = {
-  merchant: 'ACME HARDWARE',
-  date: '2026-11-02',
-  subtotal: 38.5,
-  tax: 4,
-  total: 42.5,
-  currency: null,
-};
-const RECEIPT_EXPENSE: ExpenseField[] = [
-  { type: 'VENDOR_NAME', text: 'ACME HARDWARE' },
-  { type: 'INVOICE_RECEIPT_DATE', text: '2026-11-02' },
-  { type: 'SUBTOTAL', text: '38.50' },
-  { type: 'TAX', text: '4.00' },
-  { type: 'TOTAL', text: '42.50' },
-];
-
-function schemaTask(schemaId: string, prompt: string): TaskSpec {
-  return buildTask({ prompt, outputFormat: 'json', schemaId, schema: registry.get(schemaId) });
-}
-
-/** A summary of realistic length for a text-output task: summaryBaseTokens + summaryTokensPerPage per page. */
-function summary(pages: number): string {
-  const tokens = TOKEN_MODEL.summaryBaseTokens + TOKEN_MODEL.summaryTokensPerPage * pages;
-  const sentence =
-    'The document sets out the payment terms of the vendor: invoices are due within thirty days, late payments ' +
-    'accrue one percent interest per month, and goods remain the vendor’s property until paid. ';
-  let text = '';
-  while (text.length < tokens * TOKEN_MODEL.proseCharsPerToken) text += sentence;
-  return text.slice(0, tokens * TOKEN_MODEL.proseCharsPerToken).trim();
-}
-
-const FIXTURES: Fixture[] = [
-  {
-    file: 'receipt.png',
-    label: 'receipt schema',
-    task: schemaTask('receipt', 'Extract the receipt'),
-    answer: RECEIPT_ANSWER,
-    lines: RECEIPT_LINES,
-    expense: RECEIPT_EXPENSE,
-  },
-  {
-    file: 'text.pdf',
-    label: 'invoice schema',
-    task: schemaTask('invoice', 'Extract the invoice'),
-    answer: {
-      invoiceNumber: 'INV-2001',
-      invoiceDate: '2026-10-15',
-      dueDate: null,
-      vendor: 'Globex Ltd',
-      totalDue: 1250,
-      currency: null,
-    },
-    expense: [
-      { type: 'INVOICE_RECEIPT_ID', text: 'INV-2001' },
-      { type: 'INVOICE_RECEIPT_DATE', text: '2026-10-15' },
-      { type: 'VENDOR_NAME', text: 'Globex Ltd' },
-      { type: 'AMOUNT_DUE', text: '1250.00' },
-    ],
-  },
-  {
-    file: 'twenty-pages.pdf',
-    label: 'text output',
-    task: buildTask({ prompt: 'Summarise the document', outputFormat: 'text' }),
-    answer: { text: summary(20) },
-    expense: [],
-  },
-  {
-    file: 'receipt.heic',
-    label: 'receipt schema',
-    task: schemaTask('receipt', 'Extract the receipt'),
-    answer: RECEIPT_ANSWER,
-    lines: RECEIPT_LINES,
-    expense: RECEIPT_EXPENSE,
-  },
-  {
-    file: 'scanned.pdf',
-    label: 'receipt schema',
-    task: schemaTask('receipt', 'Extract the receipt'),
-    answer: RECEIPT_ANSWER,
-    lines: RECEIPT_LINES,
-    expense: RECEIPT_EXPENSE,
-  },
-  {
-    file: 'business-card.png',
-    label: 'generic prompt',
-    task: buildTask({ prompt: 'Describe this picture', outputFormat: 'json' }),
-    answer: {
-      summary:
-        'A business card of Jane Doe, Head of Engineering at Example Corp, with an e-mail address and a phone number.',
-      text: 'Jane Doe\nHead of Engineering\nExample Corp\njane.doe@example.com\n+1 555 0100',
-      keyValues: [
-        { key: 'name', value: 'Jane Doe' },
-        { key: 'title', value: 'Head of Engineering' },
-        { key: 'company', value: 'Example Corp' },
-        { key: 'email', value: 'jane.doe@example.com' },
-        { key: 'phone', value: '+1 555 0100' },
-      ],
-    },
-    lines: ['Jane Doe', 'Head of Engineering', 'Example Corp', 'jane.doe@example.com', '+1 555 0100'],
-    expense: [],
-  },
-];
 
 /** Runs per language model and fixture, answers varying ±30 % (the issue's 200 simulated runs, and more). */
 export const RUNS_PER_CASE = 40;
@@ -393,44 +268,15 @@ function stepBoundMicros(
 // The run
 // ---------------------------------------------------------------------------------------------------------------
 
-const MODEL_VARIABLES = ['OPENAI_MODEL', 'ANTHROPIC_MODEL', 'GEMINI_MODEL', 'BEDROCK_MODEL_ID'] as const;
-
 export async function measureEstimates(options: { log: (line: string) => void }): Promise<EstimatesResult> {
   const fakes = await startProviderFakes();
-  // The adapters see the same model choice the profiles (which read process.env) estimate with.
-  const models: NodeJS.ProcessEnv = {};
-  for (const name of MODEL_VARIABLES) if (process.env[name]) models[name] = process.env[name];
-  const credentials = {
-    accessKeyId: 'AKIABENCHFAKE0000000',
-    secretAccessKey: 'bench-fake-secret-access-key-0000000000',
-  };
-  const adapters: Record<ProviderId, ProviderAdapter> = {
-    openai: createOpenAIProvider({
-      env: { ...models, OPENAI_API_KEY: 'sk-bench-fake', OPENAI_BASE_URL: `${fakes.url}/v1` },
-    }),
-    anthropic: createAnthropicProvider({
-      env: { ...models, ANTHROPIC_API_KEY: 'sk-ant-bench-fake', ANTHROPIC_BASE_URL: fakes.url },
-    }),
-    gemini: createGeminiProvider({ env: { ...models, GEMINI_API_KEY: 'bench-fake-key', GEMINI_BASE_URL: fakes.url } }),
-    bedrock: createBedrockProvider({
-      env: { ...models, AWS_REGION: 'us-east-1' },
-      client: new BedrockRuntimeClient({
-        region: 'us-east-1',
-        endpoint: fakes.url,
-        credentials,
-        maxAttempts: 1,
-        requestHandler: new NodeHttpHandler({ connectionTimeout: 5_000 }),
-      }),
-    }),
-    textract: createTextractProvider({
-      client: new TextractClient({ region: 'us-east-1', endpoint: fakes.url, credentials, maxAttempts: 1 }),
-      pollIntervalMs: 10,
-    }),
-    local: localProvider,
-  };
+  const adapters = benchAdapters(fakes.url);
   const cases: EstimateCase[] = [];
-  // Calibration as the service keeps it (shared/pricing/calibration.ts), in memory: it learns as the runs settle.
+  // Calibration as the service keeps it for one tenant (shared/pricing/calibration.ts), in memory: it learns as the
+  // runs settle, in the tenant's own window and (its one entry) in the deployment's.
   const states = new Map<string, CalibrationState>();
+  const deployment = new Map<string, DeploymentState>();
+  const factorsNow = () => tenantFactors({ tenant: 'bench', own: states, deployment });
   const rand = random(17);
   const simulated = { runs: 0, over: 0, charged: 0, absorbed: 0 };
   const learn = (provider: ProviderId, facts: FileFacts, task: TaskSpec, step: Step, usage: ProviderUsage) => {
@@ -442,7 +288,9 @@ export async function measureEstimates(options: { log: (line: string) => void })
       predicted: predicted.tokens,
       actual: { input: usage.inputTokens, output: usage.outputTokens },
     };
-    if (usableSample(sample)) states.set(sample.key, addSample(states.get(sample.key), sample));
+    if (!usableSample(sample)) return;
+    states.set(sample.key, addSample(states.get(sample.key), sample));
+    deployment.set(sample.key, addTenantEntry(deployment.get(sample.key), 'bench', sample));
   };
   let drift: EstimatesResult['simulation']['drift'] = { provider: 'openai', file: '', runsToRecover: null, ratios: [] };
   /**
@@ -451,7 +299,7 @@ export async function measureEstimates(options: { log: (line: string) => void })
    */
   const driftScenario = async (): Promise<EstimatesResult['simulation']['drift']> => {
     const fixture = FIXTURES.find((f) => f.file === 'business-card.png') as Fixture;
-    const bytes = new Uint8Array(await readFile(path.join(PROJECT_ROOT, 'test', 'fixtures', fixture.file)));
+    const bytes = await fixtureBytes(fixture.file);
     const facts = await inspectUpload(
       async (start, end) => bytes.subarray(start, end + 1),
       bytes.byteLength,
@@ -468,9 +316,7 @@ export async function measureEstimates(options: { log: (line: string) => void })
         expense: fixture.expense,
         lengthFactor: DRIFT_FACTOR * (1 + ANSWER_VARIATION * (2 * rand() - 1)),
       });
-      const estimate = priceFor(
-        predictAttempt(provider, facts, fixture.task, 'vision', factorsFrom(states))?.costMicros ?? 0,
-      );
+      const estimate = priceFor(predictAttempt(provider, facts, fixture.task, 'vision', factorsNow())?.costMicros ?? 0);
       const output = await adapters[provider].invoke(
         { bytes, facts, task: fixture.task, step: 'vision' },
         { signal: new AbortController().signal, deadlineMs: Date.now() + 120_000 },
@@ -497,22 +343,22 @@ export async function measureEstimates(options: { log: (line: string) => void })
 
   try {
     for (const fixture of FIXTURES) {
-      const bytes = new Uint8Array(await readFile(path.join(PROJECT_ROOT, 'test', 'fixtures', fixture.file)));
+      const bytes = await fixtureBytes(fixture.file);
       const facts = await inspectUpload(
         async (start, end) => bytes.subarray(start, end + 1),
         bytes.byteLength,
         config.limits,
       );
       const deadline = () => ({ signal: new AbortController().signal, deadlineMs: Date.now() + 120_000 });
-      // As the worker does: the full text layer when every page has one.
-      const layer = facts.kind === 'pdf' ? await pdfTextLayer(bytes, deadline()) : [];
-      const documentText = layer.length > 0 && layer.every(hasTextLayer) ? layer.join('\n\n') : undefined;
-      const pageLines = fixture.lines
-        ? [fixture.lines]
-        : layer.map((p) => p.split('\n').filter((l) => l.trim() !== ''));
+      // As the worker does (shared/worker/steps.ts): the step from the estimate's facts and the text layer.
+      const pageTexts = await pageTextsOf(bytes, facts.kind === 'pdf');
+      const layer = facts.kind === 'pdf' ? textLayerOf(pageTexts) : undefined;
+      const fakeCase: FakeCase = fakeCaseOf(fixture, facts.pages, pageTexts);
 
       for (const provider of ESTIMATE_PROVIDERS) {
-        const step: Step = documentText !== undefined && LANGUAGE_MODELS.has(provider) ? 'analyze' : 'vision';
+        const choice = chooseSteps(facts, [provider], layer);
+        const step = choice.stepFor(provider);
+        const documentText = step === 'analyze' ? choice.documentText : undefined;
         const input: ProviderInput = {
           bytes,
           facts,
@@ -521,19 +367,10 @@ export async function measureEstimates(options: { log: (line: string) => void })
           source: { bucket: 'bench-uploads', key: `bench/${fixture.file}` },
           ...(documentText !== undefined ? { documentText } : {}),
         };
-        const fakeCase: FakeCase = {
-          answer: fixture.answer,
-          textOutput: fixture.task.outputFormat === 'text',
-          pages: facts.pages,
-          ...(step === 'analyze' && documentText !== undefined ? { documentText } : {}),
-          pageLines,
-          expense: fixture.expense,
-        };
         // The estimate as creation makes it: the calibrated prediction of the step the file most likely needs.
         const estimateNow = () =>
           priceFor(
-            predictAttempt(provider, facts, fixture.task, likelyStep(provider, facts), factorsFrom(states))
-              ?.costMicros ?? 0,
+            predictAttempt(provider, facts, fixture.task, likelyStep(provider, facts), factorsNow())?.costMicros ?? 0,
           );
         const estimateCostMicros = catalog[provider]?.maxCostMicros(facts, fixture.task) ?? Number.NaN;
         const base = {

@@ -80,12 +80,56 @@ const T = TOKEN_MODEL;
 export const proseTokens = (text: string): number => Math.ceil(text.length / T.proseCharsPerToken);
 export const jsonTokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / T.jsonCharsPerToken);
 
-/** Tokens of a text we send, with the document text (if any) billed as the typical page allowance instead. */
-function sentTextTokens(text: string, c: FakeCase, count: (text: string) => number = proseTokens): number {
-  if (c.documentText !== undefined && c.documentText !== '' && text.includes(c.documentText)) {
-    return count(text.replace(c.documentText, '')) + c.pages * T.textPageTokens;
+/** The text-layer pages a request (or an answer) quotes: each is billed as a typical page, not by its own length. */
+interface Quoted {
+  pages: number;
+}
+
+/** `text` without the case's text-layer pages it quotes (each counted in `quoted`). */
+function withoutPages(text: string, c: FakeCase, quoted: Quoted): string {
+  let rest = text;
+  for (const page of c.pageTexts ?? []) {
+    if (page === '' || !rest.includes(page)) continue;
+    rest = rest.replace(page, '');
+    quoted.pages += 1;
   }
-  return count(text);
+  return rest;
+}
+
+/**
+ * Tokens of a text we send: each text-layer page it quotes (a whole document's, or a chunk's pages) as the typical page
+ * it stands for, TOKEN_MODEL.textPageTokens; the rest counted by `count`.
+ */
+function sentTextTokens(text: string, c: FakeCase, quoted: Quoted, count: (text: string) => number = proseTokens) {
+  const seen: Quoted = { pages: 0 };
+  const rest = withoutPages(text, c, seen);
+  quoted.pages += seen.pages;
+  return count(rest) + seen.pages * T.textPageTokens;
+}
+
+/** What the fake answers a request: the case's answer, or the answer for the pages the request quoted. */
+function answerFor(c: FakeCase, quoted: Quoted): Record<string, unknown> {
+  return c.answerFor && quoted.pages > 0 ? c.answerFor(quoted.pages) : c.answer;
+}
+
+/**
+ * Output tokens of an answer before the run's length factor: `measure` (each provider's own rule) of the answer without
+ * the text-layer pages it quotes (an open analysis repeats the document's text), each of those a typical page.
+ */
+function answerTokens(
+  answer: Record<string, unknown>,
+  c: FakeCase,
+  measure: (rest: Record<string, unknown>) => number,
+) {
+  const quoted: Quoted = { pages: 0 };
+  const strip = (value: unknown): unknown => {
+    if (typeof value === 'string') return withoutPages(value, c, quoted);
+    if (Array.isArray(value)) return value.map(strip);
+    if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, strip(v)]));
+    return value;
+  };
+  const rest = strip(answer) as Record<string, unknown>;
+  return measure(rest) + quoted.pages * T.textPageTokens;
 }
 
 /** OpenAI's tokenizer (o200k_base), loaded on the first OpenAI request: it takes about a second to import. */
@@ -109,10 +153,15 @@ export interface ExpenseField {
 export interface FakeCase {
   /** What a model answers: the result object (`{text}` for text output). */
   answer: Record<string, unknown>;
+  /** The answer to a request that quotes `pages` of the text-layer pages (a chunk's), when it depends on them. */
+  answerFor?: (pages: number) => Record<string, unknown>;
   textOutput: boolean;
   pages: number;
-  /** The text-layer text an `analyze` request carries (billed as pages x textPageTokens). */
-  documentText?: string;
+  /**
+   * The text layer of each page as the worker sends it: wherever a request or an answer quotes one, it is billed as
+   * a typical page (TOKEN_MODEL.textPageTokens) instead of by its own, sparse, length.
+   */
+  pageTexts?: string[];
   /**
    * How much longer (or shorter) than the answer this run's answer is billed: 1 for the answer itself; the estimates
    * phase varies it (±30 %) and raises it for its calibration-drift scenario.
@@ -180,6 +229,7 @@ async function openaiImageTokens(url: string): Promise<number> {
 async function openai(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): Promise<ScriptedResponse> {
   // Instructions, messages and the schema as OpenAI's tokenizer counts them.
   const count = await o200kTokens();
+  const quoted: Quoted = { pages: 0 };
   let input = count(String(body.instructions ?? '')) + T.openai.framingTokens;
   let images = 0;
   const format = isRecord(body.text) && isRecord(body.text.format) ? body.text.format : {};
@@ -188,14 +238,17 @@ async function openai(body: Record<string, unknown>, c: FakeCase, log: FakeReque
     const content = message.content;
     if (typeof content === 'string') input += count(content);
     for (const part of records(content)) {
-      if (part.type === 'input_text') input += sentTextTokens(String(part.text ?? ''), c, count);
+      if (part.type === 'input_text') input += sentTextTokens(String(part.text ?? ''), c, quoted, count);
       if (part.type === 'input_image') images += await openaiImageTokens(String(part.image_url ?? ''));
       if (part.type === 'input_file') images += c.pages * PDF_PAGE_TOKENS.openai;
     }
   }
   input += images;
-  const text = JSON.stringify(c.answer);
-  const output = billedOutput(c.textOutput ? proseTokens(text) : jsonTokens(c.answer), c) + T.openai.reasoningTokens;
+  const answer = answerFor(c, quoted);
+  const text = JSON.stringify(answer);
+  const measure = (rest: Record<string, unknown>) =>
+    c.textOutput ? proseTokens(JSON.stringify(rest)) : jsonTokens(rest);
+  const output = billedOutput(answerTokens(answer, c, measure), c) + T.openai.reasoningTokens;
   log.push({
     provider: 'openai',
     operation: 'responses',
@@ -240,11 +293,12 @@ async function anthropic(
   log: FakeRequestUsage[],
 ): Promise<ScriptedResponse> {
   const a = T.anthropic;
+  const quoted: Quoted = { pages: 0 };
   let input = a.framingTokens + jsonTokens(body.tools ?? []) + a.toolSystemPromptTokens;
   let images = 0;
   for (const message of records(body.messages)) {
     for (const block of records(message.content)) {
-      if (block.type === 'text') input += sentTextTokens(String(block.text ?? ''), c);
+      if (block.type === 'text') input += sentTextTokens(String(block.text ?? ''), c, quoted);
       if (block.type === 'image' && isRecord(block.source)) {
         const { width, height } = await imageSize(String(block.source.data ?? ''));
         images += Math.ceil((width * height) / a.imagePixelsPerToken);
@@ -253,9 +307,10 @@ async function anthropic(
     }
   }
   input += images;
-  const output =
-    billedOutput(c.textOutput ? proseTokens(JSON.stringify(c.answer)) : jsonTokens(c.answer), c) +
-    a.toolCallOutputTokens;
+  const answer = answerFor(c, quoted);
+  const measure = (rest: Record<string, unknown>) =>
+    c.textOutput ? proseTokens(JSON.stringify(rest)) : jsonTokens(rest);
+  const output = billedOutput(answerTokens(answer, c, measure), c) + a.toolCallOutputTokens;
   log.push({
     provider: 'anthropic',
     operation: 'messages',
@@ -269,7 +324,7 @@ async function anthropic(
       type: 'message',
       role: 'assistant',
       model: String(body.model ?? 'claude'),
-      content: [{ type: 'tool_use', id: 'toolu_bench', name: 'record_result', input: c.answer }],
+      content: [{ type: 'tool_use', id: 'toolu_bench', name: 'record_result', input: answer }],
       stop_reason: 'tool_use',
       stop_sequence: null,
       usage: {
@@ -288,13 +343,14 @@ async function anthropic(
 
 function gemini(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): ScriptedResponse {
   const g = T.gemini;
+  const quoted: Quoted = { pages: 0 };
   let input = g.framingTokens;
   let images = 0;
   const config = isRecord(body.generationConfig) ? body.generationConfig : {};
   if (config.responseJsonSchema !== undefined) input += jsonTokens(config.responseJsonSchema);
   for (const content of records(body.contents)) {
     for (const part of records(content.parts)) {
-      if (typeof part.text === 'string') input += sentTextTokens(part.text, c);
+      if (typeof part.text === 'string') input += sentTextTokens(part.text, c, quoted);
       if (isRecord(part.inlineData) && String(part.inlineData.mimeType ?? '').startsWith('image/'))
         images += g.imageTokens;
       if (isRecord(part.inlineData) && part.inlineData.mimeType === 'application/pdf')
@@ -302,8 +358,11 @@ function gemini(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsag
     }
   }
   input += images;
-  const text = c.textOutput ? String(c.answer.text ?? '') : JSON.stringify(c.answer);
-  const candidates = billedOutput(c.textOutput ? proseTokens(text) : jsonTokens(c.answer), c);
+  const answer = answerFor(c, quoted);
+  const text = c.textOutput ? String(answer.text ?? '') : JSON.stringify(answer);
+  const measure = (rest: Record<string, unknown>) =>
+    c.textOutput ? proseTokens(String(rest.text ?? '')) : jsonTokens(rest);
+  const candidates = billedOutput(answerTokens(answer, c, measure), c);
   log.push({
     provider: 'gemini',
     operation: 'generateContent',
@@ -330,6 +389,7 @@ function gemini(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsag
 
 async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequestUsage[]): Promise<ScriptedResponse> {
   const b = T.bedrock;
+  const quoted: Quoted = { pages: 0 };
   let input = b.framingTokens;
   let images = 0;
   for (const s of records(body.system)) input += proseTokens(String(s.text ?? ''));
@@ -337,7 +397,7 @@ async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequ
   if (toolConfig) input += jsonTokens(toolConfig.tools ?? []) + b.toolSystemPromptTokens;
   for (const message of records(body.messages)) {
     for (const block of records(message.content)) {
-      if (typeof block.text === 'string') input += sentTextTokens(block.text, c);
+      if (typeof block.text === 'string') input += sentTextTokens(block.text, c, quoted);
       if (isRecord(block.document)) images += c.pages * PDF_PAGE_TOKENS.bedrock;
       if (isRecord(block.image) && isRecord(block.image.source)) {
         const { width, height } = await imageSize(String(block.image.source.bytes ?? ''));
@@ -348,9 +408,13 @@ async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequ
   }
   input += images;
   const json = toolConfig !== undefined;
+  const answer = answerFor(c, quoted);
   const output = json
-    ? billedOutput(jsonTokens(c.answer), c) + b.toolCallOutputTokens
-    : billedOutput(proseTokens(String(c.answer.text ?? '')), c);
+    ? billedOutput(answerTokens(answer, c, jsonTokens), c) + b.toolCallOutputTokens
+    : billedOutput(
+        answerTokens(answer, c, (rest) => proseTokens(String(rest.text ?? ''))),
+        c,
+      );
   log.push({
     provider: 'bedrock',
     operation: 'converse',
@@ -359,8 +423,8 @@ async function bedrock(body: Record<string, unknown>, c: FakeCase, log: FakeRequ
     imageTokens: images,
   });
   const content = json
-    ? [{ toolUse: { toolUseId: 'tooluse_bench', name: 'record_result', input: c.answer } }]
-    : [{ text: String(c.answer.text ?? '') }];
+    ? [{ toolUse: { toolUseId: 'tooluse_bench', name: 'record_result', input: answer } }]
+    : [{ text: String(answer.text ?? '') }];
   return {
     headers: { 'x-amzn-requestid': '00000000-0000-4000-8000-000000000000' },
     json: {
@@ -470,11 +534,38 @@ function expenseDocuments(c: FakeCase): Record<string, unknown>[] {
   ];
 }
 
-function textract(operation: string, c: FakeCase, log: FakeRequestUsage[]): ScriptedResponse {
+/**
+ * The pages of the document a synchronous Textract request sends (`Document.Bytes`: one page of a longer PDF when the
+ * run is in page chunks), as Textract counts them for `DocumentMetadata.Pages`; the case's pages for a request that
+ * names the stored object (the asynchronous API reads the whole file).
+ */
+async function textractPages(body: Record<string, unknown>, c: FakeCase): Promise<number> {
+  const document = isRecord(body.Document) ? body.Document : undefined;
+  if (typeof document?.Bytes !== 'string') return c.pages;
+  const bytes = Buffer.from(document.Bytes, 'base64');
+  if (bytes.subarray(0, 5).toString('latin1') !== '%PDF-') return 1;
+  const mupdf = await import('mupdf');
+  const doc = mupdf.Document.openDocument(new Uint8Array(bytes), 'application/pdf');
+  try {
+    return doc.countPages();
+  } finally {
+    doc.destroy();
+  }
+}
+
+async function textract(
+  operation: string,
+  body: Record<string, unknown>,
+  whole: FakeCase,
+  log: FakeRequestUsage[],
+): Promise<ScriptedResponse> {
   const ok = (json: Record<string, unknown>): ScriptedResponse => ({
     headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': 'bench' },
     json,
   });
+  const sent = operation.startsWith('Get') ? whole.pages : await textractPages(body, whole);
+  // A request for some of the pages reads (and bills) those: the case's first ones stand in for them.
+  const c: FakeCase = { ...whole, pages: sent, pageLines: whole.pageLines.slice(0, sent) };
   const pages = { DocumentMetadata: { Pages: c.pages } };
   log.push({ provider: 'textract', operation, ...(operation.startsWith('Start') ? {} : { pages: c.pages }) });
   switch (operation) {
@@ -520,7 +611,7 @@ export async function startProviderFakes(): Promise<ProviderFakes> {
     if (!c) return { status: 500, json: { error: 'no case set' } };
     const body = isRecord(request.body) ? request.body : {};
     const target = request.headers['x-amz-target'] ?? '';
-    if (target.startsWith('Textract.')) return textract(target.slice('Textract.'.length), c, usage);
+    if (target.startsWith('Textract.')) return textract(target.slice('Textract.'.length), body, c, usage);
     if (request.path.startsWith('/v1/responses')) return openai(body, c, usage);
     if (request.path.startsWith('/v1/messages')) return anthropic(body, c, usage);
     if (request.path.includes(':generateContent')) return gemini(body, c, usage);

@@ -2,6 +2,7 @@
  * Writes the test fixtures in test/fixtures/ (`npm run fixtures`). Text is drawn with mupdf's built-in Helvetica into
  * a PDF page, which is then rendered to PNG, so every fixture has real, OCR-able text without any system fonts.
  * Re-running rewrites the same files; the output is deterministic apart from the few bytes PDF writers vary (ids).
+ * Over 400 lines: every fixture is written by this one script from the same builders, so they stay alike.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -297,6 +298,21 @@ async function main(): Promise<void> {
   );
   const textPdf = invoice.save();
   write('text.pdf', textPdf, '2-page invoice PDF with a text layer');
+
+  // Issue #26's two-page invoice: a text layer on both pages, the second only two short lines (under 20 visible
+  // characters). Estimated as text; a worker that called page 2 a scan read both pages as images at 3x the estimate.
+  const shortPage = new PdfBuilder();
+  shortPage.addTextPage(612, 792, [
+    { text: 'ACME SUPPLY CO', x: 72, y: 90, size: 20, bold: true },
+    { text: 'INVOICE INV-2041', x: 72, y: 130, size: 14 },
+    { text: 'Invoice date 2026-10-31', x: 72, y: 154, size: 12 },
+    { text: 'Amount due 1250.00 USD', x: 72, y: 178, size: 12 },
+  ]);
+  shortPage.addTextPage(612, 792, [
+    { text: 'Terms net 30', x: 72, y: 90, size: 12 },
+    { text: 'Page 2', x: 72, y: 740, size: 10 },
+  ]);
+  write('short-page.pdf', shortPage.save(), '2-page invoice PDF whose second page has two short lines of text');
 
   // One-page invoice with a text layer: labels that match the invoice registry schema's fields (invoiceNumber,
   // invoiceDate, dueDate, vendor, totalDue, currency), a table of line items (quantity x unit price = amount),

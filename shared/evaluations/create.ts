@@ -20,6 +20,7 @@ import {
 import { evaluationSettings } from '../infra/resources.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
+import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
@@ -146,7 +147,8 @@ export async function createEvaluation(
 
   // Plans and estimates, as for a run: with the listed provider alone, or the normal plan.
   const marginPct = pricing.marginPct;
-  const factors = await loadFactors();
+  // Calibrated as a run of this tenant's is (its own window once it has enough runs, else the deployment's).
+  const factors = await loadFactors(tenantId, calibrationKeysFor(available, task));
   const evaluationId = `eval_${randomUUID().replaceAll('-', '')}`;
   const createdAt = now.toISOString();
   const expiresAtEpoch = Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400;

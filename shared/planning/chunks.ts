@@ -64,13 +64,13 @@ function shareOf(facts: FileFacts, pages: number): number {
 }
 
 /**
- * The facts of one chunk: the file's, with the chunk's page count and size (its share of the file's bytes until the
- * chunk's own bytes are known). The plan's estimate and the worker's reservations must read the same share, or a
- * text-layer guess made for the run is unmade for its chunks.
+ * The facts of one chunk: the file's, with the chunk's page count and its share of the file's bytes. The plan's
+ * estimate, the worker's reservations and steps, and the providers given the chunk all read the same share, or a
+ * text-layer guess made for the run is unmade for its chunks (a grafted chunk PDF carries every font it uses).
  */
-export function chunkFacts(facts: FileFacts, range: PageRange, sizeBytes?: number): FileFacts {
+export function chunkFacts(facts: FileFacts, range: PageRange): FileFacts {
   const pages = rangePages(range);
-  return { ...facts, pages, sizeBytes: sizeBytes ?? shareOf(facts, pages) };
+  return { ...facts, pages, sizeBytes: shareOf(facts, pages) };
 }
 
 /**

@@ -64,6 +64,20 @@ export function likelyStep(provider: ProviderId, facts: FileFacts): Step {
   return catalog[provider]?.role === 'language_model' ? likelyLanguageModelStep(facts) : 'vision';
 }
 
+/** The steps a provider's attempt can run, each with its own calibration key. */
+const STEPS: readonly Step[] = ['vision', 'analyze', 'ocr'];
+
+/**
+ * Every calibration key a plan of these providers can price this task with: each language model's steps (providers
+ * billed by the page have none). What creation and the worker read from the calibration store, and nothing more.
+ */
+export function calibrationKeysFor(providers: readonly ProviderId[], task: TaskSpec): string[] {
+  const keys = providers
+    .filter((id) => catalog[id]?.predictTokens !== undefined)
+    .flatMap((id) => STEPS.map((step) => calibrationKey(id, task, step)));
+  return [...new Set(keys)];
+}
+
 /** The calibrated prediction of one single-step attempt by a provider, in micros (undefined: no profile). */
 export function predictedCostMicros(
   provider: ProviderId,

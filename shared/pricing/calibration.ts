@@ -2,7 +2,8 @@
  * Calibration arithmetic: how the service learns, from its own settled runs, how far each prediction is from what the
  * providers really bill. Per key (provider × task kind × step, shared/providers/predict.ts) it keeps the most recent
  * ratios actual ÷ predicted of input and of output tokens, and scales a prediction by a high percentile of them.
- * Pure functions; the DynamoDB item is shared/store/calibration.ts, the loop is described in docs/pricing.md.
+ * Kept per tenant, with the deployment's window as the fallback of a tenant with too few runs of a key (contract v1.2
+ * §5). Pure functions; the DynamoDB items are shared/store/calibration.ts, the loop is described in docs/pricing.md.
  *
  * Decisions a reader must not undo:
  * - A high percentile, not a mean: the estimate is what the client pays at most, so it must cover most runs; the
@@ -11,6 +12,10 @@
  * - One outlier cannot move it: each sample is clamped before it is kept, a key with few samples is filled with its
  *   seed, and the nearest-rank 95th percentile of at least 20 values ignores the highest one. The factor itself is
  *   clamped, so no history can make an estimate absurd in either direction.
+ * - One tenant cannot move another's estimates: a tenant's own window serves only that tenant, and the deployment's
+ *   window, which a tenant with few runs of its own falls back on, holds ONE value per tenant (its latest), so a
+ *   tenant can move another's factor at most between two values others (or the seeds) put there, however many runs
+ *   it sends.
  */
 import * as z from '../zod.js';
 import seedsRaw from './calibration-seeds.json' with { type: 'json' };
@@ -98,14 +103,71 @@ export function usableSample(sample: CalibrationSample): boolean {
   );
 }
 
+/** A sample's ratio actual ÷ predicted, clamped to SAMPLE_RANGE and kept to 4 decimals (small items). */
+function ratio(actual: number, predicted: number): number {
+  return Math.round(clamp(actual / predicted, SAMPLE_RANGE) * 10_000) / 10_000;
+}
+
 /** The state after one more sample: its ratios clamped and appended, the oldest dropped past the window. */
 export function addSample(state: CalibrationState | undefined, sample: CalibrationSample): CalibrationState {
-  const ratio = (actual: number, predicted: number) => clamp(actual / predicted, SAMPLE_RANGE);
   const keep = (values: readonly number[], value: number) => [...values, value].slice(-CALIBRATION_WINDOW);
   return {
     key: sample.key,
     input: keep(state?.input ?? [], ratio(sample.actual.input, sample.predicted.input)),
     output: keep(state?.output ?? [], ratio(sample.actual.output, sample.predicted.output)),
+  };
+}
+
+/** One tenant's place in the deployment's window of a key: the ratios of its latest settled run. */
+export interface TenantEntry {
+  tenant: string;
+  input: number;
+  output: number;
+}
+
+/** The deployment's window of a key: the latest ratios of each of the CALIBRATION_WINDOW most recent tenants. */
+export interface DeploymentState {
+  key: string;
+  /** Oldest first, one per tenant. */
+  entries: TenantEntry[];
+}
+
+/** The deployment's window after a tenant's sample: the tenant's entry replaced by the new one, moved to the end. */
+export function addTenantEntry(
+  state: DeploymentState | undefined,
+  tenant: string,
+  sample: CalibrationSample,
+): DeploymentState {
+  const entry = {
+    tenant,
+    input: ratio(sample.actual.input, sample.predicted.input),
+    output: ratio(sample.actual.output, sample.predicted.output),
+  };
+  const others = (state?.entries ?? []).filter((e) => e.tenant !== tenant);
+  return { key: sample.key, entries: [...others, entry].slice(-CALIBRATION_WINDOW) };
+}
+
+/** What one tenant's estimates are calibrated with: its own windows and the deployment's, by key. */
+export interface TenantCalibration {
+  tenant: string;
+  own: ReadonlyMap<string, CalibrationState>;
+  deployment: ReadonlyMap<string, DeploymentState>;
+}
+
+/**
+ * A tenant's factors by key: its own window once that holds MIN_SAMPLES runs of the key; before, its own few ratios
+ * together with the deployment's entries of the OTHER tenants (one each), seed-filled like any window with few
+ * values. So a new tenant starts from what the deployment learnt, its own first runs still raise its estimates at
+ * once, and no other tenant weighs more than one value.
+ */
+export function tenantFactors(calibration: TenantCalibration): FactorsFor {
+  return (key) => {
+    const own = calibration.own.get(key);
+    if (own && own.input.length >= MIN_SAMPLES && own.output.length >= MIN_SAMPLES) return factorsOf(key, own);
+    const others = (calibration.deployment.get(key)?.entries ?? []).filter((e) => e.tenant !== calibration.tenant);
+    const input = [...(own?.input ?? []), ...others.map((e) => e.input)];
+    const output = [...(own?.output ?? []), ...others.map((e) => e.output)];
+    return factorsOf(key, input.length === 0 ? undefined : { key, input, output });
   };
 }
 

@@ -83,8 +83,11 @@ function fieldTokens(field: FieldSpec, pages: number): number {
 /** A summary: a paragraph, and a sentence or two more per page. */
 const SUMMARY_BASE_TOKENS = 120;
 const SUMMARY_TOKENS_PER_PAGE = 25;
-/** An open analysis repeats the legible text and adds a summary and key-value pairs. */
-const OPEN_BASE_TOKENS = 200;
+/**
+ * An open analysis repeats the legible text and adds a summary and key-value pairs: a sentence or two of summary and
+ * the JSON around it (~120 tokens; a business card's whole answer is ~130, a receipt's ~170), plus pairs per page.
+ */
+const OPEN_BASE_TOKENS = 120;
 const OPEN_KEY_VALUE_TOKENS_PER_PAGE = 80;
 /** A picture with little text: what an open analysis of an image says besides the text. */
 const PICTURE_TEXT_TOKENS = 60;

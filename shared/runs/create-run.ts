@@ -21,6 +21,7 @@ import {
 import { inspectUpload } from '../inspect/index.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
+import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
@@ -107,10 +108,12 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
   const marginPct = pricing.marginPct;
   // The estimate is a calibrated prediction: the factors the service learnt from its settled runs (a minute's cache).
-  const plan = planRun(facts, task, availableProviders(config.providers), {
+  // Calibration is the tenant's own once it has enough runs of a key, else the deployment's (one read, cached).
+  const providers = availableProviders(config.providers);
+  const plan = planRun(facts, task, providers, {
     explicitOrder: config.providers !== undefined,
     marginPct,
-    factors: await loadFactors(),
+    factors: await loadFactors(tenantId, calibrationKeysFor(providers, task)),
   });
   const estimateMicros = plan.estimateMicros;
   // Rounded down: a budget of $0.0000015 allows 1 micro-dollar, never 2.

@@ -5,6 +5,7 @@
 
 import { predictAttempt } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
+import { catalog } from '../providers/catalog.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
@@ -18,13 +19,13 @@ export function readText(output: ProviderOutput): string {
 }
 
 /** `spentMicros`: what the run (or chunk) spent before this chain, counted against the cap by both steps. */
-export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'costBound'>;
+export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'cheaperStep' | 'planned' | 'costBound'>;
 
 /**
  * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
- * candidates (a full text layer replaces the OCR step). Each step is held to its own bound (the catalog's
- * stepCostMicros), the OCR step keeps the analyze step's primary path in reserve and at least 40 % of the time left,
- * and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
+ * candidates (a full text layer replaces the OCR step). Each step's attempts are predicted as the estimate predicted
+ * them (the analysis for the text it is really given), the OCR step keeps the analyze step's primary path in reserve
+ * and at least 40 % of the time left, and the analyze step's fallbacks count what the OCR step cost against the cap. A reading with no text is a failed
  * OCR attempt (there is nothing to analyze): the next engine tries, and if none reads anything the run fails with
  * nothing charged. The outcome reads as one: every attempt of both steps, every request and cost, the pages the OCR
  * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
@@ -38,6 +39,11 @@ export async function executeChain(
 ): Promise<ExecuteOutcome> {
   const bound = (step: Step) => (provider: ProviderId) =>
     predictAttempt(provider, run.file, run.task, step, options.factors)?.costMicros;
+  // The estimate priced each step's first candidate with a cost model (planning/plan.ts chainedPlan).
+  const planned = (candidates: readonly ProviderId[], step: Step) => {
+    const provider = candidates.find((id) => catalog[id] !== undefined);
+    return provider === undefined ? {} : { planned: { provider, step } };
+  };
   let ocr: ExecuteOutcome | undefined;
   let text = textLayer;
   if (text === undefined) {
@@ -47,6 +53,7 @@ export async function executeChain(
       candidates: ocrCandidates,
       stepFor: () => 'ocr',
       costBound: bound('ocr'),
+      ...planned(ocrCandidates, 'ocr'),
       // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
       reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
       reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
@@ -54,12 +61,19 @@ export async function executeChain(
     if (!ocr.output) return ocr;
     text = readText(ocr.output);
   }
+  // The text the analysis reads (narrowed for the closure below).
+  const documentText = text;
   const analyze = await executePlan({
     ...options,
     candidates: run.candidates,
-    input: { ...options.input, documentText: text },
+    input: { ...options.input, documentText },
     stepFor: () => 'analyze',
-    costBound: bound('analyze'),
+    // Predicted for the text it is given, as a single pass's analysis is (its planned attempt may spend that).
+    costBound: (provider) =>
+      predictAttempt(provider, run.file, run.task, 'analyze', options.factors, {
+        documentTextChars: documentText.length,
+      })?.costMicros,
+    ...planned(run.candidates, 'analyze'),
     spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
   });
   const confidences = ocr?.output

@@ -20,12 +20,14 @@ import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
 import type { PageWords } from '../fields/types.js';
 import { log } from '../log.js';
-import { Deadline, hasTextLayer, PdfFile } from '../media/index.js';
+import { Deadline, PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
 import { chunkFacts, chunkRanges, type PageRange, rangePages } from '../planning/chunks.js';
 import { predictAttempt, predictedCostMicros } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
+import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
+import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderOutput } from '../providers/types.js';
 import { type ChunkCheckpoint, listCheckpoints, saveCheckpoint } from '../store/chunks.js';
 import type { Settlement } from '../store/ledger.js';
@@ -34,9 +36,10 @@ import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
 import { executeChain, readText } from './chain.js';
 import { offsetWords } from './evidence.js';
-import { executePlan, type SharedSpend, singlePassStep } from './execute.js';
+import { executePlan, type SharedSpend } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
+import { chooseSteps, type TextLayer, textLayerOf } from './steps.js';
 
 /** A chunk is not started with less time than this left: the run is handed back to resume on its next delivery. */
 export const MIN_CHUNK_MS = 20_000;
@@ -66,6 +69,8 @@ export interface ChunkedInput {
   afterChunk?: () => void | Promise<void>;
   /** Only the chunks within these pages (a fanned-out group's, ./fanout.ts); the answer merges only them. */
   only?: PageRange;
+  /** The run's tenant's calibration factors (default: the shipped seeds), for reservations and fallbacks' bounds. */
+  factors?: FactorsFor;
 }
 
 interface Totals {
@@ -113,11 +118,14 @@ export function pagesLeft(planned: readonly PageRange[], done: readonly PageRang
 }
 
 /** What a chunk keeps reserved until it ends: its primary path's predicted cost (for a chain, both steps'). */
-export function chunkReservation(run: RunRecord, range: PageRange): Micros {
+export function chunkReservation(run: RunRecord, range: PageRange, factors?: FactorsFor): Micros {
   const facts = chunkFacts(run.file, range);
-  if (!run.ocrCandidates) return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task)) ?? 0;
+  if (!run.ocrCandidates) {
+    return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task, factors)) ?? 0;
+  }
   // A chain: both steps' primary paths, as the plan held them (planning/plan.ts chainedPlan).
-  const step = (s: 'ocr' | 'analyze') => (id: ProviderId) => predictAttempt(id, facts, run.task, s)?.costMicros;
+  const step = (s: 'ocr' | 'analyze') => (id: ProviderId) =>
+    predictAttempt(id, facts, run.task, s, factors)?.costMicros;
   return (
     (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
   );
@@ -158,7 +166,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
   const committed = (c: ChunkSpend) => Math.max(c.reserved, c.spent + c.inFlight);
   const total = () => spend.ended + spend.queued + [...active].reduce((sum, c) => sum + committed(c), 0);
   const fits = (micros: Micros) => priceFor(micros, run.marginPct) <= input.capMicros;
-  const reservation = (range: PageRange): Micros => chunkReservation(run, range);
+  const reservation = (range: PageRange): Micros => chunkReservation(run, range, input.factors);
   for (const range of queue) spend.queued += reservation(range);
 
   let failure: { reason: 'truncated' | 'unreadable' | 'providers'; page: number } | undefined;
@@ -195,7 +203,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
     ): Promise<Totals & { text: string | undefined; words: PageWords[]; failedPage?: number }> => {
       const ocrCandidates = run.ocrCandidates ?? [];
       const analyzeBound = (id: ProviderId) =>
-        predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze')?.costMicros;
+        predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze', input.factors)?.costMicros;
+      const ocrPrimary = ocrCandidates.find((id) => catalog[id] !== undefined);
       const read: Totals & { text: string | undefined; words: PageWords[]; failedPage?: number } = {
         attempts: [],
         requests: 0,
@@ -208,13 +217,15 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
       for (let page = range.first; page <= range.last; page++) {
         const one = { first: page, last: page };
         const bytes = pdf.extractPages(page - 1, page - 1);
-        const facts = chunkFacts(run.file, one, bytes.byteLength);
+        const facts = chunkFacts(run.file, one);
         const outcome = await executePlan({
           ...common,
           adapters: input.adapters,
           candidates: ocrCandidates,
           input: { bytes, facts, task: run.task, pages: one },
           stepFor: () => 'ocr',
+          // The estimate priced the chunk's OCR by the first engine (planning/plan.ts chainedPlan).
+          ...(ocrPrimary ? { planned: { provider: ocrPrimary, step: 'ocr' as const } } : {}),
           costBound: (id) => predictAttempt(id, facts, run.task, 'ocr')?.costMicros,
           spentMicros: read.costMicros,
           reservedMicros: primaryPathCost(run.candidates, analyzeBound) ?? 0,
@@ -229,6 +240,19 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
       }
       // A chunk of blank pages has nothing to analyze: a failed reading, as a whole chain's OCR step with no text.
       return texts.some((t) => t !== '') ? { ...read, text: texts.join('\n\n') } : { ...read, failedPage: range.first };
+    };
+
+    /**
+     * A single-step plan's steps on one chunk, decided on the chunk's share of the file's facts as the estimate
+     * was (planning/chunks.ts `chunkFacts`), not on the grafted chunk PDF's own size (./steps.ts).
+     */
+    const singlePassOf = (range: PageRange, layer: TextLayer) => {
+      const steps = chooseSteps(chunkFacts(run.file, range), run.candidates, layer);
+      return {
+        stepFor: steps.stepFor,
+        cheaperStep: steps.cheaperStep,
+        ...(steps.planned ? { planned: steps.planned } : {}),
+      };
     };
 
     const runChunk = async (range: PageRange): Promise<void> => {
@@ -247,12 +271,12 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
       };
       try {
         let bytes: Uint8Array;
-        let documentText: string | undefined;
+        let layer: TextLayer;
         try {
           bytes = pdf.extractPages(range.first - 1, range.last - 1);
           const texts: string[] = [];
-          for (let page = range.first; page <= range.last; page++) texts.push(pdf.text(page - 1).trim());
-          documentText = texts.every(hasTextLayer) ? texts.join('\n\n') : undefined;
+          for (let page = range.first; page <= range.last; page++) texts.push(pdf.text(page - 1));
+          layer = textLayerOf(texts);
         } catch (error: unknown) {
           if (error instanceof ProviderFailure && error.kind === 'unreadable_file') {
             failure ??= { reason: 'unreadable', page: range.first };
@@ -260,16 +284,21 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           }
           throw error;
         }
-        const facts = chunkFacts(run.file, range, bytes.byteLength);
+        // The chunk's facts as the estimate saw them (its share of the file's bytes, not the grafted PDF's size): a
+        // provider that reads the file decides from them what the estimate priced (a text layer, or a scan).
+        const facts = chunkFacts(run.file, range);
         const common = {
           adapters: input.adapters,
           input: { bytes, facts, task: run.task, pages: range },
           capMicros: input.capMicros,
           deadlineMs: input.deadlineMs,
           shared,
+          ...(input.factors ? { factors: input.factors } : {}),
           stopOnTruncated: rangePages(range) > 1,
           ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
         };
+        // A chain skips its OCR step only when the text layer reads every page of the chunk.
+        const documentText = layer.complete ? layer.text : undefined;
         // A chain's multi-page chunk without a text layer is read page by page (see readPages).
         const read =
           run.ocrCandidates && documentText === undefined && rangePages(range) > 1
@@ -297,8 +326,8 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
           : await executePlan({
               ...common,
               candidates: run.candidates,
-              input: { ...common.input, ...(documentText !== undefined ? { documentText } : {}) },
-              stepFor: singlePassStep(documentText),
+              ...singlePassOf(range, layer),
+              input: { ...common.input, ...(layer.text !== undefined ? { documentText: layer.text } : {}) },
             });
         totals.attempts.push(...outcome.attempts);
         totals.requests += outcome.requests;

@@ -1,9 +1,14 @@
 /**
  * Executes a plan: tries candidates in order, each with a deadline carved from the Lambda's remaining time, and
  * falls back on any failure. The spend limit: a candidate whose predicted price would push the run past its limit
- * (SERVICE_MAX_OVERRUN_RATIO x the estimate) is skipped, and every attempt is told the most it may cost
- * (`maxCostMicros`), from which a language model derives its output caps and skips a repair that could cross it. A
- * dearer fallback runs when it fits. Every attempt is recorded with provider, step, outcome and latency.
+ * (SERVICE_MAX_OVERRUN_RATIO x the estimate) runs its cheaper step instead when it has one, else is skipped, and every
+ * attempt is told the most it may cost (`maxCostMicros`), from which a language model derives its output caps and
+ * skips a repair that could cross it. A dearer fallback runs when it fits. Every attempt is recorded with provider,
+ * step, outcome and latency.
+ * Not to undo: the attempt the estimate priced (`planned`) is never skipped for the spend limit, and may spend at
+ * least its own prediction on what it is really given (`plannedFloor`). Its price is the estimate by construction;
+ * only the worker's newer knowledge (calibration learnt since, the real text length) can make it look dearer, and a
+ * run must never fail for its own estimate (contract v1.2 §5). Every other attempt keeps to the spend limit.
  */
 import type { Attempt } from '../contract.js';
 import { log } from '../log.js';
@@ -11,7 +16,6 @@ import type { Micros } from '../money.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor, pricing } from '../pricing/pricing.js';
-import { catalog } from '../providers/catalog.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
 import { ProviderFailure, type ProviderId, type Step } from '../task.js';
 
@@ -30,8 +34,18 @@ export interface ExecuteInput {
   now?: () => number;
   /** The step each provider runs; defaults to one `vision` pass from the file. */
   stepFor?: (provider: ProviderId) => Step;
-  /** Predicted cost of one attempt by a provider, in micros; defaults to the calibrated prediction of its step. */
-  costBound?: (provider: ProviderId) => Micros | undefined;
+  /**
+   * The step a provider runs instead when its own (`stepFor`) would cross the spend limit, if any: the step the
+   * estimate priced, when the worker preferred a dearer reading of the file (./steps.ts).
+   */
+  cheaperStep?: (provider: ProviderId) => Step | undefined;
+  /**
+   * The attempt the estimate priced: its provider and step. Never skipped for the spend limit while this call has
+   * spent nothing (a retry after a billed 429 is checked as any attempt).
+   */
+  planned?: { provider: ProviderId; step: Step };
+  /** Predicted cost of one attempt of a step by a provider, in micros; defaults to the calibrated prediction. */
+  costBound?: (provider: ProviderId, step: Step) => Micros | undefined;
   /** Calibration factors for the default prediction (default: the shipped seeds). */
   factors?: FactorsFor;
   /**
@@ -74,15 +88,6 @@ export interface ExecuteOutcome {
   step?: Step | null;
   /** True when the successful answer's usage was missing or nonsensical: it was priced at the attempt's limit. */
   usageSuspect?: boolean;
-}
-
-/**
- * The step each provider of a single-step plan runs: with the document's full text layer, language models `analyze`
- * that text (far fewer tokens than the pages as images); otherwise, and for OCR engines and `local`, one `vision` pass.
- */
-export function singlePassStep(documentText: string | undefined): (provider: ProviderId) => Step {
-  return (provider) =>
-    documentText !== undefined && catalog[provider]?.role === 'language_model' ? 'analyze' : 'vision';
 }
 
 /** The attempt's result, or a timeout once its signal aborts, so an adapter that ignores the signal cannot hold the plan. */
@@ -147,6 +152,17 @@ export function suspectUsage(usage: ProviderOutput['usage']): boolean {
   return bad(usage.inputTokens) || bad(usage.outputTokens);
 }
 
+/**
+ * What the estimate's own attempt may spend at least: its prediction on what it is really given (the document's real
+ * text, the factors learnt since creation), with room for the adapters' input margin (they count input 1.1x when they
+ * size the answer's cap). A document far denser than the typical page the estimate priced then completes, the excess
+ * absorbed and learnt by calibration, instead of being refused or cut at a cap the estimate's own guess set. Bounded
+ * by each adapter's own text allowance per page. docs/decisions.md, "An accepted estimate never fails its run".
+ */
+export function plannedFloor(boundMicros: Micros): Micros {
+  return Math.ceil(boundMicros * 1.25);
+}
+
 /** The largest cost whose price (with the margin) stays within `priceMicros`. */
 export function costWithin(priceMicros: Micros, marginPct: number = pricing.marginPct): Micros {
   let cost = Math.floor((priceMicros * 10_000) / (10_000 + Math.round(marginPct * 100)));
@@ -162,9 +178,10 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
   const stepOf = (provider: ProviderId): Step => options.stepFor?.(provider) ?? 'vision';
   const costBound =
     options.costBound ??
-    ((provider: ProviderId) =>
-      predictAttempt(provider, facts, task, stepOf(provider), options.factors, {
-        ...(documentTextChars !== undefined ? { documentTextChars } : {}),
+    ((provider: ProviderId, step: Step) =>
+      predictAttempt(provider, facts, task, step, options.factors, {
+        // The text an `analyze` step is given; another step reads the file and is predicted from its facts.
+        ...(step === 'analyze' && documentTextChars !== undefined ? { documentTextChars } : {}),
       })?.costMicros);
   const attempts: Attempt[] = [];
   let requests = 0;
@@ -184,26 +201,37 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
         (options.reservedMicros ?? 0),
     );
 
-  // Whether one more attempt of a provider, at its predicted cost, keeps the run within its limit. What the run has
-  // spent only grows, so a candidate that does not fit now never will (other chunks' reservations only turn into spend).
-  const fitsNow = (provider: ProviderId) =>
+  // Whether one more attempt of a provider's step, at its predicted cost, keeps the run within its limit. What the run
+  // has spent only grows, so a candidate that does not fit now never will (other chunks' reservations only turn into
+  // spend). The estimate's own attempt always fits while this call has spent nothing (see the top).
+  const isPlanned = (provider: ProviderId, step: Step) =>
+    costMicros === 0 && options.planned?.provider === provider && options.planned.step === step;
+  const fitsNow = (provider: ProviderId, step: Step) =>
+    isPlanned(provider, step) ||
     priceFor(
       (options.spentMicros ?? 0) +
         (options.shared?.othersMicros() ?? 0) +
         costMicros +
-        (costBound(provider) ?? 0) +
+        (costBound(provider, step) ?? 0) +
         (options.reservedMicros ?? 0),
       options.marginPct,
     ) <= options.capMicros;
+  // The step a provider runs now: its own, or its cheaper one when only that fits; undefined when neither does.
+  const stepWithin = (provider: ProviderId): Step | undefined => {
+    const own = stepOf(provider);
+    if (fitsNow(provider, own)) return own;
+    const cheaper = options.cheaperStep?.(provider);
+    return cheaper !== undefined && cheaper !== own && fitsNow(provider, cheaper) ? cheaper : undefined;
+  };
 
   for (const [index, provider] of options.candidates.entries()) {
-    const step = stepOf(provider);
-    // Checked again before a retry after 429: the first try may already have been billed.
-    const fits = () => fitsNow(provider);
-    if (!fits()) {
-      attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
+    const step = stepWithin(provider);
+    if (step === undefined) {
+      attempts.push({ provider, step: stepOf(provider), outcome: 'skipped', latencyMs: 0, failure: 'over_budget' });
       continue;
     }
+    // Checked again before a retry after 429: the first try may already have been billed.
+    const fits = () => fitsNow(provider, step);
     const remaining = options.deadlineMs - now();
     if (remaining <= 0) {
       attempts.push({ provider, step, outcome: 'skipped', latencyMs: 0, failure: 'timeout' });
@@ -211,20 +239,24 @@ export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome
     }
     // Leave later candidates a fair share of the time: the first gets at most all remaining time minus a slice each,
     // counting only those that could still run (one over the cap already will be skipped, whatever happens now).
-    const laterCandidates = options.candidates.slice(index + 1).filter(fitsNow).length;
+    const laterCandidates = options.candidates.slice(index + 1).filter((p) => stepWithin(p) !== undefined).length;
     const attemptBudget =
       laterCandidates > 0 ? Math.max(remaining * 0.6, remaining - laterCandidates * 15_000) : remaining;
     const deadlineMs = now() + attemptBudget;
 
     const adapter = options.adapters[provider];
+    // Only an `analyze` step is given the document's text; any other step reads the file.
+    const { documentText, ...fileInput } = options.input;
+    const input: ProviderInput =
+      step === 'analyze' && documentText !== undefined ? { ...fileInput, documentText, step } : { ...fileInput, step };
     // A 429 whose Retry-After still leaves time for a real attempt before this candidate's deadline is waited out
     // once on the same provider; otherwise the plan moves on to the next candidate.
     for (let tries = 0; tries < 2; tries += 1) {
       const started = now();
-      const bound = costBound(provider) ?? 0;
-      const limit = allowance();
+      const bound = costBound(provider, step) ?? 0;
+      const limit = isPlanned(provider, step) ? Math.max(allowance(), plannedFloor(bound)) : allowance();
       options.shared?.started(bound);
-      const outcome = await attemptOnce(adapter, provider, { ...options.input, step }, deadlineMs, limit);
+      const outcome = await attemptOnce(adapter, provider, input, deadlineMs, limit);
       options.shared?.settled(
         bound,
         'output' in outcome ? outcome.output.usage.costMicros : (outcome.failure.usage?.costMicros ?? 0),

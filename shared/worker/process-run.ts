@@ -15,9 +15,9 @@ import { dispatchAfterSettle } from '../events/dispatch.js';
 import type { PageWords } from '../fields/types.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
-import { hasTextLayer, pdfTextLayer } from '../media/index.js';
+import { pdfTextLayer } from '../media/index.js';
 import { emitMetrics } from '../metrics.js';
-import { predictAttempt } from '../planning/estimate.js';
+import { calibrationKeysFor, predictAttempt } from '../planning/estimate.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderInput } from '../providers/types.js';
@@ -29,13 +29,14 @@ import { claimRun, getRun, type RunRecord, releaseClaim, renewClaim } from '../s
 import { executeChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
 import { held, keepLease, newLease, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
-import { type ExecuteOutcome, executePlan, singlePassStep } from './execute.js';
+import { type ExecuteOutcome, executePlan } from './execute.js';
 import { fanOut, fansOut, processGroup } from './fanout.js';
 import { type AnswerEvidence, earlyEvidenceOcr, withEvidence } from './grounding.js';
 import { type Heartbeat, LeaseLost } from './heartbeat.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { computeConfidence, shapeResult } from './result.js';
+import { chooseSteps, type TextLayer, textLayerOf } from './steps.js';
 
 export type { Held, ProcessOptions, ProcessResult } from './delivery.js';
 
@@ -122,13 +123,11 @@ async function settle(run: RunRecord, settlement: Settlement, options: ProcessOp
   return settled ? 'settled' : 'already-final';
 }
 
-/** The PDF's text when every page has a real text layer; undefined for scans, mixed files or unreadable layers. */
-async function fullTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<string | undefined> {
+/** The PDF's text layer page by page; undefined when it cannot be read (the providers then read the file themselves). */
+async function readTextLayer(bytes: Uint8Array, deadlineMs: number): Promise<TextLayer | undefined> {
   try {
     const controller = new AbortController();
-    const pages = await pdfTextLayer(bytes, { signal: controller.signal, deadlineMs });
-    const complete = pages.length > 0 && pages.every(hasTextLayer);
-    return complete ? pages.join('\n\n') : undefined;
+    return textLayerOf(await pdfTextLayer(bytes, { signal: controller.signal, deadlineMs }));
   } catch (error: unknown) {
     // Not fatal: the providers read the file themselves.
     log.warn('could not read the PDF text layer', { error });
@@ -186,7 +185,9 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
   // The spend limit: the run may cost up to this multiple of its estimate; the client pays at most the estimate (and
   // so at most maxCostUsd, which the estimate is within), the service absorbs the rest (docs/pricing.md).
   const capMicros = Math.floor(run.estimateMicros * config.maxOverrunRatio);
-  const factors = await loadFactors();
+  // The run's tenant's calibration, as its estimate was made (a fallback's bound is predicted with it).
+  const providers = [...run.candidates, ...(run.ocrCandidates ?? [])];
+  const factors = await loadFactors(run.tenantId, calibrationKeysFor(providers, run.task));
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
   if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
     const outcome = await executeChunked({
@@ -196,6 +197,7 @@ async function runPlan(run: RunRecord, options: ProcessOptions): Promise<Settlem
       capMicros,
       deadlineMs,
       concurrency: config.runConcurrency,
+      factors,
       afterChunk: () => options.fault?.('after-chunk', run),
     });
     const merged = outcome.status === 'completed' ? outcome.merged : undefined;
@@ -224,10 +226,11 @@ async function runSinglePass(
   },
 ): Promise<Settlement> {
   const { options, capMicros, factors, deadlineMs } = context;
-  // A PDF whose every page has a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens
-  // than the pages as images); in a single-step plan OCR providers and `local` still run their own pass (local reads
-  // the layer itself), and a chained plan skips its OCR step.
-  const documentText = run.file.kind === 'pdf' ? await fullTextLayer(bytes, deadlineMs) : undefined;
+  // A PDF whose pages have a text layer needs no OCR: language models get its text (`analyze`, far fewer tokens than
+  // the pages as images) as the estimate priced it (./steps.ts); in a single-step plan OCR providers and `local`
+  // still run their own pass (local reads the layer itself), and a chained plan skips its OCR step when the layer
+  // reads every page.
+  const layer = run.file.kind === 'pdf' ? await readTextLayer(bytes, deadlineMs) : undefined;
   const step = {
     adapters: options.adapters,
     input: { bytes, facts: run.file, task: run.task, source: objectSource(run) },
@@ -236,13 +239,16 @@ async function runSinglePass(
     factors,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
   };
+  const steps = chooseSteps(run.file, run.candidates, layer);
   const outcome = run.ocrCandidates
-    ? await executeChain(run, run.ocrCandidates, step, documentText)
+    ? await executeChain(run, run.ocrCandidates, step, layer?.complete ? layer.text : undefined)
     : await executePlan({
         ...step,
         candidates: run.candidates,
-        input: { ...step.input, ...(documentText !== undefined ? { documentText } : {}) },
-        stepFor: singlePassStep(documentText),
+        input: { ...step.input, ...(steps.documentText !== undefined ? { documentText: steps.documentText } : {}) },
+        stepFor: steps.stepFor,
+        cheaperStep: steps.cheaperStep,
+        ...(steps.planned ? { planned: steps.planned } : {}),
       });
   const usage = {
     requests: outcome.requests,
@@ -340,7 +346,7 @@ function sampleOf(run: RunRecord, outcome: ExecuteOutcome): CalibrationSample | 
 async function learn(run: RunRecord, settlement: Settlement): Promise<void> {
   if (settlement.status !== 'completed' || !settlement.calibration) return;
   try {
-    await recordSamples([settlement.calibration]);
+    await recordSamples(run.tenantId, [settlement.calibration]);
   } catch (error: unknown) {
     log.warn('could not record a calibration sample', { jobId: run.jobId, error });
   }

@@ -1,7 +1,10 @@
-/** executePlan: deadlines per attempt, fallback on any failure, the budget cap, and what counts as a request. */
+/**
+ * executePlan: deadlines per attempt, fallback on any failure, the budget cap, what counts as a request, and the
+ * estimate's own step and attempt. Over 400 lines: one describe per rule of one function, against one plan factory.
+ */
 import type { FileFacts } from '../../shared/file-facts.js';
 import type { TaskSpec } from '../../shared/task.js';
-import { type ExecuteInput, executePlan } from '../../shared/worker/execute.js';
+import { type ExecuteInput, executePlan, plannedFloor } from '../../shared/worker/execute.js';
 import { abortable, failing, hanging, rateLimitedThenSucceeding, succeeding, throwing } from '../support/adapters.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';
 
@@ -322,5 +325,97 @@ describe('Retry-After', () => {
     );
     expect(openai.calls).toHaveLength(2);
     expect(outcome.provider).toBe('local');
+  });
+});
+
+describe("the estimate's step and attempt (contract v1.2 §5)", () => {
+  // openai's `vision` is bounded at 3 OCR pages, its `analyze` at 1: a cap of 2 pages holds only the analysis.
+  const bySteps = (_provider: string, step: string) => (step === 'vision' ? 3 : 1) * OCR_PAGE_COST_MICROS;
+  const cap = priceMicros(2 * OCR_PAGE_COST_MICROS);
+
+  test('a step that would cross the spend limit gives way to the cheaper step, which alone is given the text', async () => {
+    const openai = succeeding('openai');
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai'],
+        adapters: { openai },
+        input: { bytes: new Uint8Array([1]), facts, task, documentText: 'the text layer' },
+        capMicros: cap,
+        costBound: bySteps,
+        stepFor: () => 'vision',
+        cheaperStep: () => 'analyze',
+      }),
+    );
+    expect(outcome.attempts).toEqual([expect.objectContaining({ provider: 'openai', step: 'analyze' })]);
+    expect(openai.calls[0]?.input).toEqual(
+      expect.objectContaining({ step: 'analyze', documentText: 'the text layer' }),
+    );
+  });
+
+  test('a step that fits runs as asked, reading the file: the text goes only to an analyze step', async () => {
+    const openai = succeeding('openai');
+    await executePlan(
+      plan({
+        candidates: ['openai'],
+        adapters: { openai },
+        input: { bytes: new Uint8Array([1]), facts, task, documentText: 'the text layer' },
+        capMicros: priceMicros(3 * OCR_PAGE_COST_MICROS),
+        costBound: bySteps,
+        stepFor: () => 'vision',
+        cheaperStep: () => 'analyze',
+      }),
+    );
+    expect(openai.calls[0]?.input.step).toBe('vision');
+    expect(openai.calls[0]?.input.documentText).toBeUndefined();
+  });
+
+  test("the estimate's attempt runs even when predicted over the limit; other candidates are still checked", async () => {
+    const openai = failing('openai', 'server');
+    const anthropic = succeeding('anthropic');
+    const outcome = await executePlan(
+      plan({
+        candidates: ['openai', 'anthropic'],
+        adapters: { openai, anthropic },
+        capMicros: cap,
+        costBound: () => 3 * OCR_PAGE_COST_MICROS,
+        planned: { provider: 'openai', step: 'vision' },
+      }),
+    );
+    expect(openai.calls).toHaveLength(1);
+    // Told it may spend its own prediction (with the adapters' input margin), not the limit its estimate set.
+    expect(openai.calls[0]?.options.maxCostMicros).toBe(plannedFloor(3 * OCR_PAGE_COST_MICROS));
+    expect(anthropic.calls).toHaveLength(0);
+    expect(outcome.attempts.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'server'],
+      ['anthropic', 'skipped', 'over_budget'],
+    ]);
+  });
+
+  test("the exemption is the estimate's step only, and ends once this call has spent something", async () => {
+    // Another step of the same provider is checked as usual.
+    const other = succeeding('openai');
+    const skipped = await executePlan(
+      plan({
+        candidates: ['openai'],
+        adapters: { openai: other },
+        capMicros: cap,
+        costBound: () => 3 * OCR_PAGE_COST_MICROS,
+        planned: { provider: 'openai', step: 'analyze' },
+      }),
+    );
+    expect(other.calls).toHaveLength(0);
+    expect(skipped.attempts[0]).toEqual(expect.objectContaining({ step: 'vision', failure: 'over_budget' }));
+    // A retry after a 429 that was billed is checked like any attempt.
+    const billed = rateLimitedThenSucceeding('openai', 10, 1, { billableUnits: 1, costMicros: 1 });
+    await executePlan(
+      plan({
+        candidates: ['openai'],
+        adapters: { openai: billed },
+        capMicros: cap,
+        costBound: () => 3 * OCR_PAGE_COST_MICROS,
+        planned: { provider: 'openai', step: 'vision' },
+      }),
+    );
+    expect(billed.calls).toHaveLength(1);
   });
 });

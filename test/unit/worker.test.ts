@@ -868,7 +868,11 @@ describe('a chained OCR-then-analyze plan', () => {
     // The cap leaves OpenAI's analysis room on its own but not after Textract's reading: it must be skipped.
     const file: RunRecord['file'] = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 100_000, pages: 1 };
     const task = runItem().task;
-    const predicted = (id: ProviderId) => predictAttempt(id, file, task, 'analyze')?.costMicros ?? Number.NaN;
+    // A page of text read (~500 tokens): each analysis is predicted for the text it is given.
+    const page = 'ACME HARDWARE TOTAL 42.50 '.repeat(77);
+    const predicted = (id: ProviderId) =>
+      predictAttempt(id, file, task, 'analyze', undefined, { documentTextChars: page.length })?.costMicros ??
+      Number.NaN;
     const textractCost = catalog.textract?.stepCostMicros(file, task, 'ocr') ?? Number.NaN;
     expect(predicted('anthropic')).toBeLessThan(predicted('openai') - 1);
     arrangeChain('scanned.pdf', {
@@ -881,7 +885,7 @@ describe('a chained OCR-then-analyze plan', () => {
     const openai = succeeding('openai');
     const local = succeeding('local', { result: { merchant: 'ACME', total: 1 } });
     await deliver({
-      textract: succeeding('textract', read('ACME TOTAL 1', textractCost)),
+      textract: succeeding('textract', read(page, textractCost)),
       anthropic: failing('anthropic', 'server'),
       openai,
       local,

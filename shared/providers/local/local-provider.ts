@@ -16,6 +16,7 @@ import { runSharp, uprightImage } from '../../media/image.js';
 import { hasTextLayer, PdfFile, RENDER_MAX_PIXELS } from '../../media/pdf.js';
 import { localCost } from '../../pricing/pricing.js';
 import { ProviderFailure } from '../../task.js';
+import { likelyTextLayer } from '../predict.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
 import { type Row, readingRows } from './layout.js';
@@ -275,14 +276,18 @@ function pageImage(pdf: PdfFile, index: number, deadline: Deadline): Promise<Ocr
   return greyOf(png, deadline);
 }
 
-/** Reads a PDF page by page into `pages` (filled as it goes, so a timeout can still report the pages done). */
-async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[]): Promise<void> {
+/**
+ * Reads a PDF page by page into `pages` (filled as it goes, so a timeout can still report the pages done). A page is
+ * read from its text layer when it has a real one, or, in a file the estimate priced as text (`pricedAsText`), any
+ * text at all: a last page with only "Terms net 30" is text, not a scan to OCR at 20x (shared/worker/steps.ts).
+ */
+async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[], pricedAsText: boolean): Promise<void> {
   const pdf = await PdfFile.open(bytes, deadline);
   try {
     for (let i = 0; i < pdf.pageCount; i++) {
       deadline.check(`reading PDF page ${i + 1} of ${pdf.pageCount}`);
       const { text, words } = pdf.textAndWords(i);
-      if (hasTextLayer(text)) {
+      if (hasTextLayer(text) || (pricedAsText && text.trim() !== '')) {
         const rows = readingRows(words);
         pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE, words, rows });
         continue;
@@ -396,7 +401,8 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'local provider: the file is empty');
   const pages: PageText[] = [];
   try {
-    if (input.facts.mime === 'application/pdf') await readPdf(input.bytes, deadline, pages);
+    if (input.facts.mime === 'application/pdf')
+      await readPdf(input.bytes, deadline, pages, likelyTextLayer(input.facts));
     else await readImage(input, deadline, pages);
     deadline.check('finishing');
   } catch (error) {
