@@ -123,7 +123,10 @@ describe('credit under concurrency', () => {
       expect(reply.body).toMatchObject({ error: { code: 'INSUFFICIENT_CREDIT', status: 402 } });
     const tenant = await tenantRecord('tenant-b');
     expect(tenant.availableMicros).toBe(credit - 3 * estimate);
-    expect(Number(tenant.heldMicros)).toBe(held + 3 * estimate);
+    // Three whole holds were taken. The worker may already have settled some of them (a receipt takes a second or
+    // two): a settled run's hold has left `heldMicros`, so what is held now is three holds less whole settled ones.
+    const settledSinceHold = (held + 3 * estimate - Number(tenant.heldMicros)) / estimate;
+    expect([0, 1, 2, 3]).toContain(settledSinceHold);
     expect(await runCount('tenant-b')).toBe(runsBefore + 3);
     expect((await ledgerEntries('tenant-b')).length).toBe(ledgerBefore + 3);
 
