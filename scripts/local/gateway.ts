@@ -267,5 +267,10 @@ export function createGateway(options: GatewayOptions): Server {
         `content-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
     );
   });
+  // Idle keep-alive sockets are closed by the client first (undici and most HTTP clients after 4–5 s), never by the
+  // server: with Node's default of 5 s, a server whose event loop was busy (OCR on a loaded machine) closed a socket
+  // just as the client reused it, and a plain GET failed with ECONNRESET. 65 s is what load balancers use.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   return server;
 }
