@@ -404,14 +404,19 @@ async function loaded(image: Locator): Promise<void> {
   );
 }
 
-/** The share of dark pixels inside a box of the screen, 3 px in from its edges (clear of the box's own outline). */
+/**
+ * The share of dark pixels inside a box of the screen, 3 px in from its edges (clear of the box's own outline). A page
+ * image just swapped in may not be painted yet (decoding runs after `load` on a busy machine): read the screen again
+ * for up to 5 s until ink shows, and return the last reading.
+ */
 async function inkIn(box: Rect): Promise<number> {
-  return darkShare({
-    x: box.x + 3,
-    y: box.y + 3,
-    width: Math.max(1, box.width - 6),
-    height: Math.max(1, box.height - 6),
-  });
+  const inside = { x: box.x + 3, y: box.y + 3, width: Math.max(1, box.width - 6), height: Math.max(1, box.height - 6) };
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const share = await darkShare(inside);
+    if (share > 0.04 || Date.now() > deadline) return share;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 test('a PDF run shows the image of its page with each field boxed on the words its value was read from', async () => {
