@@ -51,6 +51,12 @@ export const LINK = {
   blankBetween: -3,
 } as const;
 
+/**
+ * Log-odds added to "continues" inside a document of a class that is nearly always one page (a receipt, a card; an
+ * identity document's second page is usually its back): two receipts of one shop without numbers are two receipts.
+ */
+export const CONTINUE_BIAS: Readonly<Record<string, number>> = { receipt: -2, business_card: -2, id_document: -1 };
+
 /** Floor of a page's class probability: one page's evidence never rules a class out entirely. */
 const CLASS_FLOOR = 0.02;
 /**
@@ -164,16 +170,16 @@ export function splitPacket(pages: readonly PageEvidence[], schemaIds: readonly 
       const page = content[t] as PageEvidence;
       const before = content[t - 1] as PageEvidence;
       const link = linkScore(before, page, page.page - before.page > 1);
-      const [startCost, continueCost] = [logSigmoid(-link), logSigmoid(link)];
       // The best previous state of any class, for a start (first index wins ties: deterministic).
       let argmax = 0;
       for (let s = 1; s < C * 2; s++) if ((prev[s] as number) > (prev[argmax] as number)) argmax = s;
       for (let c = 0; c < C; c++) {
         const ec = e[c] as number;
-        row[c * 2] = (prev[argmax] as number) + startCost + ec;
+        const odds = link + (CONTINUE_BIAS[classes[c] as string] ?? 0);
+        row[c * 2] = (prev[argmax] as number) + logSigmoid(-odds) + ec;
         back[c * 2] = argmax;
         const [a, b] = [prev[c * 2] as number, prev[c * 2 + 1] as number];
-        row[c * 2 + 1] = Math.max(a, b) + continueCost + ec;
+        row[c * 2 + 1] = Math.max(a, b) + logSigmoid(odds) + ec;
         back[c * 2 + 1] = a >= b ? c * 2 : c * 2 + 1;
       }
     }
