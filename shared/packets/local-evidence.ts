@@ -99,9 +99,9 @@ const PAGE_NUMBER = /\b(?:page|p\.)\s*(\d{1,5})(?:\s*(?:of|\/)\s*(\d{1,5}))?\b/i
 // On one line, and the value holds a digit: the title `INVOICE` above `Invoice Number: …` is no value of its own.
 const ID_LABEL =
   /\b(?:invoice|receipt|statement|account|acct|customer|policy|member|document|passport)[ \t]*(?:no\.?|number|num|nr\.?|#|id)?[ \t]*[:#.]?[ \t]*((?=[A-Z0-9\-/]*\d)[A-Z0-9][A-Z0-9\-/]{2,30})/gi;
-/** A holder's name after its label. */
-const NAME_LABEL =
-  /\b(?:account holder|customer name|name|employee|bill to)[ \t]*:[ \t]*(\p{Lu}[\p{L}'-]+(?: \p{Lu}[\p{L}.'-]*){1,3})/gu;
+/** A holder's name: a label (any case), then capitalised words (a name as printed, not a lower-case phrase). */
+const NAME_LABEL = /\b(?:account holder|customer name|name|employee|bill to)[ \t]*:[ \t]*/gi;
+const NAME = /^\p{Lu}[\p{L}'-]+(?: \p{Lu}[\p{L}.'-]*){1,3}/u;
 /** Words that say the page carries on from the one before. */
 const CONTINUED = /\b(?:continued|cont'?d|brought forward|balance forward)\b/i;
 /** A row that reads as a table row: several cells, one of them a number. */
@@ -153,7 +153,10 @@ function isTableRow(row: Row | undefined): boolean {
 function identifiers(text: string): string[] {
   const ids: string[] = [];
   for (const m of text.matchAll(ID_LABEL)) ids.push(normaliseId(m[1] ?? ''));
-  for (const m of text.matchAll(NAME_LABEL)) ids.push(`NAME${normaliseId(m[1] ?? '')}`);
+  for (const m of text.matchAll(NAME_LABEL)) {
+    const name = NAME.exec(text.slice(m.index + m[0].length).split('\n')[0] ?? '')?.[0];
+    if (name) ids.push(`NAME${normaliseId(name)}`);
+  }
   return [...new Set(ids.filter((id) => id.length >= 3))].slice(0, IDS_MAX);
 }
 
