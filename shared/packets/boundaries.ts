@@ -39,10 +39,14 @@ export const LINK = {
   sameHeader: 1.5,
   /** A different header at the top (a new issuer, a new kind of document). */
   otherHeader: -2.5,
-  /** An identifier (invoice, account, statement number, a name) printed on both pages. */
+  /** A document number (invoice, account, statement, receipt) printed on both pages. */
   sharedId: 3,
-  /** Both pages print identifiers and none is shared: a new number or person. */
+  /** Both pages print document numbers and none is shared: a new document. */
   otherIds: -3,
+  /** Without numbers to compare: the same person on both pages. */
+  sharedName: 1,
+  /** Without numbers to compare: only other people on this page. */
+  otherNames: -1.5,
   /** A document title opens a page whose header is not the previous page's. */
   startCue: -1.5,
   /** A continued table, `continued`, a balance brought forward. */
@@ -81,11 +85,21 @@ export function headerSimilarity(a: string, b: string): number {
   return shared / (wa.size + wb.size - shared);
 }
 
+/** How many pages back a page's document numbers are compared when the page before printed none. */
+export const IDS_LOOKBACK = 3;
+
 /**
  * Log-odds that `page` continues the document of `before` (the last non-blank page before it), from the two pages'
- * evidence; `blankBetween` when blank pages separate them.
+ * evidence; `blankBetween` when blank pages separate them. `earlierIds`: the document numbers of the nearest page
+ * before that printed any (within IDS_LOOKBACK), compared when `before` printed none: a terms page between two
+ * invoices of one vendor must not join them.
  */
-export function linkScore(before: PageEvidence, page: PageEvidence, blankBetween: boolean): number {
+export function linkScore(
+  before: PageEvidence,
+  page: PageEvidence,
+  blankBetween: boolean,
+  earlierIds: readonly string[] = before.ids,
+): number {
   let score = 0;
   const k = page.pageNumber?.k;
   const prior = before.pageNumber;
@@ -104,8 +118,12 @@ export function linkScore(before: PageEvidence, page: PageEvidence, blankBetween
     sameHeader = headerSimilarity(before.header, page.header) >= SAME_HEADER;
     score += sameHeader ? LINK.sameHeader : LINK.otherHeader;
   }
-  if (before.ids.length > 0 && page.ids.length > 0) {
-    score += page.ids.some((id) => before.ids.includes(id)) ? LINK.sharedId : LINK.otherIds;
+  // A number decides over a name: two invoices to one customer are two invoices.
+  const ids = before.ids.length > 0 ? before.ids : earlierIds;
+  if (ids.length > 0 && page.ids.length > 0) {
+    score += page.ids.some((id) => ids.includes(id)) ? LINK.sharedId : LINK.otherIds;
+  } else if (before.names.length > 0 && page.names.length > 0) {
+    score += page.names.some((name) => before.names.includes(name)) ? LINK.sharedName : LINK.otherNames;
   }
   if (page.startCue && !sameHeader) score += LINK.startCue;
   if (page.continued) score += LINK.continued;
@@ -169,7 +187,8 @@ export function splitPacket(pages: readonly PageEvidence[], schemaIds: readonly 
       const prev = best[t - 1] as Float64Array;
       const page = content[t] as PageEvidence;
       const before = content[t - 1] as PageEvidence;
-      const link = linkScore(before, page, page.page - before.page > 1);
+      const earlier = content.slice(Math.max(0, t - IDS_LOOKBACK), t).findLast((p) => p.ids.length > 0);
+      const link = linkScore(before, page, page.page - before.page > 1, earlier?.ids ?? []);
       // The best previous state of any class, for a start (first index wins ties: deterministic).
       let argmax = 0;
       for (let s = 1; s < C * 2; s++) if ((prev[s] as number) > (prev[argmax] as number)) argmax = s;

@@ -32,8 +32,10 @@ export const pageEvidence = z.strictObject({
    * Two pages of one statement share it; a new issuer changes it.
    */
   header: z.optional(z.string().check(z.maxLength(HEADER_MAX_CHARS))),
-  /** Identifiers printed with a label (invoice, statement, account, receipt number; a holder's name), normalised. */
+  /** Document numbers printed with a label (invoice, statement, account, receipt, passport number), normalised. */
   ids: z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(IDS_MAX)),
+  /** People the page is about or addressed to (an account holder, a customer), normalised like ids. */
+  names: z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(IDS_MAX)),
   /** A document title opens the page (`INVOICE`, `STATEMENT OF ACCOUNT`, `RECEIPT`): weak sign of a start. */
   startCue: z.boolean(),
   /** The page carries on from the one before: a table without its heading, `continued`, a balance brought forward. */
@@ -43,7 +45,7 @@ export type PageEvidence = z.infer<typeof pageEvidence>;
 
 /** Evidence of a page that shows nothing: no class preference, no signals. */
 export function blankEvidence(page: number): PageEvidence {
-  return { page, classes: {}, blank: true, ids: [], startCue: false, continued: false };
+  return { page, classes: {}, blank: true, ids: [], names: [], startCue: false, continued: false };
 }
 
 /** Lower case, digits and punctuation dropped, spaces collapsed: a header as pages of one document repeat it. */
@@ -57,7 +59,7 @@ export function normaliseHeader(text: string): string {
     .slice(0, HEADER_MAX_CHARS);
 }
 
-/** Upper case letters and digits only: `INV-1042`, `inv 1042` and `INV1042` are one identifier. */
+/** Upper case letters and digits only: `INV-1042`, `inv 1042` and `INV1042` are one identifier (names alike). */
 export function normaliseId(text: string): string {
   return text
     .normalize('NFKC')

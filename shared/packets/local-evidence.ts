@@ -150,14 +150,16 @@ function isTableRow(row: Row | undefined): boolean {
   return cells.length >= 3 && cells.some((c) => NUMBER_CELL.test(c.trim()));
 }
 
-function identifiers(text: string): string[] {
-  const ids: string[] = [];
-  for (const m of text.matchAll(ID_LABEL)) ids.push(normaliseId(m[1] ?? ''));
+/** Labelled document numbers (holding a digit) and holders' names, normalised, each at most IDS_MAX. */
+function identifiers(text: string): { ids: string[]; names: string[] } {
+  const ids = [...text.matchAll(ID_LABEL)].map((m) => normaliseId(m[1] ?? ''));
+  const names: string[] = [];
   for (const m of text.matchAll(NAME_LABEL)) {
     const name = NAME.exec(text.slice(m.index + m[0].length).split('\n')[0] ?? '')?.[0];
-    if (name) ids.push(`NAME${normaliseId(name)}`);
+    if (name) names.push(normaliseId(name));
   }
-  return [...new Set(ids.filter((id) => id.length >= 3))].slice(0, IDS_MAX);
+  const keep = (values: string[]) => [...new Set(values.filter((v) => v.length >= 3))].slice(0, IDS_MAX);
+  return { ids: keep(ids), names: keep(names) };
 }
 
 /**
@@ -178,7 +180,7 @@ export function localPageEvidence(
     page,
     classes: classScores(text, rows, schemaIds),
     blank: false,
-    ids: identifiers(text),
+    ...identifiers(text),
     startCue: rows.slice(0, 3).some((r) => TITLE.test(r.text.trim()) && r.text.trim().split(/\s+/).length <= 4),
     continued:
       CONTINUED.test(

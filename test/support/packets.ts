@@ -88,7 +88,8 @@ function receipt(rng: Rng, shop = pick(rng, SHOPS)): DocumentSpec {
     return y;
   };
   if (rng() < 0.5) lines.push({ text: 'SALES RECEIPT', x: 30, y: down(4), size: 11, bold: true });
-  if (rng() < 0.85) lines.push({ text: `Receipt No: R-${int(rng, 10000, 99999)}`, x: 30, y: down(18), size: 9 });
+  const label = pick(rng, ['Receipt No:', 'Receipt #', 'Receipt', 'Trans #']);
+  if (rng() < 0.85) lines.push({ text: `${label} R-${int(rng, 10000, 99999)}`, x: 30, y: down(18), size: 9 });
   lines.push({
     text: `Date: 2026-${String(int(rng, 1, 12)).padStart(2, '0')}-${int(rng, 10, 28)}`,
     x: 30,
@@ -120,15 +121,36 @@ function receipt(rng: Rng, shop = pick(rng, SHOPS)): DocumentSpec {
 }
 
 /** An invoice of 1 page, or 2: its table continued on page 2, or a terms page under the vendor's header. */
-function invoice(rng: Rng, shape: 'single' | 'continued' | 'terms', vendor = pick(rng, VENDORS)): DocumentSpec {
+/** How documents print their page numbers. */
+const PAGE_FORMATS = [
+  (k: number, n: number) => `Page ${k} of ${n}`,
+  (k: number, n: number) => `Page ${k}/${n}`,
+  (k: number, n: number) => `p. ${k} of ${n}`,
+];
+
+/**
+ * An invoice of 1 page, or 2: its table continued on page 2 (bare rows, or under the whole header block repeated with
+ * the number), or a terms page under the vendor's header.
+ */
+function invoice(
+  rng: Rng,
+  shape: 'single' | 'continued' | 'repeated' | 'terms',
+  vendor = pick(rng, VENDORS),
+): DocumentSpec {
   const number = `INV-${int(rng, 1000, 9999)}`;
   const numbered = shape !== 'single' && rng() < 0.5;
-  const footer = (k: number): Line[] => (numbered ? [{ text: `Page ${k} of 2`, x: 270, y: 760, size: 9 }] : []);
+  const format = pick(rng, PAGE_FORMATS);
+  const footer = (k: number): Line[] => (numbered ? [{ text: format(k, 2), x: 270, y: 760, size: 9 }] : []);
   const head: Line[] = [
     { text: vendor, x: 72, y: 60, size: 16, bold: true },
     { text: `${int(rng, 1, 200)} Industrial Way, Springfield`, x: 72, y: 78, size: 9 },
     { text: 'INVOICE', x: 72, y: 120, size: 24, bold: true },
-    { text: `Invoice Number: ${number}`, x: 72, y: 150, size: 11 },
+    {
+      text: `${pick(rng, ['Invoice Number:', 'Invoice No.', 'Invoice #', 'Invoice no:'])} ${number}`,
+      x: 72,
+      y: 150,
+      size: 11,
+    },
     { text: 'Invoice Date: 2026-10-15', x: 72, y: 166, size: 11 },
     { text: 'Due Date: 2026-11-14', x: 72, y: 182, size: 11 },
     { text: `Bill To: ${pick(rng, PEOPLE)}`, x: 72, y: 198, size: 11 },
@@ -154,6 +176,20 @@ function invoice(rng: Rng, shape: 'single' | 'continued' | 'terms', vendor = pic
     };
   }
   const first = { width: 612, height: 792, lines: [...head, ...table, ...items(24, 262), ...footer(1)] };
+  if (shape === 'repeated') {
+    const n = int(rng, 3, 12);
+    return {
+      schemaId: 'invoice',
+      pages: [
+        first,
+        {
+          width: 612,
+          height: 792,
+          lines: [...head, ...table, ...items(n, 262), ...totals(290 + n * 18), ...footer(2)],
+        },
+      ],
+    };
+  }
   if (shape === 'continued') {
     const n = int(rng, 3, 12);
     return {
@@ -173,6 +209,7 @@ function invoice(rng: Rng, shape: 'single' | 'continued' | 'terms', vendor = pic
 /** A statement of 2–4 pages: the bank's running header and `Page k of n` on every page. */
 function statement(rng: Rng, bank = pick(rng, BANKS)): DocumentSpec {
   const n = int(rng, 2, 4);
+  const format = pick(rng, PAGE_FORMATS);
   const account = String(int(rng, 10_000_000, 99_999_999));
   const holder = pick(rng, PEOPLE);
   const repeatAccount = rng() < 0.5;
@@ -227,7 +264,7 @@ function statement(rng: Rng, bank = pick(rng, BANKS)): DocumentSpec {
       );
     }
     if (k === n) lines.push({ text: `Closing balance ${money(balance)}`, x: 72, y: y + 30, size: 10, bold: true });
-    lines.push({ text: `Page ${k} of ${n}`, x: 270, y: 760, size: 9 });
+    lines.push({ text: format(k, n), x: 270, y: 760, size: 9 });
     pages.push({ width: 612, height: 792, lines });
   }
   return { schemaId: 'bank_statement', pages };
@@ -356,6 +393,7 @@ export function makePackets(seed = 30, count = 40): Packet[] {
     () => receipt(rng),
     () => invoice(rng, 'single'),
     () => invoice(rng, 'continued'),
+    () => invoice(rng, 'repeated'),
     () => invoice(rng, 'terms'),
     () => statement(rng),
     () => statement(rng),

@@ -12,6 +12,7 @@ function page(pageNo: number, schema: string, signals: Partial<PageEvidence> = {
     classes: { [schema]: 0.8, other: 0.1 },
     blank: false,
     ids: [],
+    names: [],
     startCue: false,
     continued: false,
     ...signals,
@@ -100,6 +101,35 @@ describe('splitPacket', () => {
     expect(split(pages)).toEqual(['invoice 1-2']);
   });
 
+  test('two invoices to the same customer are split by their numbers, not held by the name', () => {
+    const header = 'stark components';
+    const pages = [
+      page(1, 'invoice', { header, startCue: true, ids: ['INV2080'], names: ['LARSNILSEN'] }),
+      page(2, 'invoice', { header, startCue: true, ids: ['INV4112'], names: ['LARSNILSEN'] }),
+    ];
+    expect(split(pages)).toEqual(['invoice 1-1', 'invoice 2-2']);
+  });
+
+  test('an invoice closed by a terms page, then the same vendor’s next invoice: the numbers are compared across it', () => {
+    const header = 'globex ltd';
+    const pages = [
+      page(1, 'invoice', { header, startCue: true, ids: ['INV3001'] }),
+      page(2, OTHER_PAGE, { header }),
+      page(3, 'invoice', { header, startCue: true, ids: ['INV3339'] }),
+    ];
+    expect(split(pages)).toEqual(['invoice 1-2', 'invoice 3-3']);
+  });
+
+  test('without numbers, another person on the next page starts a document; the same person holds pages together', () => {
+    const header = 'city clinic';
+    const pages = [
+      page(1, 'other', { header, names: ['JANEDOE'] }),
+      page(2, 'other', { header, names: ['JANEDOE'] }),
+      page(3, 'other', { header, names: ['JOHNSMITH'] }),
+    ];
+    expect(split(pages)).toEqual(['other 1-2', 'other 3-3']);
+  });
+
   test('a terms sheet of its own between two receipts is an other document', () => {
     const pages = [
       page(1, 'receipt', { header: 'acme hardware' }),
@@ -158,6 +188,7 @@ const arbitraryEvidence = (n: number) =>
     ),
     header: fc.option(fc.constantFrom('acme', 'globex ltd', 'first bank statement', ''), { nil: undefined }),
     ids: fc.array(fc.constantFrom('A1', 'B2', 'C3'), { maxLength: 2 }),
+    names: fc.array(fc.constantFrom('JANEDOE', 'JOHNSMITH'), { maxLength: 2 }),
     startCue: fc.boolean(),
     continued: fc.boolean(),
   });

@@ -62,7 +62,8 @@ describe('localPageEvidence', () => {
       SCHEMAS,
     );
     expect(best(e.classes)).toBe('invoice');
-    expect(e.ids).toEqual(['INV1042', 'NAMEJANEDOE']);
+    expect(e.ids).toEqual(['INV1042']);
+    expect(e.names).toEqual(['JANEDOE']);
     expect(e.startCue).toBe(true);
     expect(e.header).toBe('globex ltd');
     expect(e.pageNumber).toBeUndefined();
@@ -127,6 +128,7 @@ describe('localPageEvidence', () => {
       classes: {},
       blank: true,
       ids: [],
+      names: [],
       startCue: false,
       continued: false,
     });
