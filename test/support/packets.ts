@@ -6,6 +6,8 @@
  * of its own, passports, business cards, blank separator pages. Deterministic: `makePackets(seed)` gives the same
  * packets for the same seed. The bench's `packets` phase scores the local engine on them; `npx tsx test/support/packets.ts DIR`
  * writes them out (PDF + JSON truth) to look at.
+ * Over 400 lines: one renderer per kind of document, side by side, so their variations (and what the truth calls one
+ * document) are read and changed together.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
