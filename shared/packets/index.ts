@@ -10,7 +10,6 @@ export { LINK, linkScore, type PacketDocument, packetClasses, splitPacket } from
 export { CLASSIFICATION_TASK, type PacketEstimate, packetEstimate } from './estimate.js';
 export { blankEvidence, OTHER, type PageEvidence, pageEvidence } from './evidence.js';
 export { localPageEvidence } from './local-evidence.js';
-export { type PacketRequest, packetRequestOf } from './request.js';
 export {
   checkPartition,
   documentReview,
