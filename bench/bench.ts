@@ -21,6 +21,7 @@ import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from 
 import { type LongDocumentsResult, longDocumentRows, measureLongDocuments } from './long-documents.js';
 import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
+import { measurePackets, type PacketsResult, packetRows } from './packets.js';
 import { alive, descendants } from './procs.js';
 import { measureUsageRead, type UsageReadResult } from './usage-read.js';
 import { measureWebhooks, type WebhooksResult } from './webhooks.js';
@@ -111,6 +112,7 @@ type Phase =
   | 'usage'
   | 'long'
   | 'webhooks'
+  | 'packets'
   | 'accuracy';
 const PHASES: Phase[] = [
   'bundles',
@@ -125,6 +127,7 @@ const PHASES: Phase[] = [
   'usage',
   'long',
   'webhooks',
+  'packets',
   'accuracy',
 ];
 
@@ -758,6 +761,7 @@ async function main(): Promise<void> {
     usage?: UsageReadResult;
     long?: LongDocumentsResult;
     webhooks?: WebhooksResult;
+    packets?: PacketsResult;
     accuracy?: AccuracyResult;
   } = {};
   const failures: Record<string, string> = {};
@@ -835,6 +839,9 @@ async function main(): Promise<void> {
     measureWebhooks({ runs: WORKLOAD.webhookRuns, outageSeconds: WORKLOAD.webhookOutageSeconds, log }),
   );
 
+  // Packets (issue 30): the local evidence and boundary pass over generated text-layer packets (in process).
+  results.packets = await phase('packets', () => measurePackets({ log }));
+
   // The evaluation of the real receipts (issue #27), last: it runs the local engine over 62 photos.
   results.accuracy = await phase('accuracy', () => measureAccuracy({ log }));
 
@@ -854,6 +861,7 @@ async function main(): Promise<void> {
     ...(results.usage ? usageRows(results.usage) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.webhooks ? webhookRows(results.webhooks) : []),
+    ...(results.packets ? packetRows(results.packets) : []),
     ...(results.accuracy ? accuracyRows(results.accuracy) : []),
     ...(results.bundles ? bundleRows(results.bundles) : []),
     ...Object.keys(failures).map(

@@ -31,6 +31,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['store', 'uploads', 'http', 'openapi', 'registry', 'providers'],
   // Which providers run a task, and what it may cost.
   ['planning'],
+  // Packets: page evidence, boundaries and classes, the split result and its estimate (pure; the API and worker use it).
+  ['packets'],
   // The API's use cases.
   ['runs'],
   // Evaluations and accuracy from reviews: the API's use cases built on runs (and the reconciler's part for them).

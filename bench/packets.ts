@@ -1,0 +1,124 @@
+/**
+ * Packets (issue 30): the local engine's evidence and the boundary pass over the generated text-layer packets
+ * (test/support/packets.ts, seed 30), scored against their truth: boundary precision / recall / F1 and page-class
+ * accuracy, overall and per packet that shows one case. The words come from each PDF's text layer (`pdfWords`, as
+ * the worker reads them); a page without one is blank. Its targets live here (PACKET_TARGETS).
+ */
+
+import { pdfWords } from '../shared/media/index.js';
+import { splitPacket } from '../shared/packets/boundaries.js';
+import { localPageEvidence } from '../shared/packets/local-evidence.js';
+import { addCounts, countSplit, type SplitCounts, type SplitScore, scoreOf } from '../shared/packets/score.js';
+import { registry } from '../shared/registry/registry.js';
+import { makePackets } from '../test/support/packets.js';
+import { round } from './stats.js';
+
+export const PACKET_TARGETS = { boundaryF1: 0.97, pageClassAccuracy: 0.97 } as const;
+
+interface Row {
+  metric: string;
+  value: string;
+  target: string;
+  result: 'PASS' | 'MISS' | 'info' | 'ERROR';
+}
+
+export interface PacketsResult {
+  packets: number;
+  pages: number;
+  overall: SplitScore;
+  /** The five packets that each show one case, by name. */
+  cases: Record<string, SplitScore>;
+  /** Evidence and the boundary pass (text already read), per 100 pages. */
+  passMsPer100Pages: number;
+  /** Reading the text layers, per 100 pages. */
+  readMsPer100Pages: number;
+  /** Packets whose split is not exactly the truth: found vs true documents, for a reader to look at. */
+  wrong: { name: string; found: string[]; truth: string[] }[];
+}
+
+const show = (docs: readonly { schemaId: string; pages: { first: number; last: number } }[]) =>
+  docs.map((d) => `${d.schemaId} ${d.pages.first}-${d.pages.last}`);
+
+export async function measurePackets(options: { log: (line: string) => void }): Promise<PacketsResult> {
+  const packets = makePackets();
+  const schemaIds = [...registry.keys()];
+  let total: SplitCounts | undefined;
+  const cases: Record<string, SplitScore> = {};
+  const wrong: PacketsResult['wrong'] = [];
+  let [readMs, passMs, pages] = [0, 0, 0];
+  for (const packet of packets) {
+    const t0 = performance.now();
+    const read = await pdfWords(packet.bytes, {
+      signal: new AbortController().signal,
+      deadlineMs: Date.now() + 60_000,
+    });
+    const t1 = performance.now();
+    const byPage = new Map(read.map((p) => [p.page, p.words]));
+    const evidence = Array.from({ length: packet.pages }, (_, i) =>
+      localPageEvidence(i + 1, byPage.get(i + 1) ?? [], schemaIds),
+    );
+    const documents = splitPacket(evidence, schemaIds);
+    passMs += performance.now() - t1;
+    readMs += t1 - t0;
+    pages += packet.pages;
+    const counts = countSplit(documents, packet.truth);
+    total = total ? addCounts(total, counts) : counts;
+    if (!packet.name.startsWith('mix-')) cases[packet.name] = scoreOf(counts);
+    if (counts.documentsExact !== counts.documentsTrue || documents.length !== packet.truth.length)
+      wrong.push({ name: packet.name, found: show(documents), truth: show(packet.truth) });
+  }
+  const overall = scoreOf(total as SplitCounts);
+  const result: PacketsResult = {
+    packets: packets.length,
+    pages,
+    overall,
+    cases,
+    passMsPer100Pages: round((passMs / pages) * 100, 1),
+    readMsPer100Pages: round((readMs / pages) * 100, 1),
+    wrong,
+  };
+  options.log(
+    `  ${packets.length} packets, ${pages} pages: boundary P ${round(overall.precision, 3)} R ${round(overall.recall, 3)} F1 ${round(overall.f1, 3)}, page class ${round(overall.pageAccuracy, 3)}`,
+  );
+  for (const w of wrong) options.log(`  ${w.name}: found ${w.found.join(', ')} | truth ${w.truth.join(', ')}`);
+  return result;
+}
+
+export function packetRows(r: PacketsResult): Row[] {
+  const o = r.overall;
+  const pass = (ok: boolean): Row['result'] => (ok ? 'PASS' : 'MISS');
+  return [
+    {
+      metric: `packets, local engine on text layers (${r.packets} packets, ${r.pages} pages): boundary F1 (P ${round(o.precision, 3)}, R ${round(o.recall, 3)})`,
+      value: String(round(o.f1, 3)),
+      target: `≥ ${PACKET_TARGETS.boundaryF1}`,
+      result: pass(o.f1 >= PACKET_TARGETS.boundaryF1),
+    },
+    {
+      metric: 'packets: page-class accuracy',
+      value: String(round(o.pageAccuracy, 3)),
+      target: `≥ ${PACKET_TARGETS.pageClassAccuracy}`,
+      result: pass(o.pageAccuracy >= PACKET_TARGETS.pageClassAccuracy),
+    },
+    {
+      metric: 'packets: documents found exactly (pages and class)',
+      value: `${o.documentsExact} of ${o.documentsTrue}`,
+      target: '—',
+      result: 'info',
+    },
+    ...Object.entries(r.cases).map(
+      ([name, s]): Row => ({
+        metric: `packets: ${name} (boundary F1 / page class)`,
+        value: `${round(s.f1, 3)} / ${round(s.pageAccuracy, 3)}`,
+        target: '—',
+        result: 'info',
+      }),
+    ),
+    {
+      metric: 'packets: evidence + boundary pass per 100 pages (text layer read apart: see value)',
+      value: `${r.passMsPer100Pages} ms (read ${r.readMsPer100Pages} ms)`,
+      target: '—',
+      result: 'info',
+    },
+  ];
+}
