@@ -25,6 +25,10 @@ const batchBlock = z.object({
   completionWindowHours: z.nullable(z.number().check(z.int(), z.positive())),
   /** The models the interface takes; null: every model of the price table. */
   models: z.nullable(z.array(z.string().check(z.minLength(1)))),
+  /** What one batch may hold (the provider's documented limits); null without an interface. */
+  minRequests: z.nullable(z.number().check(z.int(), z.positive())),
+  maxRequests: z.nullable(z.number().check(z.int(), z.positive())),
+  maxBytes: z.nullable(z.number().check(z.int(), z.positive())),
   source: z.string().check(z.minLength(1)),
   date: z.iso.date(),
 });
@@ -65,6 +69,23 @@ export function batchTerms(provider: ProviderId, env: NodeJS.ProcessEnv = proces
     if (model === undefined || !block.models.includes(model)) return NONE;
   }
   return { viaInterface: true, discountPct: block.discountPct };
+}
+
+/** What one batch of a provider may hold, from its reference: the grouping's hard limits (shared/batching/). */
+export interface ProviderBatchLimits {
+  minRequests: number;
+  maxRequests: number;
+  maxBytes: number;
+}
+
+/** The batch limits of a provider with a batch interface, else undefined. */
+export function providerBatchLimits(provider: ProviderId): ProviderBatchLimits | undefined {
+  const block = batchBlocks[provider];
+  if (!block || block.interface === null) return undefined;
+  const { minRequests, maxRequests, maxBytes } = block;
+  return minRequests !== null && maxRequests !== null && maxBytes !== null
+    ? { minRequests, maxRequests, maxBytes }
+    : undefined;
 }
 
 /** A cost in micros (unrounded) after a provider's batch discount. */

@@ -29,8 +29,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['contract', 'pricing', 'inspect', 'media'],
   // Persistence, uploads, HTTP plumbing, schemas, and the providers.
   ['store', 'uploads', 'http', 'openapi', 'registry', 'providers'],
-  // Which providers run a task, and what it may cost.
-  ['planning'],
+  // Which providers run a task, and what it may cost; which waiting requests go out in which batch, and when.
+  ['planning', 'batching'],
   // The API's use cases.
   ['runs'],
   // Evaluations and accuracy from reviews: the API's use cases built on runs (and the reconciler's part for them).
