@@ -82,6 +82,25 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
       'IDEMPOTENCY_KEY_REUSED',
     ],
   },
+  estimates: {
+    summary:
+      'What a run of this body would cost now (standard) and as a batch, for an upload or a declared file; creates ' +
+      'nothing and holds nothing',
+    request: contract.estimateRequest,
+    success: { status: 200, schema: contract.estimateResponse, description: 'Both prices' },
+    errors: [
+      ...common,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'UPLOAD_NOT_FOUND',
+      'UPLOAD_INCOMPLETE',
+      'UPLOAD_SIZE_MISMATCH',
+      'UNSUPPORTED_FILE_TYPE',
+      'FILE_TOO_LARGE',
+      'TOO_MANY_PAGES',
+      'CORRUPT_FILE',
+      'UNKNOWN_SCHEMA',
+    ],
+  },
   'list-runs': {
     summary: "The tenant's runs, newest first",
     query: contract.listRunsQuery,

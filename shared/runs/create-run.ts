@@ -37,6 +37,7 @@ import {
 import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { getUploadForTenant } from '../store/uploads.js';
+import type { TaskSpec } from '../task.js';
 import { ObjectChangedError, openStoredObject } from '../uploads/stored-object.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
 import { enqueueRun } from './run-message.js';
@@ -84,6 +85,17 @@ export async function inspectTenantUpload(tenantId: string, uploadId: string, no
   return { upload, object, facts };
 }
 
+/** The task a run's body asks for: its schema from the registry (UnknownSchemaError) or inline, prompt and format. */
+export function taskOf(body: Pick<CreateRunRequest, 'prompt' | 'outputFormat' | 'schemaId' | 'schema'>): TaskSpec {
+  let schema = body.schema;
+  if (body.schemaId !== undefined) {
+    const entry = registry.get(body.schemaId);
+    if (!entry) throw new UnknownSchemaError(body.schemaId, [...registry.keys()]);
+    schema = entry;
+  }
+  return buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
+}
+
 export async function createRun(input: CreateRunInput, now = new Date()): Promise<CreateRunOutcome> {
   const { tenantId, body } = input;
 
@@ -95,14 +107,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
 
   const { upload, object, facts } = await inspectTenantUpload(tenantId, body.uploadId, now);
 
-  // Schema.
-  let schema = body.schema;
-  if (body.schemaId !== undefined) {
-    const entry = registry.get(body.schemaId);
-    if (!entry) throw new UnknownSchemaError(body.schemaId, [...registry.keys()]);
-    schema = entry;
-  }
-  const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
+  const task = taskOf(body);
 
   // Estimate, budget, threshold.
   // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
