@@ -20,6 +20,8 @@
  * What each item answers is the test's `outcome` callback: the answer (wrapped in the provider's response: a tool call
  * when the request defined tools, else text) with token usage, or an error. A batch answers "in progress" to
  * `pollsBeforeEnd` status reads, then ends; with `expire`, it ends expired after `doneBeforeExpiry` items.
+ * Over 400 lines: four providers' batch wire formats in one server, so that their lifecycles (polling, partial
+ * failure, expiry) share one state machine and stay alike, as bench/provider-fakes.ts does for the synchronous APIs.
  */
 import { randomUUID } from 'node:crypto';
 import {
