@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { ENV } from '../shared/infra/env.js';
 import { startStack } from '../test/integration/stack.js';
-import { type Summary, summarize } from './stats.js';
+import { type Summary, timed } from './stats.js';
 
 const TENANT = 'bench-estimates';
 const KEY = 'vk_bench_estimates_0123456789abcdef0';
@@ -21,16 +21,6 @@ export interface EstimatesApiResult {
   declared: Summary;
   /** One answer, to show the prices measured. */
   sample: { standardUsd: number; batchUsd: number };
-}
-
-async function timed(samples: number, once: () => Promise<unknown>): Promise<Summary> {
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    await once();
-    times.push(performance.now() - t0);
-  }
-  return summarize(times);
 }
 
 export async function measureEstimatesApi(options: {
