@@ -12,6 +12,8 @@
  *   deadlines: once a request's deadline is `directMarginMs` away it is called normally, so the run still finishes
  *   when it was promised.
  */
+import { config } from '../config.js';
+import { batchSettings } from '../infra/resources.js';
 import { type ProviderBatchLimits, providerBatchLimits } from '../providers/batch-terms.js';
 import type { ProviderId } from '../task.js';
 
@@ -81,6 +83,15 @@ export function configuredLimits(settings: {
     const maxRequests = Math.max(own.minRequests, Math.min(own.maxRequests, settings.maxRequests));
     return { ...own, maxRequests, maxWaitMs: settings.maxWaitMs, directMarginMs: settings.directMarginMs };
   };
+}
+
+/** The deployment's limits: SERVICE_BATCH_MAX_REQUESTS and SERVICE_BATCH_MAX_WAIT_SECONDS over each provider's own. */
+export function serviceLimits(): LimitsFor {
+  return configuredLimits({
+    maxRequests: config.batchMaxRequests,
+    maxWaitMs: config.batchMaxWaitSeconds * 1000,
+    directMarginMs: batchSettings.directMarginSeconds * 1000,
+  });
 }
 
 const groupKey = (r: WaitingRequest) => `${r.provider}\u0000${r.model}`;

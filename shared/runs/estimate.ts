@@ -20,7 +20,7 @@ import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { loadFactors } from '../store/calibration.js';
 import type { Priority } from '../task.js';
-import { inspectTenantUpload, taskOf } from './create-run.js';
+import { inspectTenantUpload, taskOf } from './run-input.js';
 
 /** The facts the prices are for: the upload's as inspected, or the declared file's. */
 async function factsOf(tenantId: string, body: EstimateRequest, now: Date): Promise<FileFacts> {

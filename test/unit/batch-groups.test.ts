@@ -7,6 +7,7 @@ import {
   decideBatches,
   type GroupLimits,
   type LimitsFor,
+  serviceLimits,
   type WaitingRequest,
 } from '../../shared/batching/groups.js';
 import type { ProviderId } from '../../shared/task.js';
@@ -172,4 +173,14 @@ test("configured limits cap each provider's own, never below its minimum", () =>
   expect(limitsFor('gemini', 'gemini-3.8-flash')?.maxBytes).toBe(20 * 1024 * 1024);
   expect(limitsFor('textract', 'textract')).toBeUndefined();
   expect(limitsFor('local', 'local')).toBeUndefined();
+});
+
+test('the deployment reads its limits from the configuration (defaults: 2,000 requests, 10 minutes, an hour)', () => {
+  expect(serviceLimits()('anthropic', 'claude-haiku-5-5')).toEqual({
+    minRequests: 1,
+    maxRequests: 2000,
+    maxBytes: 256 * 1024 * 1024,
+    maxWaitMs: 10 * MINUTE,
+    directMarginMs: HOUR,
+  });
 });
