@@ -15,6 +15,7 @@ import { type AccuracyResult, measureAccuracy } from './accuracy.js';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
+import { type EstimatesApiResult, measureEstimatesApi } from './estimates-api.js';
 import { type FirstRunResult, measureFirstRuns } from './first-run.js';
 import { type GroundingResult, measureGrounding } from './grounding.js';
 import { type HostilePdfsResult, type HostileReading, measureHostilePdfs } from './hostile-pdfs.js';
@@ -64,6 +65,8 @@ export const TARGETS = {
   hostilePdfInspectMiB: 64,
   /** GET /v1/usage for the default 30-day window, p50 over HTTP on the local stack, with `usageRuns` runs stored. */
   usageReadMs: 50,
+  /** Issue 31: POST /v1/estimates for an uploaded receipt, p50 over HTTP on the local stack. */
+  estimatesApiMs: 50,
   /** A run's settlement to its webhook's arrival at a receiver on the local stack, over `webhookRuns` runs. */
   webhookLatencyP50Ms: 100,
   webhookLatencyP99Ms: 500,
@@ -94,6 +97,8 @@ const WORKLOAD = {
   hostilePdfRuns: 3,
   usageRuns: 10_000,
   usageReadSamples: 20,
+  estimatesApiSamples: 50,
+  estimatesApiWarmup: 20,
   webhookRuns: 200,
   /** BENCH_WEBHOOK_OUTAGE_SECONDS shortens it for a quick look (the target is for 5 minutes). */
   webhookOutageSeconds: Number(process.env.BENCH_WEBHOOK_OUTAGE_SECONDS ?? 300),
@@ -110,6 +115,7 @@ type Phase =
   | 'first-run'
   | 'grounding'
   | 'usage'
+  | 'estimates-api'
   | 'long'
   | 'webhooks'
   | 'packets'
@@ -125,6 +131,7 @@ const PHASES: Phase[] = [
   'first-run',
   'grounding',
   'usage',
+  'estimates-api',
   'long',
   'webhooks',
   'packets',
@@ -635,6 +642,25 @@ function usageRows(u: UsageReadResult): Row[] {
   ];
 }
 
+function estimatesApiRows(e: EstimatesApiResult): Row[] {
+  const figure = (s: { p50: number; p90: number }) => `p50 ${s.p50} ms, p90 ${s.p90} ms`;
+  return [
+    {
+      metric: `POST /v1/estimates, an uploaded receipt (standard ${e.sample.standardUsd} USD, batch ${e.sample.batchUsd} USD)`,
+      value: figure(e.upload),
+      target: `p50 ≤ ${TARGETS.estimatesApiMs} ms`,
+      result: check(e.upload.p50, TARGETS.estimatesApiMs),
+    },
+    { metric: 'POST /v1/estimates, a declared file (no read)', value: figure(e.declared), target: '—', result: 'info' },
+    {
+      metric: 'floor: GET /v1/schemas (authenticated, reads no table) on the same stack',
+      value: figure(e.floor),
+      target: '—',
+      result: 'info',
+    },
+  ];
+}
+
 function accuracyRows(a: AccuracyResult): Row[] {
   const l = a.local;
   const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
@@ -759,6 +785,7 @@ async function main(): Promise<void> {
     firstRun?: FirstRunResult;
     grounding?: GroundingResult;
     usage?: UsageReadResult;
+    estimatesApi?: EstimatesApiResult;
     long?: LongDocumentsResult;
     webhooks?: WebhooksResult;
     packets?: PacketsResult;
@@ -833,6 +860,9 @@ async function main(): Promise<void> {
   results.usage = await phase('usage', () =>
     measureUsageRead({ runs: WORKLOAD.usageRuns, samples: WORKLOAD.usageReadSamples, log }),
   );
+  results.estimatesApi = await phase('estimates-api', () =>
+    measureEstimatesApi({ samples: WORKLOAD.estimatesApiSamples, warmup: WORKLOAD.estimatesApiWarmup, log }),
+  );
   // Long documents at a real model's speed (its targets: bench/long-documents.ts, LONG_TARGETS).
   results.long = await phase('long', () => measureLongDocuments({ log }));
   results.webhooks = await phase('webhooks', () =>
@@ -859,6 +889,7 @@ async function main(): Promise<void> {
     ...(results.firstRun ? firstRunRows(results.firstRun) : []),
     ...(results.grounding ? groundingRows(results.grounding) : []),
     ...(results.usage ? usageRows(results.usage) : []),
+    ...(results.estimatesApi ? estimatesApiRows(results.estimatesApi) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.webhooks ? webhookRows(results.webhooks) : []),
     ...(results.packets ? packetRows(results.packets) : []),

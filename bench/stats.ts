@@ -43,3 +43,14 @@ export function round(value: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** Times `once` `samples` times in a row (sequentially) and summarizes the durations in ms. */
+export async function timed(samples: number, once: () => Promise<unknown>): Promise<Summary> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    await once();
+    times.push(performance.now() - t0);
+  }
+  return summarize(times);
+}

@@ -21,7 +21,7 @@ import { tables } from '../shared/infra/resources.js';
 import { listRuns, type RunRecord } from '../shared/store/runs.js';
 import { startStack } from '../test/integration/stack.js';
 import { counterItems } from '../test/support/usage-store.js';
-import { round, type Summary, summarize } from './stats.js';
+import { round, type Summary, timed } from './stats.js';
 
 const TENANT = 'bench-usage';
 const KEY = 'vk_bench_usage_0123456789abcdef01234';
@@ -125,16 +125,6 @@ async function batchPut(table: string, items: readonly object[]): Promise<void> 
       }
     }),
   );
-}
-
-async function timed(samples: number, once: () => Promise<void>): Promise<Summary> {
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    await once();
-    times.push(performance.now() - t0);
-  }
-  return summarize(times);
 }
 
 interface Options {

@@ -70,8 +70,9 @@ analyze:
   prints the queued creation envelope (poll later with \`vision runs get <jobId>\`). On a terminal a progress line
   shows the stage, the pages done of a long document and the time so far. A completed run whose review is needed
   also writes, on stderr after the result, why (the run's review.reasons, one a line).
-  When the estimated cost needs confirmation: on a terminal you are asked (y/N); otherwise the command fails
-  unless --yes (or --max-cost, a budget) is given.
+  When the estimated cost needs confirmation: on a terminal you are asked (y/N), shown the price now and the
+  batch price beside it (POST /v1/estimates); otherwise the command fails unless --yes (or --max-cost, a budget)
+  is given.
 runs list:
   One line per run: id, status, created, workflow, schema, charged, then confidence (completed), error code
   (failed) or stage (queued), and "review needed" while it is. --review needed lists only those (the review
@@ -197,6 +198,29 @@ async function askYesNo(ctx: Context, question: string): Promise<boolean> {
   }
 }
 
+/**
+ * The question asked before a run over the confirmation threshold: its price now and, beside it, the batch price
+ * (POST /v1/estimates) when the service can give it. Without it (an older service, a key without runs:read) the
+ * question names the one price creation answered.
+ */
+async function costQuestion(
+  vision: VisionClient,
+  params: AnalyzeParams,
+  asked: { estimatedCostUsd: number; thresholdUsd: number; uploadId: string },
+): Promise<string> {
+  const { prompt, schemaId, schema, outputFormat } = params;
+  const prices = await vision
+    .estimate({ uploadId: asked.uploadId, prompt, schemaId, schema, outputFormat })
+    .catch(() => undefined);
+  const batch = prices
+    ? ` As a batch (within ${prices.batch.expiresWithinHours} hours) it would cost ${prices.batch.estimatedCostUsd} USD.`
+    : '';
+  return (
+    `Estimated cost ${asked.estimatedCostUsd} USD exceeds the confirmation threshold ${asked.thresholdUsd} USD.` +
+    `${batch} Run it now? [y/N] `
+  );
+}
+
 async function analyze(ctx: Context, args: string[]): Promise<number> {
   const { values, positionals } = parse(
     {
@@ -261,11 +285,8 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
     },
     ...(ctx.io.interactive && !values.yes
       ? {
-          confirmCost: ({ estimatedCostUsd, thresholdUsd }: { estimatedCostUsd: number; thresholdUsd: number }) =>
-            askYesNo(
-              ctx,
-              `Estimated cost ${estimatedCostUsd} USD exceeds the confirmation threshold ${thresholdUsd} USD. Run it? [y/N] `,
-            ),
+          confirmCost: async (asked: { estimatedCostUsd: number; thresholdUsd: number; uploadId: string }) =>
+            askYesNo(ctx, await costQuestion(vision, params, asked)),
         }
       : {}),
   };

@@ -77,7 +77,12 @@ export interface StatelessStackProps extends StackProps {
 }
 
 /** Handlers that plan runs and therefore need the provider configuration (VISION_PROVIDERS, BEDROCK_MODEL_ID). */
-export const PROVIDER_CONFIG_HANDLERS: readonly HandlerName[] = ['create-run', 'evaluations-create', 'worker'];
+export const PROVIDER_CONFIG_HANDLERS: readonly HandlerName[] = [
+  'create-run',
+  'estimates',
+  'evaluations-create',
+  'worker',
+];
 
 /** Days the API access log is kept. */
 export const API_ACCESS_LOG_RETENTION = logs.RetentionDays.THREE_MONTHS;
@@ -85,6 +90,8 @@ export const API_ACCESS_LOG_RETENTION = logs.RetentionDays.THREE_MONTHS;
 /** Memory and timeout per handler; API handlers must answer well within API Gateway's 29 s integration timeout. */
 const sizing: Partial<Record<HandlerName, { memorySize: number; timeout: Duration }>> = {
   'create-run': { memorySize: 1024, timeout: Duration.seconds(20) },
+  // Inspects an upload and plans it as create-run does (twice: standard and batch), without writing.
+  estimates: { memorySize: 1024, timeout: Duration.seconds(20) },
   // Inspects up to 1,000 uploads (8 at a time) and writes up to a few thousand runs: the most an API call may take.
   'evaluations-create': { memorySize: 1024, timeout: Duration.seconds(28) },
   // The report of an evaluation whose last worker died: one query of up to a few thousand items.

@@ -21,6 +21,8 @@ import type {
   CreateWebhookInput,
   ErrorBody,
   ErrorCode,
+  EstimateInput,
+  EstimateResponse,
   Evaluation,
   FailedRun,
   FileUrlResponse,
@@ -198,10 +200,11 @@ export interface AnalyzeOptions {
   timeoutMs?: number | undefined;
   /**
    * Called when creation answers COST_CONFIRMATION_REQUIRED; resolve true to retry with `confirmCost: true`
-   * (the upload is reused). Without it the VisionError is thrown.
+   * (the upload is reused). Without it the VisionError is thrown. `uploadId` is the upload the run is for, e.g. to
+   * show `estimate({ uploadId, ... })`'s batch price beside the one asked about.
    */
   confirmCost?:
-    | ((details: { estimatedCostUsd: number; thresholdUsd: number }) => boolean | Promise<boolean>)
+    | ((details: { estimatedCostUsd: number; thresholdUsd: number; uploadId: string }) => boolean | Promise<boolean>)
     | undefined;
 }
 
@@ -510,6 +513,14 @@ export class VisionClient {
     });
   }
 
+  /**
+   * POST /v1/estimates: what a run of this body would cost now and as a batch, for an upload or a declared file.
+   * Creates and holds nothing, so it is retried like a read.
+   */
+  estimate(body: EstimateInput, options: CallOptions = {}): Promise<EstimateResponse> {
+    return this.request({ method: 'POST', path: '/v1/estimates', body, idempotent: true, signal: options.signal });
+  }
+
   getRun(jobId: string, options: CallOptions = {}): Promise<RunResponse> {
     return this.request({
       method: 'GET',
@@ -767,7 +778,7 @@ export class VisionClient {
         throw error;
       }
       const { estimatedCostUsd, thresholdUsd } = error.details ?? {};
-      const asked = { estimatedCostUsd: Number(estimatedCostUsd), thresholdUsd: Number(thresholdUsd) };
+      const asked = { estimatedCostUsd: Number(estimatedCostUsd), thresholdUsd: Number(thresholdUsd), uploadId };
       if (!(await options.confirmCost(asked))) throw error;
       // The same key: the service remembers only accepted creations, so the refused one left nothing behind it, and
       // a later call with this key and the confirmed body still answers with this run.

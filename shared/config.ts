@@ -4,7 +4,7 @@
  * its `checkEnvironment()` parses every variable at init (docs/decisions.md#environment-read-at-first-use).
  */
 import { ENV } from './infra/env.js';
-import { workerSettings } from './infra/resources.js';
+import { batchSettings, workerSettings } from './infra/resources.js';
 import { checkAtInit } from './resource-name.js';
 import { PROVIDER_IDS, type ProviderId } from './task.js';
 // zod/mini like the contract (see contract.ts): every API handler loads this module.
@@ -61,6 +61,12 @@ const envShape = {
     z.coerce.number().check(z.int(), z.minimum(2), z.maximum(43_200)),
     workerSettings.leaseSeconds,
   ),
+  /** At most a day: a batch run must still finish within batchSettings.expiresWithinHours. */
+  [ENV.batchMaxWaitSeconds]: z._default(
+    z.coerce.number().check(z.int(), z.minimum(1), z.maximum(86_400)),
+    batchSettings.maxWaitSeconds,
+  ),
+  [ENV.batchMaxRequests]: positiveInt(batchSettings.maxRequests),
   [ENV.logLevel]: z._default(z.enum(['debug', 'info', 'warn', 'error', 'silent']), 'info'),
   [ENV.webhookAllowLocalhost]: z._default(z.enum(['true', 'false']), 'false'),
   /** Unset: webhookSettings.retryDelaysSeconds. At least one wait (two tries); each 0 to 12 hours. */
@@ -182,6 +188,14 @@ export const config = {
   /** How long a worker's claim on a run or a group lasts unless its heartbeat renews it (shared/worker/heartbeat.ts). */
   get leaseSeconds(): number {
     return read(ENV.leaseSeconds);
+  },
+  /** Seconds a batch group's oldest request waits before the group is sent (shared/batching/groups.ts). */
+  get batchMaxWaitSeconds(): number {
+    return read(ENV.batchMaxWaitSeconds);
+  },
+  /** The most requests one batch holds (a provider's own limit may be lower). */
+  get batchMaxRequests(): number {
+    return read(ENV.batchMaxRequests);
   },
   get logLevel(): Env[typeof ENV.logLevel] {
     return read(ENV.logLevel);

@@ -7,10 +7,11 @@
  */
 import { config } from './config.js';
 import { ERROR_CODES, type ErrorCode } from './errors.js';
+import { SUPPORTED_MIME_TYPES } from './file-facts.js';
 import { evaluationSettings } from './infra/resources.js';
 import { SCOPES } from './infra/routes.js';
 import { jsonProblem, STORED_MAX_DEPTH } from './json-limits.js';
-import { FIELD_TYPES, PROVIDER_IDS } from './task.js';
+import { FIELD_TYPES, PRIORITIES, PROVIDER_IDS } from './task.js';
 import * as z from './zod.js';
 
 const limits = config.limits;
@@ -147,33 +148,109 @@ export const presignResponse = z.object({
 
 // ---------- POST /v1/runs ----------
 
-export const createRunRequest = z
+/** What a run asks besides its file: shared by POST /v1/runs and POST /v1/estimates (the same body, one schema). */
+const runFields = {
+  // Echoed exactly as sent (no trimming); a blank prompt is refused.
+  prompt: z.string().check(
+    z.maxLength(limits.promptMaxChars),
+    z.refine((p) => p.trim().length > 0, { message: 'prompt must not be blank' }),
+  ),
+  outputFormat: z._default(outputFormat, 'json'),
+  schemaId: z.optional(text(1, 64)),
+  schema: z.optional(inlineSchema),
+  workflow: z.optional(workflow),
+  metadata: z.optional(metadata),
+  confirmCost: z.optional(z.boolean()),
+  // At least one micro-dollar: a smaller budget would apply as 0 (budgets round down), which no run fits.
+  maxCostUsd: z.optional(
+    z
+      .number()
+      .check(z.minimum(0.000001, { message: 'must be at least 0.000001 (one micro-dollar)' }), z.maximum(1_000_000)),
+  ),
+};
+
+const eitherSchemaIdOrSchema = z.refine<{ schemaId?: unknown; schema?: unknown }>(
+  (b) => !(b.schemaId !== undefined && b.schema !== undefined),
+  { message: 'send either schemaId or schema, not both', path: ['schema'] },
+);
+
+export const createRunRequest = z.strictObject({ uploadId: text(1, 128), ...runFields }).check(eitherSchemaIdOrSchema);
+
+// ---------- POST /v1/estimates (contract-v1.2 §4) ----------
+
+export const priority = z.enum(PRIORITIES);
+
+/**
+ * A file described instead of uploaded: what inspection would find. Estimated within the same limits as an upload
+ * (size, pages, pixels); the service takes the client's word for it, so nothing is created or held.
+ */
+export const declaredFile = z
   .strictObject({
-    uploadId: text(1, 128),
-    // Echoed exactly as sent (no trimming); a blank prompt is refused.
-    prompt: z.string().check(
-      z.maxLength(limits.promptMaxChars),
-      z.refine((p) => p.trim().length > 0, { message: 'prompt must not be blank' }),
-    ),
-    outputFormat: z._default(outputFormat, 'json'),
-    schemaId: z.optional(text(1, 64)),
-    schema: z.optional(inlineSchema),
-    workflow: z.optional(workflow),
-    metadata: z.optional(metadata),
-    confirmCost: z.optional(z.boolean()),
-    // At least one micro-dollar: a smaller budget would apply as 0 (budgets round down), which no run fits.
-    maxCostUsd: z.optional(
-      z
-        .number()
-        .check(z.minimum(0.000001, { message: 'must be at least 0.000001 (one micro-dollar)' }), z.maximum(1_000_000)),
+    type: z.enum(SUPPORTED_MIME_TYPES),
+    sizeBytes: integer(z.positive()),
+    pages: z.optional(integer(z.positive())).check(z.meta({ description: "A PDF's page count (default 1)" })),
+    width: z.optional(integer(z.positive())).check(z.meta({ description: "An image's width in pixels" })),
+    height: z.optional(integer(z.positive())).check(z.meta({ description: "An image's height in pixels" })),
+    textLayer: z.optional(z.boolean()).check(
+      z.meta({
+        description:
+          'A PDF: whether every page carries a text layer (read as text rather than as page images). Absent: ' +
+          'guessed from the bytes per page, as for an upload',
+      }),
     ),
   })
   .check(
-    z.refine((b) => !(b.schemaId !== undefined && b.schema !== undefined), {
-      message: 'send either schemaId or schema, not both',
-      path: ['schema'],
+    z.refine((f) => f.type === 'application/pdf' || (f.pages ?? 1) === 1, {
+      message: 'an image has one page',
+      path: ['pages'],
+    }),
+    z.refine((f) => f.type !== 'application/pdf' || (f.width === undefined && f.height === undefined), {
+      message: 'width and height describe an image, not a PDF',
+      path: ['width'],
+    }),
+    z.refine((f) => f.type === 'application/pdf' || f.textLayer === undefined, {
+      message: 'textLayer describes a PDF, not an image',
+      path: ['textLayer'],
     }),
   );
+
+export const estimateRequest = z
+  .strictObject({
+    uploadId: z.optional(text(1, 128)),
+    file: z.optional(declaredFile),
+    ...runFields,
+    priority: z
+      .optional(priority)
+      .check(
+        z.meta({ description: "Accepted so that a run's body can be sent as it is; both prices are answered anyway" }),
+      ),
+  })
+  .check(
+    eitherSchemaIdOrSchema,
+    z.refine((b) => (b.uploadId === undefined) !== (b.file === undefined), {
+      message: 'send either uploadId or file (one of them)',
+      path: ['uploadId'],
+    }),
+  );
+
+export const estimateResponse = z.object({
+  standard: z.object({ estimatedCostUsd: usd }),
+  batch: z.object({
+    estimatedCostUsd: usd,
+    expiresWithinHours: integer(z.positive()).check(
+      z.meta({ description: 'A batch run finishes within this many hours of its creation' }),
+    ),
+  }),
+  file: z
+    .object({
+      type: z.enum(SUPPORTED_MIME_TYPES),
+      sizeBytes: integer(z.positive()),
+      pages: integer(z.positive()),
+      width: z.optional(integer(z.positive())),
+      height: z.optional(integer(z.positive())),
+    })
+    .check(z.meta({ description: 'The file the prices are for: as inspected (uploadId) or as declared (file)' })),
+});
 
 const verification = z.object({
   accepted: z.boolean(),
@@ -761,6 +838,9 @@ export type PresignRequest = z.infer<typeof presignRequest>;
 export type PresignResponse = z.infer<typeof presignResponse>;
 export type CreateRunRequest = z.infer<typeof createRunRequest>;
 export type CreateRunResponse = z.infer<typeof createRunResponse>;
+export type EstimateRequest = z.infer<typeof estimateRequest>;
+export type EstimateResponse = z.infer<typeof estimateResponse>;
+export type DeclaredFile = z.infer<typeof declaredFile>;
 export type RunResponse = z.infer<typeof runResponse>;
 export type Attempt = z.infer<typeof attempt>;
 export type Usage = z.infer<typeof usage>;

@@ -13,4 +13,9 @@ export interface FileFacts {
   height?: number;
   /** 1 for images; the page count for PDFs. */
   pages: number;
+  /**
+   * A PDF whose every page carries a text layer, when known for sure: only a client's declared file for an estimate
+   * (POST /v1/estimates) says so; inspection leaves it unset and the estimate guesses from the bytes per page.
+   */
+  textLayer?: boolean;
 }

@@ -26,6 +26,19 @@ const common: (keyof typeof ERROR_CODES)[] = [
   'INTERNAL_ERROR',
 ];
 
+/** What a body naming an upload and a schema can be refused for (creation, estimates, evaluations), in check order. */
+const uploadAndSchemaChecks: (keyof typeof ERROR_CODES)[] = [
+  'UNSUPPORTED_MEDIA_TYPE',
+  'UPLOAD_NOT_FOUND',
+  'UPLOAD_INCOMPLETE',
+  'UPLOAD_SIZE_MISMATCH',
+  'UNSUPPORTED_FILE_TYPE',
+  'FILE_TOO_LARGE',
+  'TOO_MANY_PAGES',
+  'CORRUPT_FILE',
+  'UNKNOWN_SCHEMA',
+];
+
 const requestIdHeader = {
   'x-request-id': {
     description: 'The request id (also `error.requestId` in an error body); quote it when reporting a problem',
@@ -67,20 +80,20 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     success: { status: 202, schema: contract.createRunResponse, description: 'Run queued' },
     errors: [
       ...common,
-      'UNSUPPORTED_MEDIA_TYPE',
-      'UPLOAD_NOT_FOUND',
-      'UPLOAD_INCOMPLETE',
-      'UPLOAD_SIZE_MISMATCH',
-      'UNSUPPORTED_FILE_TYPE',
-      'FILE_TOO_LARGE',
-      'TOO_MANY_PAGES',
-      'CORRUPT_FILE',
-      'UNKNOWN_SCHEMA',
+      ...uploadAndSchemaChecks,
       'BUDGET_EXCEEDED',
       'COST_CONFIRMATION_REQUIRED',
       'INSUFFICIENT_CREDIT',
       'IDEMPOTENCY_KEY_REUSED',
     ],
+  },
+  estimates: {
+    summary:
+      'What a run of this body would cost now (standard) and as a batch, for an upload or a declared file; creates ' +
+      'nothing and holds nothing',
+    request: contract.estimateRequest,
+    success: { status: 200, schema: contract.estimateResponse, description: 'Both prices' },
+    errors: [...common, ...uploadAndSchemaChecks],
   },
   'list-runs': {
     summary: "The tenant's runs, newest first",
@@ -131,15 +144,7 @@ const operations: Record<Exclude<HandlerName, (typeof UNROUTED_HANDLERS)[number]
     success: { status: 202, schema: contract.createEvaluationResponse, description: 'Evaluation queued' },
     errors: [
       ...common,
-      'UNSUPPORTED_MEDIA_TYPE',
-      'UPLOAD_NOT_FOUND',
-      'UPLOAD_INCOMPLETE',
-      'UPLOAD_SIZE_MISMATCH',
-      'UNSUPPORTED_FILE_TYPE',
-      'FILE_TOO_LARGE',
-      'TOO_MANY_PAGES',
-      'CORRUPT_FILE',
-      'UNKNOWN_SCHEMA',
+      ...uploadAndSchemaChecks,
       'BUDGET_EXCEEDED',
       'COST_CONFIRMATION_REQUIRED',
       'INSUFFICIENT_CREDIT',

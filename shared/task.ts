@@ -7,6 +7,13 @@ import type { FileFacts } from './file-facts.js';
 export const PROVIDER_IDS = ['openai', 'anthropic', 'gemini', 'bedrock', 'textract', 'local'] as const;
 export type ProviderId = (typeof PROVIDER_IDS)[number];
 
+/**
+ * How soon a client needs the answer (contract v1.2 §4): `standard` now, `batch` within a day through the provider's
+ * batch interface at its discount (or, where it has none, in the next batch window at the normal price).
+ */
+export const PRIORITIES = ['standard', 'batch'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
 /** The interface's execution strategies. */
 export type Strategy = 'direct_multimodal' | 'ocr_then_analyze' | 'generic_vision_summary';
 

@@ -1,5 +1,5 @@
 import type { RegistryResults, RegistrySchemaId } from './schemas.js';
-import type { CompletedRun, CreatedWebhook, CreateEvaluationInput, CreateEvaluationResponse, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, Evaluation, FailedRun, FileUrlResponse, GetEvaluationInput, HealthResponse, InlineSchema, ListEvaluationsInput, ListEvaluationsResponse, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, QualityQuery, QualityResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+import type { CompletedRun, CreatedWebhook, CreateEvaluationInput, CreateEvaluationResponse, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, EstimateInput, EstimateResponse, Evaluation, FailedRun, FileUrlResponse, GetEvaluationInput, HealthResponse, InlineSchema, ListEvaluationsInput, ListEvaluationsResponse, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, QualityQuery, QualityResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
 export type * from './schemas.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
@@ -112,11 +112,13 @@ export interface AnalyzeOptions {
     timeoutMs?: number | undefined;
     /**
      * Called when creation answers COST_CONFIRMATION_REQUIRED; resolve true to retry with `confirmCost: true`
-     * (the upload is reused). Without it the VisionError is thrown.
+     * (the upload is reused). Without it the VisionError is thrown. `uploadId` is the upload the run is for, e.g. to
+     * show `estimate({ uploadId, ... })`'s batch price beside the one asked about.
      */
     confirmCost?: ((details: {
         estimatedCostUsd: number;
         thresholdUsd: number;
+        uploadId: string;
     }) => boolean | Promise<boolean>) | undefined;
 }
 /** A path, the bytes, a Blob/File, or an upload already made (`{ uploadId }`: no presign, no PUT). */
@@ -172,6 +174,11 @@ export declare class VisionClient {
     createRun(body: CreateRunInput, options?: CallOptions & {
         idempotencyKey?: string | undefined;
     }): Promise<CreateRunResponse>;
+    /**
+     * POST /v1/estimates: what a run of this body would cost now and as a batch, for an upload or a declared file.
+     * Creates and holds nothing, so it is retried like a read.
+     */
+    estimate(body: EstimateInput, options?: CallOptions): Promise<EstimateResponse>;
     getRun(jobId: string, options?: CallOptions): Promise<RunResponse>;
     listRuns(query?: ListRunsInput, options?: CallOptions): Promise<ListRunsResponse>;
     /** POST /v1/runs/{jobId}/verify (not retried after network errors/5xx: a later verify adds history). */

@@ -226,6 +226,13 @@ var VisionClient = class {
       signal: options.signal
     });
   }
+  /**
+   * POST /v1/estimates: what a run of this body would cost now and as a batch, for an upload or a declared file.
+   * Creates and holds nothing, so it is retried like a read.
+   */
+  estimate(body, options = {}) {
+    return this.request({ method: "POST", path: "/v1/estimates", body, idempotent: true, signal: options.signal });
+  }
   getRun(jobId, options = {}) {
     return this.request({
       method: "GET",
@@ -428,7 +435,7 @@ var VisionClient = class {
         throw error;
       }
       const { estimatedCostUsd, thresholdUsd } = error.details ?? {};
-      const asked = { estimatedCostUsd: Number(estimatedCostUsd), thresholdUsd: Number(thresholdUsd) };
+      const asked = { estimatedCostUsd: Number(estimatedCostUsd), thresholdUsd: Number(thresholdUsd), uploadId };
       if (!await options.confirmCost(asked)) throw error;
       created = await create({ ...body, confirmCost: true });
     }

@@ -72,6 +72,47 @@ export interface CreateRunInput {
     confirmCost?: boolean | undefined;
     maxCostUsd?: number | undefined;
 }
+/** A file described instead of uploaded, for POST /v1/estimates (checked against the same limits as an upload). */
+export interface DeclaredFile {
+    type: 'image/jpeg' | 'image/png' | 'image/heic' | 'application/pdf';
+    sizeBytes: number;
+    /** A PDF's page count (default 1; an image has one). */
+    pages?: number | undefined;
+    /** An image's size in pixels. */
+    width?: number | undefined;
+    height?: number | undefined;
+    /** A PDF: whether every page carries a text layer. Absent: guessed from the bytes per page. */
+    textLayer?: boolean | undefined;
+}
+/**
+ * The body of POST /v1/estimates: a run's body, with exactly one of `uploadId` and a declared `file` (the service
+ * answers 400 INVALID_REQUEST otherwise). `priority` is accepted so that a run's body can be sent as it is; both prices
+ * are answered whatever it says.
+ */
+export interface EstimateInput extends Omit<CreateRunInput, 'uploadId'> {
+    uploadId?: string | undefined;
+    file?: DeclaredFile | undefined;
+    priority?: 'standard' | 'batch' | undefined;
+}
+/** What a run would cost now and as a batch (POST /v1/estimates); nothing was created or held. */
+export interface EstimateResponse {
+    standard: {
+        estimatedCostUsd: number;
+    };
+    /** Through the providers' batch interfaces at their discount; the run finishes within `expiresWithinHours`. */
+    batch: {
+        estimatedCostUsd: number;
+        expiresWithinHours: number;
+    };
+    /** The file the prices are for: as inspected (uploadId) or as declared (file). */
+    file: {
+        type: DeclaredFile['type'];
+        sizeBytes: number;
+        pages: number;
+        width?: number;
+        height?: number;
+    };
+}
 /** The uploaded file as inspected at creation. */
 export interface RunFile {
     /** File name given at presign (null for older runs). */

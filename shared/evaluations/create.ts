@@ -25,8 +25,8 @@ import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
-import { inspectTenantUpload } from '../runs/create-run.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from '../runs/idempotent.js';
+import { inspectTenantUpload } from '../runs/run-input.js';
 import { loadFactors } from '../store/calibration.js';
 import {
   deleteItems,

@@ -44,6 +44,10 @@ export const ENV = {
    * died is taken up again after at most this long (the worker only; default workerSettings.leaseSeconds).
    */
   leaseSeconds: 'SERVICE_LEASE_SECONDS',
+  /** Seconds a batch group's oldest request waits before the group is sent (default batchSettings.maxWaitSeconds). */
+  batchMaxWaitSeconds: 'SERVICE_BATCH_MAX_WAIT_SECONDS',
+  /** The most requests one batch holds (default batchSettings.maxRequests; a provider's own limit may be lower). */
+  batchMaxRequests: 'SERVICE_BATCH_MAX_REQUESTS',
   /** Deployment stage, the `Stage` dimension of the worker's metrics (shared/infra/metrics.ts). */
   metricsStage: 'METRICS_STAGE',
   /**

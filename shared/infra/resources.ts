@@ -315,6 +315,21 @@ export const reconcileSettings = {
 } as const;
 
 /** Evaluations (contract-v1.2 §1): sizes, and when the reconciler takes over an evaluation a crash left behind. */
+/** The batch lane (contract v1.2 §4, docs/pricing.md "Batch"): what a batch run promises and how requests are grouped. */
+export const batchSettings = {
+  /** A batch run finishes within this many hours of its creation (its `expiresAt`). */
+  expiresWithinHours: 24,
+  /** SERVICE_BATCH_MAX_WAIT_SECONDS's default: a group is sent once its oldest request has waited this long. */
+  maxWaitSeconds: 600,
+  /** SERVICE_BATCH_MAX_REQUESTS's default: the most requests in one batch (a provider's own limit may be lower). */
+  maxRequests: 2000,
+  /**
+   * A request that could not be batched in time (its group stays under the provider's minimum) is called normally
+   * once its run's deadline is this close: the time a normal call, its fallbacks and settlement need.
+   */
+  directMarginSeconds: 3600,
+} as const;
+
 export const evaluationSettings = {
   /** Documents in one evaluation. */
   maxItems: 1000,

@@ -12,6 +12,7 @@ export type Scope = (typeof SCOPES)[number];
 export type HandlerName =
   | 'presign'
   | 'create-run'
+  | 'estimates'
   | 'get-run'
   | 'list-runs'
   | 'verify-run'
@@ -100,6 +101,8 @@ export const routes: readonly RouteDefinition[] = [
   },
   { method: 'POST', path: '/v1/uploads/presign', handler: 'presign', scope: 'runs:write' },
   { method: 'POST', path: '/v1/runs', handler: 'create-run', scope: 'runs:write' },
+  // Creates and holds nothing: a read of prices (and of the tenant's upload, when named).
+  { method: 'POST', path: '/v1/estimates', handler: 'estimates', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs', handler: 'list-runs', scope: 'runs:read' },
   { method: 'GET', path: '/v1/runs/{jobId}', handler: 'get-run', scope: 'runs:read' },
   { method: 'POST', path: '/v1/runs/{jobId}/verify', handler: 'verify-run', scope: 'runs:verify' },
@@ -169,6 +172,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
     bucket: 'read',
     queue: 'send',
   },
+  // Inspects the upload as creation does and reads the tenant's calibration; writes nothing.
+  estimates: { tables: { uploads: 'read', calibration: 'read' }, bucket: 'read' },
   'get-run': { tables: { runs: 'read', runResults: 'read' } },
   'list-runs': { tables: { runs: 'read', runResults: 'read' } },
   'verify-run': {

@@ -65,6 +65,12 @@ async function inspect(src: ByteSource, limits: InspectLimits): Promise<FileFact
   if (width === 0 || height === 0) {
     throw new CorruptFileError('unreadable', `Image declares a size of ${width}x${height}`, { width, height });
   }
+  checkPixels(width, height, limits);
+  return { mime, kind: 'image', sizeBytes, width, height, pages: 1 };
+}
+
+/** Refuses an image above the pixel limit (CorruptFileError `pixel_limit`). */
+function checkPixels(width: number, height: number, limits: InspectLimits): void {
   // A small file can declare a huge canvas (a "pixel bomb"); decoding it would exhaust the worker's memory.
   if (width * height > limits.imageMaxPixels) {
     const megapixels = Math.round((width * height) / 100_000) / 10;
@@ -75,7 +81,46 @@ async function inspect(src: ByteSource, limits: InspectLimits): Promise<FileFact
       { width, height, megapixels, limitMegapixels },
     );
   }
-  return { mime, kind: 'image', sizeBytes, width, height, pages: 1 };
+}
+
+/** A file as a client describes it (POST /v1/estimates), without its bytes. */
+export interface DeclaredFile {
+  mime: SupportedMime;
+  sizeBytes: number;
+  pages?: number | undefined;
+  width?: number | undefined;
+  height?: number | undefined;
+  textLayer?: boolean | undefined;
+}
+
+/**
+ * The facts of a declared file, refused by the same limits an upload of it would meet (FileTooLargeError,
+ * TooManyPagesError, CorruptFileError `pixel_limit`), in the same order. The client's word is taken for the rest:
+ * nothing is held against an estimate.
+ */
+export function declaredFacts(file: DeclaredFile, limits: InspectLimits): FileFacts {
+  if (file.mime === 'application/pdf') {
+    if (file.sizeBytes > limits.pdfMaxBytes) throw new FileTooLargeError(file.sizeBytes, limits.pdfMaxBytes);
+    const pages = file.pages ?? 1;
+    if (pages > limits.pdfMaxPages) throw new TooManyPagesError(pages, limits.pdfMaxPages);
+    return {
+      mime: file.mime,
+      kind: 'pdf',
+      sizeBytes: file.sizeBytes,
+      pages,
+      ...(file.textLayer !== undefined ? { textLayer: file.textLayer } : {}),
+    };
+  }
+  if (file.sizeBytes > limits.imageMaxBytes) throw new FileTooLargeError(file.sizeBytes, limits.imageMaxBytes);
+  if (file.width !== undefined && file.height !== undefined) checkPixels(file.width, file.height, limits);
+  return {
+    mime: file.mime,
+    kind: 'image',
+    sizeBytes: file.sizeBytes,
+    pages: 1,
+    ...(file.width !== undefined ? { width: file.width } : {}),
+    ...(file.height !== undefined ? { height: file.height } : {}),
+  };
 }
 
 /** The supported type the magic bytes say this is, or UnsupportedFileTypeError. */

@@ -4,16 +4,18 @@
  * of its key (shared/pricing/calibration.ts), priced at the configured model's prices. Providers billed by the page
  * predict their cost directly. The estimate of a run is this for its primary path (shared/planning/plan.ts); the
  * worker uses the same function for its spend limit, and for a page range of a long document (`pages`), so chunked
- * runs can sum their chunks.
+ * runs can sum their chunks. A `batch` priority prices each attempt at its provider's batch discount
+ * (shared/providers/batch-terms.ts) with the batch calibration key (shared/pricing/calibration.ts).
  */
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
-import { type Factors, type FactorsFor, factorsFrom } from '../pricing/calibration.js';
+import { batchKey, type Factors, type FactorsFor, factorsFrom } from '../pricing/calibration.js';
+import { batchTerms, discounted } from '../providers/batch-terms.js';
 import { catalog } from '../providers/catalog.js';
 import { calibrationKey, likelyLanguageModelStep } from '../providers/predict.js';
 import type { TokenCounts } from '../providers/tokens.js';
 import type { PredictOptions } from '../providers/types.js';
-import type { ProviderId, Step, TaskSpec } from '../task.js';
+import type { Priority, ProviderId, Step, TaskSpec } from '../task.js';
 
 /** Factors from the shipped seeds only (no history): what a plan uses when it is given none. */
 export const seedFactors: FactorsFor = factorsFrom(new Map());
@@ -31,10 +33,20 @@ export interface AttemptPrediction {
   key?: string;
 }
 
+/** What a prediction may be told beyond the file, the task and the step. */
+export interface AttemptOptions extends PredictOptions {
+  /** A page range's size (a chunk of a long document). */
+  pages?: number;
+  /** Default `standard`. A `batch` attempt is priced at its provider's batch discount, with its own calibration key. */
+  priority?: Priority;
+}
+
+/** A cost in micros rounded up to a whole micro, at least 1 (the 1e-6 absorbs float noise such as 42.000000000001). */
+const wholeMicros = (cost: number): Micros => Math.max(1, Math.ceil(cost - 1e-6));
+
 /**
  * The calibrated prediction of one attempt of `step` by a provider, or undefined when this build has no profile for it.
- * `options.documentTextChars` is the text an `analyze` step is given, when known (the worker); `pages` narrows the
- * file to a page range (a chunk of a long document).
+ * `options.documentTextChars` is the text an `analyze` step is given, when known (the worker).
  */
 export function predictAttempt(
   provider: ProviderId,
@@ -42,18 +54,23 @@ export function predictAttempt(
   task: TaskSpec,
   step: Step,
   factors: FactorsFor = seedFactors,
-  options: PredictOptions & { pages?: number } = {},
+  options: AttemptOptions = {},
 ): AttemptPrediction | undefined {
   const profile = catalog[provider];
   if (!profile) return undefined;
   const scoped = options.pages === undefined ? facts : { ...facts, pages: options.pages };
+  // A batch attempt without a batch interface is an ordinary call in the next window: standard key and price.
+  const terms = options.priority === 'batch' ? batchTerms(provider, options.env) : undefined;
+  const batch = terms?.viaInterface ? terms : undefined;
   if (profile.predictTokens && profile.tokenCostMicros) {
-    const key = calibrationKey(provider, task, step);
+    const standardKey = calibrationKey(provider, task, step);
+    const key = batch ? batchKey(standardKey) : standardKey;
     const tokens = profile.predictTokens(scoped, task, step, options);
     const cost = profile.tokenCostMicros(calibrated(tokens, factors(key)), options);
-    return { costMicros: Math.max(1, Math.ceil(cost - 1e-6)), tokens, key };
+    return { costMicros: wholeMicros(batch ? discounted(cost, batch) : cost), tokens, key };
   }
-  return { costMicros: profile.predictCostMicros?.(scoped, task, step) ?? profile.stepCostMicros(scoped, task, step) };
+  const cost = profile.predictCostMicros?.(scoped, task, step) ?? profile.stepCostMicros(scoped, task, step);
+  return { costMicros: batch ? wholeMicros(discounted(cost, batch)) : cost };
 }
 
 /**
@@ -69,13 +86,18 @@ const STEPS: readonly Step[] = ['vision', 'analyze', 'ocr'];
 
 /**
  * Every calibration key a plan of these providers can price this task with: each language model's steps (providers
- * billed by the page have none). What creation and the worker read from the calibration store, and nothing more.
+ * billed by the page have none), and with `batch` their batch keys too (a batch key's prior is its standard key). What
+ * creation and the worker read from the calibration store, and nothing more.
  */
-export function calibrationKeysFor(providers: readonly ProviderId[], task: TaskSpec): string[] {
+export function calibrationKeysFor(
+  providers: readonly ProviderId[],
+  task: TaskSpec,
+  priority: Priority = 'standard',
+): string[] {
   const keys = providers
     .filter((id) => catalog[id]?.predictTokens !== undefined)
     .flatMap((id) => STEPS.map((step) => calibrationKey(id, task, step)));
-  return [...new Set(keys)];
+  return [...new Set(priority === 'batch' ? [...keys, ...keys.map(batchKey)] : keys)];
 }
 
 /** The calibrated prediction of one single-step attempt by a provider, in micros (undefined: no profile). */
@@ -84,6 +106,7 @@ export function predictedCostMicros(
   facts: FileFacts,
   task: TaskSpec,
   factors: FactorsFor = seedFactors,
+  priority: Priority = 'standard',
 ): Micros | undefined {
-  return predictAttempt(provider, facts, task, likelyStep(provider, facts), factors)?.costMicros;
+  return predictAttempt(provider, facts, task, likelyStep(provider, facts), factors, { priority })?.costMicros;
 }

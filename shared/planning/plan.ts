@@ -9,7 +9,7 @@ import type { Micros } from '../money.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import { catalog } from '../providers/catalog.js';
-import type { ProviderId, Strategy, TaskSpec } from '../task.js';
+import type { Priority, ProviderId, Strategy, TaskSpec } from '../task.js';
 import { chunkedCostMicros, pagesPerChunk } from './chunks.js';
 import { predictAttempt, predictedCostMicros, seedFactors } from './estimate.js';
 
@@ -86,14 +86,17 @@ export function primaryPathCost(candidates: readonly ProviderId[], bound: Bound)
  *
  * Without `VISION_PROVIDERS`, a PDF may instead get a chained plan (`chainedPlan`): an OCR engine reads the pages, a
  * language model analyzes the text. It is chosen when its primary path is predicted cheaper than the single-step one.
+ * `priority: "batch"` prices every attempt at its provider's batch discount (shared/planning/estimate.ts); the
+ * candidates and their order do not change with it.
  */
 export function planRun(
   facts: FileFacts,
   task: TaskSpec,
   providers: readonly ProviderId[],
-  options: { explicitOrder?: boolean; marginPct?: number; factors?: FactorsFor } = {},
+  options: { explicitOrder?: boolean; marginPct?: number; factors?: FactorsFor; priority?: Priority } = {},
 ): Plan {
   const factors = options.factors ?? seedFactors;
+  const priority = options.priority ?? 'standard';
   const strategy = classify(facts, task, providers);
   const bound: Bound = (id) => catalog[id]?.maxCostMicros(facts, task);
   const eligible = providers.filter((id) => {
@@ -109,17 +112,17 @@ export function planRun(
   const chunked = size < Math.max(1, facts.pages);
   const primary = candidates.find((id) => catalog[id] !== undefined);
   const predict = (chunk: typeof facts) =>
-    primary === undefined ? undefined : predictedCostMicros(primary, chunk, task, factors);
+    primary === undefined ? undefined : predictedCostMicros(primary, chunk, task, factors, priority);
   const single = chunked ? chunkedCostMicros(facts, size, predict) : predict(facts);
   // VISION_PROVIDERS is an exact order of preference for one pass: a chain would put an OCR engine before it.
   const chain =
     strategy === 'ocr_then_analyze' && !options.explicitOrder
-      ? chainedPlan(facts, task, providers, factors)
+      ? chainedPlan(facts, task, providers, factors, priority)
       : undefined;
   // A chunked chain reads and analyzes each chunk on its own: its estimate is every chunk's chain.
   const chainCost =
     chain && chunked
-      ? chunkedCostMicros(facts, size, (chunk) => chainedPlan(chunk, task, providers, factors)?.costMicros)
+      ? chunkedCostMicros(facts, size, (chunk) => chainedPlan(chunk, task, providers, factors, priority)?.costMicros)
       : chain?.costMicros;
   if (chain && chainCost !== undefined && (single === undefined || chainCost < single)) {
     return {
@@ -151,6 +154,7 @@ export function chainedPlan(
   task: TaskSpec,
   providers: readonly ProviderId[],
   factors: FactorsFor = seedFactors,
+  priority: Priority = 'standard',
 ): { ocr: ProviderId[]; analyze: ProviderId[]; costMicros: Micros } | undefined {
   const stepBound =
     (step: 'ocr' | 'analyze'): Bound =>
@@ -167,7 +171,9 @@ export function chainedPlan(
   // The predicted cost of each step's primary (the first with a cost model): OCR of every page, then the analysis.
   const predicted = (ids: ProviderId[], step: 'ocr' | 'analyze') => {
     const primary = ids.find((id) => catalog[id] !== undefined);
-    return primary === undefined ? undefined : predictAttempt(primary, facts, task, step, factors)?.costMicros;
+    return primary === undefined
+      ? undefined
+      : predictAttempt(primary, facts, task, step, factors, { priority })?.costMicros;
   };
   const ocrCost = predicted(ocr, 'ocr');
   const analyzeCost = predicted(analyze, 'analyze');

@@ -16,6 +16,9 @@
  *   window, which a tenant with few runs of its own falls back on, holds ONE value per tenant (its latest), so a
  *   tenant can move another's factor at most between two values others (or the seeds) put there, however many runs
  *   it sends.
+ * - Batch and standard are kept apart: a batch attempt's key is its standard key plus `:batch` (its own samples, its
+ *   own windows), and a batch key's prior is its standard key's factors rather than the shipped seed, so a batch
+ *   estimate starts from what standard runs taught and moves only with batch runs.
  */
 import * as z from '../zod.js';
 import seedsRaw from './calibration-seeds.json' with { type: 'json' };
@@ -47,6 +50,14 @@ const seedsSchema = z.object({
 
 /** The shipped seeds (calibration-seeds.json); a malformed file fails at import. */
 export const calibrationSeeds = seedsSchema.parse(seedsRaw);
+
+/** What a batch attempt's calibration key ends with (the rest is its standard key). */
+export const BATCH_KEY_SUFFIX = ':batch';
+
+/** The calibration key of a batch attempt whose standard key is `key`. */
+export function batchKey(key: string): string {
+  return `${key}${BATCH_KEY_SUFFIX}`;
+}
 
 /** The shipped seed of a key: its longest matching prefix's, else the default. */
 export function seedFor(key: string): Factors {
@@ -81,9 +92,11 @@ function factorOf(samples: readonly number[], seed: number): number {
   return clamp(percentile(filled, CALIBRATION_PERCENTILE), FACTOR_RANGE);
 }
 
-/** The factors of a key: its samples' percentile (seed-filled while few), clamped; the seed when nothing is stored. */
-export function factorsOf(key: string, state: CalibrationState | undefined): Factors {
-  const seed = seedFor(key);
+/**
+ * The factors of a key: its samples' percentile (filled with the prior while few), clamped; the prior when nothing is
+ * stored. The prior is the key's shipped seed unless given (a batch key's: its standard key's factors).
+ */
+export function factorsOf(key: string, state: CalibrationState | undefined, seed: Factors = seedFor(key)): Factors {
   if (!state) return { input: clamp(seed.input, FACTOR_RANGE), output: clamp(seed.output, FACTOR_RANGE) };
   return { input: factorOf(state.input, seed.input), output: factorOf(state.output, seed.output) };
 }
@@ -161,14 +174,21 @@ export interface TenantCalibration {
  * once, and no other tenant weighs more than one value.
  */
 export function tenantFactors(calibration: TenantCalibration): FactorsFor {
-  return (key) => {
+  const factors: FactorsFor = (key) => {
+    const prior = priorOf(key, factors);
     const own = calibration.own.get(key);
-    if (own && own.input.length >= MIN_SAMPLES && own.output.length >= MIN_SAMPLES) return factorsOf(key, own);
+    if (own && own.input.length >= MIN_SAMPLES && own.output.length >= MIN_SAMPLES) return factorsOf(key, own, prior);
     const others = (calibration.deployment.get(key)?.entries ?? []).filter((e) => e.tenant !== calibration.tenant);
     const input = [...(own?.input ?? []), ...others.map((e) => e.input)];
     const output = [...(own?.output ?? []), ...others.map((e) => e.output)];
-    return factorsOf(key, input.length === 0 ? undefined : { key, input, output });
+    return factorsOf(key, input.length === 0 ? undefined : { key, input, output }, prior);
   };
+  return factors;
+}
+
+/** A key's prior: a batch key starts from its standard key's factors (as `factors` gives them), others from the seed. */
+function priorOf(key: string, factors: FactorsFor): Factors {
+  return key.endsWith(BATCH_KEY_SUFFIX) ? factors(key.slice(0, -BATCH_KEY_SUFFIX.length)) : seedFor(key);
 }
 
 /** Factors by key, as the planner reads them (unknown keys: their seed). */
@@ -176,5 +196,6 @@ export type FactorsFor = (key: string) => Factors;
 
 /** The factors of every key in `states`, others from the seeds. */
 export function factorsFrom(states: ReadonlyMap<string, CalibrationState>): FactorsFor {
-  return (key) => factorsOf(key, states.get(key));
+  const factors: FactorsFor = (key) => factorsOf(key, states.get(key), priorOf(key, factors));
+  return factors;
 }

@@ -36,11 +36,12 @@ export const TEXT_PDF_MAX_BYTES_PER_PAGE = 8 * 1024;
 
 /**
  * Whether a PDF most likely has a text layer on every page, from its facts alone: creation reads headers only, so the
- * size per page is the signal. The worker knows for sure and runs the step that fits; a wrong guess here is a less
- * accurate estimate, bounded by the spend limit. Reading the first pages' font resources at inspection would be a
+ * size per page is the signal (a declared file's `textLayer`, when given, is taken as it is). The worker knows for
+ * sure and runs the step that fits; a wrong guess here is a less accurate estimate, bounded by the spend limit. Reading the first pages' font resources at inspection would be a
  * better signal (docs/pricing.md, "Limits").
  */
 export function likelyTextLayer(facts: FileFacts): boolean {
+  if (facts.kind === 'pdf' && facts.textLayer !== undefined) return facts.textLayer;
   return facts.kind === 'pdf' && facts.sizeBytes / Math.max(1, facts.pages) <= TEXT_PDF_MAX_BYTES_PER_PAGE;
 }
 

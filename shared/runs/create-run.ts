@@ -8,24 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
-import {
-  BudgetExceededError,
-  CostConfirmationRequiredError,
-  InternalError,
-  runError,
-  UnknownSchemaError,
-  UploadIncompleteError,
-  UploadNotFoundError,
-  UploadSizeMismatchError,
-} from '../errors.js';
-import { inspectUpload } from '../inspect/index.js';
+import { BudgetExceededError, CostConfirmationRequiredError, InternalError, runError } from '../errors.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
-import { buildTask, registry } from '../registry/registry.js';
 import { checkAtInit } from '../resource-name.js';
 import { loadFactors } from '../store/calibration.js';
 import {
@@ -36,9 +25,8 @@ import {
 } from '../store/idempotency.js';
 import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
-import { getUploadForTenant } from '../store/uploads.js';
-import { ObjectChangedError, openStoredObject } from '../uploads/stored-object.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
+import { inspectTenantUpload, taskOf } from './run-input.js';
 import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 
@@ -66,24 +54,6 @@ async function replay(request: IdempotentRequest): Promise<CreateRunOutcome | nu
   return response ? { response, replayed: true } : null;
 }
 
-/**
- * An upload of the tenant's as run creation checks it, in the contract's order: ownership and presence, size, then
- * the real type, readability and limits from the stored bytes (ranged reads). Throws the first failing check's error.
- */
-export async function inspectTenantUpload(tenantId: string, uploadId: string, now = new Date()) {
-  const upload = await getUploadForTenant(uploadId, tenantId, now);
-  if (!upload) throw new UploadNotFoundError(uploadId);
-  const object = await openStoredObject(upload.objectKey);
-  if (!object) throw new UploadIncompleteError(uploadId);
-  if (object.sizeBytes !== upload.contentLength)
-    throw new UploadSizeMismatchError(upload.contentLength, object.sizeBytes);
-  const facts = await inspectUpload(object.read, object.sizeBytes, config.limits).catch((error: unknown) => {
-    // Replaced while it was being read: the client is still writing the upload.
-    throw error instanceof ObjectChangedError ? new UploadIncompleteError(uploadId) : error;
-  });
-  return { upload, object, facts };
-}
-
 export async function createRun(input: CreateRunInput, now = new Date()): Promise<CreateRunOutcome> {
   const { tenantId, body } = input;
 
@@ -95,14 +65,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
 
   const { upload, object, facts } = await inspectTenantUpload(tenantId, body.uploadId, now);
 
-  // Schema.
-  let schema = body.schema;
-  if (body.schemaId !== undefined) {
-    const entry = registry.get(body.schemaId);
-    if (!entry) throw new UnknownSchemaError(body.schemaId, [...registry.keys()]);
-    schema = entry;
-  }
-  const task = buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
+  const task = taskOf(body);
 
   // Estimate, budget, threshold.
   // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.

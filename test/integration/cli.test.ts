@@ -130,13 +130,13 @@ describe('vision CLI against the local stack', () => {
     expect(JSON.parse(confirmed.stdout).status).toBe('completed');
   });
 
-  test('cost confirmation on a terminal: it shows the amount and asks; "n" runs nothing (exit 3), "y" completes', async () => {
+  test('cost confirmation on a terminal: it shows both prices and asks; "n" runs nothing (exit 3), "y" completes', async () => {
     const newest = async () =>
       JSON.parse((await vision(['runs', 'list', '--limit', '1', '--json'])).stdout).items[0]?.jobId;
     const before = await newest();
     const declined = await visionOnTerminal(['analyze', fixture('scanned-pages.pdf'), '--prompt', 'Summarize'], 'n');
     expect(declined.screen).toMatch(
-      /Estimated cost [0-9.]+ USD exceeds the confirmation threshold [0-9.]+ USD\. Run it\? \[y\/N\]/,
+      /Estimated cost [0-9.]+ USD exceeds the confirmation threshold [0-9.]+ USD\. As a batch \(within 24 hours\) it would cost [0-9.]+ USD\. Run it now\? \[y\/N\]/,
     );
     expect(declined.screen).toContain('Not confirmed; nothing was run.');
     expect(declined.code).toBe(3);

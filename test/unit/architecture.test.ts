@@ -29,8 +29,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['contract', 'pricing', 'inspect', 'media'],
   // Persistence, uploads, HTTP plumbing, schemas, and the providers.
   ['store', 'uploads', 'http', 'openapi', 'registry', 'providers'],
-  // Which providers run a task, and what it may cost.
-  ['planning'],
+  // Which providers run a task, and what it may cost; which waiting requests go out in which batch, and when.
+  ['planning', 'batching'],
   // Packets: page evidence, boundaries and classes, the split result and its estimate (pure; the API and worker use it).
   ['packets'],
   // The API's use cases.

@@ -315,6 +315,24 @@ describe('VisionClient after a run exists, and what creation tells when it gets 
     expect(JSON.parse(String(calls[3]?.init.body))).toMatchObject({ confirmCost: true });
   });
 
+  test('confirmCost is told the upload, so a client can show its estimate (both prices) before answering', async () => {
+    const { fetch } = fakeFetch([
+      presign,
+      stored,
+      () =>
+        json(402, {
+          error: {
+            ...errorBody('COST_CONFIRMATION_REQUIRED', 402, false).error,
+            details: { estimatedCostUsd: 2, thresholdUsd: 1 },
+          },
+        }),
+      () => json(202, base),
+    ]);
+    const asked: unknown[] = [];
+    await client(fetch, []).submit(png, { prompt: 'p' }, { confirmCost: (details) => asked.push(details) > 0 });
+    expect(asked).toEqual([{ estimatedCostUsd: 2, thresholdUsd: 1, uploadId: 'upl_1' }]);
+  });
+
   test('a confirmed creation left without an answer says so (the key answers only the confirmed body again)', async () => {
     const { fetch } = fakeFetch([
       presign,
@@ -415,6 +433,26 @@ describe('VisionClient transport', () => {
     });
     expect(calls).toHaveLength(0);
   });
+});
+
+test('estimate POSTs the body to /v1/estimates and, creating nothing, is retried after a 5xx like a read', async () => {
+  const prices = {
+    standard: { estimatedCostUsd: 0.002 },
+    batch: { estimatedCostUsd: 0.001, expiresWithinHours: 24 },
+    file: { type: 'image/png', sizeBytes: 100, pages: 1 },
+  };
+  const sleeps: number[] = [];
+  const { fetch, calls } = fakeFetch([
+    () => json(500, errorBody('INTERNAL_ERROR', 500, true)),
+    () => json(200, prices),
+  ]);
+  const body = { prompt: 'p', file: { type: 'image/png' as const, sizeBytes: 100 } };
+  await expect(client(fetch, sleeps).estimate(body)).resolves.toEqual(prices);
+  expect(calls.map((c) => [c.init.method, c.url])).toEqual([
+    ['POST', 'http://svc.test/v1/estimates'],
+    ['POST', 'http://svc.test/v1/estimates'],
+  ]);
+  expect(JSON.parse(String(calls[1]?.init.body))).toEqual(body);
 });
 
 test('a Retry-After longer than maxRetryAfterMs ends the call at once with the wait in details', async () => {
