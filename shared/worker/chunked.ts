@@ -34,9 +34,9 @@ import type { Settlement } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import type { RunRecord, RunUsage } from '../store/runs.js';
 import { ProviderFailure, type ProviderId } from '../task.js';
-import { executeChain, readText } from './chain.js';
+import { type SharedSpend, tryCandidates } from './attempts.js';
+import { readText, tryChain } from './chain.js';
 import { offsetWords } from './evidence.js';
-import { executePlan, type SharedSpend } from './execute.js';
 import { type MergedAnswer, mergeJson, mergeText } from './merge.js';
 import { computeConfidence, shapeResult } from './result.js';
 import { chooseSteps, type TextLayer, textLayerOf } from './steps.js';
@@ -218,7 +218,7 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
         const one = { first: page, last: page };
         const bytes = pdf.extractPages(page - 1, page - 1);
         const facts = chunkFacts(run.file, one);
-        const outcome = await executePlan({
+        const outcome = await tryCandidates({
           ...common,
           adapters: input.adapters,
           candidates: ocrCandidates,
@@ -317,13 +317,13 @@ export async function executeChunked(input: ChunkedInput): Promise<ChunkedOutcom
         const outcome = run.ocrCandidates
           ? // A chain per chunk: OCR reads the chunk's pages (its text layer, when complete, replaces it), a model
             // analyzes that text. The chain's bounds are the chunk's (`file`: its facts).
-            await executeChain(
+            await tryChain(
               { ...run, file: facts },
               run.ocrCandidates,
               { ...common, ...(read ? { spentMicros: read.costMicros } : {}) },
               text,
             )
-          : await executePlan({
+          : await tryCandidates({
               ...common,
               candidates: run.candidates,
               ...singlePassOf(range, layer),

@@ -26,10 +26,10 @@ import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import { claimRun, getRun, type RunRecord, releaseClaim, renewClaim } from '../store/runs.js';
-import { executeChain } from './chain.js';
+import { type AttemptsOutcome, tryCandidates } from './attempts.js';
+import { tryChain } from './chain.js';
 import { chunkedSettlement, executeChunked } from './chunked.js';
 import { held, keepLease, newLease, type ProcessOptions, type ProcessResult, SETTLE_RESERVE_MS } from './delivery.js';
-import { type ExecuteOutcome, executePlan } from './execute.js';
 import { fanOut, fansOut, processGroup } from './fanout.js';
 import { type AnswerEvidence, earlyEvidenceOcr, withEvidence } from './grounding.js';
 import { type Heartbeat, LeaseLost } from './heartbeat.js';
@@ -241,8 +241,8 @@ async function runSinglePass(
   };
   const steps = chooseSteps(run.file, run.candidates, layer);
   const outcome = run.ocrCandidates
-    ? await executeChain(run, run.ocrCandidates, step, layer?.complete ? layer.text : undefined)
-    : await executePlan({
+    ? await tryChain(run, run.ocrCandidates, step, layer?.complete ? layer.text : undefined)
+    : await tryCandidates({
         ...step,
         candidates: run.candidates,
         input: { ...step.input, ...(steps.documentText !== undefined ? { documentText: steps.documentText } : {}) },
@@ -326,7 +326,7 @@ function evidenceOf(answer: AnswerEvidence | undefined): AnswerEvidence {
  * whose usage was suspect, or a run that needed more than one request for its answer (a repair, a retry): those
  * say nothing about the prediction of one request. Runs in page chunks teach nothing yet.
  */
-function sampleOf(run: RunRecord, outcome: ExecuteOutcome): CalibrationSample | undefined {
+function sampleOf(run: RunRecord, outcome: AttemptsOutcome): CalibrationSample | undefined {
   const provider = outcome.provider;
   const output = outcome.output;
   if (!provider || !output || !outcome.step || outcome.usageSuspect) return undefined;
