@@ -4,14 +4,12 @@
  * whose message died. Failing goes through the worker's own settlement, conditional on the run still being queued, so
  * the money moves once whoever wins. The four gaps it closes: docs/decisions.md#the-reconciler.
  */
-import { dispatchAfterSettle } from '../events/dispatch.js';
 import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';
 import { enqueueRun } from '../runs/run-message.js';
-import { eventRecord } from '../store/events.js';
 import { releaseLeasesOf } from '../store/groups.js';
-import { PROCESSING_FAILED, settleRun } from '../store/ledger.js';
 import { getRun, listQueuedBefore, markResent, type RunRecord } from '../store/runs.js';
+import { failRun } from './settle.js';
 
 export interface ReconcileOptions {
   /** Seconds after its last message before a never-delivered run is sent again. */
@@ -161,13 +159,6 @@ async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Pro
 
 async function fail(run: RunRecord, action: 'fail-dead-lettered' | 'fail-expired'): Promise<boolean> {
   log.error('run stuck in the queue; failing it and refunding the hold', { jobId: run.jobId, reason: action });
-  const settledAt = new Date();
-  const settled = await settleRun(
-    run,
-    // A queued run has no attempts on record (they are written at settlement, which never happened).
-    { status: 'failed', error: PROCESSING_FAILED, attempts: [] },
-    settledAt,
-  );
-  if (settled) await dispatchAfterSettle(eventRecord(run, 'failed', settledAt.toISOString()));
-  return settled;
+  // A queued run has no attempts on record (they are written at settlement, which never happened).
+  return (await failRun(run)) === 'settled';
 }

@@ -13,7 +13,7 @@ import type { ChunkCheckpoint } from '../../shared/store/chunks.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import type { TaskSpec } from '../../shared/task.js';
 import { tryChain } from '../../shared/worker/chain.js';
-import { executeChunked } from '../../shared/worker/chunked.js';
+import { runChunks } from '../../shared/worker/chunked.js';
 import { collectEvidenceWords } from '../../shared/worker/evidence.js';
 import { fixture, runItem, tableName } from '../support/aws.js';
 
@@ -72,7 +72,7 @@ const adapter: ProviderAdapter = {
 };
 
 async function execute(record: RunRecord) {
-  return executeChunked({
+  return runChunks({
     run: record,
     bytes: PDF,
     adapters: { local: adapter },
