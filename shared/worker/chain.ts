@@ -37,8 +37,12 @@ export async function tryChain(
   options: StepOptions,
   textLayer: string | undefined,
 ): Promise<AttemptsOutcome> {
-  const bound = (step: Step) => (provider: ProviderId) =>
-    predictAttempt(provider, run.file, run.task, step, options.factors)?.costMicros;
+  // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
+  const analyzeReserve =
+    primaryPathCost(
+      run.candidates,
+      (provider) => predictAttempt(provider, run.file, run.task, 'analyze', options.factors)?.costMicros,
+    ) ?? 0;
   // The estimate priced each step's first candidate with a cost model (planning/plan.ts chainedPlan).
   const planned = (candidates: readonly ProviderId[], step: Step) => {
     const provider = candidates.find((id) => catalog[id] !== undefined);
@@ -52,10 +56,8 @@ export async function tryChain(
       deadlineMs: Date.now() + 0.6 * Math.max(0, options.deadlineMs - Date.now()),
       candidates: ocrCandidates,
       stepFor: () => 'ocr',
-      costBound: bound('ocr'),
       ...planned(ocrCandidates, 'ocr'),
-      // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
-      reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
+      reservedMicros: analyzeReserve,
       reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
     });
     if (!ocr.output) return ocr;
@@ -67,12 +69,8 @@ export async function tryChain(
     ...options,
     candidates: run.candidates,
     input: { ...options.input, documentText },
+    // Bounded for the text it is given (tryCandidates' own bound), as a single pass's analysis is.
     stepFor: () => 'analyze',
-    // Predicted for the text it is given, as a single pass's analysis is (its planned attempt may spend that).
-    costBound: (provider) =>
-      predictAttempt(provider, run.file, run.task, 'analyze', options.factors, {
-        documentTextChars: documentText.length,
-      })?.costMicros,
     ...planned(run.candidates, 'analyze'),
     spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
   });

@@ -16,11 +16,14 @@
  *   after one lease, from its checkpoints; one whose lease was taken over stops asking and settles nothing.
  * Why and the sequence: docs/decisions.md#long-documents-run-in-page-chunks.
  */
+
+import { config } from '../config.js';
 import { log } from '../log.js';
-import { type FanoutPlan, groupRange, type PageRange } from '../planning/chunks.js';
+import { fanoutOf, groupRange, type PageRange } from '../planning/chunks.js';
 import { enqueueGroups } from '../runs/run-message.js';
 import { listCheckpoints } from '../store/chunks.js';
 import {
+  allGroupsCounted,
   claimGroup,
   countDelivery,
   countGroup,
@@ -40,10 +43,14 @@ import { chunkedSettlement } from './outcome.js';
 import { failRun, settle } from './settle.js';
 
 /**
- * The run's own message for a run split into groups (`plan`): counts the delivery, records the split (once) and sends
- * the groups' messages. Throws to be redelivered (its last delivery fails the run: ./process-run.ts).
+ * The run's own message for a run split into groups (as recorded on it, or as SERVICE_FANOUT_PAGES splits it): counts
+ * the delivery, records the split (once) and sends the groups' messages. Undefined when the run is not split, or every
+ * group is counted: the delivery then executes the run, or merges its groups' checkpoints, itself (./process-run.ts).
+ * Throws to be redelivered (its last delivery fails the run: ./process-run.ts).
  */
-export async function sendGroups(run: RunRecord, plan: FanoutPlan, receiveCount: number): Promise<ProcessResult> {
+export async function sendGroups(run: RunRecord, receiveCount: number): Promise<ProcessResult | undefined> {
+  const plan = fanoutOf(run, config.fanoutPages);
+  if (!plan || allGroupsCounted(run)) return undefined;
   if (!(await countDelivery(run.jobId, receiveCount))) return 'already-final';
   // A delivery holds the whole run (one that began before the run was fanned out, or before SERVICE_FANOUT_PAGES was
   // lowered): groups beside it would ask for its pages too. Handed back, as any leased delivery is.

@@ -21,7 +21,7 @@ import { calibrationSample } from './settle.js';
 /** The settlement of a run executed in one pass (or one chain): its shaped answer, or why no provider gave one. */
 export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): Settlement {
   const billableUnits = outcome.output?.usage.billableUnits ?? 0;
-  const usage = usageOf(run, { requests: outcome.requests, billableUnits, costMicros: outcome.costMicros });
+  const used = { requests: outcome.requests, billableUnits, costMicros: outcome.costMicros };
   if (!outcome.output) {
     const attempts = reported(outcome.attempts);
     // No provider failed: the service could not decode the file for any of them (a damaged image or PDF whose header
@@ -34,9 +34,10 @@ export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): 
             attempts,
           })
         : runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', { attempts });
-    return { status: 'failed', error, usage, attempts: outcome.attempts };
+    return { status: 'failed', error, usage: usageOf(run, used), attempts: outcome.attempts };
   }
   const result = shapeResult(run.task, outcome.output);
+  const usage = usageOf(run, used);
   if (resultTooLarge(result)) return tooLarge(run, usage, outcome.attempts);
   const calibration = calibrationSample(run, outcome);
   return {
@@ -51,7 +52,6 @@ export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): 
 
 /** The settlement of a run executed in page chunks: the merged answer, or why a chunk could not be answered. */
 export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Settlement {
-  const usage = usageOf(run, outcome);
   const { attempts } = outcome;
   if (outcome.status === 'failed') {
     const details = { page: outcome.page, attempts: reported(attempts) };
@@ -67,7 +67,7 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
               ...details,
             })
           : runError('PROVIDER_ERROR', `Every candidate provider failed on page ${outcome.page}`, details);
-    return { status: 'failed', error, usage, attempts };
+    return { status: 'failed', error, usage: usageOf(run, outcome), attempts };
   }
   const { merged } = outcome;
   const output: ProviderOutput = {
@@ -79,6 +79,7 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
   // Text output is stored as its pages (get-run joins the text: runs/run-view.ts viewResult); JSON is coerced to the
   // schema's types as a lone answer is.
   const result = run.task.outputFormat === 'text' ? { pages: merged.result.pages } : shapeResult(run.task, output);
+  const usage = usageOf(run, outcome);
   if (resultTooLarge(result)) return tooLarge(run, usage, attempts);
   const alternatives = Object.keys(merged.alternatives).length;
   if (alternatives > 0) log.info('chunks read different values for some fields', { jobId: run.jobId, alternatives });

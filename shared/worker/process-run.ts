@@ -8,12 +8,9 @@
  * it stops and settles nothing. Unexpected infrastructure errors are rethrown so SQS redelivers, except on the last
  * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ (./delivery.ts).
  */
-import { config } from '../config.js';
 import { log } from '../log.js';
-import { fanoutOf } from '../planning/chunks.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { loadFactors } from '../store/calibration.js';
-import { allGroupsCounted } from '../store/groups.js';
 import type { Settlement } from '../store/ledger.js';
 import { claimRun, getRun, type RunRecord, releaseClaim, renewClaim } from '../store/runs.js';
 import { runChunksOf, spendLimitOf } from './chunked.js';
@@ -66,8 +63,8 @@ async function deliverRun(run: RunRecord, options: ProcessOptions): Promise<Proc
   // What the run came to, once it has: a failure after it (writing the settlement) still reports its attempts.
   let executed: Settlement | undefined;
   try {
-    const plan = fanoutOf(run, config.fanoutPages);
-    if (plan && !allGroupsCounted(run)) return await sendGroups(run, plan, options.receiveCount);
+    const sent = await sendGroups(run, options.receiveCount);
+    if (sent !== undefined) return sent;
     const claim = await claimRun(jobId, {
       leaseUntil: lease.until,
       holder: lease.holder,
