@@ -358,7 +358,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     deadline.check('starting');
     const model = resolveBedrockModel(env);
     if (!model) {
-      throw clientFailure(`BEDROCK_MODEL_ID ${bedrockModelId(env)} has no price in bedrock/pricing.json`);
+      throw clientFailure(`BEDROCK_MODEL_ID ${bedrockModelId(env)} has no price in infra/bedrock-pricing.json`);
     }
     const { task, facts } = input;
     const step = input.step;

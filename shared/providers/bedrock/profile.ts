@@ -5,6 +5,7 @@
  * See docs/decisions.md#bedrock-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
+import { bedrockBaseModelId, bedrockPricingData as raw } from '../../infra/bedrock.js';
 import { ENV } from '../../infra/env.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
@@ -17,7 +18,6 @@ import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
 import { fitLongSide, jsonTokens, novaImageTokens, proseTokens, type TokenCounts } from '../tokens.js';
 import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
-import raw from './pricing.json' with { type: 'json' };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Prices and models
@@ -57,14 +57,8 @@ export interface BedrockModel {
   price: BedrockModelPrice;
 }
 
-/** Cross-Region inference-profile prefixes (system-defined profiles are `<geo>.<base model id>`). */
-const PROFILE_PREFIX = /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./;
-
-/** The base model id of a model id, inference-profile id or ARN (`.../us.amazon.nova-2-lite-v1:0` → `amazon.nova-2-lite-v1:0`). */
-export function baseModelId(modelId: string): string {
-  const last = modelId.slice(modelId.lastIndexOf('/') + 1);
-  return last.replace(PROFILE_PREFIX, '');
-}
+/** The base model id of a model id, inference-profile id or ARN (shared/infra/bedrock.ts). */
+export const baseModelId = bedrockBaseModelId;
 
 /**
  * The model id to call: `BEDROCK_MODEL_ID` when set; otherwise the default model through an inference profile (Nova 2

@@ -47,7 +47,7 @@ import { valueConfidences } from './value-confidence.js';
 
 /** The longest piece of a server's error message (or a refusal) quoted in a failure message. */
 const MESSAGE_MAX_CHARS = 300;
-/** A PDF page with fewer non-space characters in its text layer is a scan: its page image must be read closely. */
+/** The Responses API's `include` entry that returns the answer's token log probabilities (./value-confidence.ts). */
 const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 
 // ---------------------------------------------------------------------------------------------------------------
