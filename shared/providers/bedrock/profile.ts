@@ -14,8 +14,9 @@ import type { Step, TaskSpec } from '../../task.js';
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
 import { singlePassCostMicros } from '../common.js';
+import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
-import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
+import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { fitLongSide, jsonTokens, novaImageTokens, proseTokens, type TokenCounts } from '../tokens.js';
 import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
 
@@ -140,22 +141,6 @@ export function bedrockInstruction(task: TaskSpec, step: Step): string {
 }
 
 /** The text that introduces an OCR'd document in an `analyze` step. */
-/**
- * UTF-8 bytes of another step's text sent per page in an `analyze` step (more is cut), so the bound holds: a
- * byte-level tokenizer never makes more tokens than bytes, whereas one character can be several tokens (CJK, emoji).
- */
-export const ANALYZE_TEXT_BYTES_PER_PAGE = 6_000;
-
-/** The text as sent: cut to ANALYZE_TEXT_BYTES_PER_PAGE bytes per page of the document, on a character boundary. */
-export function analyzeText(documentText: string, pages: number): string {
-  return truncateUtf8(documentText, ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, pages));
-}
-
-/** UTF-8 length: an upper bound of the tokens a text becomes. */
-function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
 export function documentTextBlock(documentText: string): string {
   return `The document's text, as read by OCR, is between the markers.\n<document>\n${documentText}\n</document>`;
 }
@@ -237,10 +222,11 @@ export function bedrockInputTokenBound(
   step: Step,
   documentTextBytes?: number,
 ): number {
-  const tool = usesResultTool(task, step) ? utf8Bytes(JSON.stringify(resultToolSpec(task))) : 0;
-  const text = utf8Bytes(SYSTEM_PROMPT) + utf8Bytes(bedrockInstruction(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
+  const tool = usesResultTool(task, step) ? textTokenBound(JSON.stringify(resultToolSpec(task))) : 0;
+  const text =
+    textTokenBound(SYSTEM_PROMPT) + textTokenBound(bedrockInstruction(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
   if (step === 'analyze' && documentTextBytes !== undefined) {
-    return text + utf8Bytes(documentTextBlock('')) + documentTextBytes;
+    return text + textTokenBound(documentTextBlock('')) + documentTextBytes;
   }
   const media =
     facts.kind === 'pdf' ? PDF_PAGE_TOKENS * Math.max(1, facts.pages) : imageTokenBound(facts.width, facts.height);
@@ -280,7 +266,7 @@ export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessE
 
 /** Upper bound of one attempt of `step` with the configured model (an analyze step's text is cut, see analyzeText). */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
-  const allowance = ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages);
+  const allowance = analyzeTextAllowance(facts.pages);
   return attemptCostMicros(
     facts,
     task,
