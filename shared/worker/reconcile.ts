@@ -4,12 +4,14 @@
  * whose message died. Failing goes through the worker's own settlement, conditional on the run still being queued, so
  * the money moves once whoever wins. The four gaps it closes: docs/decisions.md#the-reconciler.
  */
+import { dispatchAfterSettle } from '../events/dispatch.js';
 import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';
 import { enqueueRun } from '../runs/run-message.js';
+import { eventRecord } from '../store/events.js';
 import { releaseLeasesOf } from '../store/groups.js';
+import { PROCESSING_FAILED, settleRun } from '../store/ledger.js';
 import { getRun, listQueuedBefore, markResent, type RunRecord } from '../store/runs.js';
-import { failRun } from './settle.js';
 
 export interface ReconcileOptions {
   /** Seconds after its last message before a never-delivered run is sent again. */
@@ -157,8 +159,17 @@ async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Pro
   return true;
 }
 
+/**
+ * Fails the run and refunds its hold and hands on its event, as a delivery's last try does, but not through
+ * ./settle.ts: that loads calibration learning, whose table the reconciler's function neither has nor may write
+ * (test/infra/handler-env.test.ts). A run that never ran teaches nothing; an evaluation it belongs to is finished by
+ * the reconciler's own evaluation sweep.
+ */
 async function fail(run: RunRecord, action: 'fail-dead-lettered' | 'fail-expired'): Promise<boolean> {
   log.error('run stuck in the queue; failing it and refunding the hold', { jobId: run.jobId, reason: action });
+  const settledAt = new Date();
   // A queued run has no attempts on record (they are written at settlement, which never happened).
-  return (await failRun(run)) === 'settled';
+  const settled = await settleRun(run, { status: 'failed', error: PROCESSING_FAILED, attempts: [] }, settledAt);
+  if (settled) await dispatchAfterSettle(eventRecord(run, 'failed', settledAt.toISOString()));
+  return settled;
 }

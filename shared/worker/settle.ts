@@ -1,7 +1,8 @@
 /**
- * Settling a run, the one way every path ends it (a single pass, a chunked run, a fanned-out group that fails it, a
- * last delivery that gives up, the reconciler): the settlement and its money written once (store/ledger.ts), then the
- * run's metrics, what it teaches calibration, its event handed on, and an evaluation's report when it was the last.
+ * Settling a run, the one way every worker path ends it (a single pass, a chunked run, a fanned-out group that fails
+ * it, a last delivery that gives up; the reconciler fails a dead run its own way): the settlement and its money
+ * written once (store/ledger.ts), then the run's metrics, what it teaches calibration, its event handed on, and an
+ * evaluation's report when it was the last.
  * Not to undo: everything after the write runs only for the delivery whose write settled the run (a duplicate's
  * `already-final` does none of it), and none of it can fail the run: its money is settled.
  */
@@ -44,9 +45,8 @@ export async function settle(
 }
 
 /**
- * Fails the run and refunds its hold: a delivery's last allowed try that threw, or the reconciler's run that died in
- * the queue. `attempts`: what the run tried before it gave up, when known. No crash seam fires here: it is the way
- * out of one.
+ * Fails the run and refunds its hold: a delivery's last allowed try that threw. `attempts`: what the run tried
+ * before it gave up, when known. No crash seam fires here: it is the way out of one.
  */
 export function failRun(run: RunRecord, attempts: Settlement['attempts'] = []): Promise<ProcessResult> {
   return settle(run, { status: 'failed', error: PROCESSING_FAILED, attempts });
