@@ -36,7 +36,6 @@ import {
   requestCostMicros,
 } from '../shared/providers/anthropic/profile.js';
 import {
-  ANALYZE_TEXT_BYTES_PER_PAGE,
   bedrockInputTokenBound,
   bedrockOutputTokenCap,
   resolveBedrockModel,
@@ -50,6 +49,7 @@ import {
   modelPricing,
   THINKING_HEADROOM_TOKENS,
 } from '../shared/providers/gemini/profile.js';
+import { analyzeTextAllowance } from '../shared/providers/language-model.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
 import {
   attemptTokenBounds,
@@ -211,7 +211,7 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
       const model = resolveBedrockModel(process.env);
       if (!model) return undefined;
       const step = boundingStep('bedrock', facts, task);
-      const textBytes = step === 'analyze' ? ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages) : undefined;
+      const textBytes = step === 'analyze' ? analyzeTextAllowance(facts.pages) : undefined;
       const input = bedrockInputTokenBound(facts, task, step, textBytes);
       const cap = bedrockOutputTokenCap(facts, task, step, model.price);
       const firstInput = input * model.price.inputUsdPer1kTokens * 1000;

@@ -4,17 +4,15 @@
  * defaults, `cdk synth -c key=value` overrides) and `readSettings` validates every one; the table of keys and the
  * variables they become is in docs/decisions.md#deployment-settings-cdk-context.
  */
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { type App, type Environment, RemovalPolicy, Tags, Token } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import { bedrockBaseModelId, bedrockPricingData } from '../shared/infra/bedrock.js';
 import { ENV } from '../shared/infra/env.js';
 import { runQueue } from '../shared/infra/resources.js';
 import { PROVIDER_IDS, type ProviderId } from '../shared/task.js';
-import { BEDROCK_PROFILE_PREFIX } from './provider-iam.js';
 import { StatefulStack } from './stateful-stack.js';
 import { DEFAULT_STAGE_THROTTLE, PER_KEY_THROTTLE, StatelessStack, type ThrottleLimits } from './stateless-stack.js';
-import { type Packaging, PROJECT_ROOT } from './vision-function.js';
+import type { Packaging } from './vision-function.js';
 
 export interface LimitSettings {
   readonly imageMaxBytes?: number;
@@ -104,16 +102,6 @@ function readProviders(node: Node): ProviderId[] {
   return ids as ProviderId[];
 }
 
-interface BedrockPricing {
-  defaultModel: string;
-  models: Record<string, unknown>;
-}
-
-function bedrockPricing(): BedrockPricing {
-  const file = path.join(PROJECT_ROOT, 'shared', 'providers', 'bedrock', 'pricing.json');
-  return JSON.parse(readFileSync(file, 'utf8')) as BedrockPricing;
-}
-
 function readBedrockModelId(node: Node): string | undefined {
   const id = contextString(node, 'bedrockModelId')?.trim();
   if (id === undefined || id === '') return undefined;
@@ -122,11 +110,9 @@ function readBedrockModelId(node: Node): string | undefined {
       `context "bedrockModelId" must be a model id or a system-defined inference profile id (no ARN), got "${id}"`,
     );
   }
-  const base = id.replace(BEDROCK_PROFILE_PREFIX, '');
-  if (!(base in bedrockPricing().models)) {
-    throw new Error(
-      `context "bedrockModelId": base model "${base}" has no price in shared/providers/bedrock/pricing.json`,
-    );
+  const base = bedrockBaseModelId(id);
+  if (!(base in bedrockPricingData.models)) {
+    throw new Error(`context "bedrockModelId": base model "${base}" has no price in shared/infra/bedrock-pricing.json`);
   }
   return id;
 }
@@ -201,7 +187,7 @@ export function readSettings(node: Node): AppSettings {
 export function effectiveBedrockModelId(settings: AppSettings, region: string): string {
   if (settings.bedrockModelId) return settings.bedrockModelId;
   const us = !Token.isUnresolved(region) && /^us-(?:east|west)-\d+$/.test(region);
-  return `${us ? 'us' : 'global'}.${bedrockPricing().defaultModel}`;
+  return `${us ? 'us' : 'global'}.${bedrockPricingData.defaultModel}`;
 }
 
 /**

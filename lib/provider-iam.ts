@@ -5,10 +5,8 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { bedrockBaseModelId } from '../shared/infra/bedrock.js';
 import type { ProviderId } from '../shared/task.js';
-
-/** Cross-Region inference-profile prefixes (as in shared/providers/bedrock/profile.ts). */
-export const BEDROCK_PROFILE_PREFIX = /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./;
 
 /** Converse and InvokeModel both authorize as bedrock:InvokeModel (the adapter does not stream). */
 export const BEDROCK_ACTIONS = ['bedrock:InvokeModel'] as const;
@@ -36,7 +34,7 @@ export const TEXTRACT_ACTIONS = [
  * - a plain model id: that foundation model in this region.
  */
 export function bedrockStatements(stack: Stack, modelId: string): iam.PolicyStatement[] {
-  const base = modelId.replace(BEDROCK_PROFILE_PREFIX, '');
+  const base = bedrockBaseModelId(modelId);
   if (base === modelId) {
     return [
       new iam.PolicyStatement({
@@ -69,7 +67,7 @@ export function grantProviders(fn: lambda.Function, grants: ProviderGrants): voi
     const modelId = grants.bedrockModelId;
     if (!modelId) throw new Error('bedrock is enabled but no bedrockModelId was resolved');
     for (const statement of bedrockStatements(stack, modelId)) fn.addToRolePolicy(statement);
-    const base = modelId.replace(BEDROCK_PROFILE_PREFIX, '');
+    const base = bedrockBaseModelId(modelId);
     if (base !== modelId) {
       Validations.of(fn).acknowledge({
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${base}]`,

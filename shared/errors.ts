@@ -215,15 +215,6 @@ export class InsufficientCreditError extends ApiError {
   }
 }
 
-export class RateLimitedError extends ApiError {
-  readonly retryAfterSeconds: number;
-  constructor(retryAfterSeconds: number) {
-    super('RATE_LIMITED', 'Too many requests for this API key', { retryAfterSeconds });
-    this.name = 'RateLimitedError';
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
 /** Anything unexpected. The message is fixed so internals never leak to clients. */
 export class InternalError extends ApiError {
   constructor() {

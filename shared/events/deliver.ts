@@ -18,7 +18,7 @@ import { releaseDeliverySlot, takeDeliverySlot } from '../store/delivery-slots.j
 import { type DeliveryStatus, getWebhook, putDelivery, type WebhookRecord } from '../store/webhooks.js';
 import { type DeliveryMessage, deliveryMessageBody } from './messages.js';
 import { type PostOutcome, postWebhook } from './post.js';
-import { runView } from './run-view.js';
+import { runData } from './run-data.js';
 import { openSecret } from './secrets.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js';
 import { checkWebhookUrl, type SafeTarget, UnsafeUrlError } from './url-safety.js';
@@ -106,7 +106,7 @@ export async function deliverOne(message: DeliveryMessage, options: DeliverOptio
   // The two reads at once: a try's latency is mostly its round trips.
   const [webhook, data] = await Promise.all([
     getWebhook(message.tenantId, message.webhookId),
-    runView(message.jobId, message.tenantId),
+    runData(message.jobId, message.tenantId),
   ]);
   if (!webhook) return 'dropped';
   if (!data) {

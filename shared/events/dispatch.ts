@@ -13,7 +13,7 @@ import { checkAtInit, resource } from '../resource-name.js';
 import { type EventRecord, eventsTable, getEvent, listPendingBefore, markDispatched } from '../store/events.js';
 import { listWebhooks } from '../store/webhooks.js';
 import { type DeliveryMessage, deliveryMessageBody } from './messages.js';
-import { runView } from './run-view.js';
+import { runData } from './run-data.js';
 
 checkAtInit(eventsTable);
 const webhookQueueUrl = resource(webhookQueue.envVar);
@@ -69,7 +69,7 @@ export async function dispatchEvent(which: string | EventRecord): Promise<boolea
   );
   const feed = busFeedUrl();
   if (feed !== undefined) {
-    const run = await runView(event.jobId, event.tenantId);
+    const run = await runData(event.jobId, event.tenantId);
     if (run) await sqs.send(new SendMessageCommand({ QueueUrl: feed, MessageBody: busMessage(event, run) }));
   }
   await markDispatched(eventId);

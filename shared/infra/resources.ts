@@ -205,7 +205,7 @@ export const tables = {
       },
     ],
   },
-  // Every delivery attempt per endpoint (store/webhook-deliveries.ts), newest last: `attemptKey` is
+  // Every delivery attempt per endpoint (store/webhooks.ts), newest last: `attemptKey` is
   // `<attemptedAt>#<eventId>#<attempt>`. GET /v1/webhooks/{id}/deliveries reads the last 100.
   webhookDeliveries: {
     id: 'WebhookDeliveries',

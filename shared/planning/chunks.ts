@@ -115,6 +115,19 @@ export function planFanout(pages: number, chunkPages: number, fanoutPages: numbe
   return groups > 1 ? { groups, groupPages } : undefined;
 }
 
+/**
+ * A run's split into groups: as recorded on it (the delivery that fanned it out wrote it), else as `fanoutPages`
+ * (SERVICE_FANOUT_PAGES) splits a chunked PDF run; undefined when one invocation carries it.
+ */
+export function fanoutOf(
+  run: { fanout?: FanoutPlan; chunkPages?: number; file: FileFacts },
+  fanoutPages: number,
+): FanoutPlan | undefined {
+  if (run.fanout) return run.fanout;
+  if (run.chunkPages === undefined || run.file.kind !== 'pdf') return undefined;
+  return planFanout(run.file.pages, run.chunkPages, fanoutPages);
+}
+
 /** The pages of group `group` (0-based) of a fanned-out run of `pages` pages. */
 export function groupRange(pages: number, plan: FanoutPlan, group: number): PageRange {
   const first = group * plan.groupPages + 1;

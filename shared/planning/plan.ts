@@ -82,7 +82,7 @@ export function primaryPathCost(candidates: readonly ProviderId[], bound: Bound)
  * profile in this build stay in the list when explicitly configured: they fail at run time and the plan falls back.
  * The estimate is the calibrated prediction of the primary path's price (the first candidate with a cost model):
  * `factors` are the calibration factors by key (shared/pricing/calibration.ts; default: the shipped seeds). Fallbacks
- * run within the spend limit, SERVICE_MAX_OVERRUN_RATIO x the estimate (shared/worker/execute.ts).
+ * run within the spend limit, SERVICE_MAX_OVERRUN_RATIO x the estimate (shared/worker/attempts.ts).
  *
  * Without `VISION_PROVIDERS`, a PDF may instead get a chained plan (`chainedPlan`): an OCR engine reads the pages, a
  * language model analyzes the text. It is chosen when its primary path is predicted cheaper than the single-step one.

@@ -49,6 +49,14 @@ export function priceFor(costMicros: Micros, marginPct: number = pricing.marginP
   return Math.floor((costMicros * basisPoints + 9_999) / 10_000);
 }
 
+/** The largest cost whose price (with the margin) stays within `priceMicros`. */
+export function costWithin(priceMicros: Micros, marginPct: number = pricing.marginPct): Micros {
+  let cost = Math.floor((priceMicros * 10_000) / (10_000 + Math.round(marginPct * 100)));
+  while (cost > 0 && priceFor(cost, marginPct) > priceMicros) cost -= 1;
+  while (priceFor(cost + 1, marginPct) <= priceMicros) cost += 1;
+  return Math.max(0, cost);
+}
+
 /** Cost per unit in micros for the local provider. */
 export const localCost = {
   ocrPageMicros: usdToMicrosCeil(pricing.providers.local.ocrPageUsd),

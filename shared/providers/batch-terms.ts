@@ -8,10 +8,11 @@
  * - The discount applies to the cost before the margin and before rounding to the micro (shared/planning/estimate.ts),
  *   so a 50 % interface gives a batch price of half the standard one, give or take the last micro of rounding.
  */
+
+import bedrockRaw from '../infra/bedrock-pricing.json' with { type: 'json' };
 import type { ProviderId } from '../task.js';
 import * as z from '../zod.js';
 import anthropicRaw from './anthropic/pricing.json' with { type: 'json' };
-import bedrockRaw from './bedrock/pricing.json' with { type: 'json' };
 import { baseModelId, bedrockModelId } from './bedrock/profile.js';
 import geminiRaw from './gemini/pricing.json' with { type: 'json' };
 import openaiRaw from './openai/pricing.json' with { type: 'json' };

@@ -4,8 +4,8 @@
  * (and, in the worker, of the text layer once it is read). No SDK: the API predicts with it at creation.
  *
  * Decisions a reader must not undo:
- * - A prediction is the expected size, never a bound: calibration (shared/planning/calibration.ts) scales it by a high
- *   percentile of what runs really used, and the spend limit (shared/worker/execute.ts) bounds what a run may cost.
+ * - A prediction is the expected size, never a bound: calibration (shared/pricing/calibration.ts) scales it by a high
+ *   percentile of what runs really used, and the spend limit (shared/worker/attempts.ts) bounds what a run may cost.
  * - Figures here are in "answer tokens" of a ~4-characters-a-token tokenizer; each provider adds its own framing (a
  *   tool call's wrapper, Gemini's thinking) in its profile.
  */

@@ -41,6 +41,24 @@ export function allGroupsCounted(run: Pick<RunRecord, 'fanout' | 'groupsDone'>):
 }
 
 /**
+ * The groups whose messages the run's message sends: every group neither counted nor held by a live claim. A
+ * redelivered run message (a crash while sending, or the reconciler's resend of a silent run) sends again the groups
+ * that may have lost theirs; a duplicate of a message still queued only stands back when it arrives.
+ */
+export function groupsToSend(run: Pick<RunRecord, 'fanout' | 'groups'>, now = Date.now()): number[] {
+  const plan = run.fanout;
+  if (!plan) return [];
+  const send: number[] = [];
+  for (let group = 0; group < plan.groups; group++) {
+    const entry = run.groups?.[String(group)];
+    if (entry?.doneAt !== undefined) continue;
+    if (entry?.leaseUntil !== undefined && entry.leaseUntil > now) continue;
+    send.push(group);
+  }
+  return send;
+}
+
+/**
  * A single-item write retried while a transaction holds the item (`TransactionConflictException`): the groups'
  * checkpoints update the same run item many times a second, and the SDK does not retry that error itself.
  */

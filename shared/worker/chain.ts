@@ -9,7 +9,7 @@ import { catalog } from '../providers/catalog.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
-import { type ExecuteInput, type ExecuteOutcome, executePlan } from './execute.js';
+import { type AttemptsInput, type AttemptsOutcome, tryCandidates } from './attempts.js';
 import { DEFAULT_NATIVE } from './result.js';
 
 /** The text an OCR step read. */
@@ -19,7 +19,7 @@ export function readText(output: ProviderOutput): string {
 }
 
 /** `spentMicros`: what the run (or chunk) spent before this chain, counted against the cap by both steps. */
-export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'cheaperStep' | 'planned' | 'costBound'>;
+export type StepOptions = Omit<AttemptsInput, 'candidates' | 'stepFor' | 'cheaperStep' | 'planned' | 'costBound'>;
 
 /**
  * A chained OCR-then-analyze plan: the first OCR engine that reads the document gives its text to the `analyze`
@@ -31,31 +31,33 @@ export type StepOptions = Omit<ExecuteInput, 'candidates' | 'stepFor' | 'cheaper
  * step processed, and the lower of the two native confidences, each defaulting as a lone provider's would (an
  * answer is no surer than the reading it came from). The OCR step's words are the answer's (evidence).
  */
-export async function executeChain(
+export async function tryChain(
   run: RunRecord,
   ocrCandidates: readonly ProviderId[],
   options: StepOptions,
   textLayer: string | undefined,
-): Promise<ExecuteOutcome> {
-  const bound = (step: Step) => (provider: ProviderId) =>
-    predictAttempt(provider, run.file, run.task, step, options.factors)?.costMicros;
+): Promise<AttemptsOutcome> {
+  // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
+  const analyzeReserve =
+    primaryPathCost(
+      run.candidates,
+      (provider) => predictAttempt(provider, run.file, run.task, 'analyze', options.factors)?.costMicros,
+    ) ?? 0;
   // The estimate priced each step's first candidate with a cost model (planning/plan.ts chainedPlan).
   const planned = (candidates: readonly ProviderId[], step: Step) => {
     const provider = candidates.find((id) => catalog[id] !== undefined);
     return provider === undefined ? {} : { planned: { provider, step } };
   };
-  let ocr: ExecuteOutcome | undefined;
+  let ocr: AttemptsOutcome | undefined;
   let text = textLayer;
   if (text === undefined) {
-    ocr = await executePlan({
+    ocr = await tryCandidates({
       ...options,
       deadlineMs: Date.now() + 0.6 * Math.max(0, options.deadlineMs - Date.now()),
       candidates: ocrCandidates,
       stepFor: () => 'ocr',
-      costBound: bound('ocr'),
       ...planned(ocrCandidates, 'ocr'),
-      // The analyze step's primary path (and its local reserve) stays available whatever the OCR step does.
-      reservedMicros: primaryPathCost(run.candidates, bound('analyze')) ?? 0,
+      reservedMicros: analyzeReserve,
       reject: (output) => (readText(output).trim() === '' ? 'the OCR step read no text' : undefined),
     });
     if (!ocr.output) return ocr;
@@ -63,16 +65,12 @@ export async function executeChain(
   }
   // The text the analysis reads (narrowed for the closure below).
   const documentText = text;
-  const analyze = await executePlan({
+  const analyze = await tryCandidates({
     ...options,
     candidates: run.candidates,
     input: { ...options.input, documentText },
+    // Bounded for the text it is given (tryCandidates' own bound), as a single pass's analysis is.
     stepFor: () => 'analyze',
-    // Predicted for the text it is given, as a single pass's analysis is (its planned attempt may spend that).
-    costBound: (provider) =>
-      predictAttempt(provider, run.file, run.task, 'analyze', options.factors, {
-        documentTextChars: documentText.length,
-      })?.costMicros,
     ...planned(run.candidates, 'analyze'),
     spentMicros: (options.spentMicros ?? 0) + (ocr?.costMicros ?? 0),
   });

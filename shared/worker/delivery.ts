@@ -1,14 +1,15 @@
 /**
  * One delivery of a run queue message, as the worker's cores see it (./process-run.ts for a run's own message,
- * ./fanout.ts for a fanned-out run's group): what it is given, what it answers, and the lease it holds on what it
- * claims (renewed by ./heartbeat.ts).
+ * ./fanout.ts for a fanned-out run's group): what it is given, what it answers, the lease it holds on what it claims
+ * (renewed by ./heartbeat.ts), and what a delivery that threw comes to.
  */
 import { config } from '../config.js';
+import { log } from '../log.js';
 import type { ProviderAdapter } from '../providers/types.js';
 import { hideMessage } from '../runs/run-message.js';
 import type { Lease, RunRecord } from '../store/runs.js';
 import type { ProviderId } from '../task.js';
-import { type Heartbeat, holderId, startHeartbeat } from './heartbeat.js';
+import { type Heartbeat, holderId, LeaseLost, startHeartbeat } from './heartbeat.js';
 
 /** Time kept back from the Lambda deadline to write the settlement. */
 export const SETTLE_RESERVE_MS = 5_000;
@@ -90,4 +91,35 @@ export function keepLease(
     ...(receiptHandle !== undefined ? { hide: (seconds: number) => hideMessage(receiptHandle, seconds) } : {}),
     subject,
   });
+}
+
+/**
+ * What a delivery whose work threw does: one that lost its lease stops (`lease-lost`: its new holder finishes);
+ * before the last allowed delivery it hands its claim back (the redelivery, or a duplicate, may take it at once rather
+ * than wait out the lease) and rethrows, so SQS redelivers; the last one gives up (`giveUp`: the run failed and
+ * refunded, once).
+ */
+export async function afterFailure(
+  error: unknown,
+  delivery: {
+    heartbeat: Heartbeat | undefined;
+    options: Pick<ProcessOptions, 'receiveCount' | 'maxReceiveCount'>;
+    /** What the lease is on, for the log (jobId, group). */
+    subject: Record<string, unknown>;
+    release: () => Promise<void>;
+    giveUp: () => Promise<ProcessResult>;
+  },
+): Promise<ProcessResult> {
+  const { heartbeat, options, subject } = delivery;
+  await heartbeat?.stop();
+  if (error instanceof LeaseLost || heartbeat?.lost) {
+    log.warn('lost the lease while working; its new holder finishes', subject);
+    return 'lease-lost';
+  }
+  if (options.receiveCount < options.maxReceiveCount) {
+    if (heartbeat) await delivery.release();
+    throw error;
+  }
+  log.error('failed on its last delivery; failing the run and refunding', { ...subject, error });
+  return delivery.giveUp();
 }

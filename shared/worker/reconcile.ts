@@ -159,15 +159,17 @@ async function resend(run: RunRecord, options: ReconcileOptions, now: Date): Pro
   return true;
 }
 
+/**
+ * Fails the run and refunds its hold and hands on its event, as a delivery's last try does, but not through
+ * ./settle.ts: that loads calibration learning, whose table the reconciler's function neither has nor may write
+ * (test/infra/handler-env.test.ts). A run that never ran teaches nothing; an evaluation it belongs to is finished by
+ * the reconciler's own evaluation sweep.
+ */
 async function fail(run: RunRecord, action: 'fail-dead-lettered' | 'fail-expired'): Promise<boolean> {
   log.error('run stuck in the queue; failing it and refunding the hold', { jobId: run.jobId, reason: action });
   const settledAt = new Date();
-  const settled = await settleRun(
-    run,
-    // A queued run has no attempts on record (they are written at settlement, which never happened).
-    { status: 'failed', error: PROCESSING_FAILED, attempts: [] },
-    settledAt,
-  );
+  // A queued run has no attempts on record (they are written at settlement, which never happened).
+  const settled = await settleRun(run, { status: 'failed', error: PROCESSING_FAILED, attempts: [] }, settledAt);
   if (settled) await dispatchAfterSettle(eventRecord(run, 'failed', settledAt.toISOString()));
   return settled;
 }

@@ -7,7 +7,7 @@
  *   page with only "Terms net 30" is still a text page, and reading the pages as images instead cost 3x the estimate.
  * - Where a page has no text at all, the models would rather read the pages (`vision`), but only within the spend
  *   limit: if that would cross it they analyze the text there is, the step the estimate priced (`cheaperStep`).
- * - The estimate's own attempt (`planned`) is never skipped for the spend limit (./execute.ts).
+ * - The estimate's own attempt (`planned`) is never skipped for the spend limit (./attempts.ts).
  */
 import type { FileFacts } from '../file-facts.js';
 import { hasTextLayer } from '../media/index.js';
@@ -15,7 +15,7 @@ import { likelyStep } from '../planning/estimate.js';
 import { catalog } from '../providers/catalog.js';
 import type { ProviderId, Step } from '../task.js';
 
-/** What executePlan is told about steps (its `stepFor`, `cheaperStep` and `planned`), and the text `analyze` reads. */
+/** What tryCandidates is told about steps (its `stepFor`, `cheaperStep` and `planned`), and the text `analyze` reads. */
 export interface StepChoice {
   stepFor: (provider: ProviderId) => Step;
   cheaperStep: (provider: ProviderId) => Step | undefined;

@@ -30,7 +30,7 @@ const WORKER_ONLY_PACKAGES = [
 ];
 
 /** Sources of this repository only the worker may load (the reconciler shares shared/worker/ for its sweep). */
-const WORKER_ONLY_SOURCES = ['shared/media/', 'shared/worker/process-run.ts', 'shared/worker/execute.ts'];
+const WORKER_ONLY_SOURCES = ['shared/media/', 'shared/worker/process-run.ts', 'shared/worker/attempts.ts'];
 
 async function metafileOf(handler: HandlerName, externals: readonly string[]): Promise<Metafile> {
   const result = await build({

@@ -123,7 +123,7 @@ describe('the layers of shared/', () => {
   });
 
   test('the check reads imports: the worker reaches the providers, the API handlers the store', () => {
-    expect(graph.get('shared/worker/process-run.ts')?.some((t) => t.startsWith('shared/providers/'))).toBe(true);
+    expect(graph.get('shared/worker/single-pass.ts')?.some((t) => t.startsWith('shared/providers/'))).toBe(true);
     expect(graph.get('shared/runs/create-run.ts')?.some((t) => t.startsWith('shared/store/'))).toBe(true);
   });
 });

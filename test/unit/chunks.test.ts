@@ -6,7 +6,7 @@ import { chainedPlan, planRun } from '../../shared/planning/plan.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { catalog } from '../../shared/providers/catalog.js';
 import type { FieldSpec, ProviderId, TaskSpec } from '../../shared/task.js';
-import { pagesLeft } from '../../shared/worker/chunked.js';
+import { pagesLeft } from '../../shared/worker/checkpoints.js';
 
 const task = (fields: FieldSpec[] | null, outputFormat: 'json' | 'text' = 'json'): TaskSpec => ({
   prompt: 'Extract',

@@ -1,7 +1,7 @@
 /**
  * A run whose creation accepted an estimate never fails because of that estimate (contract v1.2 §5): the worker runs
  * the step and the facts the estimate priced (shared/worker/steps.ts), or the cheaper step when the dearer one would
- * cross the spend limit, and the estimate's own attempt is never skipped for the limit (shared/worker/execute.ts).
+ * cross the spend limit, and the estimate's own attempt is never skipped for the limit (shared/worker/attempts.ts).
  * Runs are planned exactly as creation plans them (planRun on the inspected facts, one provider as VISION_PROVIDERS
  * would give it) and processed through the worker with scripted adapters and DynamoDB/S3 mocked at the client.
  */

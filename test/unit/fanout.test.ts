@@ -23,10 +23,11 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { createWorkerHandler } from '../../functions/worker.js';
 import { groupRange, planFanout } from '../../shared/planning/chunks.js';
 import { planRun } from '../../shared/planning/plan.js';
+import { groupCapMicros } from '../../shared/planning/reservations.js';
 import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
+import { groupsToSend } from '../../shared/store/groups.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../../shared/task.js';
-import { groupCapMicros, groupsToSend } from '../../shared/worker/fanout.js';
 import { DEFAULT_RECONCILE_OPTIONS, decide } from '../../shared/worker/reconcile.js';
 import {
   conditionalCheckFailed,

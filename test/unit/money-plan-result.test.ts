@@ -117,7 +117,7 @@ describe('planRun', () => {
         const plan = planRun(facts, fields, ['textract', 'local'], { explicitOrder: true, marginPct });
         const spent = catalog.textract?.maxCostMicros(facts, fields) ?? 0;
         const local = catalog.local?.maxCostMicros(facts, fields) ?? 0;
-        // The worker's check before the fallback (shared/worker/execute.ts), at SERVICE_MAX_OVERRUN_RATIO's default.
+        // The worker's check before the fallback (shared/worker/attempts.ts), at SERVICE_MAX_OVERRUN_RATIO's default.
         expect(priceFor(spent + local, marginPct)).toBeLessThanOrEqual(2 * plan.estimateMicros);
       }
     }

@@ -12,8 +12,8 @@ import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../../share
 import type { ChunkCheckpoint } from '../../shared/store/chunks.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import type { TaskSpec } from '../../shared/task.js';
-import { executeChain } from '../../shared/worker/chain.js';
-import { executeChunked } from '../../shared/worker/chunked.js';
+import { tryChain } from '../../shared/worker/chain.js';
+import { runChunks } from '../../shared/worker/chunked.js';
 import { collectEvidenceWords } from '../../shared/worker/evidence.js';
 import { fixture, runItem, tableName } from '../support/aws.js';
 
@@ -72,7 +72,7 @@ const adapter: ProviderAdapter = {
 };
 
 async function execute(record: RunRecord) {
-  return executeChunked({
+  return runChunks({
     run: record,
     bytes: PDF,
     adapters: { local: adapter },
@@ -150,7 +150,7 @@ test("a chained plan's answer carries the words its OCR step read", async () => 
     invoke: async () => ({ result: { total: 42.5 }, usage: { billableUnits: 1, costMicros: 700 } }),
   };
   const chained = runItem({ ocrCandidates: ['textract'], candidates: ['openai'], file: facts });
-  const outcome = await executeChain(
+  const outcome = await tryChain(
     chained,
     ['textract'],
     {

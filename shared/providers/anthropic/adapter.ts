@@ -22,12 +22,12 @@ import type { ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { type FailureKind, ProviderFailure } from '../../task.js';
 import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { analyzeText } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import { normaliseOpenResult, resultFromAnswer, truncateUtf8 } from '../task-prompt.js';
+import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
-  ANALYZE_TEXT_BYTES_PER_PAGE,
   ANTHROPIC_IMAGE_TARGET,
   type AnthropicModelPrices,
   anthropicModelId,
@@ -307,7 +307,7 @@ async function firstTurn(
   const instruction: ContentBlockParam = { type: 'text', text: instructionFor(task) };
   if (input.step === 'analyze' && input.documentText !== undefined) {
     // Cut to what the estimate holds per page (promptTokenBound), so a dense text never bills past the run's hold.
-    const allowed = truncateUtf8(input.documentText, Math.max(1, input.facts.pages) * ANALYZE_TEXT_BYTES_PER_PAGE);
+    const allowed = analyzeText(input.documentText, input.facts.pages);
     const text = allowed.trim() === '' ? '(the document has no legible text)' : allowed;
     return { role: 'user', content: [{ type: 'text', text: `<document>\n${text}\n</document>` }, instruction] };
   }

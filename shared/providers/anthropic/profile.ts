@@ -10,6 +10,7 @@ import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
+import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { anthropicImageTokens, jsonTokens, proseTokens, type TokenCounts } from '../tokens.js';
@@ -185,17 +186,6 @@ export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, pri
 
 const tokens = anthropicPricing.tokenModel;
 
-/**
- * UTF-8 bytes of another step's text an `analyze` step sends per page (the adapter cuts the rest): a dense page of
- * prose is ~4 KB, and the other language models allow the same 6,000.
- */
-export const ANALYZE_TEXT_BYTES_PER_PAGE = 6_000;
-
-/** Upper bound of the tokens of a text: a byte-level tokenizer never makes more tokens than UTF-8 bytes. */
-export function textTokenBound(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
 /** Pixel size of an image once prepared for sending (downscaled to the long-side target, never enlarged). */
 export function sentImageSize(width: number, height: number): { width: number; height: number } {
   const scale = Math.min(1, ANTHROPIC_IMAGE_TARGET.maxLongSide / Math.max(width, height, 1));
@@ -236,7 +226,7 @@ export function promptTokenBound(facts: FileFacts, task: TaskSpec, step: Step): 
     tokens.toolUseOverheadTokens;
   const content =
     step === 'analyze'
-      ? Math.max(1, facts.pages) * ANALYZE_TEXT_BYTES_PER_PAGE + textTokenBound('<document>\n\n</document>')
+      ? analyzeTextAllowance(facts.pages) + textTokenBound('<document>\n\n</document>')
       : fileTokenBound(facts);
   return fixed + content;
 }

@@ -22,12 +22,12 @@ import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { redactAwsCredentials } from '../aws-credentials.js';
 import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, truncate } from '../common.js';
+import { analyzeText, textTokenBound } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
-  analyzeText,
   BEDROCK_IMAGE_TARGET,
   BEDROCK_MAX_PDF_BYTES,
   type BedrockModel,
@@ -358,7 +358,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     deadline.check('starting');
     const model = resolveBedrockModel(env);
     if (!model) {
-      throw clientFailure(`BEDROCK_MODEL_ID ${bedrockModelId(env)} has no price in bedrock/pricing.json`);
+      throw clientFailure(`BEDROCK_MODEL_ID ${bedrockModelId(env)} has no price in infra/bedrock-pricing.json`);
     }
     const { task, facts } = input;
     const step = input.step;
@@ -375,9 +375,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     const groundingText =
       !fromText && json && task.fields !== null && facts.kind === 'pdf' ? pdfText(input, deadline) : undefined;
 
-    const sentTextBytes = fromText
-      ? Buffer.byteLength(analyzeText(input.documentText ?? '', facts.pages), 'utf8')
-      : undefined;
+    const sentTextBytes = fromText ? textTokenBound(analyzeText(input.documentText ?? '', facts.pages)) : undefined;
     // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
     const cost = (t: { input: number; output: number }) => predictedTokenCostMicros(t, { env });
     const predictedInput = predictTokens(facts, task, step, {

@@ -5,6 +5,7 @@
  * See docs/decisions.md#bedrock-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
+import { bedrockBaseModelId, bedrockPricingData as raw } from '../../infra/bedrock.js';
 import { ENV } from '../../infra/env.js';
 import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
@@ -13,11 +14,11 @@ import type { Step, TaskSpec } from '../../task.js';
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
 import { singlePassCostMicros } from '../common.js';
+import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
-import { buildInstruction, resultJsonSchema, truncateUtf8 } from '../task-prompt.js';
+import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { fitLongSide, jsonTokens, novaImageTokens, proseTokens, type TokenCounts } from '../tokens.js';
 import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
-import raw from './pricing.json' with { type: 'json' };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Prices and models
@@ -57,14 +58,8 @@ export interface BedrockModel {
   price: BedrockModelPrice;
 }
 
-/** Cross-Region inference-profile prefixes (system-defined profiles are `<geo>.<base model id>`). */
-const PROFILE_PREFIX = /^(?:global|us|us-gov|eu|apac|jp|au|ca)\./;
-
-/** The base model id of a model id, inference-profile id or ARN (`.../us.amazon.nova-2-lite-v1:0` → `amazon.nova-2-lite-v1:0`). */
-export function baseModelId(modelId: string): string {
-  const last = modelId.slice(modelId.lastIndexOf('/') + 1);
-  return last.replace(PROFILE_PREFIX, '');
-}
+/** The base model id of a model id, inference-profile id or ARN (shared/infra/bedrock.ts). */
+export const baseModelId = bedrockBaseModelId;
 
 /**
  * The model id to call: `BEDROCK_MODEL_ID` when set; otherwise the default model through an inference profile (Nova 2
@@ -146,22 +141,6 @@ export function bedrockInstruction(task: TaskSpec, step: Step): string {
 }
 
 /** The text that introduces an OCR'd document in an `analyze` step. */
-/**
- * UTF-8 bytes of another step's text sent per page in an `analyze` step (more is cut), so the bound holds: a
- * byte-level tokenizer never makes more tokens than bytes, whereas one character can be several tokens (CJK, emoji).
- */
-export const ANALYZE_TEXT_BYTES_PER_PAGE = 6_000;
-
-/** The text as sent: cut to ANALYZE_TEXT_BYTES_PER_PAGE bytes per page of the document, on a character boundary. */
-export function analyzeText(documentText: string, pages: number): string {
-  return truncateUtf8(documentText, ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, pages));
-}
-
-/** UTF-8 length: an upper bound of the tokens a text becomes. */
-function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
 export function documentTextBlock(documentText: string): string {
   return `The document's text, as read by OCR, is between the markers.\n<document>\n${documentText}\n</document>`;
 }
@@ -243,10 +222,11 @@ export function bedrockInputTokenBound(
   step: Step,
   documentTextBytes?: number,
 ): number {
-  const tool = usesResultTool(task, step) ? utf8Bytes(JSON.stringify(resultToolSpec(task))) : 0;
-  const text = utf8Bytes(SYSTEM_PROMPT) + utf8Bytes(bedrockInstruction(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
+  const tool = usesResultTool(task, step) ? textTokenBound(JSON.stringify(resultToolSpec(task))) : 0;
+  const text =
+    textTokenBound(SYSTEM_PROMPT) + textTokenBound(bedrockInstruction(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
   if (step === 'analyze' && documentTextBytes !== undefined) {
-    return text + utf8Bytes(documentTextBlock('')) + documentTextBytes;
+    return text + textTokenBound(documentTextBlock('')) + documentTextBytes;
   }
   const media =
     facts.kind === 'pdf' ? PDF_PAGE_TOKENS * Math.max(1, facts.pages) : imageTokenBound(facts.width, facts.height);
@@ -286,7 +266,7 @@ export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessE
 
 /** Upper bound of one attempt of `step` with the configured model (an analyze step's text is cut, see analyzeText). */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
-  const allowance = ANALYZE_TEXT_BYTES_PER_PAGE * Math.max(1, facts.pages);
+  const allowance = analyzeTextAllowance(facts.pages);
   return attemptCostMicros(
     facts,
     task,

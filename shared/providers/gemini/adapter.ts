@@ -10,18 +10,12 @@ import type { ProviderUsage, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact, truncate } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { analyzeText } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
-import {
-  buildInstruction,
-  normaliseOpenResult,
-  resultFromAnswer,
-  resultJsonSchema,
-  truncateUtf8,
-} from '../task-prompt.js';
+import { buildInstruction, normaliseOpenResult, resultFromAnswer, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
-  ANALYZE_MAX_TEXT_BYTES_PER_PAGE,
   type GeminiModelPricing,
   geminiModel,
   geminiPricing,
@@ -310,8 +304,8 @@ function repairMessage(error: string): string {
 /** The parts that carry the document: the text another step read, the PDF inline, or the prepared image inline. */
 async function documentParts(input: ProviderInput, options: InvokeOptions, deadline: Deadline): Promise<Part[]> {
   if (input.step === 'analyze' && input.documentText !== undefined) {
-    const limit = Math.max(1, input.facts.pages) * ANALYZE_MAX_TEXT_BYTES_PER_PAGE;
-    return [{ text: `Document text (read from the file):\n"""\n${truncateUtf8(input.documentText, limit)}\n"""` }];
+    const text = analyzeText(input.documentText, input.facts.pages);
+    return [{ text: `Document text (read from the file):\n"""\n${text}\n"""` }];
   }
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'gemini: the file is empty');
   if (input.facts.mime === 'application/pdf') {

@@ -9,6 +9,7 @@ import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
+import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { GEMINI3_MEDIA_TOKENS, jsonTokens, proseTokens, type TokenCounts } from '../tokens.js';
@@ -77,17 +78,8 @@ export const TEXT_TOKENS_PER_PAGE = 1500;
 export const OPEN_ANALYSIS_TOKENS_PER_PAGE = 2000;
 /** Output allowance for a scalar field (string, number, date, boolean). */
 export const SCALAR_FIELD_TOKENS = 128;
-/** Largest document text an `analyze` step passes on, per page of the document (UTF-8 bytes; the rest is cut). */
-export const ANALYZE_MAX_TEXT_BYTES_PER_PAGE = 6000;
 /** Tokens the repair turn adds besides the first answer: the fixed message and the (truncated) validation error. */
 export const REPAIR_MESSAGE_MAX_TOKENS = 1000;
-
-const encoder = new TextEncoder();
-
-/** An upper bound of a text's tokens: one per UTF-8 byte. */
-export function textTokenBound(text: string): number {
-  return encoder.encode(text).byteLength;
-}
 
 /** The model the adapter runs: `GEMINI_MODEL` when set, else pricing.json's default. */
 export function geminiModel(env: NodeJS.ProcessEnv = process.env): string {
@@ -176,7 +168,7 @@ export function promptTokenBound(task: TaskSpec, step: Step): number {
 export function mediaTokenBound(facts: FileFacts, step: Step, pricing: GeminiModelPricing): number {
   const pages = Math.max(1, facts.pages);
   // An analyze step reads the text another step produced, which the adapter cuts to this many bytes (= tokens, at most).
-  if (step === 'analyze') return pages * ANALYZE_MAX_TEXT_BYTES_PER_PAGE;
+  if (step === 'analyze') return analyzeTextAllowance(pages);
   if (facts.kind === 'pdf') return pages * (pricing.pdfPageTokens + geminiPricing.tokenModel.pdfPageTextTokens);
   return pricing.imageTokens;
 }

@@ -17,6 +17,7 @@ import type { FailureKind, ProviderUsage, Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { textTokenBound } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { parseRetryAfterHeader } from '../retry-after.js';
 import {
@@ -41,13 +42,12 @@ import {
   taskForStep,
   tokenCostMicros,
   usageUsd,
-  utf8Bytes,
 } from './profile.js';
 import { valueConfidences } from './value-confidence.js';
 
 /** The longest piece of a server's error message (or a refusal) quoted in a failure message. */
 const MESSAGE_MAX_CHARS = 300;
-/** A PDF page with fewer non-space characters in its text layer is a scan: its page image must be read closely. */
+/** The Responses API's `include` entry that returns the answer's token log probabilities (./value-confidence.ts). */
 const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -301,7 +301,7 @@ async function documentFor(input: ProviderInput, step: Step, media: InvokeOption
     if (pages.length > Math.max(1, input.facts.pages)) {
       throw new ProviderFailure('client', 'openai: the PDF has more pages than the cost estimate was made for');
     }
-    if (utf8Bytes(layer) > documentTextAllowance(input.facts.pages)) {
+    if (textTokenBound(layer) > documentTextAllowance(input.facts.pages)) {
       throw new ProviderFailure('client', 'openai: the PDF carries more text than the cost estimate allows');
     }
     const data = base64(input.bytes);

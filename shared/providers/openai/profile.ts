@@ -10,6 +10,7 @@ import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { singlePassCostMicros } from '../common.js';
+import { textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, instructionPieces, resultJsonSchema } from '../task-prompt.js';
 import { fitLongSide, openaiPatchTokens, type TokenCounts } from '../tokens.js';
@@ -160,13 +161,6 @@ export function outputCap(task: TaskSpec, step: Step, pages: number, prices: Ope
 // Input bounds
 // ---------------------------------------------------------------------------------------------------------------
 
-const encoder = new TextEncoder();
-
-/** UTF-8 length: an upper bound of the tokens a text becomes. */
-export function utf8Bytes(text: string): number {
-  return encoder.encode(text).byteLength;
-}
-
 /** Tokens an image of this size bills at detail "high": 32 px patches (within the patch budget) x the multiplier. */
 export function imageTokens(width: number, height: number, prices: OpenAIModelPrices): number {
   const { imagePatchPx, imageOverheadTokens } = openaiPricing.tokenModel;
@@ -200,9 +194,9 @@ function pdfPageTokens(prices: OpenAIModelPrices): number {
 function promptTokens(task: TaskSpec, step: Step): number {
   const asked = taskForStep(task, step);
   return (
-    utf8Bytes(SYSTEM_INSTRUCTIONS) +
-    utf8Bytes(buildInstruction(asked)) +
-    utf8Bytes(JSON.stringify(resultJsonSchema(asked))) +
+    textTokenBound(SYSTEM_INSTRUCTIONS) +
+    textTokenBound(buildInstruction(asked)) +
+    textTokenBound(JSON.stringify(resultJsonSchema(asked))) +
     openaiPricing.tokenModel.requestOverheadTokens
   );
 }
@@ -210,7 +204,7 @@ function promptTokens(task: TaskSpec, step: Step): number {
 /** Upper bound of the document's tokens in the first request of a step. */
 function documentTokens(facts: FileFacts, step: Step, prices: OpenAIModelPrices): number {
   // An `analyze` step reads the text another step produced; the adapter holds it to the same allowance.
-  if (step === 'analyze') return utf8Bytes(documentTextBlock('')) + documentTextAllowance(facts.pages);
+  if (step === 'analyze') return textTokenBound(documentTextBlock('')) + documentTextAllowance(facts.pages);
   if (facts.kind === 'pdf') return Math.max(1, facts.pages) * pdfPageTokens(prices);
   const { width, height } = sentImageSize(facts);
   return imageTokens(width, height, prices);
@@ -228,7 +222,7 @@ export function attemptTokenBounds(
   return {
     call: { input: prompt + documentTokens(facts, step, prices), output: cap },
     // The repair request: the same instructions and task, the invalid answer (at most the cap), the error message.
-    repair: { input: prompt + cap + utf8Bytes(repairMessage('x'.repeat(REPAIR_ERROR_MAX_CHARS))), output: cap },
+    repair: { input: prompt + cap + textTokenBound(repairMessage('x'.repeat(REPAIR_ERROR_MAX_CHARS))), output: cap },
   };
 }
 

@@ -15,11 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
+import pricingJson from '../../../shared/infra/bedrock-pricing.json' with { type: 'json' };
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
 import { redactAwsCredentials } from '../../../shared/providers/aws-credentials.js';
 import { createBedrockProvider, failureFor, parseRetryAfter } from '../../../shared/providers/bedrock/adapter.js';
-import pricingJson from '../../../shared/providers/bedrock/pricing.json' with { type: 'json' };
 import {
   BEDROCK_MAX_PDF_BYTES,
   baseModelId,

@@ -1,10 +1,10 @@
 /**
- * executePlan: deadlines per attempt, fallback on any failure, the budget cap, what counts as a request, and the
+ * tryCandidates: deadlines per attempt, fallback on any failure, the budget cap, what counts as a request, and the
  * estimate's own step and attempt. Over 400 lines: one describe per rule of one function, against one plan factory.
  */
 import type { FileFacts } from '../../shared/file-facts.js';
 import type { TaskSpec } from '../../shared/task.js';
-import { type ExecuteInput, executePlan, plannedFloor } from '../../shared/worker/execute.js';
+import { type AttemptsInput, plannedFloor, tryCandidates } from '../../shared/worker/attempts.js';
 import { abortable, failing, hanging, rateLimitedThenSucceeding, succeeding, throwing } from '../support/adapters.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS, priceMicros } from '../support/pricing.js';
 
@@ -18,7 +18,7 @@ const task: TaskSpec = {
   promptScaffold: null,
 };
 
-function plan(overrides: Partial<ExecuteInput>): ExecuteInput {
+function plan(overrides: Partial<AttemptsInput>): AttemptsInput {
   return {
     candidates: ['local'],
     adapters: {},
@@ -34,7 +34,7 @@ function plan(overrides: Partial<ExecuteInput>): ExecuteInput {
 describe('the attempt deadline', () => {
   test('aborts an adapter that hangs and ignores its signal, recording a timeout', async () => {
     const started = Date.now();
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({ candidates: ['openai'], adapters: { openai: hanging('openai') }, deadlineMs: Date.now() + 60 }),
     );
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -47,7 +47,7 @@ describe('the attempt deadline', () => {
 
   test('aborts an adapter that honours its signal, recording a timeout', async () => {
     const adapter = abortable('openai');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({ candidates: ['openai'], adapters: { openai: adapter }, deadlineMs: Date.now() + 60 }),
     );
     expect(outcome.attempts[0]?.failure).toBe('timeout');
@@ -58,7 +58,7 @@ describe('the attempt deadline', () => {
     const overall = Date.now() + 400;
     const openai = hanging('openai');
     const local = succeeding('local');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({ candidates: ['openai', 'local'], adapters: { openai, local }, deadlineMs: overall }),
     );
     expect(outcome.provider).toBe('local');
@@ -75,7 +75,7 @@ describe('the attempt deadline', () => {
     const overall = Date.now() + 60_000;
     const openai = succeeding('openai');
     // local's worst case does not fit the cap: it will be skipped, so openai may use all the time.
-    await executePlan(
+    await tryCandidates(
       plan({
         candidates: ['openai', 'local'],
         adapters: { openai, local: succeeding('local') },
@@ -87,7 +87,7 @@ describe('the attempt deadline', () => {
     expect(openai.calls[0]?.options.deadlineMs).toBeGreaterThan(overall - 1_000);
     // With a later candidate that fits, the first leaves it time (a slice of 15 s).
     const first = succeeding('openai');
-    await executePlan(
+    await tryCandidates(
       plan({
         candidates: ['openai', 'local'],
         adapters: { openai: first, local: succeeding('local') },
@@ -99,7 +99,9 @@ describe('the attempt deadline', () => {
 
   test('when the time is used up, later candidates are skipped without being called', async () => {
     const local = succeeding('local');
-    const outcome = await executePlan(plan({ candidates: ['local'], adapters: { local }, deadlineMs: Date.now() - 1 }));
+    const outcome = await tryCandidates(
+      plan({ candidates: ['local'], adapters: { local }, deadlineMs: Date.now() - 1 }),
+    );
     expect(local.calls).toHaveLength(0);
     expect(outcome.attempts).toEqual([
       { provider: 'local', step: 'vision', outcome: 'skipped', latencyMs: 0, failure: 'timeout' },
@@ -112,7 +114,7 @@ describe('fallback and accounting', () => {
   test('every failure kind moves on to the next candidate; the first success ends the plan', async () => {
     const anthropic = succeeding('anthropic');
     const gemini = succeeding('gemini');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'bedrock', 'anthropic', 'gemini'],
         adapters: {
@@ -134,7 +136,7 @@ describe('fallback and accounting', () => {
   });
 
   test('requests counts invocations only: skipped candidates and providers absent from the build are not requests', async () => {
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'gemini', 'local', 'anthropic'],
         adapters: {
@@ -162,7 +164,7 @@ describe('fallback and accounting', () => {
   });
 
   test('with every candidate failing there is no output and the attempts say why', async () => {
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'local'],
         adapters: { openai: failing('openai', 'refusal'), local: failing('local') },
@@ -177,7 +179,7 @@ describe('fallback and accounting', () => {
   test('a candidate within the cap is called; exactly at the cap is within it', async () => {
     // local, one page: its worst case is one OCR'd page at the client's price.
     const local = succeeding('local');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({ candidates: ['local'], adapters: { local }, capMicros: estimateMicros(1) }),
     );
     expect(local.calls).toHaveLength(1);
@@ -186,7 +188,7 @@ describe('fallback and accounting', () => {
 
   test('a candidate one micro over the cap is skipped', async () => {
     const local = succeeding('local');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({ candidates: ['local'], adapters: { local }, capMicros: estimateMicros(1) - 1 }),
     );
     expect(local.calls).toHaveLength(0);
@@ -198,7 +200,7 @@ describe('rejected answers', () => {
   test('an answer the step rejects is a failed attempt (invalid_output, its cost counted) and the plan moves on', async () => {
     const textract = succeeding('textract', { result: { text: '' }, usage: { billableUnits: 1, costMicros: 70 } });
     const local = succeeding('local', { result: { text: 'words' } });
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['textract', 'local'],
         adapters: { textract, local },
@@ -218,11 +220,11 @@ describe('earlier and later steps of a chained plan', () => {
   test("what an earlier step spent counts against the cap, and is not part of this step's cost", async () => {
     const local = succeeding('local', { usage: { billableUnits: 1, costMicros: 50 } });
     const cap = priceMicros(100 + OCR_PAGE_COST_MICROS);
-    const fits = await executePlan(
+    const fits = await tryCandidates(
       plan({ candidates: ['local'], adapters: { local }, capMicros: cap, spentMicros: 100 }),
     );
     expect(fits.costMicros).toBe(50);
-    const over = await executePlan(
+    const over = await tryCandidates(
       plan({ candidates: ['local'], adapters: { local }, capMicros: cap, spentMicros: 101 }),
     );
     expect(over.attempts[0]).toEqual(expect.objectContaining({ outcome: 'skipped', failure: 'over_budget' }));
@@ -231,11 +233,11 @@ describe('earlier and later steps of a chained plan', () => {
   test('a candidate whose worst case would eat into what a later step keeps back is skipped', async () => {
     const local = succeeding('local');
     const cap = priceMicros(OCR_PAGE_COST_MICROS + 500);
-    const fits = await executePlan(
+    const fits = await tryCandidates(
       plan({ candidates: ['local'], adapters: { local }, capMicros: cap, reservedMicros: 500 }),
     );
     expect(fits.provider).toBe('local');
-    const over = await executePlan(
+    const over = await tryCandidates(
       plan({ candidates: ['local'], adapters: { local }, capMicros: cap, reservedMicros: 501 }),
     );
     expect(over.output).toBeNull();
@@ -249,7 +251,7 @@ describe('cost bounds', () => {
     const openai = succeeding('openai');
     const local = succeeding('local');
     const { costBound: _ignored, ...withoutBound } = plan({});
-    const outcome = await executePlan({
+    const outcome = await tryCandidates({
       ...withoutBound,
       candidates: ['openai', 'local'],
       adapters: { openai, local },
@@ -267,7 +269,7 @@ describe('Retry-After', () => {
   test('a 429 whose Retry-After fits the deadline is waited out once and retried on the same provider', async () => {
     const openai = rateLimitedThenSucceeding('openai', 50);
     const started = Date.now();
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'local'],
         adapters: { openai, local: succeeding('local') },
@@ -285,7 +287,7 @@ describe('Retry-After', () => {
 
   test('a Retry-After longer than the time left moves straight to the next candidate', async () => {
     const openai = rateLimitedThenSucceeding('openai', 120_000);
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'local'],
         adapters: { openai, local: succeeding('local') },
@@ -300,14 +302,14 @@ describe('Retry-After', () => {
     // The cap holds one worst case (one OCR page): a 429 that still billed 1 micro cannot be retried within it.
     const openai = rateLimitedThenSucceeding('openai', 10, 1, { billableUnits: 1, costMicros: 1 });
     const local = succeeding('local');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({ candidates: ['openai'], adapters: { openai, local }, capMicros: priceMicros(OCR_PAGE_COST_MICROS) }),
     );
     expect(openai.calls).toHaveLength(1);
     expect(outcome.output).toBeNull();
     // With room for both tries it is retried.
     const again = rateLimitedThenSucceeding('openai', 10, 1, { billableUnits: 1, costMicros: 1 });
-    const retried = await executePlan(
+    const retried = await tryCandidates(
       plan({ candidates: ['openai'], adapters: { openai: again }, capMicros: priceMicros(OCR_PAGE_COST_MICROS + 1) }),
     );
     expect(again.calls).toHaveLength(2);
@@ -316,7 +318,7 @@ describe('Retry-After', () => {
 
   test('a provider is retried at most once, even if it keeps answering 429', async () => {
     const openai = rateLimitedThenSucceeding('openai', 10, 5);
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'local'],
         adapters: { openai, local: succeeding('local') },
@@ -335,7 +337,7 @@ describe("the estimate's step and attempt (contract v1.2 §5)", () => {
 
   test('a step that would cross the spend limit gives way to the cheaper step, which alone is given the text', async () => {
     const openai = succeeding('openai');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai'],
         adapters: { openai },
@@ -354,7 +356,7 @@ describe("the estimate's step and attempt (contract v1.2 §5)", () => {
 
   test('a step that fits runs as asked, reading the file: the text goes only to an analyze step', async () => {
     const openai = succeeding('openai');
-    await executePlan(
+    await tryCandidates(
       plan({
         candidates: ['openai'],
         adapters: { openai },
@@ -372,7 +374,7 @@ describe("the estimate's step and attempt (contract v1.2 §5)", () => {
   test("the estimate's attempt runs even when predicted over the limit; other candidates are still checked", async () => {
     const openai = failing('openai', 'server');
     const anthropic = succeeding('anthropic');
-    const outcome = await executePlan(
+    const outcome = await tryCandidates(
       plan({
         candidates: ['openai', 'anthropic'],
         adapters: { openai, anthropic },
@@ -394,7 +396,7 @@ describe("the estimate's step and attempt (contract v1.2 §5)", () => {
   test("the exemption is the estimate's step only, and ends once this call has spent something", async () => {
     // Another step of the same provider is checked as usual.
     const other = succeeding('openai');
-    const skipped = await executePlan(
+    const skipped = await tryCandidates(
       plan({
         candidates: ['openai'],
         adapters: { openai: other },
@@ -407,7 +409,7 @@ describe("the estimate's step and attempt (contract v1.2 §5)", () => {
     expect(skipped.attempts[0]).toEqual(expect.objectContaining({ step: 'vision', failure: 'over_budget' }));
     // A retry after a 429 that was billed is checked like any attempt.
     const billed = rateLimitedThenSucceeding('openai', 10, 1, { billableUnits: 1, costMicros: 1 });
-    await executePlan(
+    await tryCandidates(
       plan({
         candidates: ['openai'],
         adapters: { openai: billed },

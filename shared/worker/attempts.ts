@@ -1,6 +1,6 @@
 /**
- * Executes a plan: tries candidates in order, each with a deadline carved from the Lambda's remaining time, and
- * falls back on any failure. The spend limit: a candidate whose predicted price would push the run past its limit
+ * The attempt loop that executes a plan (planned once, at creation: shared/planning/plan.ts): `tryCandidates` tries
+ * the candidates in order, each with a deadline carved from the Lambda's remaining time, and falls back on any failure. The spend limit: a candidate whose predicted price would push the run past its limit
  * (SERVICE_MAX_OVERRUN_RATIO x the estimate) runs its cheaper step instead when it has one, else is skipped, and every
  * attempt is told the most it may cost (`maxCostMicros`), from which a language model derives its output caps and
  * skips a repair that could cross it. A dearer fallback runs when it fits. Every attempt is recorded with provider,
@@ -15,11 +15,11 @@ import { log } from '../log.js';
 import type { Micros } from '../money.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { FactorsFor } from '../pricing/calibration.js';
-import { priceFor, pricing } from '../pricing/pricing.js';
+import { costWithin, priceFor } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
 import { ProviderFailure, type ProviderId, type Step } from '../task.js';
 
-export interface ExecuteInput {
+export interface AttemptsInput {
   candidates: readonly ProviderId[];
   adapters: Partial<Record<ProviderId, ProviderAdapter>>;
   input: Omit<ProviderInput, 'step'>;
@@ -62,7 +62,7 @@ export interface ExecuteInput {
 }
 
 /**
- * The spend of the rest of a run whose chunks execute concurrently (shared/worker/chunked.ts). JavaScript runs the
+ * The spend of the rest of a run whose chunks execute concurrently (./chunk-spend.ts). JavaScript runs the
  * check and `started` in one turn, so two chunks never both take the same room under the cap.
  */
 export interface SharedSpend {
@@ -74,7 +74,7 @@ export interface SharedSpend {
   settled(boundMicros: Micros, costMicros: Micros): void;
 }
 
-export interface ExecuteOutcome {
+export interface AttemptsOutcome {
   output: ProviderOutput | null;
   provider: ProviderId | null;
   attempts: Attempt[];
@@ -163,15 +163,7 @@ export function plannedFloor(boundMicros: Micros): Micros {
   return Math.ceil(boundMicros * 1.25);
 }
 
-/** The largest cost whose price (with the margin) stays within `priceMicros`. */
-export function costWithin(priceMicros: Micros, marginPct: number = pricing.marginPct): Micros {
-  let cost = Math.floor((priceMicros * 10_000) / (10_000 + Math.round(marginPct * 100)));
-  while (cost > 0 && priceFor(cost, marginPct) > priceMicros) cost -= 1;
-  while (priceFor(cost + 1, marginPct) <= priceMicros) cost += 1;
-  return Math.max(0, cost);
-}
-
-export async function executePlan(options: ExecuteInput): Promise<ExecuteOutcome> {
+export async function tryCandidates(options: AttemptsInput): Promise<AttemptsOutcome> {
   const now = options.now ?? Date.now;
   const { facts, task } = options.input;
   const documentTextChars = options.input.documentText?.length;

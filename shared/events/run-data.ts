@@ -5,7 +5,7 @@ import { withResult } from '../store/run-results.js';
 import { getRunForTenant } from '../store/runs.js';
 
 /** The run as its tenant reads it now; null when it is gone (past its retention) or not the tenant's. */
-export async function runView(jobId: string, tenantId: string): Promise<RunResponse | null> {
+export async function runData(jobId: string, tenantId: string): Promise<RunResponse | null> {
   const run = await getRunForTenant(jobId, tenantId);
   return run ? toRunResponse(await withResult(run)) : null;
 }
