@@ -93,7 +93,7 @@ describe('an image a language model answers: its evidence OCR starts beside the 
     const pdf = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 1, pages: 1 } as const;
     expect(earlyEvidenceOcr(receiptRun({ file: pdf }), bytes, ['openai'], later())).toBeUndefined();
     const words = await earlyEvidenceOcr(receiptRun(), bytes, ['anthropic', 'local'], later());
-    expect(words?.map((p) => [p.page, p.source])).toEqual([[1, 'tesseract']]);
+    expect(words?.map((p) => [p.page, p.source])).toEqual([[1, 'paddleocr']]);
     expect(words?.[0]?.words.map((w) => w.text)).toContain('ACME');
   });
 
