@@ -237,6 +237,32 @@ describe('extractWithLayout', () => {
     expect(extractWithLayout(included, '', f, NOW).result).toEqual({ subtotal: 50.57, tax: 3.03, total: 53.6 });
   });
 
+  test('a string field (a bare name) gets the text as printed; only number and date fields are normalised', () => {
+    const r = rows([
+      'ACME TRADING SDN BHD',
+      'Date: 05/11/2026 14:02',
+      'SUBTOTAL   40.10',
+      'TAX 6%   2.40',
+      'TOTAL   RM 42.50',
+    ]);
+    const text = r.map((x) => x.text).join('\n');
+    const asText: FieldSpec[] = ['total', 'subtotal', 'date'].map((name) => ({
+      name,
+      type: 'string',
+      required: false,
+    }));
+    expect(extractWithLayout(r, text, asText, NOW).result).toEqual({
+      total: '42.50',
+      subtotal: '40.10',
+      date: '05/11/2026',
+    });
+    const typed: FieldSpec[] = [
+      { name: 'total', type: 'number', required: true },
+      { name: 'date', type: 'date', required: true },
+    ];
+    expect(extractWithLayout(r, text, typed, NOW).result).toEqual({ total: 42.5, date: '2026-11-05' });
+  });
+
   test('a total with rival readings is less sure than one the payment confirms', () => {
     const sure = rows(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00']);
     const unsure = rows(['TOTAL   12.00', 'TOTAL   21.00', 'CASH   50.00']);

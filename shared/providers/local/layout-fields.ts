@@ -73,7 +73,8 @@ function consistent(
   const net = cents(total.value) - cents(tax.value);
   const printed = rows.some((r) => amountsOf(r).some((m) => cents(m.value) === net));
   if (cents(subtotal.value) === cents(total.value) && printed) {
-    return { subtotal: { value: net / 100, signals: subtotal.signals }, tax, withheld: false };
+    const value = net / 100;
+    return { subtotal: { value, printed: value.toFixed(2), signals: subtotal.signals }, tax, withheld: false };
   }
   return { subtotal: null, tax: null, withheld: true };
 }
@@ -122,7 +123,14 @@ export function extractWithLayout(
       continue;
     }
     const found = concept === null ? undefined : findings[concept];
-    const value = found === undefined || found === null ? null : coerceText(String(found.value), field.type);
+    // A string field (a bare name) takes the value as printed (`42.50`); the other types are normalised from it.
+    const raw =
+      found === undefined || found === null
+        ? ''
+        : field.type === 'string'
+          ? (found.printed ?? String(found.value))
+          : String(found.value);
+    const value = found === undefined || found === null ? null : coerceText(raw, field.type);
     // A labelled vendor ("Vendor: Globex Ltd") is what the document says it is: the text rules read labels first.
     const labelledVendor =
       concept === 'vendor' &&

@@ -7,22 +7,28 @@
  * on receipts they have never seen (bench/receipts.ts, docs/decisions.md#local-field-extraction).
  */
 import { fold, monthOf } from '../../fields/normalize.js';
-import type { Row } from './layout.js';
+import type { ReadWord, Row } from './layout.js';
 
 /** An amount printed on a row. */
 export interface Money {
   value: number;
+  /** Its digits as printed (`42.50`, `1,234.50`, `-3.00`): a string field's value. */
+  printed: string;
   /** The currency printed with it (`RM`, `$`, `EUR`…), upper-cased, or ''. */
   currency: string;
   /** Where it starts in the row's text (amounts further right are printed later). */
   index: number;
   /** The mean reader confidence of the words it was read from (1 when unknown). */
   confidence: number;
+  /** The least sure character of those words (their confidence where the engine gives no characters'). */
+  low: number;
 }
 
 /** What a rule found, and the signals for its confidence. */
 export interface Finding<T> {
   value: T;
+  /** The value as the document prints it (`42.50`, `05/11/2026`), where `value` is normalised: a string field's. */
+  printed?: string;
   signals: Record<string, number>;
 }
 
@@ -59,24 +65,37 @@ export function amountsOf(row: Row): Money[] {
     // 1.234,50 and 1,234.50: the mark before the cents is the decimal one; the other separates thousands.
     const digits = whole.replace(decimal === ',' ? /\./g : /,/g, '');
     if (!/^\d+$/.test(digits)) continue;
-    const value = Number(`${digits}.${cents}`) * (minusA || minusB || minusC ? -1 : 1);
+    const negative = Boolean(minusA || minusB || minusC);
+    const value = Number(`${digits}.${cents}`) * (negative ? -1 : 1);
+    const printed = `${negative ? '-' : ''}${whole}${decimal}${cents}`;
     const sign = (signA ?? signB ?? '').toUpperCase();
     const currency = new RegExp(`^${SIGN}$`, 'iu').test(sign) ? sign : '';
-    out.push({ value, currency, index: m.index ?? 0, confidence: confidenceAt(row, m.index ?? 0, m[0].length) });
+    out.push({ value, printed, currency, index: m.index ?? 0, ...readerAt(row, m.index ?? 0, m[0].length) });
   }
   return out;
 }
 
-/** The mean reader confidence of the words of `row` that its text from `start` (`length` characters) covers. */
-function confidenceAt(row: Row, start: number, length: number): number {
+/**
+ * How sure the reader was of the words of `row` that its text from `start` (`length` characters) covers: their mean
+ * confidence, and their least sure character (`low`; a word's confidence where the engine gives no characters').
+ */
+export function readerAt(row: Row, start: number, length: number): { confidence: number; low: number } {
   let pos = 0;
-  const hit: number[] = [];
+  const hit: ReadWord[] = [];
   row.words.forEach((w, i) => {
     if (i > 0) pos += row.text.startsWith('  ', pos) ? 2 : 1;
-    if (pos < start + length && pos + w.text.length > start) hit.push(w.confidence ?? 1);
+    if (pos < start + length && pos + w.text.length > start) hit.push(w);
     pos += w.text.length;
   });
-  return hit.length === 0 ? 1 : hit.reduce((a, b) => a + b, 0) / hit.length;
+  return readerOf(hit);
+}
+
+/** The mean confidence of `words` and their least sure character (1 and 1 for none, or a reader without either). */
+export function readerOf(words: readonly ReadWord[]): { confidence: number; low: number } {
+  if (words.length === 0) return { confidence: 1, low: 1 };
+  const confidence = words.reduce((s, w) => s + (w.confidence ?? 1), 0) / words.length;
+  const low = words.reduce((m, w) => Math.min(m, w.low ?? w.confidence ?? 1), 1);
+  return { confidence, low };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -124,24 +143,27 @@ function close(a: number, b: number): boolean {
   return Math.abs(a - b) < 0.005;
 }
 
-/** What the payment rows say was paid: cash less change, else the one amount paid by card. */
-function paidAmount(rows: readonly Row[]): number | undefined {
-  let cash: number | undefined;
-  let change: number | undefined;
-  const card = new Set<number>();
+/** What the payment rows say was paid (cash less change, else the one amount paid by card), and how surely read. */
+function paidAmount(rows: readonly Row[]): { value: number; low: number } | undefined {
+  let cash: Money | undefined;
+  let change: Money | undefined;
+  const card = new Map<number, Money>();
   for (const [i, row] of rows.entries()) {
     if (PLAIN_TOTAL.test(row.text) || STRONG_TOTAL.test(row.text) || !PAYMENT.test(row.text)) continue;
-    const amount = labelledAmount(rows, i)?.value;
-    if (amount === undefined) continue;
-    if (CHANGE.test(row.text)) change ??= amount;
-    else if (CARD.test(row.text)) card.add(amount);
-    else if (CASH.test(row.text)) cash ??= amount;
+    const money = labelledAmount(rows, i);
+    if (money === undefined) continue;
+    if (CHANGE.test(row.text)) change ??= money;
+    else if (CARD.test(row.text)) card.set(money.value, money);
+    else if (CASH.test(row.text)) cash ??= money;
   }
-  if (cash !== undefined && change !== undefined) return Math.round((cash - change) * 100) / 100;
+  if (cash !== undefined && change !== undefined) {
+    return { value: Math.round((cash.value - change.value) * 100) / 100, low: Math.min(cash.low, change.low) };
+  }
   // Otherwise the one amount paid: by card, or in cash when no change was given (none printed, or 0.00).
-  const exact = change === 0 || (change === undefined && !rows.some((r) => CHANGE.test(r.text)));
-  const paid = new Set([...card, ...(cash !== undefined && exact ? [cash] : [])]);
-  return paid.size === 1 ? [...paid][0] : undefined;
+  const exact = change?.value === 0 || (change === undefined && !rows.some((r) => CHANGE.test(r.text)));
+  if (cash !== undefined && exact && !card.has(cash.value)) card.set(cash.value, cash);
+  const [only, ...others] = [...card.values()];
+  return only !== undefined && others.length === 0 ? { value: only.value, low: only.low } : undefined;
 }
 
 function firstPaymentRow(rows: readonly Row[]): number {
@@ -156,7 +178,9 @@ export function findSubtotal(rows: readonly Row[]): Finding<number> | null {
     const row = rows[i];
     if (row === undefined || !SUBTOTAL.test(row.text)) continue;
     const money = labelledAmount(rows, i);
-    if (money !== undefined) return { value: money.value, signals: { reader: money.confidence } };
+    if (money !== undefined) {
+      return { value: money.value, printed: money.printed, signals: { reader: money.confidence } };
+    }
   }
   return null;
 }
@@ -172,6 +196,7 @@ export function findTax(rows: readonly Row[]): Finding<number> | null {
     const rate = RATE.exec(row.text);
     found.push({
       value: money.value,
+      printed: money.printed,
       signals: { reader: money.confidence, rate: rate ? 1 : 0, beforePayment: i < end ? 1 : 0 },
     });
   });
@@ -193,7 +218,8 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
     const money = labelledAmount(rows, i);
     if (money !== undefined && money.value > 0) candidates.push({ row: i, money, strong });
   });
-  const paid = paidAmount(rows);
+  const payment = paidAmount(rows);
+  const paid = payment?.value;
   const subtotal = findSubtotal(rows)?.value;
   const tax = findTax(rows)?.value;
   const lastBefore = [...candidates].reverse().find((c) => c.row < end);
@@ -225,7 +251,9 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
   // What was paid, when no labelled amount agrees with it and the best of them is weak (before rounding, after
   // payment, or a plain "total" with rivals).
   if (paid !== undefined && paid > 0 && !candidates.some((c) => close(c.money.value, paid)) && (best?.score ?? 0) < 4) {
-    return { value: paid, signals: { keyword: 0, agreesPaid: 1, reader: 1, rivals: scored.length > 0 ? 1 : 0 } };
+    const low = payment?.low ?? 1;
+    const signals = { keyword: 0, agreesPaid: 1, reader: 1, low, rivals: scored.length > 0 ? 1 : 0 };
+    return { value: paid, printed: paid.toFixed(2), signals };
   }
   if (best !== undefined) {
     const rivals = new Set(
@@ -233,17 +261,23 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
     );
     return {
       value: best.c.money.value,
+      printed: best.c.money.printed,
       signals: {
         ...best.signals,
         keyword: 1,
         reader: best.c.money.confidence,
+        low: best.c.money.low,
         rivals: rivals.size,
         margin: best.score - (scored.find((s) => !close(s.c.money.value, best.c.money.value))?.score ?? 0),
       },
     };
   }
   if (paid !== undefined && paid > 0)
-    return { value: paid, signals: { keyword: 0, agreesPaid: 1, reader: 1, rivals: 0 } };
+    return {
+      value: paid,
+      printed: paid.toFixed(2),
+      signals: { keyword: 0, agreesPaid: 1, reader: 1, low: payment?.low ?? 1, rivals: 0 },
+    };
   return null;
 }
 
@@ -259,6 +293,8 @@ const WORDY_DATE = new RegExp(
   'giu',
 );
 const DATE_LABEL = /\b(?:date|dated|tarikh|datum|fecha|data|dt)\b|日期/i;
+/** A time of day as printed or read (`21:49`, `9:05 PM`, a space the reader put by the colon: `21 :49`). */
+const TIME = /\d ?: ?\d{2}/;
 const NOT_PURCHASE_DATE = /\b(?:expir\w*|exp|valid|due|best\s*before|until|since|birth|dob|from|to)\b/i;
 
 /** A date printed on a row: its day, month and year as printed, whether day and month could swap. */
@@ -270,6 +306,9 @@ interface PrintedDate {
   year: number;
   named: boolean;
   iso: boolean;
+  /** Where it is printed in the row's text. */
+  index: number;
+  length: number;
 }
 
 function year4(y: string): number {
@@ -280,24 +319,19 @@ function year4(y: string): number {
 function datesOn(row: Row, index: number): PrintedDate[] {
   const out: PrintedDate[] = [];
   for (const m of row.text.matchAll(NUMERIC_DATE)) {
+    const at = { row: index, index: m.index ?? 0, length: m[0].length };
     if (m[1] !== undefined)
-      out.push({ row: index, first: Number(m[4]), second: Number(m[3]), year: Number(m[1]), named: false, iso: true });
+      out.push({ ...at, first: Number(m[4]), second: Number(m[3]), year: Number(m[1]), named: false, iso: true });
     else
-      out.push({
-        row: index,
-        first: Number(m[5]),
-        second: Number(m[7]),
-        year: year4(m[8] ?? ''),
-        named: false,
-        iso: false,
-      });
+      out.push({ ...at, first: Number(m[5]), second: Number(m[7]), year: year4(m[8] ?? ''), named: false, iso: false });
   }
   for (const m of row.text.matchAll(WORDY_DATE)) {
     const name = (m[2] ?? m[4] ?? '').toLowerCase();
     const month = monthOf(fold(name)) || monthOf(fold(name.slice(0, 3)));
     if (month === 0) continue;
     const day = Number(m[1] ?? m[5]);
-    out.push({ row: index, first: day, second: month, year: year4(m[3] ?? m[6] ?? ''), named: true, iso: false });
+    const at = { row: index, index: m.index ?? 0, length: m[0].length };
+    out.push({ ...at, first: day, second: month, year: year4(m[3] ?? m[6] ?? ''), named: true, iso: false });
   }
   return out;
 }
@@ -340,25 +374,28 @@ export function findDate(rows: readonly Row[], now: Date): Finding<string> | nul
   if (candidates.length === 0) return null;
   const score = (c: (typeof candidates)[number]) => {
     const text = rows[c.d.row]?.text ?? '';
-    return (DATE_LABEL.test(text) ? 2 : 0) + (/\d{1,2}:\d{2}/.test(text) ? 1 : 0) - c.d.row / rows.length;
+    return (DATE_LABEL.test(text) ? 2 : 0) + (TIME.test(text) ? 1 : 0) - c.d.row / rows.length;
   };
   const sorted = [...candidates].sort((a, b) => score(b) - score(a));
   const best = sorted[0];
   if (best === undefined) return null;
-  const text = rows[best.d.row]?.text ?? '';
+  const row = rows[best.d.row];
+  const text = row?.text ?? '';
   const ambiguous =
     !best.d.named && !best.d.iso && best.d.first <= 12 && best.d.second <= 12 && best.d.first !== best.d.second;
   const distinct = new Set(candidates.map((c) => c.iso)).size;
   return {
     value: best.iso,
+    printed: text.slice(best.d.index, best.d.index + best.d.length).trim(),
     signals: {
       label: DATE_LABEL.test(text) ? 1 : 0,
-      time: /\d{1,2}:\d{2}/.test(text) ? 1 : 0,
+      time: TIME.test(text) ? 1 : 0,
       agree: candidates.filter((c) => c.iso === best.iso).length - 1,
       rivals: distinct - 1,
       ambiguous: ambiguous ? 1 : 0,
       twoDigitYear: best.d.year < 100 ? 1 : 0,
       reader: Math.min(1, ...(rows[best.d.row]?.words ?? []).map((w) => w.confidence ?? 1)),
+      low: row === undefined ? 1 : readerAt(row, best.d.index, best.d.length).low,
     },
   };
 }
@@ -422,41 +459,38 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
     .map((row, i) => ({ row, i, text: withoutRegistration(row.text) }))
     .filter((r) => letters(r.text) >= 3 && !NOT_MERCHANT.test(r.text));
   const medianHeight = [...block.map((r) => r.height)].sort((a, b) => a - b)[Math.floor(block.length / 2)] ?? 0;
-  const reader = (row: Row) => row.words.reduce((s, w) => s + (w.confidence ?? 1), 0) / Math.max(1, row.words.length);
   const suffixOnly = (text: string) => letters(text.replace(new RegExp(COMPANY_SUFFIX.source, 'giu'), '')) < 2;
+  const signals = (value: string, named: Row[], k: number) => {
+    const reader = readerOf(named.flatMap((row) => row.words));
+    return {
+      rank: k,
+      tall: named.some((row) => row.height >= medianHeight * 1.15) ? 1 : 0,
+      reader: reader.confidence,
+      low: reader.low,
+      ...nameShape(value),
+    };
+  };
   for (const [k, r] of usable.entries()) {
     if (!COMPANY_SUFFIX.test(r.text)) continue;
     // A name broken over two rows: "… RESTAURANT" above "SDN BHD", or "SDN BHD" alone below the name.
     const above = usable[k - 1];
     const below = usable[k + 1];
     let text = r.text;
-    if (suffixOnly(r.text) && above !== undefined && above.i === r.i - 1) text = `${above.text} ${r.text}`;
-    else if (below !== undefined && below.i === r.i + 1 && suffixOnly(below.text)) text = `${r.text} ${below.text}`;
+    let named = [r.row];
+    if (suffixOnly(r.text) && above !== undefined && above.i === r.i - 1) {
+      text = `${above.text} ${r.text}`;
+      named = [above.row, r.row];
+    } else if (below !== undefined && below.i === r.i + 1 && suffixOnly(below.text)) {
+      text = `${r.text} ${below.text}`;
+      named = [r.row, below.row];
+    }
     const value = cleanName(text);
-    return {
-      value,
-      signals: {
-        suffix: 1,
-        rank: k,
-        tall: r.row.height >= medianHeight * 1.15 ? 1 : 0,
-        reader: reader(r.row),
-        ...nameShape(value),
-      },
-    };
+    return { value, signals: { suffix: 1, ...signals(value, named, k) } };
   }
   const tallest = [...usable.slice(0, 4)].sort((a, b) => b.row.height - a.row.height)[0];
   if (tallest === undefined) return null;
   const value = cleanName(tallest.text);
-  return {
-    value,
-    signals: {
-      suffix: 0,
-      rank: usable.indexOf(tallest),
-      tall: tallest.row.height >= medianHeight * 1.15 ? 1 : 0,
-      reader: reader(tallest.row),
-      ...nameShape(value),
-    },
-  };
+  return { value, signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
