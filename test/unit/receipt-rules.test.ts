@@ -263,6 +263,37 @@ describe('extractWithLayout', () => {
     expect(extractWithLayout(r, text, typed, NOW).result).toEqual({ total: 42.5, date: '2026-11-05' });
   });
 
+  test('a name that reads like a misread (digits, letters standing alone) is far less sure than a clean one', () => {
+    const f: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const sure = (name: string) => {
+      const r = rows([{ text: name, size: 1.5 }, 'No 5, Jalan Besar', 'TOTAL   RM 12.00']);
+      return extractWithLayout(r, '', f, NOW).confidence.merchant ?? 1;
+    };
+    const clean = sure('SEAVIEW TRADING SDN BHD');
+    expect(clean).toBeGreaterThan(0.9);
+    expect(sure("SEAV1EW 7'8 TRADING SDN BHD")).toBeLessThan(clean - 0.3);
+    expect(sure('SEA V I EW TRADING SDN BHD')).toBeLessThan(clean - 0.3);
+  });
+
+  test("a date is less sure when the reader doubted one of its characters (the CTC's least sure one)", () => {
+    const f: FieldSpec[] = [{ name: 'date', type: 'date', required: true }];
+    const lines = ['ACME SDN BHD', 'Date: 25/05/2018 14:02', 'TOTAL   12.00'];
+    const read = (low: number) => {
+      const words = page(lines).map((w) => (w.text === '25/05/2018' ? { ...w, low } : w));
+      return extractWithLayout(readingRows(words), '', f, NOW).confidence.date ?? 1;
+    };
+    expect(read(0.99)).toBeGreaterThan(0.9);
+    expect(read(0.3)).toBeLessThan(read(0.99) - 0.3);
+  });
+
+  test('a total nothing else on the receipt corroborates is less sure than one subtotal + tax or the payment agree with', () => {
+    const f: FieldSpec[] = [{ name: 'total', type: 'number', required: true }];
+    const sure = (lines: string[]) => extractWithLayout(rows(lines), '', f, NOW).confidence.total ?? 1;
+    const alone = sure(['Coffee   3.50', 'Cake   4.20', 'TOTAL   12.00']);
+    expect(sure(['SUBTOTAL   11.32', 'GST 6%   0.68', 'TOTAL   12.00'])).toBeGreaterThan(alone + 0.2);
+    expect(sure(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00'])).toBeGreaterThan(alone + 0.3);
+  });
+
   test('a total with rival readings is less sure than one the payment confirms', () => {
     const sure = rows(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00']);
     const unsure = rows(['TOTAL   12.00', 'TOTAL   21.00', 'CASH   50.00']);

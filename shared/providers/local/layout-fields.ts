@@ -27,21 +27,35 @@ import {
 type Weights = Record<string, number> & { intercept: number };
 
 export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
+  // A total is sure when the receipt corroborates it: what was paid, subtotal + tax, the same amount printed twice,
+  // and a clear lead over any other labelled amount (`margin`, in rule points, at most 10).
   total: {
-    intercept: -0.5,
-    keyword: 1.2,
-    agreesPaid: 1.8,
-    agreesSum: 1.2,
-    repeated: 0.8,
+    intercept: -3,
+    keyword: 0.5,
+    agreesPaid: 5,
+    agreesSum: 3,
+    repeated: 2.5,
     strong: 0.5,
-    last: 0.4,
-    rivals: -0.9,
+    last: 0.5,
+    rivals: -1,
+    margin: 0.3,
     reader: 1.0,
   },
-  date: { intercept: -0.2, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0 },
+  // A date is sure when labelled or beside a time and read surely to its least sure digit (`low`).
+  date: { intercept: -6, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0, low: 8 },
   // A business name: one with a company suffix, near the top, read surely and shaped like a name is right; single
-  // letters alone, 12+ letters run together or odd case are what misreads look like.
-  vendor: { intercept: -6, suffix: 1.5, rank: -0.8, fragments: -1.5, glued: -1.2, odd: -2, reader: 8 },
+  // letters alone, 14+ letters run together, odd case, digits or quotes are what misreads look like.
+  vendor: {
+    intercept: -8,
+    suffix: 1.5,
+    rank: -0.8,
+    fragments: -3,
+    glued: -3,
+    odd: -3,
+    digits: -3,
+    reader: 8,
+    low: 2,
+  },
 };
 
 function logistic(weights: Weights, signals: Record<string, number>): number {

@@ -427,15 +427,17 @@ export function cleanName(text: string): string {
 }
 
 /**
- * How a name looks misread: single letters standing alone (`ST T IONERY`: a word split), runs of 12+ letters (`
- * GARDENIABAKERIES`: a space lost), words of mixed case or with a digit inside (`eCo8Way`).
+ * How a name looks misread: single letters standing alone (`ST T IONERY`: a word split), runs of 14+ letters
+ * (`GARDENIABAKERIES`: a space lost; `INTERNATIONAL` is 13), words of mixed case or with a digit inside (`eCo8Way`),
+ * and digits or quotes at all (`A32'75'`, `BD1187`: a business name is letters; a number in it is rarely a misread).
  */
 function nameShape(text: string): Record<string, number> {
   const words = text.split(/\s+/).filter((w) => w !== '');
   return {
     fragments: words.filter((w) => /^\p{L}$/u.test(w)).length,
-    glued: words.filter((w) => /\p{L}{12,}/u.test(w)).length,
+    glued: words.filter((w) => /\p{L}{14,}/u.test(w)).length,
     odd: words.filter((w) => /\p{Ll}\p{Lu}|\p{L}\d+\p{L}/u.test(w)).length,
+    digits: words.filter((w) => /\d|['"`]/u.test(w)).length,
   };
 }
 
