@@ -103,6 +103,12 @@ describe('total', () => {
     expect(findTotal(rows(['Noodles   9.00', 'Tea   2.50', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
   });
 
+  test('a cash rounding adjustment is not the cash tendered: the payment still confirms the total', () => {
+    const lines = ['Total (Eat In)   RM24.00', 'Cash Rounding   -RM0.01', 'Cash   RM30.00', 'Change   RM6.00'];
+    expect(findTotal(rows(lines))?.signals.agreesPaid).toBe(1);
+    expect(findTotal(rows(['Noodles   9.00', 'Rounding   0.00', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
+  });
+
   test('nothing that reads as a total: null, never a guess', () => {
     expect(findTotal(rows(['Thank you', 'Visit again']))).toBeNull();
   });

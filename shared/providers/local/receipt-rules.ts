@@ -150,6 +150,8 @@ function paidAmount(rows: readonly Row[]): { value: number; low: number } | unde
   const card = new Map<number, Money>();
   for (const [i, row] of rows.entries()) {
     if (PLAIN_TOTAL.test(row.text) || STRONG_TOTAL.test(row.text) || !PAYMENT.test(row.text)) continue;
+    // "Cash Rounding -0.01" adjusts the total; it is no tender.
+    if (ROUNDING.test(row.text)) continue;
     const money = labelledAmount(rows, i);
     if (money === undefined) continue;
     if (CHANGE.test(row.text)) change ??= money;
