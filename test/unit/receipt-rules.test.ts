@@ -6,13 +6,9 @@
 import type { EvidenceWord } from '../../shared/fields/types.js';
 import { readingRows } from '../../shared/providers/local/layout.js';
 import { extractWithLayout } from '../../shared/providers/local/layout-fields.js';
-import {
-  findCurrency,
-  findDate,
-  findMerchant,
-  findTax,
-  findTotal,
-} from '../../shared/providers/local/receipt-rules.js';
+import { findDate } from '../../shared/providers/local/receipt-dates.js';
+import { findMerchant } from '../../shared/providers/local/receipt-merchant.js';
+import { findCurrency, findTax, findTotal } from '../../shared/providers/local/receipt-rules.js';
 import type { FieldSpec } from '../../shared/task.js';
 
 const NOW = new Date('2026-11-28T12:00:00Z');

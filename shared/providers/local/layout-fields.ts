@@ -12,16 +12,9 @@ import { coerceText } from '../fields.js';
 import { conceptOf } from './concepts.js';
 import { extractFields } from './extract-fields.js';
 import type { Row } from './layout.js';
-import {
-  amountsOf,
-  type Finding,
-  findCurrency,
-  findDate,
-  findMerchant,
-  findSubtotal,
-  findTax,
-  findTotal,
-} from './receipt-rules.js';
+import { findDate } from './receipt-dates.js';
+import { findMerchant } from './receipt-merchant.js';
+import { amountsOf, type Finding, findCurrency, findSubtotal, findTax, findTotal } from './receipt-rules.js';
 
 /** A field's signals as found, weighted: the logistic of intercept + Σ weight × signal. */
 type Weights = Record<string, number> & { intercept: number };
