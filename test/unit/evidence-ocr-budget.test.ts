@@ -6,10 +6,8 @@
 import { ENV } from '../../shared/infra/env.js';
 import { type LogEntry, setLogSink } from '../../shared/log.js';
 import { shutdownLocalProvider } from '../../shared/providers/local/local-provider.js';
-import type { Settlement } from '../../shared/store/ledger.js';
 import { withEvidence } from '../../shared/worker/grounding.js';
-import { runItem } from '../support/aws.js';
-import { SCAN_ONLY_VALUE, TEXT_PAGE_VALUES, textAndScansPdf } from '../support/text-and-scans-pdf.js';
+import { modelAnswerOn, SCAN_ONLY_VALUE, TEXT_PAGE_VALUES, textAndScansPdf } from '../support/text-and-scans-pdf.js';
 
 const logged: LogEntry[] = [];
 const level = process.env.LOG_LEVEL;
@@ -35,21 +33,7 @@ afterAll(async () => {
 
 test('a 1 ms budget: the scan holding a value is not read, and the run completes without its box', async () => {
   const pdf = await textAndScansPdf();
-  const run = runItem({
-    jobId: 'run_ocr_budget',
-    task: {
-      prompt: 'Extract',
-      outputFormat: 'json',
-      fields: null,
-      schemaId: null,
-      schemaLabel: null,
-      promptScaffold: null,
-    },
-    file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: pdf.bytes.byteLength, pages: pdf.pages },
-  });
-  const usage = { requests: 1, billableUnits: 1, costMicros: 0, priceMicros: 0 };
-  const result = { ...TEXT_PAGE_VALUES, ...SCAN_ONLY_VALUE };
-  const settlement: Settlement = { status: 'completed', result, usage, confidence: 0.9, attempts: [] };
+  const { run, settlement } = modelAnswerOn(pdf, 'run_ocr_budget', { ...TEXT_PAGE_VALUES, ...SCAN_ONLY_VALUE });
   const out = await withEvidence(run, pdf.bytes, settlement, {}, Date.now() + 60_000);
 
   expect(out.status).toBe('completed');
