@@ -296,6 +296,19 @@ describe('extractWithLayout', () => {
     expect(sure(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00'])).toBeGreaterThan(alone + 0.3);
   });
 
+  test('a labelled vendor stands, but is doubted when the top block names another business', () => {
+    const f: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const read = (lines: Parameters<typeof rows>[0]) => {
+      const r = rows(lines);
+      return extractWithLayout(r, r.map((x) => x.text).join('\n'), f, NOW);
+    };
+    const disputed = read(['BEST DENKI SDN BHD', 'Lot 26, Subang Parade', 'Sold by: AHMAD KAMAL', 'TOTAL   RM 12.00']);
+    expect(String(disputed.result.merchant).replace(/\s+/g, ' ')).toBe('AHMAD KAMAL');
+    expect(disputed.confidence.merchant).toBeLessThan(0.5);
+    const agreed = read(['BEST DENKI SDN BHD', 'Lot 26, Subang Parade', 'Seller: Best Denki Sdn Bhd', 'TOTAL   12.00']);
+    expect(agreed.confidence.merchant ?? 1).toBeGreaterThan(0.5);
+  });
+
   test('a total with rival readings is less sure than one the payment confirms', () => {
     const sure = rows(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00']);
     const unsure = rows(['TOTAL   12.00', 'TOTAL   21.00', 'CASH   50.00']);

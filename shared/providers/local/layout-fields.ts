@@ -7,6 +7,7 @@
  * the weights below were set on one half of the dev receipts and checked on the other (both figures, and why they
  * are set by hand rather than fitted: docs/decisions.md#local-field-extraction); check again with bench/receipts.ts.
  */
+import { normaliseText } from '../../evaluation/values.js';
 import type { FieldSpec } from '../../task.js';
 import { coerceText } from '../fields.js';
 import { conceptOf } from './concepts.js';
@@ -50,6 +51,9 @@ export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
     low: 2,
   },
 };
+
+/** The confidence of a labelled vendor the top block's business name disagrees with (goes to review). */
+const DISPUTED_VENDOR = 0.2;
 
 function logistic(weights: Weights, signals: Record<string, number>): number {
   let z = weights.intercept;
@@ -142,9 +146,15 @@ export function extractWithLayout(
     const labelledVendor =
       concept === 'vendor' &&
       byText[field.name] !== null &&
-      /(?:vendor|merchant|seller|supplier|sold by|store)\s*:/i.test(text);
+      /(?:vendor|merchant|seller|supplier|sold\s+by|store)\s*:/i.test(text);
     if (found === undefined || found === null || value === null || labelledVendor) {
       result[field.name] = byText[field.name] ?? null;
+      // The label names one business and the top block another (a salesperson "Sold by:" under the shop's name):
+      // which one sold is in doubt.
+      const other = byText[field.name];
+      if (labelledVendor && value !== null && normaliseText(String(value)) !== normaliseText(String(other))) {
+        confidence[field.name] = DISPUTED_VENDOR;
+      }
       continue;
     }
     result[field.name] = value;
