@@ -12,6 +12,7 @@
  * only holds with larger bounds would not be the worker's.
  */
 import { readFile } from 'node:fs/promises';
+import { config } from '../shared/config.js';
 import { BUDGET_REASON, groundFields } from '../shared/fields/ground.js';
 import type { Fields, Grounded, PageWords } from '../shared/fields/types.js';
 import type { FileFacts } from '../shared/file-facts.js';
@@ -20,7 +21,7 @@ import { localProvider, shutdownLocalProvider } from '../shared/providers/local/
 import type { Settlement } from '../shared/store/ledger.js';
 import type { FieldSpec, TaskSpec } from '../shared/task.js';
 import { collectEvidenceWords, ocrPagesForEvidence, pagesWithoutWords } from '../shared/worker/evidence.js';
-import { EVIDENCE_OCR_BUDGET_MS, EVIDENCE_OCR_MAX_PAGES, withEvidence } from '../shared/worker/grounding.js';
+import { EVIDENCE_OCR_MAX_PAGES, withEvidence } from '../shared/worker/grounding.js';
 import { runItem } from '../test/support/aws.js';
 import { CORPUS, type CorpusDoc, confidences, ground, plant, severalWrongs } from '../test/support/grounding-corpus.js';
 import { SCAN_ONLY_VALUE, TEXT_PAGE_VALUES, textAndScansPdf } from '../test/support/text-and-scans-pdf.js';
@@ -237,7 +238,7 @@ async function ocrFigure(runs: number, log: (line: string) => void): Promise<Gro
       facts,
       pages: [1],
       maxPages: EVIDENCE_OCR_MAX_PAGES,
-      deadlineMs: Date.now() + EVIDENCE_OCR_BUDGET_MS,
+      deadlineMs: Date.now() + config.evidenceOcrBudgetMs,
     });
   const r = await timed(runs, once);
   const warmMs = r.samples;

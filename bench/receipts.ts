@@ -10,15 +10,17 @@
  * catch rates and the per-receipt time (p50, warm, one at a time); `--out` writes every receipt's details as JSON.
  * `--split`: `fit` = names whose number is even in its tens digit (007, 027, …), `check` = the others, for fitting
  * rules and constants on one half and checking them on the other.
- * Not to undo: the scorer is deliberately small and local (date = same calendar day, day first when ambiguous as the
- * dataset says; number within 0.005; string normalised exact); the official comparison is shared/evaluation's.
+ * Not to undo: it scores with the official comparison (shared/evaluation: `scoreDocument` by the schema's field types,
+ * `calibrate` for AUROC), the same as the bench's accuracy phase (bench/accuracy.ts), so the two never disagree; a
+ * missing value is wrong with confidence 0, as grounding reports it.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
+import { calibrate, scoreDocument } from '../shared/evaluation/index.js';
 import { groundFields } from '../shared/fields/ground.js';
+import type { Fields } from '../shared/fields/types.js';
 import { setLogSink } from '../shared/log.js';
-import { coerceNumber } from '../shared/providers/fields.js';
 import { localProvider, shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
 import type { ProviderInput } from '../shared/providers/types.js';
 import { registry } from '../shared/registry/registry.js';
@@ -28,65 +30,6 @@ import { percentile } from './stats.js';
 const SCORED = ['merchant', 'date', 'total'] as const;
 type Scored = (typeof SCORED)[number];
 const LABEL_OF: Record<Scored, string> = { merchant: 'company', date: 'date', total: 'total' };
-
-// ---------------------------------------------------------------------------------------------------------------
-// Scoring
-// ---------------------------------------------------------------------------------------------------------------
-
-/** NFKC, case-folded, every run of whitespace / punctuation / symbols as one space, trimmed. */
-export function normaliseText(s: string): string {
-  return s
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[\s\p{P}\p{S}]+/gu, ' ')
-    .trim();
-}
-
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-
-/** A printed or ISO date as `YYYY-MM-DD`, day first when day and month are ambiguous; null when it is none. */
-export function dayOf(raw: string): string | null {
-  const s = raw.trim().toLowerCase();
-  const pad = (n: number) => String(n).padStart(2, '0');
-  const year = (y: string) => (y.length === 2 ? 2000 + Number(y) : Number(y));
-  let m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s);
-  if (m) return `${m[1]}-${pad(Number(m[2]))}-${pad(Number(m[3]))}`;
-  m = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{2}|\d{4})$/.exec(s);
-  if (m) {
-    let [d, mo] = [Number(m[1]), Number(m[2])];
-    if (mo > 12 && d <= 12) [d, mo] = [mo, d];
-    return `${year(m[3] ?? '')}-${pad(mo)}-${pad(d)}`;
-  }
-  m = /^(\d{1,2})[\s-]*([a-z]{3})[a-z]*[\s-]*(\d{2}|\d{4})$/.exec(s);
-  if (m && MONTHS.includes(m[2] ?? '')) {
-    return `${year(m[3] ?? '')}-${pad(MONTHS.indexOf(m[2] ?? '') + 1)}-${pad(Number(m[1]))}`;
-  }
-  return null;
-}
-
-function amountOf(raw: unknown): number | null {
-  if (typeof raw === 'number') return raw;
-  if (typeof raw !== 'string') return null;
-  return coerceNumber(raw.replace(/^\s*RM\s*/i, ''));
-}
-
-function isRight(field: Scored, expected: string, got: unknown): boolean {
-  if (got === null || got === undefined) return false;
-  if (field === 'total') {
-    const [e, g] = [amountOf(expected), amountOf(got)];
-    return e !== null && g !== null && Math.abs(e - g) < 0.005;
-  }
-  if (field === 'date') return typeof got === 'string' && dayOf(got) !== null && dayOf(got) === dayOf(expected);
-  return typeof got === 'string' && normaliseText(got) === normaliseText(expected);
-}
-
-/** P(a right value's confidence > a wrong one's), ties counting half; null without both kinds. */
-export function auroc(right: readonly number[], wrong: readonly number[]): number | null {
-  if (right.length === 0 || wrong.length === 0) return null;
-  let wins = 0;
-  for (const r of right) for (const w of wrong) wins += r > w ? 1 : r === w ? 0.5 : 0;
-  return wins / (right.length * wrong.length);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Running
@@ -117,7 +60,7 @@ async function readOne(
   dir: string,
   file: string,
   fields: FieldSpec[],
-): Promise<Omit<Outcome, 'name' | 'expected' | 'right'>> {
+): Promise<Omit<Outcome, 'name' | 'expected' | 'right' | 'confidence'> & { evidence: Fields }> {
   const bytes = new Uint8Array(await readFile(path.join(dir, file)));
   const meta = await sharp(bytes).metadata();
   const input: ProviderInput = {
@@ -155,11 +98,7 @@ async function readOne(
     reviewThreshold: 0.8,
     now: new Date(),
   });
-  const confidence = Object.fromEntries(SCORED.map((f) => [f, grounded.fields[f]?.confidence ?? 0])) as Record<
-    Scored,
-    number
-  >;
-  return { ms, got: out.result, confidence, review: grounded.review, text: out.documentText ?? '' };
+  return { ms, got: out.result, evidence: grounded.fields, review: grounded.review, text: out.documentText ?? '' };
 }
 
 function pct(n: number, of: number): string {
@@ -170,10 +109,7 @@ function report(title: string, outcomes: Outcome[]): string {
   const lines = [`## ${title} (${outcomes.length} receipts)`, '', '| field | right | AUROC |', '|---|---|---|'];
   for (const f of SCORED) {
     const right = outcomes.filter((o) => o.right[f]);
-    const a = auroc(
-      right.map((o) => o.confidence[f]),
-      outcomes.filter((o) => !o.right[f]).map((o) => o.confidence[f]),
-    );
+    const a = calibrate(outcomes.map((o) => ({ confidence: o.confidence[f], right: o.right[f] }))).auroc;
     lines.push(`| ${f} | ${pct(right.length, outcomes.length)} | ${a === null ? '–' : a.toFixed(3)} |`);
   }
   const wrongRuns = outcomes.filter((o) => SCORED.some((f) => !o.right[f]));
@@ -210,12 +146,15 @@ async function main(): Promise<void> {
   for (const { file, name } of names) {
     const labels = JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8')) as Record<string, string>;
     const expected = Object.fromEntries(SCORED.map((f) => [f, labels[LABEL_OF[f]] ?? ''])) as Record<Scored, string>;
-    const read = await readOne(dir, file, fields);
-    const right = Object.fromEntries(SCORED.map((f) => [f, isRight(f, expected[f], read.got[f])])) as Record<
-      Scored,
-      boolean
-    >;
-    outcomes.push({ name, expected, right, ...read });
+    const { evidence, ...read } = await readOne(dir, file, fields);
+    const scores = scoreDocument({ fields, expected, got: read.got, evidence });
+    const right = {} as Record<Scored, boolean>;
+    const confidence = {} as Record<Scored, number>;
+    for (const f of SCORED) {
+      right[f] = scores[f]?.outcome === 'right';
+      confidence[f] = scores[f]?.confidence ?? 0;
+    }
+    outcomes.push({ name, expected, right, confidence, ...read });
     process.stderr.write(
       `${name} ${SCORED.map((f) => `${f}:${right[f] ? 'ok' : 'x'}`).join(' ')} ${(read.ms / 1000).toFixed(2)} s\n`,
     );

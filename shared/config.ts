@@ -26,6 +26,7 @@ const envShape = {
     z.transform((v: unknown) => (v === '' ? undefined : v)),
     z._default(z.coerce.number().check(z.minimum(0), z.maximum(1)), 0.8),
   ),
+  [ENV.evidenceOcrBudgetMs]: positiveInt(6_000),
   /** Unset: the pricing table's `marginPct`. */
   [ENV.marginPct]: z.pipe(
     z.transform((v: unknown) => (v === '' ? undefined : v)),
@@ -137,6 +138,10 @@ export const config = {
    */
   get reviewConfidence(): number {
     return read(ENV.reviewConfidence);
+  },
+  /** The most time OCR for evidence may add to a run (shared/worker/grounding.ts). */
+  get evidenceOcrBudgetMs(): number {
+    return read(ENV.evidenceOcrBudgetMs);
   },
   /** Margin override in percent (PRICING_MARGIN_PCT); undefined keeps shared/pricing/pricing.json's. */
   get marginPct(): number | undefined {

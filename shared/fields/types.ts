@@ -10,14 +10,14 @@ import type { FieldSpec } from '../task.js';
 /** `[x0, y0, x1, y1]`, relative to the page, origin top-left, each in [0, 1]. */
 export type BBox = [number, number, number, number];
 
-/** Who read the words of a page. */
-export type WordSource = 'textract' | 'tesseract' | 'text-layer';
+/** Who read the words of a page: an OCR engine (the local provider's PaddleOCR, or tesseract.js where it cannot load), or a PDF's text layer. */
+export type WordSource = 'textract' | 'paddleocr' | 'tesseract' | 'text-layer';
 
 /** One word (or token without spaces) as read on a page. */
 export interface EvidenceWord {
   text: string;
   bbox: BBox;
-  /** The reader's own confidence in [0, 1] (Textract's and tesseract's ÷ 100); absent for a PDF text layer. */
+  /** The reader's own confidence in [0, 1] (Textract's and tesseract's ÷ 100, PaddleOCR's mean character probability); absent for a PDF text layer. */
   confidence?: number;
 }
 

@@ -204,8 +204,21 @@ function push(map: Map<string, Span[]>, key: string, span: Span): void {
 }
 
 /**
- * Amounts as single words (`42.17`, `$42.17`, `(42.17)`), with a currency word beside them (`42,17 €`, `EUR 42.17`),
- * split at a thousands space (`1 234,50`), or after a label in the same word (`Total:42.17`, as OCR sometimes reads).
+ * Letters glued before an amount with cents: its currency (`RM53.60`, `USD42.17`), as receipts print it or OCR reads
+ * it. Only before cents, so that an id (`INV1042`) never reads as an amount.
+ */
+const GLUED_CURRENCY = /^\p{L}{1,4}\.?(?=\d+[.,]\d{2}$)/u;
+
+/** The readings of a word as an amount, a currency in letters glued before it set aside. */
+function amountInWord(text: string): number[] {
+  const readings = parseAmount(text);
+  return readings.length > 0 ? readings : parseAmount(text.replace(GLUED_CURRENCY, ''));
+}
+
+/**
+ * Amounts as single words (`42.17`, `$42.17`, `RM42.17`, `(42.17)`), with a currency word beside them (`42,17 €`,
+ * `EUR 42.17`), split at a thousands space (`1 234,50`), or after a label in the same word (`Total:42.17`,
+ * `GST:RM42.17`, as OCR sometimes reads).
  */
 function addAmounts(map: Map<string, Span[]>, pageIndex: number, words: readonly EvidenceWord[]): void {
   for (let i = 0; i < words.length; i++) {
@@ -213,9 +226,9 @@ function addAmounts(map: Map<string, Span[]>, pageIndex: number, words: readonly
     if (!/\d/.test(text) || text.length > 40) continue;
     const first = i > 0 && isCurrencyWord(words[i - 1]?.text ?? '') ? i - 1 : i;
     const last = i + 1 < words.length && isCurrencyWord(words[i + 1]?.text ?? '') ? i + 1 : i;
-    const readings = new Set(parseAmount(text));
+    const readings = new Set(amountInWord(text));
     const colon = text.lastIndexOf(':');
-    if (readings.size === 0 && colon > 0) for (const n of parseAmount(text.slice(colon + 1))) readings.add(n);
+    if (readings.size === 0 && colon > 0) for (const n of amountInWord(text.slice(colon + 1))) readings.add(n);
     for (const n of readings) push(map, amountKey(n), { pageIndex, first, last });
     const next = words[i + 1]?.text ?? '';
     if (/^\d{1,3}$/.test(text) && /^\d{3}(?:[.,]\d+)?$/.test(next)) {

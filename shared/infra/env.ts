@@ -12,6 +12,8 @@ export const ENV = {
   marginPct: 'PRICING_MARGIN_PCT',
   /** A required field whose confidence is below this (in [0, 1], default 0.8) puts the run in the review queue. */
   reviewConfidence: 'SERVICE_REVIEW_CONFIDENCE',
+  /** The most time (ms, default 6000) the worker's OCR for evidence may add to a run (shared/worker/grounding.ts). */
+  evidenceOcrBudgetMs: 'SERVICE_EVIDENCE_OCR_BUDGET_MS',
   /** Comma-separated candidate provider ids, in order. */
   providers: 'VISION_PROVIDERS',
   imageMaxBytes: 'LIMIT_IMAGE_MAX_BYTES',

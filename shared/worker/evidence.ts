@@ -1,10 +1,10 @@
 /**
  * A run's evidence words (contract-v1.1 §3): the words, with their boxes, that grounding (shared/fields) matches a
  * result's values against. Where they come from, first found wins per page:
- * 1. the provider's own words (Textract's geometry; the local provider's tesseract boxes and text layer);
+ * 1. the provider's own words (Textract's geometry; the local provider's OCR boxes and text layer);
  * 2. for a PDF, the text layer (mupdf) of every page the provider left without words (a language model's pages);
  * 3. on request, local OCR of pages still without words (a scan or an image only a language model read), bounded in
- *    pages and time: `ocrPagesForEvidence`, with the local provider's one tesseract engine.
+ *    pages and time: `ocrPagesForEvidence`, with the local provider's one OCR engine.
  * Not to undo:
  * - Pages are 1-based in the WHOLE document: a chunk's words are offset by its first page before they leave it.
  * - Evidence never fails a run: a file mupdf cannot read, or an OCR that fails or runs out of time, gives fewer words
@@ -86,8 +86,8 @@ export async function collectEvidenceWords(input: CollectEvidenceInput): Promise
 
 /**
  * Local OCR of pages no engine read (a scan or an image only a language model saw), for evidence: at most `maxPages`
- * of `pages`, lowest first, with the local provider's tesseract engine (never a second one), stopping at the deadline.
- * Returns the pages read, `source: 'tesseract'`; never throws (a failure or the deadline ends it with what it has).
+ * of `pages`, lowest first, with the local provider's OCR engine (never a second one), stopping at the deadline.
+ * Returns the pages read, `source` the engine that read them; never throws (a failure or the deadline ends it with what it has).
  */
 export async function ocrPagesForEvidence(input: OcrEvidenceInput): Promise<PageWords[]> {
   const count = Math.max(1, input.facts.pages);

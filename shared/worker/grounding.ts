@@ -2,9 +2,9 @@
  * Per-field evidence for a completed JSON run (contract-v1.1 §3): gathers the run's words (./evidence.ts), grounds the
  * result on them (shared/fields), and when a value found no support on pages nothing read (a scan only a language
  * model looked at), OCRs those pages locally, one at a time until every value has support — at most
- * EVIDENCE_OCR_MAX_PAGES, within EVIDENCE_OCR_BUDGET_MS. The settlement then carries `fields`, `review` and the run's
- * confidence derived from its fields; a PDF's pages with a boxed field get page images for the dashboard
- * (./page-previews.ts).
+ * EVIDENCE_OCR_MAX_PAGES, within the evidence OCR budget (SERVICE_EVIDENCE_OCR_BUDGET_MS, config.ts). The settlement
+ * then carries `fields`, `review` and the run's confidence derived from its fields; a PDF's pages with a boxed field
+ * get page images for the dashboard (./page-previews.ts).
  * Not to undo: evidence never fails a run. A grounding that throws leaves the run completed with every field at the
  * run's earlier confidence and `review.needed` (nobody checked the values against the page).
  */
@@ -23,8 +23,6 @@ import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
 
 /** Pages a run may OCR for evidence alone, lowest first. */
 export const EVIDENCE_OCR_MAX_PAGES = 3;
-/** The most time OCR for evidence may add to a run. */
-export const EVIDENCE_OCR_BUDGET_MS = 6_000;
 /** The most time rendering the page images of a PDF's boxed pages may add to a run (./page-previews.ts). */
 export const PREVIEWS_BUDGET_MS = 5_000;
 
@@ -53,7 +51,7 @@ export function earlyEvidenceOcr(
   if (run.task.outputFormat !== 'json' || run.file.kind !== 'image') return undefined;
   const first = candidates[0];
   if (first === undefined || catalog[first]?.role !== 'language_model') return undefined;
-  const ocrDeadlineMs = Math.min(deadlineMs, Date.now() + EVIDENCE_OCR_BUDGET_MS);
+  const ocrDeadlineMs = Math.min(deadlineMs, Date.now() + config.evidenceOcrBudgetMs);
   return ocrPagesForEvidence({ bytes, facts: run.file, pages: [1], maxPages: 1, deadlineMs: ocrDeadlineMs });
 }
 
@@ -130,7 +128,7 @@ async function groundWithOcr(
   deadlineMs: number,
 ): Promise<Grounded> {
   const started = Date.now();
-  const ocrDeadlineMs = Math.min(deadlineMs, started + EVIDENCE_OCR_BUDGET_MS);
+  const ocrDeadlineMs = Math.min(deadlineMs, started + config.evidenceOcrBudgetMs);
   const early = (await known.early) ?? [];
   let grounded = first;
   let pages = known.words;

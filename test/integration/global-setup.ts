@@ -35,6 +35,8 @@ export default async function globalSetup(): Promise<void> {
     LOCAL_EVENTS_SWEEP_AFTER_SECONDS: '2',
     // An evaluation a crash left open is finished by the sweep 3 s after its creation (deployed: 2 minutes).
     LOCAL_EVALUATIONS_SWEEP_AFTER_SECONDS: '3',
+    // OCR for evidence on a machine the suite loads (test/setup-env.ts, which stacks started by a test inherit).
+    SERVICE_EVIDENCE_OCR_BUDGET_MS: '60000',
   });
   (globalThis as { __visionStack?: unknown }).__visionStack = stack;
   process.env.INTEGRATION_STACK = JSON.stringify(stack.info);

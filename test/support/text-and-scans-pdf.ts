@@ -5,6 +5,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import * as mupdf from 'mupdf';
+import type { Settlement } from '../../shared/store/ledger.js';
+import type { RunRecord } from '../../shared/store/runs.js';
+import { runItem } from './aws.js';
 
 /** What a model would read on page 1 (all printed there). */
 export const TEXT_PAGE_VALUES = {
@@ -48,4 +51,29 @@ export async function textAndScansPdf(): Promise<{ bytes: Uint8Array; pages: num
   const bytes = doc.saveToBuffer('compress=yes,garbage=yes').asUint8Array().slice();
   doc.destroy();
   return { bytes, pages: 3 };
+}
+
+/**
+ * A JSON run without a schema on `pdf` and its completed settlement answering `result` as a language model does (no
+ * words of its own): what the worker's withEvidence gets for such a run.
+ */
+export function modelAnswerOn(
+  pdf: { bytes: Uint8Array; pages: number },
+  jobId: string,
+  result: Record<string, unknown>,
+): { run: RunRecord; settlement: Settlement } {
+  const run = runItem({
+    jobId,
+    task: {
+      prompt: 'Extract',
+      outputFormat: 'json',
+      fields: null,
+      schemaId: null,
+      schemaLabel: null,
+      promptScaffold: null,
+    },
+    file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: pdf.bytes.byteLength, pages: pdf.pages },
+  });
+  const usage = { requests: 1, billableUnits: 1, costMicros: 0, priceMicros: 0 };
+  return { run, settlement: { status: 'completed', result, usage, confidence: 0.9, attempts: [] } };
 }

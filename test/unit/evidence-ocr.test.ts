@@ -12,7 +12,7 @@ import { shutdownLocalProvider } from '../../shared/providers/local/local-provid
 import type { Settlement } from '../../shared/store/ledger.js';
 import { earlyEvidenceOcr, withEvidence } from '../../shared/worker/grounding.js';
 import { runItem } from '../support/aws.js';
-import { SCAN_ONLY_VALUE, TEXT_PAGE_VALUES, textAndScansPdf } from '../support/text-and-scans-pdf.js';
+import { modelAnswerOn, SCAN_ONLY_VALUE, TEXT_PAGE_VALUES, textAndScansPdf } from '../support/text-and-scans-pdf.js';
 
 const s3 = mockClient(S3Client);
 const logged: LogEntry[] = [];
@@ -39,20 +39,7 @@ beforeEach(() => {
 /** withEvidence on the 3-page PDF for a JSON answer without words (a language model's); the pages OCR'd. */
 async function ground(result: Record<string, unknown>) {
   const pdf = await textAndScansPdf();
-  const run = runItem({
-    jobId: 'run_ocr_pages',
-    task: {
-      prompt: 'Extract',
-      outputFormat: 'json',
-      fields: null,
-      schemaId: null,
-      schemaLabel: null,
-      promptScaffold: null,
-    },
-    file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: pdf.bytes.byteLength, pages: pdf.pages },
-  });
-  const usage = { requests: 1, billableUnits: 1, costMicros: 0, priceMicros: 0 };
-  const settlement: Settlement = { status: 'completed', result, usage, confidence: 0.9, attempts: [] };
+  const { run, settlement } = modelAnswerOn(pdf, 'run_ocr_pages', result);
   const out = await withEvidence(run, pdf.bytes, settlement, {}, Date.now() + 60_000);
   if (out.status !== 'completed') throw new Error('grounding changed the settlement');
   const ocrPages = logged.filter((e) => e.message === 'OCR for evidence').flatMap((e) => e.pages as number[]);
@@ -93,7 +80,7 @@ describe('an image a language model answers: its evidence OCR starts beside the 
     const pdf = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 1, pages: 1 } as const;
     expect(earlyEvidenceOcr(receiptRun({ file: pdf }), bytes, ['openai'], later())).toBeUndefined();
     const words = await earlyEvidenceOcr(receiptRun(), bytes, ['anthropic', 'local'], later());
-    expect(words?.map((p) => [p.page, p.source])).toEqual([[1, 'tesseract']]);
+    expect(words?.map((p) => [p.page, p.source])).toEqual([[1, 'paddleocr']]);
     expect(words?.[0]?.words.map((w) => w.text)).toContain('ACME');
   });
 

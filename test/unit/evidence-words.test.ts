@@ -146,12 +146,12 @@ describe('the PDF text layer (mupdf)', () => {
 });
 
 describe('the local provider returns words for every page it read', () => {
-  test('receipt.png: tesseract word boxes, relative to the image, "Total:" on its line', async () => {
+  test('receipt.png: the OCR engine\'s word boxes, relative to the image, "Total:" on its line', async () => {
     const bytes = fixture('receipt.png');
     const input: ProviderInput = { bytes, facts: PNG_FACTS, task: TEXT_TASK, step: 'vision' };
     const output = await localProvider.invoke(input, media());
 
-    expect(output.words?.map((p) => [p.page, p.source])).toEqual([[1, 'tesseract']]);
+    expect(output.words?.map((p) => [p.page, p.source])).toEqual([[1, 'paddleocr']]);
     const page = output.words?.[0];
     expectSaneBoxes(output.words ?? []);
     expectReadingOrder(page);
@@ -257,7 +257,7 @@ describe('collectEvidenceWords', () => {
 });
 
 describe('ocrPagesForEvidence', () => {
-  test('scanned.pdf page 1: tesseract words on the right lines', async () => {
+  test("scanned.pdf page 1: the OCR engine's words on the right lines", async () => {
     const bytes = fixture('scanned.pdf');
     const words = await ocrPagesForEvidence({
       bytes,
@@ -266,7 +266,7 @@ describe('ocrPagesForEvidence', () => {
       deadlineMs: later(),
       maxPages: 3,
     });
-    expect(words.map((p) => [p.page, p.source])).toEqual([[1, 'tesseract']]);
+    expect(words.map((p) => [p.page, p.source])).toEqual([[1, 'paddleocr']]);
     expectSaneBoxes(words);
     // The scan is receipt.png filling a 384 x 400 pt page.
     expectOnLine(word(words[0], 'Total:'), 316, 18, 400);

@@ -67,6 +67,10 @@ describe('where a value stands', () => {
     ['1,234.50', 1234.5, '1,234.50'],
     ['(42.17)', -42.17, '(42.17)'],
     ['Debit 42.17', -42.17, '42.17'],
+    // A currency in letters glued to the amount, as receipts print it or OCR reads it, also after a fused label.
+    ['RM53.60', 53.6, 'RM53.60'],
+    ['USD42.17', 42.17, 'USD42.17'],
+    ['GST:RM78.30', 78.3, 'GST:RM78.30'],
   ])('the amount printed %s is found for the value %p', (printed, value, source) => {
     const { fields } = groundFields(input({ amount: value }, [page(1, `Amount ${printed}`)]));
     expect(fields.amount?.source).toBe(source);
@@ -78,6 +82,11 @@ describe('where a value stands', () => {
     expect(fields.total?.bbox).toBeUndefined();
     expect(unsupported).toEqual(['total']);
     expect(fields.order?.source).toBe('INV-1042');
+  });
+
+  test('letters glued before digits are a currency only before an amount with cents: INV1042 is no amount 1042', () => {
+    expect(groundFields(input({ total: 1042 }, [page(1, 'Order INV1042')])).unsupported).toEqual(['total']);
+    expect(groundFields(input({ total: 1042 }, [page(1, 'Total RM1042.00')])).fields.total?.source).toBe('RM1042.00');
   });
 
   test.each([

