@@ -5,6 +5,8 @@
  * extract-fields.ts), never invented. Every page it reads comes back with its words and their boxes (evidence), and
  * `ocrPageWords` lends the same engine to the worker for pages no provider read. Heavy modules load lazily.
  * See docs/decisions.md#local-provider.
+ * Over 400 lines: the provider's two OCR engines share one page loop, its deadlines and its worker-thread lifecycle;
+ * the engines themselves live in paddle-ocr.ts and ocr-words.ts.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';

@@ -8,6 +8,8 @@
  * {name, description, inputSchema: {json}}}], toolChoice: {tool: {name}}}; `inferenceConfig.maxTokens`; responses
  * {output: {message}, stopReason, usage: {inputTokens, outputTokens, totalTokens}, metrics}. Media preparation and
  * the PDF text layer run for real on the fixtures.
+ * Over 400 lines: one fake and its wire format serve every case (models, inference profiles, errors, limits); split,
+ * each file would repeat the fake's setup.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
