@@ -56,18 +56,21 @@ export interface ProviderFigures {
 
 export interface AccuracyResult {
   receipts: number;
-  local: ProviderFigures & {
-    /** Wall time from creation to the report, over the receipts. */
-    secondsPerReceipt: number;
-    workerConcurrency: number;
-    review: Report['review'] & { catchRate: number | null; falseAlarmRate: number | null };
-    calibration: Report['calibration'];
-    /** The API's report equals buildReport over the runs as GET /v1/runs/{jobId} gives them. */
-    reportMatchesModule: boolean;
-    /** Σ run charges + Σ refunds = the hold, and the evaluation's totals are theirs. */
-    moneyExact: boolean;
-    heldUsd: number;
-  };
+  /** null with BENCH_ACCURACY_PARTS=targets (no receipts run). */
+  local:
+    | (ProviderFigures & {
+        /** Wall time from creation to the report, over the receipts. */
+        secondsPerReceipt: number;
+        workerConcurrency: number;
+        review: Report['review'] & { catchRate: number | null; falseAlarmRate: number | null };
+        calibration: Report['calibration'];
+        /** The API's report equals buildReport over the runs as GET /v1/runs/{jobId} gives them. */
+        reportMatchesModule: boolean;
+        /** Σ run charges + Σ refunds = the hold, and the evaluation's totals are theirs. */
+        moneyExact: boolean;
+        heldUsd: number;
+      })
+    | null;
   fakes: Record<string, ProviderFigures>;
   fakesMoneyExact: boolean;
   report1000: { items: number; computeMs: Summary; serviceMs: Summary };
@@ -472,7 +475,7 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
       const r1000 = await report1000(sample, 1000, 5);
       log('  GET /v1/quality with 10,000 verified runs counted');
       const quality = await qualityRead(stack.info.baseUrl, 10_000, 20);
-      return { receipts: 0, local: null, fakes: {}, fakesMoneyExact: true, report1000: r1000, quality } as never;
+      return { receipts: 0, local: null, fakes: {}, fakesMoneyExact: true, report1000: r1000, quality };
     }
     log(`  uploading ${list.length} receipts`);
     const uploads = await uploadAll(api, list);

@@ -662,12 +662,16 @@ function estimatesApiRows(e: EstimatesApiResult): Row[] {
 }
 
 function accuracyRows(a: AccuracyResult): Row[] {
-  const l = a.local;
-  const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
-  const fields = (f: AccuracyResult['local']['perField']) =>
+  return [...(a.local === null ? [] : receiptRows(a, a.local)), ...accuracyTargetRows(a)];
+}
+
+/** The receipts' rows (absent with BENCH_ACCURACY_PARTS=targets, which measures only the two targets). */
+function receiptRows(a: AccuracyResult, l: NonNullable<AccuracyResult['local']>): Row[] {
+  const fields = (f: typeof l.perField) =>
     Object.entries(f)
-      .map(([name, v]) => `${name} ${pct(v.accuracy)} (AUROC ${v.auroc ?? '—'})`)
+      .map(([name, v]) => `${name} ${percent(v.accuracy)} (AUROC ${v.auroc ?? '—'})`)
       .join(', ');
+  const pct = percent;
   return [
     {
       metric: `sroie-dev (${a.receipts} real receipts), local provider: accuracy per field (AUROC per field)`,
@@ -710,6 +714,13 @@ function accuracyRows(a: AccuracyResult): Row[] {
       target: '—',
       result: 'info',
     },
+  ];
+}
+
+const percent = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
+
+function accuracyTargetRows(a: AccuracyResult): Row[] {
+  return [
     {
       metric: `report of ${a.report1000.items} items, the service's path (query the items, build, conditional write): p50 (build alone)`,
       value: `${a.report1000.serviceMs.p50} ms (max ${a.report1000.serviceMs.max} ms; build ${a.report1000.computeMs.p50} ms)`,
