@@ -3,33 +3,14 @@
  * documents beside their expected values, the cost question, the report table, `--json`, the `--min-accuracy` gate,
  * and a folder written from verified runs by `--from-verified`.
  */
-import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, fixture, KEYS, stack, upload, waitForFinal } from './client.js';
+import { call, fixture, upload, visionCli, waitForFinal } from './client.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 
-function vision(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['cli/vision.mjs', ...args], {
-      cwd: repoRoot,
-      env: { ...process.env, NODE_NO_WARNINGS: '1', VISION_BASE_URL: stack().baseUrl, VISION_API_KEY: KEYS.a },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const vision = (args: string[]) => visionCli(args);
 
 const folders: string[] = [];
 afterAll(async () => {

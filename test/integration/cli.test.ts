@@ -5,45 +5,13 @@
  */
 import { spawn } from 'node:child_process';
 import { VisionClient, VisionError } from '../../sdk/index.js';
-import { KEYS, stack } from './client.js';
+import { KEYS, stack, visionCli } from './client.js';
 import { type RunningStack, startStack } from './stack.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const fixture = (name: string) => `test/fixtures/${name}`;
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function vision(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_NO_WARNINGS: '1',
-    VISION_BASE_URL: stack().baseUrl,
-    VISION_API_KEY: KEYS.a,
-    ...env,
-  };
-  for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['cli/vision.mjs', ...args], {
-      cwd: repoRoot,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const vision = visionCli;
 
 /**
  * Runs the CLI on a pseudo-terminal (util-linux `script`), as a person at a terminal would, and types `answer` once the

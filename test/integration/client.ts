@@ -179,22 +179,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/**
- * Runs `npm run keys` (scripts/keys.ts) as a child process with a clean target environment: no table or endpoint
- * variables inherited from the test process, and a state file that cannot exist, so no test picks up a developer's
- * running `npm start` by accident. `env` adds variables (a table target through the environment).
- */
-export function keysCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
-  for (const name of ['TENANTS_TABLE', 'API_KEYS_TABLE', 'RUNS_TABLE', 'USAGE_TABLE', 'AWS_ENDPOINT_URL']) {
-    delete childEnv[name];
-  }
-  delete childEnv.AWS_ENDPOINT_URL_DYNAMODB;
-  childEnv.VISION_LOCAL_STATE_FILE = join(tmpdir(), `no-such-stack-${randomUUID()}.json`);
+/** Runs node with `args` in the repository's folder; resolves with its exit code and everything it wrote. */
+export function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/keys.ts', ...args], {
+    const child = spawn(process.execPath, args, {
       cwd: new URL('../..', import.meta.url).pathname,
-      env: { ...childEnv, ...env },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -208,4 +198,35 @@ export function keysCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cl
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * The `vision` CLI as a user runs it (not a TTY), against the shared stack as tenant A; `env` overrides variables (an
+ * undefined value removes one).
+ */
+export function visionCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_NO_WARNINGS: '1',
+    VISION_BASE_URL: stack().baseUrl,
+    VISION_API_KEY: KEYS.a,
+    ...env,
+  };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
+  return runNode(['cli/vision.mjs', ...args], childEnv);
+}
+
+/**
+ * Runs `npm run keys` (scripts/keys.ts) as a child process with a clean target environment: no table or endpoint
+ * variables inherited from the test process, and a state file that cannot exist, so no test picks up a developer's
+ * running `npm start` by accident. `env` adds variables (a table target through the environment).
+ */
+export function keysCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
+  for (const name of ['TENANTS_TABLE', 'API_KEYS_TABLE', 'RUNS_TABLE', 'USAGE_TABLE', 'AWS_ENDPOINT_URL']) {
+    delete childEnv[name];
+  }
+  delete childEnv.AWS_ENDPOINT_URL_DYNAMODB;
+  childEnv.VISION_LOCAL_STATE_FILE = join(tmpdir(), `no-such-stack-${randomUUID()}.json`);
+  return runNode(['--import', 'tsx', 'scripts/keys.ts', ...args], { ...childEnv, ...env });
 }
