@@ -101,9 +101,11 @@ test('a busy port: one line naming PORT, exit code 1, and nothing left running',
 
 /** The stack under a pseudo-terminal (`script`), as `npm start` runs in a shell; its output as the terminal shows it. */
 function startOnTerminal(env: Record<string, string>): { child: ChildProcess; screen: () => string } {
-  const child = spawn('script', ['-qfec', `${process.execPath} --import tsx scripts/local.ts`, '/dev/null'], {
+  // `exec`, as `npm start` does: the shell `script` runs (dash when SHELL is /bin/sh or unset, as in CI) would
+  // otherwise stay as the terminal's foreground process, be killed by the Ctrl-C itself, and `script` report 130.
+  const child = spawn('script', ['-qfec', `exec ${process.execPath} --import tsx scripts/local.ts`, '/dev/null'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', SHELL: '/bin/sh', ...env },
     // Its input is the terminal's keyboard: a Ctrl-C typed there (\x03) interrupts the terminal's foreground processes.
     stdio: ['pipe', 'pipe', 'pipe'],
   });
