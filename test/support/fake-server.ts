@@ -61,7 +61,16 @@ export async function startFakeServer(
       const recorded = { method: req.method ?? 'GET', path: req.url ?? '/', headers, rawBody, body };
       requests.push(recorded);
       const answer = await responder(recorded);
-      if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+      // The wait ends early when the client hangs up (an aborted call), so no timer outlives the test.
+      if (answer.delayMs) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, answer.delayMs);
+          res.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
       if (res.destroyed) return;
       if (answer.reset) {
         req.socket.resetAndDestroy();
