@@ -43,6 +43,21 @@ describe('where a value stands', () => {
     expect(fields.c?.bbox).toBeUndefined();
   });
 
+  test("a name the reader's look-alike slips were undone in is found where they are printed, below an exact one", () => {
+    const words = [page(1, 'URBAN 1DEA SON BHD', 'GOLDEN SC0OP SDN BHD', 'ACME 5TORES')];
+    const { fields } = groundFields(
+      input({ a: 'URBAN IDEA SDN BHD', b: 'Golden Scoop Sdn Bhd', c: 'ACME STORES', d: 'URBAN IDEAL SDN BHD' }, words),
+    );
+    expect(fields.a?.source).toBe('URBAN 1DEA SON BHD');
+    expect(fields.b?.source).toBe('GOLDEN SC0OP SDN BHD');
+    expect(fields.c?.source).toBe('ACME 5TORES');
+    // A different letter is no look-alike: at best an approximate match of most words.
+    expect(fields.d?.confidence).toBeLessThan(0.7);
+    const exact = groundFields(input({ a: 'URBAN 1DEA SON BHD' }, words)).fields.a?.confidence ?? 0;
+    expect(fields.a?.confidence).toBeGreaterThan(0.8);
+    expect(fields.a?.confidence).toBeLessThan(exact);
+  });
+
   test('punctuation splits, case and diacritics do not hide a value', () => {
     const words = [page(1, 'CAFÉ MÜLLER', '12 Main Street, Springfield')];
     const { fields } = groundFields(input({ name: 'Cafe Muller', address: '12 Main Street Springfield' }, words));
@@ -98,6 +113,7 @@ describe('where a value stands', () => {
     // OCR lost the space between the date and the time.
     ['2018-04-27', 'Printed 27-04-1816:40 T1', '27-04-1816:40'],
     ['2019-01-23', 'Printed 23-01-201913:14:15 PM', '23-01-201913:14:15'],
+    ['2018-06-11', 'UNIHAKKA 11 Jun 201818:32', '11 Jun 201818:32'],
   ])('the date %s is found where the document prints %s', (value, line, source) => {
     const { fields } = groundFields(input({ date: value }, [page(1, line)], { fieldSpecs: [spec('date', 'date')] }));
     expect(fields.date?.source).toBe(source);
