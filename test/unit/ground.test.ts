@@ -339,4 +339,16 @@ describe("the provider's confidence in one value", () => {
     // The other value keeps the answer's overall confidence.
     expect(unsure.fields.vendor?.confidence).toBe(sure.fields.vendor?.confidence);
   });
+
+  test('the page never lifts a value above the doubt its provider has in it: a doubted required value goes to review', () => {
+    const words = [page(1, 'ACME SDN BHD', 'Total 42.50')];
+    const fieldSpecs = [spec('vendor', 'string', true), spec('total', 'number', true)];
+    const result = { vendor: 'ACME SDN BHD', total: 42.5 };
+    const doubted = groundFields(input(result, words, { fieldSpecs, valueConfidence: { vendor: 0.6, total: 0.99 } }));
+    expect(doubted.fields.vendor?.confidence).toBe(0.6);
+    expect(doubted.review.reasons).toEqual(['vendor: below 0.8 (0.60)']);
+    // What the page shows still lowers it: a value printed nowhere stays at most 0.25 × the provider's confidence.
+    const unprinted = groundFields(input({ vendor: 'GLOBEX LTD' }, words, { valueConfidence: { vendor: 0.99 } }));
+    expect(unprinted.fields.vendor?.confidence).toBeLessThanOrEqual(0.25);
+  });
 });
