@@ -15,6 +15,7 @@
  * missing value is wrong with confidence 0, as grounding reports it.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { calibrate, scoreDocument } from '../shared/evaluation/index.js';
@@ -38,6 +39,8 @@ const LABEL_OF: Record<Scored, string> = { merchant: 'company', date: 'date', to
 interface Outcome {
   name: string;
   ms: number;
+  /** CPU time of the whole process while the receipt was read (onnxruntime's threads included). */
+  cpuMs: number;
   expected: Record<Scored, string>;
   got: Record<string, unknown>;
   right: Record<Scored, boolean>;
@@ -84,11 +87,14 @@ async function readOne(
     step: 'vision',
   };
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const out = await localProvider.invoke(input, {
     signal: new AbortController().signal,
     deadlineMs: Date.now() + 120_000,
   });
   const ms = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  const cpuMs = (used.user + used.system) / 1000;
   const grounded = groundFields({
     result: out.result,
     fieldSpecs: fields,
@@ -98,7 +104,14 @@ async function readOne(
     reviewThreshold: 0.8,
     now: new Date(),
   });
-  return { ms, got: out.result, evidence: grounded.fields, review: grounded.review, text: out.documentText ?? '' };
+  return {
+    ms,
+    cpuMs,
+    got: out.result,
+    evidence: grounded.fields,
+    review: grounded.review,
+    text: out.documentText ?? '',
+  };
 }
 
 function pct(n: number, of: number): string {
@@ -116,11 +129,12 @@ function report(title: string, outcomes: Outcome[]): string {
   const rightRuns = outcomes.filter((o) => SCORED.every((f) => o.right[f]));
   const flagged = (runs: Outcome[]) => runs.filter((o) => o.review.needed).length;
   const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
+  const cpu = outcomes.map((o) => o.cpuMs).sort((a, b) => a - b);
   lines.push(
     '',
     `review.needed on runs with a wrong field: ${flagged(wrongRuns)}/${wrongRuns.length} (${pct(flagged(wrongRuns), wrongRuns.length)})`,
     `review.needed on fully right runs: ${flagged(rightRuns)}/${rightRuns.length} (${pct(flagged(rightRuns), rightRuns.length)})`,
-    `seconds per receipt, one at a time, warm: p50 ${(percentile(ms, 50) / 1000).toFixed(2)}, p90 ${(percentile(ms, 90) / 1000).toFixed(2)}`,
+    `seconds per receipt, one at a time, warm: p50 ${(percentile(ms, 50) / 1000).toFixed(2)}, p90 ${(percentile(ms, 90) / 1000).toFixed(2)}; CPU p50 ${(percentile(cpu, 50) / 1000).toFixed(2)}, p90 ${(percentile(cpu, 90) / 1000).toFixed(2)} (load ${os.loadavg()[0]?.toFixed(1)})`,
     '',
   );
   return lines.join('\n');

@@ -323,7 +323,9 @@ function settle(input: GroundInput, outcomes: Outcome[], failures: CheckFailure[
     // The provider's confidence in this very value where it has one (OpenAI's logprobs), else in the whole answer.
     const own = input.valueConfidence?.[o.name];
     const nativeHere = typeof own === 'number' && Number.isFinite(own) ? clamp(own) : native;
-    const confidence = o.state === 'null' && required ? 0 : scoreOutcome(o, nativeHere, alternatives.length);
+    const scored = o.state === 'null' && required ? 0 : scoreOutcome(o, nativeHere, alternatives.length);
+    // The provider's doubt about this very value stands: what the page shows can lower it, never lift it.
+    const confidence = typeof own === 'number' && Number.isFinite(own) ? Math.min(scored, round3(clamp(own))) : scored;
     fields[o.name] = {
       ...o.evidence,
       confidence,

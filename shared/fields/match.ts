@@ -8,7 +8,7 @@
 import { amountKey, collapse, parseAmount, parseDateValue, tokens } from './normalize.js';
 import { type Expired, type Span, WordIndex } from './word-index.js';
 
-export type MatchKind = 'exact' | 'normalised' | 'in-word' | 'symbol' | 'partial';
+export type MatchKind = 'exact' | 'normalised' | 'look-alike' | 'in-word' | 'symbol' | 'partial';
 
 /** One place a value is printed. `quality` in (0, 1] ranks places and feeds the field's confidence. */
 export interface Match {
@@ -18,7 +18,14 @@ export interface Match {
 }
 
 /** Match quality per kind (docs/confidence.md). A partial match scores `QUALITY.partial × overlap`. */
-export const QUALITY = { exact: 1, normalised: 0.95, 'in-word': 0.8, symbol: 0.9, partial: 0.75 } as const;
+export const QUALITY = {
+  exact: 1,
+  normalised: 0.95,
+  'look-alike': 0.9,
+  'in-word': 0.8,
+  symbol: 0.9,
+  partial: 0.75,
+} as const;
 
 /** A long text (≥ APPROX_MIN_TOKENS tokens) matches approximately when this share of its distinct tokens stand close. */
 export const APPROX_MIN_TOKENS = 3;
@@ -37,8 +44,50 @@ export function textMatches(index: WordIndex, value: string, expired: Expired): 
   const found = sequenceMatches(index, value, want, expired);
   if (found === null || found.length > 0 || want.length < 2) return found;
   const joined = joinedMatches(index, want, expired);
-  if (joined === null || joined.length > 0 || want.length < APPROX_MIN_TOKENS) return joined;
+  if (joined === null || joined.length > 0) return joined;
+  const alike = lookAlikeMatches(index, want, expired);
+  if (alike === null || alike.length > 0 || want.length < APPROX_MIN_TOKENS) return alike;
   return approximateMatch(index, want, expired);
+}
+
+/**
+ * Characters an OCR engine reads for one another (`0`/`O`/`D`, `1`/`I`/`l`, `5`/`S`, `8`/`B`), each class folded to
+ * one letter. A value a reader's slips were undone in (`URBAN IDEA SDN BHD` printed as read, `URBAN 1DEA SON BHD`) is
+ * still where the page prints it.
+ */
+const LOOK_ALIKE: Record<string, string> = { '0': 'o', d: 'o', q: 'o', '1': 'i', l: 'i', '5': 's', '8': 'b' };
+
+function lookAlike(token: string): string {
+  return token.replace(/[0dq1l58]/g, (c) => LOOK_ALIKE[c] ?? c);
+}
+
+const lookAlikeTokens = new WeakMap<WordIndex, string[][]>();
+
+/**
+ * Places that print a text of letters (two tokens at least) with look-alike characters swapped, token for token
+ * (`look-alike`); a value with no letter is left to the exact and amount matches.
+ */
+function lookAlikeMatches(index: WordIndex, want: string[], expired: Expired): Match[] | null {
+  if (want.length < 2 || !want.some((t) => /\p{L}/u.test(t))) return [];
+  let pages = lookAlikeTokens.get(index);
+  if (pages === undefined) {
+    pages = index.pages.map((p) => p.tokens.map(lookAlike));
+    lookAlikeTokens.set(index, pages);
+  }
+  const target = want.map(lookAlike);
+  const matches: Match[] = [];
+  for (let pageIndex = 0; pageIndex < pages.length; pageIndex++) {
+    if (expired()) return null;
+    const t = pages[pageIndex] as string[];
+    for (let start = 0; start + target.length <= t.length && matches.length < MAX_MATCHES; start++) {
+      let same = true;
+      for (let k = 0; k < target.length && same; k++) same = t[start + k] === target[k];
+      if (!same) continue;
+      const span = index.tokenSpan(pageIndex, start, start + target.length - 1);
+      matches.push({ span, kind: 'look-alike', quality: QUALITY['look-alike'] });
+    }
+  }
+  return matches;
 }
 
 /**

@@ -249,17 +249,20 @@ function addDates(map: Map<string, Span[]>, pageIndex: number, page: IndexedPage
   for (let i = 0; i < t.length; i++) {
     const month = monthOf(t[i] as string);
     if (month === 0) continue;
-    const yearAfter = yearOf(t[i + 2]);
+    const yearAfter = yearOf(t[i + 2], t[i + 3]);
     const mdy = yearAfter > 0 ? isoDate(yearAfter, month, dayOf(t[i + 1] ?? '')) : null;
     if (mdy !== null) push(map, mdy, spanOf(page, pageIndex, i, i + 2));
-    const yearNext = yearOf(t[i + 1]);
+    const yearNext = yearOf(t[i + 1], t[i + 2]);
     const dmy = i > 0 && yearNext > 0 ? isoDate(yearNext, month, dayOf(t[i - 1] ?? '')) : null;
     if (dmy !== null) push(map, dmy, spanOf(page, pageIndex, i - 1, i + 1));
   }
 }
 
-function yearOf(token: string | undefined): number {
-  if (token === undefined || !/^(?:\d{4}|\d{2})$/.test(token)) return 0;
+/** A year token; also a 4-digit year with the hour glued on, before the minutes (`11 Jun 201818:32`, as OCR reads). */
+function yearOf(token: string | undefined, next: string | undefined): number {
+  if (token === undefined) return 0;
+  if (/^\d{5,6}$/.test(token) && next !== undefined && /^\d{2}$/.test(next)) return fullYear(token.slice(0, 4));
+  if (!/^(?:\d{4}|\d{2})$/.test(token)) return 0;
   return fullYear(token);
 }
 

@@ -43,6 +43,21 @@ describe('where a value stands', () => {
     expect(fields.c?.bbox).toBeUndefined();
   });
 
+  test("a name the reader's look-alike slips were undone in is found where they are printed, below an exact one", () => {
+    const words = [page(1, 'URBAN 1DEA SON BHD', 'GOLDEN SC0OP SDN BHD', 'ACME 5TORES')];
+    const { fields } = groundFields(
+      input({ a: 'URBAN IDEA SDN BHD', b: 'Golden Scoop Sdn Bhd', c: 'ACME STORES', d: 'URBAN IDEAL SDN BHD' }, words),
+    );
+    expect(fields.a?.source).toBe('URBAN 1DEA SON BHD');
+    expect(fields.b?.source).toBe('GOLDEN SC0OP SDN BHD');
+    expect(fields.c?.source).toBe('ACME 5TORES');
+    // A different letter is no look-alike: at best an approximate match of most words.
+    expect(fields.d?.confidence).toBeLessThan(0.7);
+    const exact = groundFields(input({ a: 'URBAN 1DEA SON BHD' }, words)).fields.a?.confidence ?? 0;
+    expect(fields.a?.confidence).toBeGreaterThan(0.8);
+    expect(fields.a?.confidence).toBeLessThan(exact);
+  });
+
   test('punctuation splits, case and diacritics do not hide a value', () => {
     const words = [page(1, 'CAFÉ MÜLLER', '12 Main Street, Springfield')];
     const { fields } = groundFields(input({ name: 'Cafe Muller', address: '12 Main Street Springfield' }, words));
@@ -98,6 +113,7 @@ describe('where a value stands', () => {
     // OCR lost the space between the date and the time.
     ['2018-04-27', 'Printed 27-04-1816:40 T1', '27-04-1816:40'],
     ['2019-01-23', 'Printed 23-01-201913:14:15 PM', '23-01-201913:14:15'],
+    ['2018-06-11', 'UNIHAKKA 11 Jun 201818:32', '11 Jun 201818:32'],
   ])('the date %s is found where the document prints %s', (value, line, source) => {
     const { fields } = groundFields(input({ date: value }, [page(1, line)], { fieldSpecs: [spec('date', 'date')] }));
     expect(fields.date?.source).toBe(source);
@@ -322,5 +338,17 @@ describe("the provider's confidence in one value", () => {
     expect(unsure.fields.total?.confidence).toBeLessThan(sure.fields.total?.confidence ?? 0);
     // The other value keeps the answer's overall confidence.
     expect(unsure.fields.vendor?.confidence).toBe(sure.fields.vendor?.confidence);
+  });
+
+  test('the page never lifts a value above the doubt its provider has in it: a doubted required value goes to review', () => {
+    const words = [page(1, 'ACME SDN BHD', 'Total 42.50')];
+    const fieldSpecs = [spec('vendor', 'string', true), spec('total', 'number', true)];
+    const result = { vendor: 'ACME SDN BHD', total: 42.5 };
+    const doubted = groundFields(input(result, words, { fieldSpecs, valueConfidence: { vendor: 0.6, total: 0.99 } }));
+    expect(doubted.fields.vendor?.confidence).toBe(0.6);
+    expect(doubted.review.reasons).toEqual(['vendor: below 0.8 (0.60)']);
+    // What the page shows still lowers it: a value printed nowhere stays at most 0.25 × the provider's confidence.
+    const unprinted = groundFields(input({ vendor: 'GLOBEX LTD' }, words, { valueConfidence: { vendor: 0.99 } }));
+    expect(unprinted.fields.vendor?.confidence).toBeLessThanOrEqual(0.25);
   });
 });

@@ -277,6 +277,38 @@ describe('extractWithLayout', () => {
     expect(sure('SEA V I EW TRADING SDN BHD')).toBeLessThan(clean - 0.3);
   });
 
+  test('a name is as sure as its least sure letter: a doubtful dot or bracket is set aside', () => {
+    const f: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const lines = [{ text: 'MR. K.L.E. (M) SDN BHD', size: 1.5 }, 'No 5, Jalan Besar', 'TOTAL   RM 12.00'];
+    // Each character's probability: 0.99, except `doubt` on the characters `at` picks in `word`.
+    const read = (word: string, at: (c: string) => boolean, doubt: number) => {
+      const words = page(lines).map((w) => ({
+        ...w,
+        chars: [...w.text].map((c) => (w.text === word && at(c) ? doubt : 0.99)),
+      }));
+      return extractWithLayout(readingRows(words), '', f, NOW).confidence.merchant ?? 1;
+    };
+    const clean = read('', () => false, 1);
+    expect(read('K.L.E.', (c) => c === '.', 0.3)).toBeCloseTo(clean, 2);
+    expect(read('(M)', (c) => c === '(' || c === ')', 0.3)).toBeCloseTo(clean, 2);
+    expect(read('K.L.E.', (c) => c === 'L', 0.3)).toBeLessThan(clean - 0.05);
+  });
+
+  test('names that read as names: a number of their own, a 0 in a lower-case word; a form first is a name cut short', () => {
+    const f: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const read = (name: string) => {
+      const r = rows([{ text: name, size: 1.5 }, 'No 5, Jalan Besar', 'TOTAL   RM 12.00']);
+      return extractWithLayout(r, '', f, NOW);
+    };
+    expect(read('88 SEAVIEW MART SDN BHD').confidence.merchant).toBeGreaterThan(0.9);
+    const scoop = read('Golden Sc0op Sdn Bhd');
+    expect(scoop.result.merchant).toBe('Golden Scoop Sdn Bhd');
+    expect(scoop.confidence.merchant).toBeGreaterThan(0.9);
+    const cut = read('ENTERPRISE KIM SENG').confidence.merchant ?? 1;
+    expect(cut).toBeLessThan(0.5);
+    expect(read('KIM SENG ENTERPRISE').confidence.merchant).toBeGreaterThan(cut + 0.4);
+  });
+
   test("a date is less sure when the reader doubted one of its characters (the CTC's least sure one)", () => {
     const f: FieldSpec[] = [{ name: 'date', type: 'date', required: true }];
     const lines = ['ACME SDN BHD', 'Date: 25/05/2018 14:02', 'TOTAL   12.00'];
@@ -307,6 +339,15 @@ describe('extractWithLayout', () => {
     expect(disputed.confidence.merchant).toBeLessThan(0.5);
     const agreed = read(['BEST DENKI SDN BHD', 'Lot 26, Subang Parade', 'Seller: Best Denki Sdn Bhd', 'TOTAL   12.00']);
     expect(agreed.confidence.merchant ?? 1).toBeGreaterThan(0.5);
+    // An address above the label, or text below it, names no other business.
+    for (const lines of [
+      ['INVOICE', '1 Industrial Way, Springfield', 'Vendor: Globex Ltd', 'Invoice Number: INV-7', 'Total Due: 1578.00'],
+      ['INVOICE', 'Vendor: Globex Ltd', 'Consulting Services', 'Total Due: 1578.00'],
+    ]) {
+      const labelled = read(lines);
+      expect(String(labelled.result.merchant).replace(/\s+/g, ' ')).toBe('Globex Ltd');
+      expect(labelled.confidence.merchant).toBeUndefined();
+    }
   });
 
   test('a total with rival readings is less sure than one the payment confirms', () => {

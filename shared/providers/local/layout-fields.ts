@@ -37,8 +37,10 @@ export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
   },
   // A date is sure when labelled or beside a time and read surely to its least sure digit (`low`).
   date: { intercept: -6, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0, low: 8 },
-  // A business name: one with a company suffix, near the top, read surely and shaped like a name is right; single
-  // letters alone, 14+ letters run together, odd case, digits or quotes are what misreads look like.
+  // A business name: one with a company suffix, near the top, read surely to its least sure letter (`sure`) and shaped
+  // like a name is right; single letters alone, 14+ letters run together, odd case, digits among letters or quotes,
+  // and a company form that starts the name (`ENTERPRISE LSETIA`: the name before it was lost) are what misreads look
+  // like.
   vendor: {
     intercept: -8,
     suffix: 1.5,
@@ -47,10 +49,13 @@ export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
     glued: -3,
     odd: -3,
     digits: -3,
+    formFirst: -4,
     reader: 8,
-    low: 2,
+    sure: 2,
   },
 };
+
+const VENDOR_LABEL = /(?:vendor|merchant|seller|supplier|sold\s+by|store)\s*:/i;
 
 /** The confidence of a labelled vendor the top block's business name disagrees with (goes to review). */
 const DISPUTED_VENDOR = 0.2;
@@ -143,16 +148,15 @@ export function extractWithLayout(
           : String(found.value);
     const value = found === undefined || found === null ? null : coerceText(raw, field.type);
     // A labelled vendor ("Vendor: Globex Ltd") is what the document says it is: the text rules read labels first.
-    const labelledVendor =
-      concept === 'vendor' &&
-      byText[field.name] !== null &&
-      /(?:vendor|merchant|seller|supplier|sold\s+by|store)\s*:/i.test(text);
+    const labelledVendor = concept === 'vendor' && byText[field.name] !== null && VENDOR_LABEL.test(text);
     if (found === undefined || found === null || value === null || labelledVendor) {
       result[field.name] = byText[field.name] ?? null;
-      // The label names one business and the top block another (a salesperson "Sold by:" under the shop's name):
-      // which one sold is in doubt.
+      // The label names one business and the letterhead above it another (a salesperson "Sold by:" under the shop's
+      // name): which one sold is in doubt. Text below the label (an invoice's line items) disputes nothing.
       const other = byText[field.name];
-      if (labelledVendor && value !== null && normaliseText(String(value)) !== normaliseText(String(other))) {
+      const labelRow = rows.findIndex((r) => VENDOR_LABEL.test(r.text));
+      const above = found?.row !== undefined && found.row < labelRow;
+      if (labelledVendor && above && value !== null && normaliseText(String(value)) !== normaliseText(String(other))) {
         confidence[field.name] = DISPUTED_VENDOR;
       }
       continue;

@@ -10,6 +10,8 @@ import type { BBox, EvidenceWord } from '../../fields/types.js';
 export interface ReadWord extends EvidenceWord {
   /** PaddleOCR's lowest character probability in the word (`confidence` is their mean). */
   low?: number;
+  /** PaddleOCR's probability of each character of `text`, in order (when the text's length is theirs). */
+  chars?: readonly number[];
 }
 
 /** One row of words, left to right. */

@@ -284,6 +284,8 @@ export interface PixelWord {
   confidence: number;
   /** Its least sure character's probability: one misread letter hides in the mean, not here. */
   low: number;
+  /** Each character's probability, in reading order (a value's own characters, not the word's: receipt-rules.ts). */
+  chars: number[];
 }
 
 /**
@@ -315,7 +317,7 @@ export function regionWords(
       const box = regionBox(region, along(column(first) - stepPx), along(column(last) + stepPx));
       const confidence = current.reduce((s, c) => s + c.prob, 0) / current.length;
       const low = current.reduce((m, c) => Math.min(m, c.prob), 1);
-      words.push({ text, box, confidence, low });
+      words.push({ text, box, confidence, low, chars: current.map((c) => c.prob) });
     }
     current = [];
   };

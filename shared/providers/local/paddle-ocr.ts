@@ -213,7 +213,13 @@ export async function paddleReadPage(image: GreyImage, deadline: Deadline): Prom
   for (const word of words) {
     const bbox = relativeBox(word.box, image);
     if (bbox !== undefined)
-      out.push({ text: word.text, bbox, confidence: round(word.confidence), low: round(word.low) });
+      out.push({
+        text: word.text,
+        bbox,
+        confidence: round(word.confidence),
+        low: round(word.low),
+        chars: word.chars.map(round),
+      });
   }
   return out;
 }

@@ -10,10 +10,16 @@ import { amountsOf, type Finding, readerOf } from './receipt-rules.js';
 const COMPANY_SUFFIX =
   /(?<![\p{L}])(?:sdn\.?\s*bhd|bhd|s\/b|inc|llc|l\.l\.c|ltd|limited|gmbh|corp(?:oration)?|company|co\.|plc|ag|s\.?a\.?r?\.?l?|pty|pte|enterprise|trading|holdings|group|restaurant|restoran|cafe|café|store|stores|mart|shop|bakery|pharmacy|farmasi|hardware|stationery|supermarket|hotel|kedai|syarikat|s\.?r\.?l|b\.?v|n\.?v|oy|ab)(?![\p{L}])/iu;
 const NOT_MERCHANT =
-  /\b(?:tax\s*invoice|invoice|receipt|resit|bill|welcome|thank|cashier|operator|server|table|tel|phone|fax|email|www|http|gst|reg(?:istration)?\s*no|roc|co\.?\s*reg|company\s*no|no\.?\s*\d|jalan|jln|lot|street|st\.|road|rd\.|avenue|ave\.|blvd|taman|floor|level|suite|unit|date|time|order|member|qty|price|amt|desc(?:ription)?|disc|opening|hours|hrs)\b|[@:]|\d{5}|^\(.*\)$/i;
+  /\b(?:tax\s*invoice|invoice|receipt|resit|bill|welcome|thank|cashier|operator|server|table|tel|phone|fax|email|www|http|gst|reg(?:istration)?\s*no|roc|co\.?\s*reg|company\s*no|no\.?\s*\d|jalan|jln|lot|street|st\.|road|rd\.|avenue|ave\.|blvd|boulevard|way|lane|drive|highway|taman|floor|level|suite|unit|date|time|order|member|qty|price|amt|desc(?:ription)?|disc|opening|hours|hrs)\b|[@:]|\d{5}|^\(.*\)$/i;
 
 function letters(text: string): number {
   return (text.match(/\p{L}/gu) ?? []).length;
+}
+
+/** A word's `0` and `1` as the letters they stand for, in the word's case (`SC0OP` → `SCOOP`, `Sc0op` → `Scoop`). */
+function lettersFor(word: string): string {
+  const lower = (word.match(/\p{Ll}/gu) ?? []).length > (word.match(/\p{Lu}/gu) ?? []).length;
+  return word.replace(/0/g, lower ? 'o' : 'O').replace(/1/g, lower ? 'l' : 'I');
 }
 
 /**
@@ -23,11 +29,15 @@ function letters(text: string): number {
 export function cleanName(text: string): string {
   return text
     .replace(/(?<![\p{L}\p{N}])[\p{L}01]*[01][\p{L}01]*(?![\p{L}\p{N}])/gu, (word) =>
-      letters(word) >= 2 && 2 * letters(word) >= word.length ? word.replace(/0/g, 'O').replace(/1/g, 'I') : word,
+      letters(word) >= 2 && 2 * letters(word) >= word.length ? lettersFor(word) : word,
     )
     .replace(/\bSDN\.?(?=BHD)/gi, (sdn) => `${sdn} `)
     .replace(/\bS[O0]N(\.?\s*BHD)\b/gi, (_, tail: string) => `SDN${tail}`);
 }
+
+/** A company form that ends a name (`ACME SDN BHD`, `ACME ENTERPRISE`): one that starts it is a name cut short. */
+const TRAILING_FORM =
+  /^(?:sdn\.?\s*bhd|bhd|s\/b|inc|llc|ltd|limited|gmbh|corp(?:oration)?|plc|pty|pte|enterprise|trading|holdings|group)\b/i;
 
 /**
  * How a name looks misread: single letters standing alone (`ST T IONERY`: a word split), runs of 14+ letters
@@ -37,10 +47,12 @@ export function cleanName(text: string): string {
 function nameShape(text: string): Record<string, number> {
   const words = text.split(/\s+/).filter((w) => w !== '');
   return {
+    formFirst: TRAILING_FORM.test(text) ? 1 : 0,
     fragments: words.filter((w) => /^\p{L}$/u.test(w)).length,
     glued: words.filter((w) => /\p{L}{14,}/u.test(w)).length,
     odd: words.filter((w) => /\p{Ll}\p{Lu}|\p{L}\d+\p{L}/u.test(w)).length,
-    digits: words.filter((w) => /\d|['"`]/u.test(w)).length,
+    // A number standing alone is part of many names (`99 SPEED MART`); digits among letters, or quotes, are not.
+    digits: words.filter((w) => /\p{L}.*\d|\d.*\p{L}|['"`]/u.test(w)).length,
   };
 }
 
@@ -66,12 +78,16 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
   const medianHeight = [...block.map((r) => r.height)].sort((a, b) => a - b)[Math.floor(block.length / 2)] ?? 0;
   const suffixOnly = (text: string) => letters(text.replace(new RegExp(COMPANY_SUFFIX.source, 'giu'), '')) < 2;
   const signals = (value: string, named: Row[], k: number) => {
-    const reader = readerOf(named.flatMap((row) => row.words));
+    // The words the name is made of (not a registration number dropped from its row).
+    const printed = named.flatMap((row) => row.words);
+    const own = printed.filter((w) => value.includes(cleanName(w.text)));
+    const reader = readerOf(printed);
     return {
       rank: k,
       tall: named.some((row) => row.height >= medianHeight * 1.15) ? 1 : 0,
       reader: reader.confidence,
       low: reader.low,
+      sure: readerOf(own.length > 0 ? own : printed).sure,
       ...nameShape(value),
     };
   };
@@ -90,10 +106,11 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
       named = [r.row, below.row];
     }
     const value = cleanName(text);
-    return { value, signals: { suffix: 1, ...signals(value, named, k) } };
+    const row = named[0] === above?.row ? above?.i : r.i;
+    return { value, row: row ?? r.i, signals: { suffix: 1, ...signals(value, named, k) } };
   }
   const tallest = [...usable.slice(0, 4)].sort((a, b) => b.row.height - a.row.height)[0];
   if (tallest === undefined) return null;
   const value = cleanName(tallest.text);
-  return { value, signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) } };
+  return { value, row: tallest.i, signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) } };
 }

@@ -22,6 +22,8 @@ export interface Money {
   confidence: number;
   /** The least sure character of those words (their confidence where the engine gives no characters'). */
   low: number;
+  /** The least sure letter or digit of the amount's own text (readerAt). */
+  sure: number;
 }
 
 /** What a rule found, and the signals for its confidence. */
@@ -29,6 +31,8 @@ export interface Finding<T> {
   value: T;
   /** The value as the document prints it (`42.50`, `05/11/2026`), where `value` is normalised: a string field's. */
   printed?: string;
+  /** The index of the (first) row it was read from, where a rule needs it. */
+  row?: number;
   signals: Record<string, number>;
 }
 
@@ -75,27 +79,56 @@ export function amountsOf(row: Row): Money[] {
   return out;
 }
 
-/**
- * How sure the reader was of the words of `row` that its text from `start` (`length` characters) covers: their mean
- * confidence, and their least sure character (`low`; a word's confidence where the engine gives no characters').
- */
-export function readerAt(row: Row, start: number, length: number): { confidence: number; low: number } {
-  let pos = 0;
-  const hit: ReadWord[] = [];
-  row.words.forEach((w, i) => {
-    if (i > 0) pos += row.text.startsWith('  ', pos) ? 2 : 1;
-    if (pos < start + length && pos + w.text.length > start) hit.push(w);
-    pos += w.text.length;
-  });
-  return readerOf(hit);
+/** How sure the reader was of some words: their mean, their least sure character, and their least sure letter or digit. */
+export interface Reader {
+  confidence: number;
+  low: number;
+  /**
+   * The least sure letter or digit among the characters that matter (PaddleOCR's per-character probabilities; `low`
+   * where the engine gives none). A doubtful dot or bracket is set aside: comparisons ignore punctuation anyway.
+   */
+  sure: number;
 }
 
-/** The mean confidence of `words` and their least sure character (1 and 1 for none, or a reader without either). */
-export function readerOf(words: readonly ReadWord[]): { confidence: number; low: number } {
-  if (words.length === 0) return { confidence: 1, low: 1 };
+const ALNUM = /[\p{L}\p{N}]/u;
+
+/** The least sure letter or digit of `word` from its character `from` to before `to` (its `low` without characters). */
+function sureIn(word: ReadWord, from = 0, to = word.text.length): number {
+  const chars = word.chars;
+  if (chars === undefined || chars.length !== word.text.length) return word.low ?? word.confidence ?? 1;
+  let least = 1;
+  for (let k = Math.max(0, from); k < Math.min(to, chars.length); k++) {
+    if (ALNUM.test(word.text[k] ?? '')) least = Math.min(least, chars[k] ?? 1);
+  }
+  return least;
+}
+
+/**
+ * How sure the reader was of the words of `row` that its text from `start` (`length` characters) covers: their mean
+ * confidence, their least sure character (`low`), and the least sure letter or digit of that text itself (`sure`).
+ */
+export function readerAt(row: Row, start: number, length: number): Reader {
+  let pos = 0;
+  const hit: ReadWord[] = [];
+  let sure = 1;
+  row.words.forEach((w, i) => {
+    if (i > 0) pos += row.text.startsWith('  ', pos) ? 2 : 1;
+    if (pos < start + length && pos + w.text.length > start) {
+      hit.push(w);
+      sure = Math.min(sure, sureIn(w, start - pos, start + length - pos));
+    }
+    pos += w.text.length;
+  });
+  return { ...readerOf(hit), sure: hit.length === 0 ? 1 : sure };
+}
+
+/** The mean confidence of `words`, their least sure character and letter or digit (1 for none, or no confidence). */
+export function readerOf(words: readonly ReadWord[]): Reader {
+  if (words.length === 0) return { confidence: 1, low: 1, sure: 1 };
   const confidence = words.reduce((s, w) => s + (w.confidence ?? 1), 0) / words.length;
   const low = words.reduce((m, w) => Math.min(m, w.low ?? w.confidence ?? 1), 1);
-  return { confidence, low };
+  const sure = words.reduce((m, w) => Math.min(m, sureIn(w)), 1);
+  return { confidence, low, sure };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -144,7 +177,7 @@ function close(a: number, b: number): boolean {
 }
 
 /** What the payment rows say was paid (cash less change, else the one amount paid by card), and how surely read. */
-function paidAmount(rows: readonly Row[]): { value: number; low: number } | undefined {
+function paidAmount(rows: readonly Row[]): { value: number; low: number; sure: number } | undefined {
   let cash: Money | undefined;
   let change: Money | undefined;
   const card = new Map<number, Money>();
@@ -159,13 +192,14 @@ function paidAmount(rows: readonly Row[]): { value: number; low: number } | unde
     else if (CASH.test(row.text)) cash ??= money;
   }
   if (cash !== undefined && change !== undefined) {
-    return { value: Math.round((cash.value - change.value) * 100) / 100, low: Math.min(cash.low, change.low) };
+    const value = Math.round((cash.value - change.value) * 100) / 100;
+    return { value, low: Math.min(cash.low, change.low), sure: Math.min(cash.sure, change.sure) };
   }
   // Otherwise the one amount paid: by card, or in cash when no change was given (none printed, or 0.00).
   const exact = change?.value === 0 || (change === undefined && !rows.some((r) => CHANGE.test(r.text)));
   if (cash !== undefined && exact && !card.has(cash.value)) card.set(cash.value, cash);
   const [only, ...others] = [...card.values()];
-  return only !== undefined && others.length === 0 ? { value: only.value, low: only.low } : undefined;
+  return only !== undefined && others.length === 0 ? { value: only.value, low: only.low, sure: only.sure } : undefined;
 }
 
 function firstPaymentRow(rows: readonly Row[]): number {
@@ -254,7 +288,14 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
   // payment, or a plain "total" with rivals).
   if (paid !== undefined && paid > 0 && !candidates.some((c) => close(c.money.value, paid)) && (best?.score ?? 0) < 4) {
     const low = payment?.low ?? 1;
-    const signals = { keyword: 0, agreesPaid: 1, reader: 1, low, rivals: scored.length > 0 ? 1 : 0 };
+    const signals = {
+      keyword: 0,
+      agreesPaid: 1,
+      reader: 1,
+      low,
+      sure: payment?.sure ?? 1,
+      rivals: scored.length > 0 ? 1 : 0,
+    };
     return { value: paid, printed: paid.toFixed(2), signals };
   }
   if (best !== undefined) {
@@ -269,6 +310,7 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
         keyword: 1,
         reader: best.c.money.confidence,
         low: best.c.money.low,
+        sure: best.c.money.sure,
         rivals: rivals.size,
         margin: best.score - (scored.find((s) => !close(s.c.money.value, best.c.money.value))?.score ?? 0),
       },
@@ -278,7 +320,7 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
     return {
       value: paid,
       printed: paid.toFixed(2),
-      signals: { keyword: 0, agreesPaid: 1, reader: 1, low: payment?.low ?? 1, rivals: 0 },
+      signals: { keyword: 0, agreesPaid: 1, reader: 1, low: payment?.low ?? 1, sure: payment?.sure ?? 1, rivals: 0 },
     };
   return null;
 }
