@@ -11,9 +11,20 @@ import type { StackInfo } from './stack.js';
 
 export const KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_tenant_b_0123456789abcdef' };
 
+/**
+ * The local stack this test file runs against: its jest worker's own (globalSetup starts one per worker), or the one
+ * INTEGRATION_STACK names (the benchmark's).
+ */
 export function stack(): StackInfo {
+  const all = process.env.INTEGRATION_STACKS;
+  if (all) {
+    const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+    const info = (JSON.parse(all) as StackInfo[])[worker - 1];
+    if (!info) throw new Error(`no local stack for jest worker ${worker}: globalSetup started fewer`);
+    return info;
+  }
   const raw = process.env.INTEGRATION_STACK;
-  if (!raw) throw new Error('INTEGRATION_STACK is not set: run through jest globalSetup');
+  if (!raw) throw new Error('INTEGRATION_STACKS is not set: run through jest globalSetup');
   return JSON.parse(raw) as StackInfo;
 }
 

@@ -1,7 +1,7 @@
-/** Stops the local stack started by globalSetup (SIGTERM; it stops DynamoDB Local and fauxqs itself). */
+/** Stops the local stacks started by globalSetup (SIGTERM; each stops its DynamoDB Local and fauxqs itself). */
 import type { RunningStack } from './stack.js';
 
 export default async function globalTeardown(): Promise<void> {
-  const stack = (globalThis as { __visionStack?: RunningStack }).__visionStack;
-  await stack?.stop();
+  const stacks = (globalThis as { __visionStacks?: RunningStack[] }).__visionStacks ?? [];
+  await Promise.all(stacks.map((s) => s.stop()));
 }
