@@ -64,8 +64,15 @@ export interface RunRecord {
   jobId: string;
   tenantId: string;
   status: 'queued' | 'completed' | 'failed';
-  /** Progress detail while queued: waiting in the queue, or a worker is on it. */
-  stage: 'waiting' | 'processing' | 'done';
+  /**
+   * Progress detail while queued: waiting in the queue, a worker is on it, or (a batch run) its provider request waits
+   * for or is in a provider batch (shared/batching/).
+   */
+  stage: 'waiting' | 'processing' | 'batched' | 'done';
+  /** `batch`: a batch run (contract-v1.2 §4), priced at its batch estimate; absent: standard. */
+  priority?: 'batch';
+  /** A batch run: by when it is finished (ISO; creation + batchSettings.expiresWithinHours). */
+  expiresAt?: string;
   uploadId: string;
   objectKey: string;
   /**
