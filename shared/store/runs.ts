@@ -341,6 +341,25 @@ export async function releaseClaim(jobId: string, holder: string): Promise<void>
   }
 }
 
+/**
+ * Parks a batch run whose attempt waits in the batch lane: `stage: batched`, and `holder`'s lease given up, so that the
+ * delivery the batcher sends when the request is resolved claims it at once. False when the lease is no longer its own.
+ */
+export function parkRun(jobId: string, holder: string): Promise<boolean> {
+  return applied(
+    ddb.send(
+      new UpdateCommand({
+        TableName: runsTable(),
+        Key: { jobId },
+        UpdateExpression: 'SET #stage = :batched REMOVE leaseUntil, leaseHolder',
+        ConditionExpression: '#status = :queued AND leaseHolder = :holder',
+        ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
+        ExpressionAttributeValues: { ':batched': 'batched', ':queued': 'queued', ':holder': holder },
+      }),
+    ),
+  );
+}
+
 /** The `queued` index's partition for a run: a few shards, so that no single partition takes every new run. */
 export function queuedShardOf(jobId: string): string {
   let sum = 0;
