@@ -17,6 +17,8 @@ import {
   type PutCommandInput,
   QueryCommand,
   type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -26,14 +28,16 @@ import { runBatcher } from '../../shared/batching/batcher.js';
 import { configuredLimits } from '../../shared/batching/groups.js';
 import { BatchParked } from '../../shared/batching/parked.js';
 import { batchApis } from '../../shared/batching/providers.js';
+import { priceFor } from '../../shared/pricing/pricing.js';
 import { openaiBatchCodec } from '../../shared/providers/openai/batch.js';
 import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure } from '../../shared/task.js';
 import { tryCandidates } from '../../shared/worker/attempts.js';
 import { batchLaneAdapters } from '../../shared/worker/batch-lane.js';
+import { processRun } from '../../shared/worker/process-run.js';
 import { succeeding } from '../support/adapters.js';
-import { fixture, runItem } from '../support/aws.js';
+import { fixture, mapsAsObjects, objectBody, runItem, tableName } from '../support/aws.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const s3 = mockClient(S3Client);
@@ -44,6 +48,10 @@ const conditionFailed = () => new ConditionalCheckFailedException({ message: 'co
 /** The BatchRequests table, in memory. */
 const table = new Map<string, Record<string, unknown>>();
 const objects = new Map<string, string>();
+/** The Runs table's items (read by the worker), its updates (claims, parking) and the settlements written. */
+const runs = new Map<string, RunRecord>();
+const runUpdates: UpdateCommandInput[] = [];
+const settlements: TransactWriteCommandInput[] = [];
 
 function conditionHolds(input: UpdateCommandInput, item: Record<string, unknown> | undefined): boolean {
   const condition = input.ConditionExpression ?? '';
@@ -80,6 +88,9 @@ let fakes: BatchFakes;
 beforeEach(async () => {
   table.clear();
   objects.clear();
+  runs.clear();
+  runUpdates.length = 0;
+  settlements.length = 0;
   ddb.reset();
   s3.reset();
   ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
@@ -90,10 +101,22 @@ beforeEach(async () => {
     table.set(String(item.requestId), structuredClone(item));
     return {};
   });
-  ddb.on(GetCommand).callsFake((input: GetCommandInput) => ({
-    Item: structuredClone(table.get(String(input.Key?.requestId))),
-  }));
+  ddb
+    .on(GetCommand)
+    .callsFake((input: GetCommandInput) =>
+      input.TableName === tableName('runs')
+        ? { Item: structuredClone(runs.get(String(input.Key?.jobId))) }
+        : { Item: structuredClone(table.get(String(input.Key?.requestId))) },
+    );
+  ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
+    settlements.push(input);
+    return {};
+  });
   ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
+    if (input.TableName === tableName('runs')) {
+      runUpdates.push(input);
+      return {};
+    }
     const item = table.get(String(input.Key?.requestId));
     if (!conditionHolds(input, item)) {
       throw conditionFailed();
@@ -112,6 +135,7 @@ beforeEach(async () => {
     return {};
   });
   s3.on(GetObjectCommand).callsFake((input) => {
+    if (String(input.Key).startsWith('uploads/')) return { Body: objectBody(RECEIPT), ContentLength: RECEIPT.length };
     const body = objects.get(String(input.Key));
     if (body === undefined) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
     return { Body: { transformToString: async () => body } };
@@ -300,4 +324,37 @@ test("an expired batch item fails its attempt as a timeout; a batch still runnin
   const nearDeadline = () => Date.parse(late.expiresAt as string) - 60_000;
   expect(await pass({ now: nearDeadline })).toMatchObject({ expired: 1, handedBack: 1 });
   await expect(invoke(batchLaneAdapters(late, { openai: inlineOpenai }), late)).rejects.toBeInstanceOf(ProviderFailure);
+});
+
+test('the worker parks a batch run (stage batched, its lease given up), then settles it once at the batch price', async () => {
+  const run = batchRun('run_worker');
+  runs.set(run.jobId, run);
+  const options = { adapters: { openai: inlineOpenai }, remainingMs: 120_000, receiveCount: 1, maxReceiveCount: 3 };
+  expect(await processRun(run.jobId, options)).toBe('batched');
+  const parked = runUpdates.find((u) => u.ExpressionAttributeValues?.[':batched'] === 'batched');
+  expect(parked?.UpdateExpression).toBe('SET #stage = :batched REMOVE leaseUntil, leaseHolder');
+  expect(settlements).toHaveLength(0);
+
+  // A redelivery (a duplicate message, a reconciler resend) while the request waits parks again, settles nothing.
+  expect(await processRun(run.jobId, options)).toBe('batched');
+  expect(table.size).toBe(1);
+
+  for (let i = 0; i < 3; i++) await pass();
+  expect(enqueued).toEqual([run.jobId]);
+  expect(await processRun(run.jobId, options)).toBe('settled');
+  expect(settlements).toHaveLength(1);
+  const runWrite = mapsAsObjects(settlements[0])?.TransactItems?.find(
+    (i) => i.Update?.ExpressionAttributeValues?.[':absorbed'] !== undefined,
+  );
+  const settled = runWrite?.Update?.ExpressionAttributeValues ?? {};
+  expect(settled[':usage']).toBeDefined();
+  const usage = settled[':usage'] as { costMicros: number; priceMicros: number; requests: number };
+  // Half OpenAI's list price for the fake's tokens (rounded up to the micro), then the margin, as the estimate priced.
+  const listed = await openaiBatchCodec.parse(
+    JSON.parse(objects.get(String(table.get(`${run.jobId}#openai#vision#all`)?.answerKey)) ?? 'null'),
+    inputOf(run),
+  );
+  expect(usage.costMicros).toBe(Math.ceil(listed.usage.costMicros / 2));
+  expect(usage.priceMicros).toBe(priceFor(usage.costMicros, run.marginPct));
+  expect(fakes.batches).toHaveLength(1);
 });
