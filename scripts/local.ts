@@ -237,6 +237,8 @@ async function main(): Promise<void> {
   // Webhook secrets stay in their table here, and receivers on this machine are allowed (contract-v1.1 §4).
   process.env[ENV.webhookSecretStore] ??= 'local-table';
   process.env[ENV.webhookAllowLocalhost] ??= 'true';
+  // A short batch window: a batch run on the local stack is grouped for seconds, not the deployed ten minutes.
+  process.env[ENV.batchMaxWaitSeconds] ??= '5';
 
   for (const { tenantId, key } of devKeys) {
     await ensureTenant(tenantId);
