@@ -16,8 +16,8 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
+import { batchApis } from '../shared/batching/apis.js';
 import { runBatcher } from '../shared/batching/batcher.js';
-import { batchApis } from '../shared/batching/providers.js';
 import { config } from '../shared/config.js';
 import { ENV } from '../shared/infra/env.js';
 import {

@@ -24,10 +24,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
+import { batchApis } from '../../shared/batching/apis.js';
 import { runBatcher } from '../../shared/batching/batcher.js';
 import { configuredLimits } from '../../shared/batching/groups.js';
 import { BatchParked } from '../../shared/batching/parked.js';
-import { batchApis } from '../../shared/batching/providers.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { openaiBatchCodec } from '../../shared/providers/openai/batch.js';
 import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';

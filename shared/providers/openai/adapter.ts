@@ -327,7 +327,7 @@ export async function documentFor(input: ProviderInput, step: Step, media: Invok
   };
 }
 
-export async function readApiKey(env: NodeJS.ProcessEnv): Promise<string> {
+async function readApiKey(env: NodeJS.ProcessEnv): Promise<string> {
   let key: string | undefined;
   try {
     key = await apiKeyFor('openai', env);
