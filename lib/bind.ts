@@ -27,6 +27,8 @@ import type { StatefulResources } from './stateful-stack.js';
 export const UPLOAD_OBJECTS = `${uploadsBucket.keyPrefix}*`;
 /** Object key pattern of the page images of PDF runs (shared/uploads/page-previews.ts). */
 export const PREVIEW_OBJECTS = `${uploadsBucket.previewsPrefix}*`;
+/** Object key pattern of the batch lane's lines and answers (shared/batching/objects.ts). */
+export const BATCH_OBJECTS = `${uploadsBucket.batchPrefix}*`;
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -48,6 +50,10 @@ const SCOPED_WILDCARDS = [
   {
     pattern: new RegExp(`/${escapeRegExp(uploadsBucket.previewsPrefix)}\\*$`),
     reason: `Page images of PDF runs under the ${uploadsBucket.previewsPrefix} prefix of the uploads bucket only (keys ${uploadsBucket.previewsPrefix}{tenantId}/{jobId}/page-{n}.jpg are made per run, so they cannot be listed in advance); one action each: s3:PutObject for the worker, s3:GetObject for file-url.`,
+  },
+  {
+    pattern: new RegExp(`/${escapeRegExp(uploadsBucket.batchPrefix)}\\*$`),
+    reason: `The batch lane's request lines and answers under the ${uploadsBucket.batchPrefix} prefix of the uploads bucket only (keys ${uploadsBucket.batchPrefix}{lines|answers}/{jobId}/{provider}/{step}/{pages}.json are made per request); s3:GetObject and s3:PutObject, for the worker and the batcher.`,
   },
 ] as const;
 
@@ -117,6 +123,16 @@ export function bindAccess(fn: lambda.Function, access: ResourceAccess, resource
       new iam.PolicyStatement({
         actions: [action],
         resources: [resources.uploadsBucket.arnForObjects(PREVIEW_OBJECTS)],
+      }),
+    );
+  }
+
+  if (access.batchObjects !== undefined) {
+    fn.addEnvironment(uploadsBucket.envVar, resources.uploadsBucket.bucketName);
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [resources.uploadsBucket.arnForObjects(BATCH_OBJECTS)],
       }),
     );
   }

@@ -12,7 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors.js';
 import { ENV } from '../shared/infra/env.js';
-import { deliverSettings, reconcileSettings, workerSettings } from '../shared/infra/resources.js';
+import { batchSettings, deliverSettings, reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
 import type { ProviderId } from '../shared/task.js';
 import { bindAccess, bindProviderSecret } from './bind.js';
@@ -82,6 +82,7 @@ export const PROVIDER_CONFIG_HANDLERS: readonly HandlerName[] = [
   'estimates',
   'evaluations-create',
   'worker',
+  'batcher',
 ];
 
 /** Days the API access log is kept. */
@@ -102,6 +103,8 @@ const sizing: Partial<Record<HandlerName, { memorySize: number; timeout: Duratio
   usage: { memorySize: 1024, timeout: Duration.seconds(25) },
   // A sweep reads a few hundred queued runs at most (reconcileSettings.pageSize per shard).
   reconcile: { memorySize: 512, timeout: Duration.seconds(120) },
+  // Reads up to batchSettings.pageSize lines (each a document) and uploads them as one batch file.
+  batcher: { memorySize: 1024, timeout: Duration.seconds(300) },
   // A batch of POSTs at once, each within webhookSettings.timeoutMs.
   deliver: { memorySize: deliverSettings.memoryMb, timeout: Duration.seconds(deliverSettings.timeoutSeconds) },
 };
@@ -231,6 +234,15 @@ export class StatelessStack extends Stack {
       functions[handler] = vf.fn;
     }
     this.functions = functions as Record<HandlerName, lambda.Function>;
+
+    // The batcher submits and polls provider batches on a schedule (shared/batching/batcher.ts); it reads the
+    // providers' keys (their batch APIs), as the worker does.
+    bindProviderSecret(this.functions.batcher, props.resources);
+    new events.Rule(this, 'BatcherSchedule', {
+      description: 'Submits waiting batch requests to the providers, polls their batches, and sends answered runs back',
+      schedule: events.Schedule.rate(Duration.minutes(batchSettings.everyMinutes)),
+      targets: [new targets.LambdaFunction(this.functions.batcher, { retryAttempts: 0 })],
+    });
 
     // The reconciler sweeps the queued runs on a schedule (shared/worker/reconcile.ts).
     new events.Rule(this, 'ReconcileSchedule', {

@@ -16,6 +16,8 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
+import { batchApis } from '../shared/batching/apis.js';
+import { runBatcher } from '../shared/batching/batcher.js';
 import { config } from '../shared/config.js';
 import { ENV } from '../shared/infra/env.js';
 import {
@@ -33,7 +35,7 @@ import { gatewaySettings, routes } from '../shared/infra/routes.js';
 import { log, setLogSink } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import { hideMessage, jobIdOf } from '../shared/runs/run-message.js';
+import { enqueueRun, hideMessage, jobIdOf } from '../shared/runs/run-message.js';
 import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
 import { holderId } from '../shared/worker/heartbeat.js';
@@ -81,6 +83,11 @@ const localEnv = z.object({
     .default(gatewaySettings.authorizerCacheSeconds),
   /** Seconds between reconciler sweeps (deployed: every reconcileSettings.everyMinutes); 0 runs none. */
   LOCAL_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).default(60),
+  /**
+   * Seconds between batcher passes (deployed: every batchSettings.everyMinutes); 0 runs none. Short, so that a batch run
+   * on the local stack finishes in seconds against the providers' batch fakes (or their real batch APIs).
+   */
+  LOCAL_BATCH_INTERVAL_SECONDS: z.coerce.number().min(0).default(5),
   /** Overrides of the reconciler's waits (shared/infra/resources.ts reconcileSettings), shorter for tests. */
   LOCAL_RECONCILE_RESEND_AFTER_SECONDS: z.coerce.number().positive().optional(),
   LOCAL_RECONCILE_DEAD_AFTER_SECONDS: z.coerce.number().positive().optional(),
@@ -230,6 +237,8 @@ async function main(): Promise<void> {
   // Webhook secrets stay in their table here, and receivers on this machine are allowed (contract-v1.1 §4).
   process.env[ENV.webhookSecretStore] ??= 'local-table';
   process.env[ENV.webhookAllowLocalhost] ??= 'true';
+  // A short batch window: a batch run on the local stack is grouped for seconds, not the deployed ten minutes.
+  process.env[ENV.batchMaxWaitSeconds] ??= '5';
 
   for (const { tenantId, key } of devKeys) {
     await ensureTenant(tenantId);
@@ -389,6 +398,22 @@ async function main(): Promise<void> {
         }, env.LOCAL_RECONCILE_INTERVAL_SECONDS * 1000)
       : undefined;
   stopping.onStop(async () => clearInterval(reconciler));
+
+  // The batcher on a timer, as EventBridge schedules it when deployed (shared/batching/batcher.ts).
+  let batching = false;
+  const batcher =
+    env.LOCAL_BATCH_INTERVAL_SECONDS > 0
+      ? setInterval(() => {
+          if (batching) return;
+          batching = true;
+          runBatcher({ apis: batchApis(), enqueue: enqueueRun })
+            .catch((error: unknown) => log.error('batcher pass failed', { error }))
+            .finally(() => {
+              batching = false;
+            });
+        }, env.LOCAL_BATCH_INTERVAL_SECONDS * 1000)
+      : undefined;
+  stopping.onStop(async () => clearInterval(batcher));
 
   const server = createGateway({
     handlers,

@@ -102,6 +102,12 @@ export interface CreateRunInput {
   metadata?: Record<string, JsonValue> | undefined;
   confirmCost?: boolean | undefined;
   maxCostUsd?: number | undefined;
+  /**
+   * Default `standard`. `batch`: through the provider's batch interface at its discount (about half the price),
+   * finished by the run's `expiresAt` (within 24 hours); where a provider has none, in the next batch window at the
+   * normal price. The estimate and the hold are the batch price.
+   */
+  priority?: 'standard' | 'batch' | undefined;
 }
 
 // ---------- estimates ----------
@@ -127,7 +133,6 @@ export interface DeclaredFile {
 export interface EstimateInput extends Omit<CreateRunInput, 'uploadId'> {
   uploadId?: string | undefined;
   file?: DeclaredFile | undefined;
-  priority?: 'standard' | 'batch' | undefined;
 }
 
 /** What a run would cost now and as a batch (POST /v1/estimates); nothing was created or held. */
@@ -193,19 +198,23 @@ export interface RunBase {
   file: RunFile;
   /** The evaluation this run is an item of (contract-v1.2 §1); absent otherwise. */
   evaluationId?: string;
+  /** `batch` on a batch run (contract-v1.2 §4); absent: standard. */
+  priority?: 'standard' | 'batch';
+  /** A batch run: by when it is finished, completed or failed (ISO 8601); absent otherwise. */
+  expiresAt?: string;
 }
 
 /** How far a long document has got (contract-v1.1 §2); a queued run may carry it. */
 export interface RunProgress {
   pagesTotal: number;
   pagesDone: number;
-  stage: string;
+  stage: 'waiting' | 'processing' | 'batched';
 }
 
 export interface QueuedRun extends RunBase {
   status: 'queued';
-  /** In the queue, or a worker is on it. */
-  stage: 'waiting' | 'processing';
+  /** In the queue, a worker is on it, or (a batch run) waiting for its provider's batch. */
+  stage: 'waiting' | 'processing' | 'batched';
   progress?: RunProgress;
 }
 

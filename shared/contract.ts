@@ -148,6 +148,9 @@ export const presignResponse = z.object({
 
 // ---------- POST /v1/runs ----------
 
+/** How soon the answer is needed (contract-v1.2 §4): `batch` goes through the provider's batch interface. */
+export const priority = z.enum(PRIORITIES);
+
 /** What a run asks besides its file: shared by POST /v1/runs and POST /v1/estimates (the same body, one schema). */
 const runFields = {
   // Echoed exactly as sent (no trimming); a blank prompt is refused.
@@ -174,11 +177,21 @@ const eitherSchemaIdOrSchema = z.refine<{ schemaId?: unknown; schema?: unknown }
   { message: 'send either schemaId or schema, not both', path: ['schema'] },
 );
 
-export const createRunRequest = z.strictObject({ uploadId: text(1, 128), ...runFields }).check(eitherSchemaIdOrSchema);
+export const createRunRequest = z
+  .strictObject({
+    uploadId: text(1, 128),
+    ...runFields,
+    priority: z.optional(priority).check(
+      z.meta({
+        description:
+          "Default standard. batch: through the provider's batch interface at its discount, finished by expiresAt " +
+          '(where a provider has none: in the next batch window at the normal price)',
+      }),
+    ),
+  })
+  .check(eitherSchemaIdOrSchema);
 
 // ---------- POST /v1/estimates (contract-v1.2 §4) ----------
-
-export const priority = z.enum(PRIORITIES);
 
 /**
  * A file described instead of uploaded: what inspection would find. Estimated within the same limits as an upload
@@ -289,6 +302,12 @@ const creationFields = {
   evaluationId: z
     .optional(z.string())
     .check(z.meta({ description: 'The evaluation this run is an item of (contract-v1.2 §1); absent otherwise' })),
+  priority: z
+    .optional(priority)
+    .check(z.meta({ description: 'Present on a batch run (contract-v1.2 §4); absent: standard' })),
+  expiresAt: z
+    .optional(isoTimestamp)
+    .check(z.meta({ description: 'A batch run: by when it is finished (completed or failed); absent otherwise' })),
 };
 
 // ---------- GET /v1/runs/{jobId} ----------
@@ -310,19 +329,24 @@ export const usage = z.object({
   priceUsd: usd,
 });
 
+/** Where a queued run is: in the queue, with a worker, or (a batch run) waiting for its provider's batch. */
+export const RUN_STAGES = ['waiting', 'processing', 'batched'] as const;
+
 /** A run in page chunks while queued: its pages, how many are answered and checkpointed, its stage (v1.1 §2). */
 export const runProgress = z.object({
   pagesTotal: integer(z.positive()),
   pagesDone: integer(z.nonnegative()),
-  stage: z.enum(['waiting', 'processing']),
+  stage: z.enum(RUN_STAGES),
 });
 
 export const queuedRun = z.object({
   ...creationFields,
   status: z.literal('queued'),
-  stage: z
-    .enum(['waiting', 'processing'])
-    .check(z.meta({ description: 'Progress detail: in the queue, or a worker is on it' })),
+  stage: z.enum(RUN_STAGES).check(
+    z.meta({
+      description: 'Progress detail: in the queue, a worker is on it, or (a batch run) waiting for its provider batch',
+    }),
+  ),
   progress: z.optional(runProgress),
 });
 

@@ -113,6 +113,22 @@ export const tables = {
     timeToLiveAttribute: 'expiresAtEpoch',
     globalIndexes: [],
   },
+  // The batch lane (shared/batching/, docs/data-model.md): one item per provider request a batch run waits on
+  // (`requestId`: run, provider, step, pages) and one per provider batch submitted (`batch#…`). Sparse `open`: an item
+  // is in it while the batcher has something to do with it (`openState`), oldest first by `since`.
+  batchRequests: {
+    id: 'BatchRequests',
+    envVar: 'BATCH_REQUESTS_TABLE',
+    partitionKey: { name: 'requestId', type: 'S' },
+    timeToLiveAttribute: 'expiresAtEpoch',
+    globalIndexes: [
+      {
+        indexName: 'open',
+        partitionKey: { name: 'openState', type: 'S' },
+        sortKey: { name: 'since', type: 'S' },
+      },
+    ],
+  },
   verifications: {
     id: 'Verifications',
     envVar: 'VERIFICATIONS_TABLE',
@@ -247,6 +263,8 @@ export const uploadsBucket = {
   domainEnvVar: 'UPLOADS_BUCKET_DOMAIN',
   keyPrefix: 'uploads/',
   previewsPrefix: 'previews/',
+  /** The batch lane's request lines and answers (shared/batching/objects.ts), and Bedrock's batch input and output. */
+  batchPrefix: 'batch/',
   expireAfterDays: 1,
 } as const;
 
@@ -329,6 +347,12 @@ export const batchSettings = {
    * once its run's deadline is this close: the time a normal call, its fallbacks and settlement need.
    */
   directMarginSeconds: 3600,
+  /** How often the batcher runs (deployed: an EventBridge rule; the local stack: LOCAL_BATCH_INTERVAL_SECONDS). */
+  everyMinutes: 5,
+  /** A request marked `submitting` this long ago whose batch was never recorded is waiting again (a batcher crash). */
+  submitStaleSeconds: 900,
+  /** Items and batches read per state and run of the batcher. */
+  pageSize: 500,
 } as const;
 
 export const evaluationSettings = {

@@ -33,7 +33,8 @@ export type HandlerName =
   | 'authorizer'
   | 'worker'
   | 'reconcile'
-  | 'deliver';
+  | 'deliver'
+  | 'batcher';
 
 /** What a handler may touch; turned into IAM grants + environment variables in CDK. */
 export interface ResourceAccess {
@@ -44,6 +45,11 @@ export interface ResourceAccess {
    * Needs `bucket` too (the bucket's name and domain come with it).
    */
   previews?: 'read' | 'write';
+  /**
+   * The batch lane's lines and answers (`batch/` in the uploads bucket, shared/batching/objects.ts): read and written by
+   * the worker and the batcher. Carries the bucket's name; no access to the uploads themselves.
+   */
+  batchObjects?: 'readwrite';
   /** The run queue: send (create a run, resend one), or consume (the worker, which also sends a run's group messages). */
   queue?: 'send' | 'consume';
   /** The webhook delivery queue: send (dispatch an event), or consume (the deliver function, which also retries). */
@@ -142,6 +148,7 @@ export const UNROUTED_HANDLERS = [
   'worker',
   'reconcile',
   'deliver',
+  'batcher',
 ] as const satisfies readonly HandlerName[];
 
 /** Every scope a key needs for `route` (empty for a public route). */
@@ -231,8 +238,11 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
       // An evaluation's run scores itself and moves its evaluation's progress in its settlement; the last writes the report.
       evaluations: 'readwrite',
       evaluationItems: 'readwrite',
+      // A batch run's provider calls wait in the batch lane (shared/worker/batch-lane.ts).
+      batchRequests: 'readwrite',
     },
     bucket: 'read',
+    batchObjects: 'readwrite',
     // Stores a PDF run's page images for the dashboard's boxes (shared/worker/page-previews.ts).
     previews: 'write',
     queue: 'consume',
@@ -257,6 +267,12 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
     queue: 'send',
     webhookQueue: 'send',
     eventBus: 'publish',
+  },
+  // The batch lane on a schedule (shared/batching/batcher.ts): submits, polls, and sends resolved runs back.
+  batcher: {
+    tables: { batchRequests: 'readwrite' },
+    batchObjects: 'readwrite',
+    queue: 'send',
   },
   // Signs and POSTs one event to one endpoint, records the attempt, and sends the next try (or the dead letter).
   deliver: {

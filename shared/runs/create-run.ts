@@ -26,7 +26,7 @@ import {
 import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
-import { inspectTenantUpload, taskOf } from './run-input.js';
+import { inspectTenantUpload, priorityFields, taskOf } from './run-input.js';
 import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 
@@ -72,11 +72,14 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const marginPct = pricing.marginPct;
   // The estimate is a calibrated prediction: the factors the service learnt from its settled runs (a minute's cache).
   // Calibration is the tenant's own once it has enough runs of a key, else the deployment's (one read, cached).
+  // A batch run is held at its batch estimate (each provider's batch discount, its batch calibration keys).
+  const priority = body.priority ?? 'standard';
   const providers = availableProviders(config.providers);
   const plan = planRun(facts, task, providers, {
     explicitOrder: config.providers !== undefined,
     marginPct,
-    factors: await loadFactors(tenantId, calibrationKeysFor(providers, task)),
+    factors: await loadFactors(tenantId, calibrationKeysFor(providers, task, priority)),
+    priority,
   });
   const estimateMicros = plan.estimateMicros;
   // Rounded down: a budget of $0.0000015 allows 1 micro-dollar, never 2.
@@ -121,6 +124,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     maxCostMicros,
     holdFromCredit: false,
     createdAt,
+    ...priorityFields(body.priority, now),
     ...(input.requestId ? { requestId: input.requestId } : {}),
     expiresAtEpoch: Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400,
     // In the sparse `queued` index until settled: the reconciler finds a run whose message is lost by it.

@@ -55,6 +55,8 @@ export function toRunResponse(run: RunRecord): RunResponse {
       ...(run.file.height !== undefined ? { height: run.file.height } : {}),
     },
     ...(run.evaluation ? { evaluationId: run.evaluation.evaluationId } : {}),
+    ...(run.priority === 'batch' ? { priority: run.priority } : {}),
+    ...(run.expiresAt !== undefined ? { expiresAt: run.expiresAt } : {}),
   };
   if (run.status === 'completed' && run.usage && run.result) {
     return {
@@ -101,11 +103,14 @@ export function toRunResponse(run: RunRecord): RunResponse {
       completedAt: run.completedAt ?? run.createdAt,
     };
   }
-  const stage: 'waiting' | 'processing' = run.stage === 'processing' ? 'processing' : 'waiting';
-  const progress = run.progress && {
-    pagesTotal: run.progress.pagesTotal,
+  const stage: 'waiting' | 'processing' | 'batched' =
+    run.stage === 'processing' || run.stage === 'batched' ? run.stage : 'waiting';
+  // A batch run shows its progress whether chunked or not: `progress.stage` says `batched` while it waits (v1.2 §4).
+  const pages = run.progress ?? (run.priority === 'batch' ? { pagesTotal: run.file.pages, pagesDone: 0 } : undefined);
+  const progress = pages && {
+    pagesTotal: pages.pagesTotal,
     // A chunk asked again after a crash whose checkpoint could not be written counts twice: never past the total.
-    pagesDone: Math.min(run.progress.pagesDone, run.progress.pagesTotal),
+    pagesDone: Math.min(pages.pagesDone, pages.pagesTotal),
     stage,
   };
   return { ...base, status: 'queued', stage, ...(progress ? { progress } : {}) };

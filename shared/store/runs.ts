@@ -64,8 +64,15 @@ export interface RunRecord {
   jobId: string;
   tenantId: string;
   status: 'queued' | 'completed' | 'failed';
-  /** Progress detail while queued: waiting in the queue, or a worker is on it. */
-  stage: 'waiting' | 'processing' | 'done';
+  /**
+   * Progress detail while queued: waiting in the queue, a worker is on it, or (a batch run) its provider request waits
+   * for or is in a provider batch (shared/batching/).
+   */
+  stage: 'waiting' | 'processing' | 'batched' | 'done';
+  /** `batch`: a batch run (contract-v1.2 §4), priced at its batch estimate; absent: standard. */
+  priority?: 'batch';
+  /** A batch run: by when it is finished (ISO; creation + batchSettings.expiresWithinHours). */
+  expiresAt?: string;
   uploadId: string;
   objectKey: string;
   /**
@@ -332,6 +339,25 @@ export async function releaseClaim(jobId: string, holder: string): Promise<void>
   } catch (error: unknown) {
     log.warn('could not release the lease on a run', { jobId, error });
   }
+}
+
+/**
+ * Parks a batch run whose attempt waits in the batch lane: `stage: batched`, and `holder`'s lease given up, so that the
+ * delivery the batcher sends when the request is resolved claims it at once. False when the lease is no longer its own.
+ */
+export function parkRun(jobId: string, holder: string): Promise<boolean> {
+  return applied(
+    ddb.send(
+      new UpdateCommand({
+        TableName: runsTable(),
+        Key: { jobId },
+        UpdateExpression: 'SET #stage = :batched REMOVE leaseUntil, leaseHolder',
+        ConditionExpression: '#status = :queued AND leaseHolder = :holder',
+        ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
+        ExpressionAttributeValues: { ':batched': 'batched', ':queued': 'queued', ':holder': holder },
+      }),
+    ),
+  );
 }
 
 /** The `queued` index's partition for a run: a few shards, so that no single partition takes every new run. */

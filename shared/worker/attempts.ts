@@ -10,6 +10,7 @@
  * only the worker's newer knowledge (calibration learnt since, the real text length) can make it look dearer, and a
  * run must never fail for its own estimate (contract v1.2 §5). Every other attempt keeps to the spend limit.
  */
+import { BatchParked } from '../batching/parked.js';
 import type { Attempt } from '../contract.js';
 import { log } from '../log.js';
 import type { Micros } from '../money.js';
@@ -17,7 +18,7 @@ import { predictAttempt } from '../planning/estimate.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { costWithin, priceFor } from '../pricing/pricing.js';
 import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../providers/types.js';
-import { ProviderFailure, type ProviderId, type Step } from '../task.js';
+import { type Priority, ProviderFailure, type ProviderId, type Step } from '../task.js';
 
 export interface AttemptsInput {
   candidates: readonly ProviderId[];
@@ -59,6 +60,8 @@ export interface AttemptsInput {
   shared?: SharedSpend;
   /** Stop at the first `truncated` attempt (a chunk of several pages is split and asked again instead). */
   stopOnTruncated?: boolean;
+  /** The run's priority: a batch run's attempts are predicted at their batch price, as its estimate was. */
+  priority?: Priority;
 }
 
 /**
@@ -131,6 +134,8 @@ async function attemptOnce(
     );
     return { output };
   } catch (error: unknown) {
+    // Not a failure: the attempt waits in the batch lane, and the delivery parks the run (./batch-lane.ts).
+    if (error instanceof BatchParked) throw error;
     if (error instanceof ProviderFailure) return { failure: error };
     const kind = controller.signal.aborted ? 'timeout' : 'server';
     return {
@@ -174,6 +179,7 @@ export async function tryCandidates(options: AttemptsInput): Promise<AttemptsOut
       predictAttempt(provider, facts, task, step, options.factors, {
         // The text an `analyze` step is given; another step reads the file and is predicted from its facts.
         ...(step === 'analyze' && documentTextChars !== undefined ? { documentTextChars } : {}),
+        ...(options.priority ? { priority: options.priority } : {}),
       })?.costMicros);
   const attempts: Attempt[] = [];
   let requests = 0;

@@ -12,6 +12,7 @@
  *   (`truncated`), never a silently short answer.
  * - Out of time, the run stops starting chunks and is handed back (`RunIncomplete`): the next delivery resumes.
  */
+import { BatchParked } from '../batching/parked.js';
 import { config } from '../config.js';
 import { log } from '../log.js';
 import { Deadline, PdfFile } from '../media/index.js';
@@ -132,6 +133,7 @@ export async function runChunks(input: ChunksInput): Promise<ChunkedOutcome> {
   const writer = new CheckpointWriter(run, input.afterChunk);
   let failure: { reason: 'truncated' | 'unreadable' | 'providers'; page: number } | undefined;
   let stopped: unknown;
+  let parked: BatchParked | undefined;
   let outOfTime = false;
 
   /** One chunk, start to end: the chunk's result applied to the run (its totals, the queue, the spend). */
@@ -172,7 +174,10 @@ export async function runChunks(input: ChunksInput): Promise<ChunkedOutcome> {
       }
       failure ??= { reason: result.truncated ? 'truncated' : 'providers', page: range.first };
     } catch (error: unknown) {
-      stopped ??= error;
+      // A batch run's chunk parked in the batch lane: the other chunks go on to park theirs, so that every page call of
+      // the run goes in the same batch window (./batch-lane.ts); the run parks once they have.
+      if (error instanceof BatchParked) parked ??= error;
+      else stopped ??= error;
     } finally {
       spend.end(own);
     }
@@ -196,7 +201,7 @@ export async function runChunks(input: ChunksInput): Promise<ChunkedOutcome> {
     await writer.done();
   }
 
-  const error = stopped ?? writer.stopped;
+  const error = stopped ?? writer.stopped ?? parked;
   if (error !== undefined) throw error;
   if (failure) return { ...summary(totals), status: 'failed', ...failure };
   if (outOfTime) throw new RunIncomplete(queue.reduce((sum, range) => sum + rangePages(range), 0));

@@ -46,9 +46,18 @@ export interface ProcessOptions {
 /**
  * What a delivery did. `fanned-out`: the run's message sent its groups' messages. `group-done`: the group is counted
  * done, and other groups are not. `lease-lost`: another delivery took over the lease while this one worked; it stopped
- * and settled nothing. A `Held` answer: another delivery holds the run (or the group) now; this one did nothing.
+ * and settled nothing. `batched`: a batch run's attempt waits in the batch lane; the run is parked until the batcher
+ * sends it back (./batch-lane.ts). A `Held` answer: another delivery holds the run (or the group) now; this one did nothing.
  */
-export type ProcessResult = 'settled' | 'already-final' | 'missing' | 'fanned-out' | 'group-done' | 'lease-lost' | Held;
+export type ProcessResult =
+  | 'settled'
+  | 'already-final'
+  | 'missing'
+  | 'fanned-out'
+  | 'group-done'
+  | 'lease-lost'
+  | 'batched'
+  | Held;
 
 /** Another delivery holds the run (or the group): whose lease, and until when (epoch ms), when known. */
 export interface Held {

@@ -8,11 +8,13 @@
  * it stops and settles nothing. Unexpected infrastructure errors are rethrown so SQS redelivers, except on the last
  * allowed delivery, where the run is failed and refunded instead of being left queued behind a DLQ (./delivery.ts).
  */
+import { BatchParked } from '../batching/parked.js';
 import { log } from '../log.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { loadFactors } from '../store/calibration.js';
 import type { Settlement } from '../store/ledger.js';
-import { claimRun, getRun, type RunRecord, releaseClaim, renewClaim } from '../store/runs.js';
+import { claimRun, getRun, parkRun, type RunRecord, releaseClaim, renewClaim } from '../store/runs.js';
+import { batchLaneAdapters } from './batch-lane.js';
 import { runChunksOf, spendLimitOf } from './chunked.js';
 import {
   afterFailure,
@@ -73,7 +75,16 @@ async function deliverRun(run: RunRecord, options: ProcessOptions): Promise<Proc
     if (claim.state === 'final') return 'already-final';
     if (claim.state === 'leased') return held(claim.lease);
     heartbeat = keepLease(lease, options, (until) => renewClaim(jobId, lease.holder, until), { jobId });
-    executed = await executeRun(run, { ...options, adapters: heartbeat.guard(options.adapters) });
+    // A batch run's provider calls go through the batch lane: the first delivery parks it (./batch-lane.ts).
+    const adapters = run.priority === 'batch' ? batchLaneAdapters(run, options.adapters) : options.adapters;
+    try {
+      executed = await executeRun(run, { ...options, adapters: heartbeat.guard(adapters) });
+    } catch (error: unknown) {
+      if (!(error instanceof BatchParked)) throw error;
+      await heartbeat.stop();
+      await parkRun(jobId, lease.holder);
+      return 'batched';
+    }
     // Nothing is renewed once the run may be settled; a lease lost meanwhile settles nothing (its new holder does).
     await heartbeat.stop();
     heartbeat.check();

@@ -70,6 +70,9 @@ export function decide(run: RunRecord, now: number, options: ReconcileOptions): 
   // message's receives say. A lease that lapsed unrenewed is a delivery that died.
   const leaseEnd = latestLeaseEnd(run);
   if (leaseEnd !== undefined && leaseEnd > now) return 'wait';
+  // A batch run parked in the batch lane is the batcher's until its promised end (it sends the run back); after it,
+  // the run is looked at as any other.
+  if (run.stage === 'batched' && run.expiresAt !== undefined && now < Date.parse(run.expiresAt)) return 'wait';
   const lastSent = run.resentAt ?? run.createdAt;
   const deliveries = run.deliveries ?? 0;
   // The latest delivery's own receive count: `deliveries` sums every message of the run (resends, duplicates), so it

@@ -42,6 +42,7 @@ export async function runSinglePass(run: RunRecord, bytes: Uint8Array, input: Si
     deadlineMs,
     factors: input.factors,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
+    ...(run.priority ? { priority: run.priority } : {}),
   };
   const steps = chooseSteps(run.file, run.candidates, layer);
   const outcome = run.ocrCandidates

@@ -22,6 +22,7 @@ import { ERROR_CODES } from '../../shared/errors.js';
 import { ENV } from '../../shared/infra/env.js';
 import { METRIC_DIMENSIONS, METRIC_NAMES, METRICS_NAMESPACE } from '../../shared/infra/metrics.js';
 import {
+  batchSettings,
   eventBus,
   type IndexDefinition,
   type KeyAttribute,
@@ -270,7 +271,7 @@ describe('stateless stack: functions', () => {
       expect([envVar, bound]).toEqual([envVar, access.tables?.[name] !== undefined]);
       if (!bound) expect(variables).not.toHaveProperty(envVar);
     }
-    expect(uploadsBucket.envVar in variables).toBe(access.bucket !== undefined);
+    expect(uploadsBucket.envVar in variables).toBe(access.bucket !== undefined || access.batchObjects !== undefined);
     // Presigned addresses are built on the bucket's regional domain name as CloudFormation resolves it (and the
     // dashboard's Content-Security-Policy names that host).
     const knowsHost = access.bucket !== undefined || access.storageAddress === true;
@@ -302,9 +303,11 @@ describe('stateless stack: functions', () => {
       expect([name, actions.some((a) => DYNAMODB_WRITE.test(a))]).toEqual([name, level === 'readwrite']);
     }
     const actions = statements.flatMap(actionsOf);
-    expect(actions.some((a) => a.startsWith('s3:'))).toBe(access.bucket !== undefined);
+    expect(actions.some((a) => a.startsWith('s3:'))).toBe(
+      access.bucket !== undefined || access.batchObjects !== undefined,
+    );
     expect(actions.some((a) => a.startsWith('s3:Put'))).toBe(
-      access.bucket === 'presign-put' || access.previews === 'write',
+      access.bucket === 'presign-put' || access.previews === 'write' || access.batchObjects !== undefined,
     );
     const on = (resource: IConstruct) => {
       const id = logicalIdOf(stateful, resource);
@@ -348,11 +351,18 @@ describe('stateless stack: functions', () => {
     expect(actions.filter((a) => DYNAMODB_WRITE.test(a) || a.startsWith('sqs:') || a.startsWith('s3:'))).toEqual([]);
   });
 
-  test('S3 grants are limited to the upload prefix, and to one action each on the previews prefix', () => {
+  test('S3 grants are limited to the upload prefix, to one action each on the previews prefix, and to the batch prefix', () => {
     for (const handler of handlers) {
       for (const s of statementsOf(handler)) {
         if (!actionsOf(s).some((a) => a.startsWith('s3:Put') || a.startsWith('s3:GetObject'))) continue;
         const resource = JSON.stringify(s.Resource);
+        if (resource.includes(`/${uploadsBucket.batchPrefix}*`)) {
+          // The batch lane's lines and answers: the worker and the batcher only, and nothing else in that statement.
+          expect([handler, handlerAccess[handler].batchObjects]).toEqual([handler, 'readwrite']);
+          expect([handler, resource.includes(`/${uploadsBucket.keyPrefix}*`)]).toEqual([handler, false]);
+          expect(actionsOf(s).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
+          continue;
+        }
         if (resource.includes(`/${uploadsBucket.previewsPrefix}*`)) {
           expect([handler, resource.includes(`/${uploadsBucket.keyPrefix}*`)]).toEqual([handler, false]);
           expect([handler, actionsOf(s)]).toEqual([
@@ -424,6 +434,20 @@ describe('stateless stack: functions', () => {
     expect(actions).not.toContain('sqs:ReceiveMessage');
     expect(actions).toContain('dynamodb:Query');
     expect(actions.some((a) => a.startsWith('s3:'))).toBe(false);
+  });
+
+  test('batcher: invoked on a schedule, sends runs back to the run queue, the batch table and prefix only', () => {
+    statelessTemplate.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${batchSettings.everyMinutes} minutes)`,
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId('batcher'), 'Arn'] } })],
+    });
+    const actions = statementsOf('batcher')
+      .filter((s) => s.Effect === 'Allow')
+      .flatMap(actionsOf);
+    expect(actions).toContain('sqs:SendMessage');
+    expect(actions).not.toContain('sqs:ReceiveMessage');
+    expect(actions.filter((a) => a.startsWith('s3:')).sort()).toEqual(['s3:GetObject', 's3:PutObject']);
   });
 
   test('log groups keep one month', () => {
@@ -762,7 +786,7 @@ describe('provider secret', () => {
     statefulTemplate.resourceCountIs('AWS::SecretsManager::Secret', 2);
   });
 
-  test('only the worker may read it (GetSecretValue only) and only the worker knows its ARN', () => {
+  test('only the worker and the batcher may read it (GetSecretValue only) and only they know its ARN', () => {
     for (const handler of handlers) {
       const touching = statementsOf(handler).filter((s) => refersTo(s.Resource, secretId));
       const webhookKeyId = logicalIdOf(stateful, stateful.webhookSecretKey);
@@ -771,7 +795,7 @@ describe('provider secret', () => {
         .flatMap(actionsOf)
         .filter((a) => a.startsWith('secretsmanager:'));
       const variables = variablesOf(stateless, handler);
-      if (handler === 'worker') {
+      if (handler === 'worker' || handler === 'batcher') {
         expect(touching.flatMap(actionsOf)).toEqual(['secretsmanager:GetSecretValue']);
         expect(secretActions).toEqual(['secretsmanager:GetSecretValue']);
         expect(refersTo(variables[PROVIDER_SECRET_ENV], secretId)).toBe(true);

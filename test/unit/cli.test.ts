@@ -461,7 +461,7 @@ describe('the progress line on a terminal', () => {
       stage: 'processing',
       jobId: 'run_1',
       elapsedMs: 2500,
-      progress: { pagesTotal: 20, pagesDone: 3, stage: 'ocr' },
+      progress: { pagesTotal: 20, pagesDone: 3, stage: 'processing' },
     });
     jest.advanceTimersByTime(1000);
     line.end();

@@ -79,6 +79,38 @@ describe('both prices', () => {
     expect(created.body.estimatedCostUsd).toBe(answer.body.standard.estimatedCostUsd);
   });
 
+  test('a batch run is held at the batch price, marked batch and promised an end 24 hours after creation', async () => {
+    arrangeCreateRun(mocks, { file: 'receipt.png' });
+    const body = { uploadId: 'upl_1', ...task };
+    const prices = await estimate(body);
+    const created = await call(createRun, {
+      method: 'POST',
+      path: '/v1/runs',
+      body: { ...body, priority: 'batch' },
+      auth: { tenantId: 'tenant-a' },
+    });
+    expect(created.status).toBe(202);
+    expect(created.body.estimatedCostUsd).toBe(prices.body.batch.estimatedCostUsd);
+    expect(created.body.estimatedCostUsd).toBeLessThan(prices.body.standard.estimatedCostUsd);
+    expect(created.body.priority).toBe('batch');
+    expect(Date.parse(created.body.expiresAt) - Date.parse(created.body.createdAt)).toBe(24 * 3_600_000);
+    expect(created.body.progress).toEqual({ pagesTotal: 1, pagesDone: 0, stage: 'waiting' });
+    // The run record carries both, and its hold is the batch estimate.
+    const tx = mocks.ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input;
+    const run = tx?.TransactItems?.[0]?.Put?.Item;
+    expect(run).toMatchObject({ priority: 'batch', expiresAt: created.body.expiresAt });
+    expect(run?.estimateMicros).toBe(Math.round(prices.body.batch.estimatedCostUsd * 1e6));
+  });
+
+  test('a standard run carries neither priority nor expiresAt', async () => {
+    arrangeCreateRun(mocks, { file: 'receipt.png' });
+    const body = { uploadId: 'upl_1', ...task, priority: 'standard' };
+    const created = await call(createRun, { method: 'POST', path: '/v1/runs', body, auth: { tenantId: 'tenant-a' } });
+    expect(created.status).toBe(202);
+    expect(created.body.priority).toBeUndefined();
+    expect(created.body.expiresAt).toBeUndefined();
+  });
+
   test("a run's whole body is accepted as it is; budget and confirmation change no price", async () => {
     const plain = await estimate({ ...task, file: RECEIPT_IMAGE });
     const withRunFields = await estimate({

@@ -151,7 +151,7 @@ export function strictCompatible(schema: JsonSchema): boolean {
 const PROBLEMS_QUOTED = 5;
 
 /** Parses the model's answer and checks it against the schema: the object, or the reason it is not acceptable. */
-function checkAnswer(text: string, task: TaskSpec): { value: Record<string, unknown> } | { error: string } {
+export function checkAnswer(text: string, task: TaskSpec): { value: Record<string, unknown> } | { error: string } {
   if (text.trim() === '') return { error: 'the answer is empty' };
   let value: unknown;
   try {
@@ -231,7 +231,7 @@ export function confidenceFromLogprobs(text: string, logprobs: readonly TokenLog
 const count = z.number().int().nonnegative();
 
 /** The parts of a Responses API object this adapter reads (anything else in the body is ignored). */
-const responseSchema = z.object({
+export const responseSchema = z.object({
   object: z.literal('response'),
   status: z.string().nullish(),
   output: z.array(
@@ -287,7 +287,7 @@ interface Document {
 }
 
 /** Builds the document parts of a step, refusing (before any request) input larger than the estimate allows. */
-async function documentFor(input: ProviderInput, step: Step, media: InvokeOptions): Promise<Document> {
+export async function documentFor(input: ProviderInput, step: Step, media: InvokeOptions): Promise<Document> {
   if (step === 'analyze' && input.documentText !== undefined) {
     // Cut to the text allowance the estimate holds, so a dense text never bills past the run's hold.
     const text = truncateUtf8(input.documentText, documentTextAllowance(input.facts.pages));
@@ -341,7 +341,7 @@ async function readApiKey(env: NodeJS.ProcessEnv): Promise<string> {
 }
 
 /** The envelope's result and the document text from a validated answer. */
-function shapeOutput(
+export function shapeOutput(
   task: TaskSpec,
   step: Step,
   value: Record<string, unknown>,

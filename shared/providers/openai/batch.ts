@@ -1,0 +1,138 @@
+/**
+ * OpenAI Batch for the batch lane (contract v1.2 §4): a Responses API request as a JSONL line
+ * (`{custom_id, method: "POST", url: "/v1/responses", body}`), uploaded with POST /v1/files (purpose `batch`) and
+ * submitted with POST /v1/batches (window 24h); polled with GET /v1/batches/{id}; answers read from the output and
+ * error files (the API: ./batch-api.ts). The body and the reading of its answer are the adapter's own (./adapter.ts).
+ * Not to undo: a batch line asks no logprobs and gets no repair (a second request would need a second batch): an answer
+ * that does not match the schema is a failed attempt, and the run falls back as for any other.
+ */
+import { pdfTextLayer } from '../../media/index.js';
+import { usdToMicrosCeil } from '../../money.js';
+import { ProviderFailure, type Step } from '../../task.js';
+import type { BatchCodec } from '../batch-codec.js';
+import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
+import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
+import type { ProviderInput } from '../types.js';
+import { checkAnswer, documentFor, responseSchema, shapeOutput, strictCompatible } from './adapter.js';
+import {
+  openaiModel,
+  outputCap,
+  predictTokens,
+  pricesFor,
+  SYSTEM_INSTRUCTIONS,
+  taskForStep,
+  tokenCostMicros,
+  usageUsd,
+} from './profile.js';
+
+const stepOf = (input: ProviderInput): Step =>
+  input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
+
+function pricesOrFail(model: string) {
+  const prices = pricesFor(model);
+  if (!prices) throw new ProviderFailure('client', `openai: model "${model}" has no prices in pricing.json`);
+  return prices;
+}
+
+export const openaiBatchCodec: BatchCodec = {
+  id: 'openai',
+  async line(input, options) {
+    const env = options.env ?? process.env;
+    const model = openaiModel(env);
+    const prices = pricesOrFail(model);
+    const step = stepOf(input);
+    const task = taskForStep(input.task, step);
+    const schema = resultJsonSchema(task);
+    const predictedInput = predictTokens(input.facts, input.task, step, {
+      env,
+      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+    }).input;
+    // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
+    const cap = outputCapWithin(
+      outputCap(input.task, step, input.facts.pages, prices),
+      options.maxCostMicros,
+      predictedInput,
+      (tokens) => tokenCostMicros(tokens, { env }),
+    );
+    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
+      throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
+    }
+    const deadlineMs = Date.now() + 60_000;
+    const document = await documentFor(input, step, { signal: new AbortController().signal, deadlineMs });
+    return {
+      model,
+      body: {
+        model,
+        instructions: SYSTEM_INSTRUCTIONS,
+        input: [
+          {
+            type: 'message',
+            role: 'user',
+            content: [...document.parts, { type: 'input_text', text: buildInstruction(task) }],
+          },
+        ],
+        text: { format: { type: 'json_schema', name: 'result', schema, strict: strictCompatible(schema) } },
+        max_output_tokens: cap,
+        store: false,
+        ...(prices.reasoningEffort ? { reasoning: { effort: prices.reasoningEffort } } : {}),
+      },
+    };
+  },
+
+  async parse(body, input, options = {}) {
+    const env = options.env ?? process.env;
+    const prices = pricesOrFail(openaiModel(env));
+    const step = stepOf(input);
+    const parsed = responseSchema.safeParse(body);
+    if (!parsed.success) throw new ProviderFailure('invalid_output', 'openai: the batch answer is not a response');
+    const response = parsed.data;
+    const usage = response.usage
+      ? {
+          billableUnits: Math.max(1, input.facts.pages),
+          costMicros: usdToMicrosCeil(
+            usageUsd(
+              [
+                {
+                  inputTokens: response.usage.input_tokens,
+                  cachedInputTokens: response.usage.input_tokens_details?.cached_tokens ?? 0,
+                  outputTokens: response.usage.output_tokens,
+                },
+              ],
+              prices,
+            ),
+          ),
+          inputTokens: response.usage.input_tokens,
+          outputTokens: response.usage.output_tokens,
+        }
+      : undefined;
+    const fail = (kind: ConstructorParameters<typeof ProviderFailure>[0], message: string) =>
+      new ProviderFailure(kind, message, usage ? { usage } : {});
+    const status = response.status ?? 'completed';
+    if (status === 'incomplete') {
+      const reason = response.incomplete_details?.reason ?? 'unknown';
+      throw fail(reason === 'max_output_tokens' ? 'truncated' : 'invalid_output', `openai: incomplete (${reason})`);
+    }
+    if (status !== 'completed') throw fail('server', `openai: the batch answer's status is "${status}"`);
+    if (!usage) throw fail('invalid_output', 'openai: the batch answer reports no usage');
+    const parts = response.output
+      .filter((item) => item.type === 'message' && item.phase !== 'commentary')
+      .flatMap((item) => item.content ?? []);
+    if (parts.some((p) => p.type === 'refusal')) throw fail('refusal', 'openai: the model refused');
+    const text = parts
+      .filter((p) => p.type === 'output_text')
+      .map((p) => p.text ?? '')
+      .join('');
+    const task = taskForStep(input.task, step);
+    const checked = checkAnswer(text, task);
+    if ('error' in checked) throw fail('invalid_output', `openai: the batch answer does not match the schema`);
+    const readText =
+      step === 'analyze' && input.documentText !== undefined
+        ? input.documentText
+        : input.facts.mime === 'application/pdf'
+          ? (await pdfTextLayer(input.bytes, { signal: new AbortController().signal, deadlineMs: Date.now() + 60_000 }))
+              .filter((p) => p !== '')
+              .join('\n\n') || undefined
+          : undefined;
+    return { ...shapeOutput(input.task, step, checked.value, readText), usage };
+  },
+};

@@ -1,0 +1,109 @@
+/**
+ * The worker's side of the batch lane (contract v1.2 §4): a batch run executes on its normal path (single pass, chain,
+ * chunks) with its adapters wrapped here, so that each provider call becomes a request of the lane, remembered by its
+ * id (run, provider, step, pages). A call with no request yet writes its line and a waiting request and parks the run
+ * (BatchParked: the delivery ends, `stage: batched`); the batcher (shared/batching/batcher.ts) submits it, polls, and
+ * sends the run back. On that delivery the same call finds its request resolved: an answer is read with the provider's
+ * own parser and priced at its batch discount; a failure or an expiry is a failed attempt, and the plan falls back as
+ * for any other; a request the batcher released (`direct`) is called normally, at the normal price.
+ * Not to undo: the request id is a pure function of the attempt, so every delivery of the run, however many, finds the
+ * same request, and a resolved answer is never asked for again.
+ */
+
+import { batchObjectKey, getJson, putJson } from '../batching/objects.js';
+import { BatchParked } from '../batching/parked.js';
+import { batchCodecs } from '../batching/providers.js';
+import type { BatchCodec } from '../providers/batch-codec.js';
+import { batchTerms, discounted } from '../providers/batch-terms.js';
+import type { ProviderAdapter, ProviderInput } from '../providers/types.js';
+import { getBatchRequest, putWaitingRequest, requestIdOf } from '../store/batch-requests.js';
+import type { RunRecord } from '../store/runs.js';
+import { ProviderFailure, type ProviderId } from '../task.js';
+
+/** The run's adapters, each call going through the batch lane (a batch run only). */
+export function batchLaneAdapters(
+  run: RunRecord,
+  adapters: Partial<Record<ProviderId, ProviderAdapter>>,
+  codecs: Partial<Record<ProviderId, BatchCodec>> = batchCodecs,
+): Partial<Record<ProviderId, ProviderAdapter>> {
+  const wrapped: Partial<Record<ProviderId, ProviderAdapter>> = {};
+  for (const [id, adapter] of Object.entries(adapters) as Array<[ProviderId, ProviderAdapter]>) {
+    wrapped[id] = { id, invoke: (input, options) => viaLane(run, adapter, codecs[id], input, options) };
+  }
+  return wrapped;
+}
+
+async function viaLane(
+  run: RunRecord,
+  adapter: ProviderAdapter,
+  codec: BatchCodec | undefined,
+  input: ProviderInput,
+  options: Parameters<ProviderAdapter['invoke']>[1],
+) {
+  const provider = adapter.id;
+  const requestId = requestIdOf(run.jobId, provider, input.step, input.pages);
+  const request = await getBatchRequest(requestId);
+  if (!request) {
+    await park(run, provider, codec, input, options.maxCostMicros, requestId);
+    throw new BatchParked(requestId);
+  }
+  switch (request.state) {
+    case 'waiting':
+    case 'submitting':
+    case 'submitted':
+      throw new BatchParked(requestId);
+    case 'direct':
+      return adapter.invoke(input, options);
+    case 'answered': {
+      if (!codec || !request.answerKey)
+        throw new ProviderFailure('server', `${provider}: no batch codec for its answer`);
+      const output = await codec.parse(await getJson(request.answerKey), input);
+      const costMicros = Math.ceil(discounted(output.usage.costMicros, batchTerms(provider)) - 1e-6);
+      return { ...output, usage: { ...output.usage, costMicros } };
+    }
+    default:
+      throw new ProviderFailure(
+        request.failure?.kind ?? 'server',
+        request.failure?.message ?? `${provider}: batch item failed`,
+      );
+  }
+}
+
+/** Writes the call's line (when its provider has a batch interface here) and its waiting request. */
+async function park(
+  run: RunRecord,
+  provider: ProviderId,
+  codec: BatchCodec | undefined,
+  input: ProviderInput,
+  maxCostMicros: number | undefined,
+  requestId: string,
+): Promise<void> {
+  const viaInterface = codec !== undefined && batchTerms(provider).viaInterface;
+  let model: string = provider;
+  let bytes = 0;
+  let lineKey: string | undefined;
+  if (viaInterface) {
+    const line = await codec.line(input, maxCostMicros !== undefined ? { maxCostMicros } : {});
+    lineKey = batchObjectKey('lines', requestId);
+    bytes = await putJson(lineKey, line.body);
+    model = line.model;
+  }
+  const now = new Date();
+  const deadlineMs = run.expiresAt !== undefined ? Date.parse(run.expiresAt) : now.getTime() + 86_400_000;
+  await putWaitingRequest({
+    requestId,
+    jobId: run.jobId,
+    provider,
+    model,
+    step: input.step,
+    viaInterface,
+    state: 'waiting',
+    openState: 'waiting',
+    since: now.toISOString(),
+    waitingSinceMs: now.getTime(),
+    deadlineMs,
+    bytes,
+    ...(lineKey !== undefined ? { lineKey } : {}),
+    expiresAtEpoch: run.expiresAtEpoch,
+  });
+}
