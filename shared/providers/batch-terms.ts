@@ -56,6 +56,13 @@ export interface BatchTerms {
 
 const NONE: BatchTerms = { viaInterface: false, discountPct: 0 };
 
+/**
+ * The providers whose batch interface this build drives (the codecs of shared/batching/providers.ts; a unit test
+ * keeps the two equal). Kept here as names only, so the API's estimate does not bundle the codecs. Any other
+ * provider's batch run is called normally at the normal price, so its estimate must not promise a discount.
+ */
+export const DRIVEN_BATCH_PROVIDERS: ReadonlySet<ProviderId> = new Set<ProviderId>(['openai']);
+
 /** The configured model of a provider whose batch support differs by model (Bedrock's base model id). */
 function configuredModel(provider: ProviderId, env: NodeJS.ProcessEnv): string | undefined {
   return provider === 'bedrock' ? baseModelId(bedrockModelId(env)) : undefined;
@@ -64,7 +71,7 @@ function configuredModel(provider: ProviderId, env: NodeJS.ProcessEnv): string |
 /** A provider's batch terms for the model `env` configures; `local` and unknown providers have none. */
 export function batchTerms(provider: ProviderId, env: NodeJS.ProcessEnv = process.env): BatchTerms {
   const block = batchBlocks[provider];
-  if (!block || block.interface === null) return NONE;
+  if (!block || block.interface === null || !DRIVEN_BATCH_PROVIDERS.has(provider)) return NONE;
   if (block.models !== null) {
     const model = configuredModel(provider, env);
     if (model === undefined || !block.models.includes(model)) return NONE;
