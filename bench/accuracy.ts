@@ -27,6 +27,7 @@ import type { EvaluationItemRecord, EvaluationRecord } from '../shared/store/eva
 import {
   ANY,
   addCounts,
+  CONFIDENCE_LEVELS,
   countsOf,
   emptyCounts,
   itemOfSlice,
@@ -74,7 +75,15 @@ export interface AccuracyResult {
   fakes: Record<string, ProviderFigures>;
   fakesMoneyExact: boolean;
   report1000: { items: number; computeMs: Summary; serviceMs: Summary };
-  quality: { verifiedRuns: number; counted: number; p50Ms: number; p90Ms: number; floorP50Ms: number };
+  quality: {
+    verifiedRuns: number;
+    counted: number;
+    /** The API's calibration equals `calibrate` over the seeded counts (the packed counters read back exactly). */
+    calibrationExact: boolean;
+    p50Ms: number;
+    p90Ms: number;
+    floorP50Ms: number;
+  };
 }
 
 interface Receipt {
@@ -395,7 +404,17 @@ async function qualityRead(baseUrl: string, runs: number, samples: number): Prom
     if (response.status !== 200) throw new Error(`${route}: ${response.status}`);
     return body;
   };
-  const counted = (await get('/v1/quality')).verifiedRuns ?? -1;
+  const first = (await get('/v1/quality')) as { verifiedRuns?: number; calibration?: unknown };
+  const counted = first.verifiedRuns ?? -1;
+  const all = emptyCounts();
+  for (const [slot, slice] of slices) if (slot.startsWith(slotKey(ANY, ANY, ''))) addCounts(all, slice.counts);
+  const expected = calibrate(
+    [...all.confidence].flatMap(([level, c]) => [
+      { confidence: level / CONFIDENCE_LEVELS, right: true, weight: c.right },
+      { confidence: level / CONFIDENCE_LEVELS, right: false, weight: c.wrong },
+    ]),
+  );
+  const calibrationExact = JSON.stringify(first.calibration) === JSON.stringify(expected);
   const timed = async (route: string) => {
     const times: number[] = [];
     for (let i = 0; i < samples; i++) {
@@ -407,7 +426,14 @@ async function qualityRead(baseUrl: string, runs: number, samples: number): Prom
   };
   const floor = await timed('/v1/schemas');
   const quality = await timed('/v1/quality');
-  return { verifiedRuns: runs, counted, p50Ms: quality.p50, p90Ms: quality.p90, floorP50Ms: floor.p50 };
+  return {
+    verifiedRuns: runs,
+    counted,
+    calibrationExact,
+    p50Ms: quality.p50,
+    p90Ms: quality.p90,
+    floorP50Ms: floor.p50,
+  };
 }
 
 async function measure(log: (line: string) => void): Promise<AccuracyResult> {

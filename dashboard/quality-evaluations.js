@@ -1,5 +1,5 @@
 /**
- * Evaluations in the Quality view (quality.js): the list, one evaluation (its report, providers side by side: accuracy,
+ * Evaluations in the Quality view (quality.js; the list is quality-list.js): one evaluation (its report, providers side by side: accuracy,
  * cost, latency, and its items page by page) and one item (each field expected against what came back, with the
  * field's box drawn on the page the run read it from).
  */
@@ -10,7 +10,6 @@ import {
   formatCount,
   formatMs,
   formatPercent,
-  formatTime,
   formatUsd,
   h,
   reportError,
@@ -30,44 +29,6 @@ const fieldValue = (value) =>
 
 function statusBadge(status) {
   return h('span', { class: `badge badge-${status}` }, status);
-}
-
-export function evaluationsList(evaluations) {
-  const part = h('section', { class: 'panel', 'aria-labelledby': 'quality-evaluations-heading' });
-  part.append(h('h3', { id: 'quality-evaluations-heading' }, 'Evaluations'));
-  if (evaluations.length === 0) {
-    part.append(
-      h(
-        'p',
-        { class: 'empty-state' },
-        'No evaluations yet: `npx vision eval DIR` scores a folder of your documents (docs/evaluation.md).',
-      ),
-    );
-    return part;
-  }
-  part.append(
-    table(
-      'Evaluations, newest first',
-      [['Name'], ['Status'], ['Runs done', true], ['Accuracy', true], ['Charged', true], ['Created']],
-      evaluations.map((e) =>
-        h(
-          'tr',
-          {},
-          h(
-            'th',
-            { scope: 'row' },
-            h('button', { type: 'button', class: 'link', onclick: () => void openEvaluation(e.evaluationId) }, e.name),
-          ),
-          cell(statusBadge(e.status)),
-          cell(`${formatCount(e.progress.itemsDone)} of ${formatCount(e.progress.itemsTotal)}`, true),
-          cell(formatPercent(e.report?.accuracy), true),
-          cell(formatUsd(e.chargedUsd), true),
-          cell(formatTime(e.createdAt)),
-        ),
-      ),
-    ),
-  );
-  return part;
 }
 
 function providersSideBySide(report) {
@@ -190,7 +151,7 @@ function renderEvaluation(evaluation) {
   return part;
 }
 
-async function openEvaluation(evaluationId, cursor = null) {
+export async function openEvaluation(evaluationId, cursor = null) {
   clearAlert();
   try {
     const evaluation = await api(`v1/evaluations/${encodeURIComponent(evaluationId)}`, {

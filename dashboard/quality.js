@@ -7,7 +7,8 @@
  */
 import { api, clearAlert, formatCount, formatPercent, formatTime, h, reportError, setStatus, showView } from './app.js';
 import { accuracyChart, cell, reliabilityDiagram, table } from './quality-charts.js';
-import { evaluationsList, resetEvaluations } from './quality-evaluations.js';
+import { resetEvaluations } from './quality-evaluations.js';
+import { evaluationsList, loadEvaluations, resetEvaluationsList } from './quality-list.js';
 
 const view = document.getElementById('quality-view');
 const tab = document.getElementById('tab-quality');
@@ -76,18 +77,16 @@ function renderQuality(quality) {
 async function loadQuality() {
   setStatus('Loading quality…');
   try {
-    const [quality, evaluations] = await Promise.all([
-      api('v1/quality'),
-      api('v1/evaluations', { query: { limit: 20 } }),
-    ]);
+    const [quality, evaluations] = await Promise.all([api('v1/quality'), loadEvaluations()]);
     resetEvaluations();
+    resetEvaluationsList();
     view.replaceChildren(
       h('h2', { id: 'quality-heading', class: 'visually-hidden' }, 'Quality'),
       renderQuality(quality),
-      evaluationsList(evaluations.items),
+      evaluationsList(evaluations),
     );
     setStatus(
-      `Quality: ${formatCount(quality.verifiedRuns)} reviewed runs in the last 30 days; ${formatCount(evaluations.items.length)} evaluations.`,
+      `Quality: ${formatCount(quality.verifiedRuns)} reviewed runs in the last 30 days; ${evaluations.nextCursor ? `the newest ${formatCount(evaluations.items.length)}` : formatCount(evaluations.items.length)} evaluations.`,
     );
   } catch (error) {
     reportError(error, 'Loading quality');

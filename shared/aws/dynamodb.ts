@@ -24,7 +24,21 @@ export async function applied(write: Promise<unknown>): Promise<boolean> {
   }
 }
 
+const client = new DynamoDBClient({});
+
 /** `undefined` attributes are dropped rather than rejected. */
-export const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+export const ddb = DynamoDBDocumentClient.from(client, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+});
+
+/**
+ * The same client for reads of numbers beyond 2^53 (the accuracy counters pack two counts in one number): such a
+ * number is read as a bigint, any other as a number.
+ */
+export const ddbBigNumbers = DynamoDBDocumentClient.from(client, {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  unmarshallOptions: {
+    wrapNumbers: (value: string) =>
+      /^-?\d+$/.test(value) && !Number.isSafeInteger(Number(value)) ? BigInt(value) : Number(value),
+  },
 });

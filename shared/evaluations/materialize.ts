@@ -4,12 +4,14 @@
  * evaluation whose creating request died before it finished (`sweepEvaluations`).
  * Not to undo: a run's id is derived from the evaluation and the item, and its write is conditional, so writing the
  * runs again creates only the missing ones; a run written but never queued is in the `queued` index, where the run
- * reconciler sends its message.
+ * reconciler sends its message. A run that cannot be written is failed and refunded at the last try, never retried
+ * forever (the hold would never be released).
  */
 import { createHash } from 'node:crypto';
 import { evaluationSettings } from '../infra/resources.js';
 import { log } from '../log.js';
 import { enqueueRuns } from '../runs/run-message.js';
+import { failUnwrittenRun } from '../store/evaluation-unwritten.js';
 import {
   type EvaluationItemRecord,
   type EvaluationRecord,
@@ -18,6 +20,7 @@ import {
   queryItems,
 } from '../store/evaluations.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
+import { afterItemSettled } from './finish.js';
 
 /** The run id of an evaluation's item `n`: the same whoever writes it. */
 export function itemJobId(evaluationId: string, n: number): string {
@@ -71,14 +74,25 @@ export function itemRun(evaluation: EvaluationRecord, item: EvaluationItemRecord
   };
 }
 
+/** True for a write DynamoDB refuses whatever the time (a record too large or invalid): trying again changes nothing. */
+function neverWritable(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ValidationException';
+}
+
 /**
  * Writes every run of the evaluation that does not exist yet and queues those it wrote, then marks the evaluation's
- * runs written. A failed send is left to the run reconciler (the run is in the `queued` index); a failed write throws
- * (the reconciler calls this again).
+ * runs written. A failed send is left to the run reconciler (the run is in the `queued` index). A run DynamoDB refuses
+ * outright, or any run that cannot be written at the `lastTry` (the sweep's last), is failed and its share refunded
+ * (`failUnwrittenRun`); another failed write throws after the others are written (the reconciler calls this again).
  */
-export async function materialize(evaluation: EvaluationRecord): Promise<{ written: number; queued: number }> {
+export async function materialize(
+  evaluation: EvaluationRecord,
+  options: { lastTry?: boolean } = {},
+): Promise<{ written: number; queued: number; failed: number }> {
   let written = 0;
   let queued = 0;
+  let failed = 0;
+  let retryLater: unknown;
   let afterN: number | undefined;
   do {
     const page = await queryItems(evaluation.evaluationId, {
@@ -90,7 +104,21 @@ export async function materialize(evaluation: EvaluationRecord): Promise<{ writt
     const worker = async () => {
       while (next < page.items.length) {
         const item = page.items[next++] as EvaluationItemRecord;
-        if (await putItemRun(itemRun(evaluation, item))) created.push(item.jobId);
+        const run = itemRun(evaluation, item);
+        try {
+          if (await putItemRun(run)) created.push(item.jobId);
+        } catch (error: unknown) {
+          if (!options.lastTry && !neverWritable(error)) {
+            retryLater = error;
+            continue;
+          }
+          log.error('a run of an evaluation cannot be written: its item fails, its share is refunded', {
+            evaluationId: evaluation.evaluationId,
+            jobId: item.jobId,
+            error,
+          });
+          if (await failUnwrittenRun(run)) failed += 1;
+        }
       }
     };
     await Promise.all(Array.from({ length: evaluationSettings.writeConcurrency }, worker));
@@ -106,6 +134,9 @@ export async function materialize(evaluation: EvaluationRecord): Promise<{ writt
     }
     afterN = page.lastN;
   } while (afterN !== undefined);
+  if (retryLater !== undefined) throw retryLater;
   await markMaterialized(evaluation.evaluationId);
-  return { written, queued };
+  // No run of a failed item will settle: when they were the last, the report is written here.
+  if (failed > 0) await afterItemSettled(evaluation.evaluationId);
+  return { written, queued, failed };
 }

@@ -1,12 +1,13 @@
 /**
  * The reconciler's part for evaluations: every evaluation still open some time after its creation is finished —
  * its runs written and queued if its creating request died after the hold (`materialize` writes only the missing
- * ones), its report written if the worker of its last settlement died before writing it. Runs that die are the run
+ * ones; at its `evaluationSettings.materializeTries`-th try, a run that still cannot be written is failed and refunded),
+ * its report written if the worker of its last settlement died before writing it. Runs that die are the run
  * reconciler's (shared/worker/reconcile.ts): failed and refunded, they count as failed items.
  */
 import { evaluationSettings } from '../infra/resources.js';
 import { log } from '../log.js';
-import { getEvaluation, listOpenBefore } from '../store/evaluations.js';
+import { countMaterializeTry, getEvaluation, listOpenBefore } from '../store/evaluations.js';
 import { finishIfDone } from './finish.js';
 import { materialize } from './materialize.js';
 
@@ -27,7 +28,8 @@ export async function sweepEvaluations(
         const evaluation = await getEvaluation(evaluationId);
         if (evaluation?.status !== 'queued') continue;
         if (evaluation.materializedAt === undefined) {
-          await materialize(evaluation);
+          const tries = await countMaterializeTry(evaluationId);
+          await materialize(evaluation, { lastTry: tries >= evaluationSettings.materializeTries });
           report.materialized.push(evaluationId);
         } else if ((await finishIfDone(evaluation, now))?.status !== 'queued') {
           report.finished.push(evaluationId);

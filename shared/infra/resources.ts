@@ -372,6 +372,11 @@ export const evaluationSettings = {
    * worker died after it).
    */
   sweepAfterSeconds: 120,
+  /**
+   * The sweep's tries at writing an evaluation's runs: at the last, a run that still cannot be written is failed and
+   * its share refunded (one DynamoDB refuses outright, e.g. too large, is failed at its first try).
+   */
+  materializeTries: 5,
   /** Partitions of the `open` index. */
   shards: 4,
 } as const;

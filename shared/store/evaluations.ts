@@ -18,7 +18,7 @@ import type { Micros } from '../money.js';
 import { resource } from '../resource-name.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 import type { RunRecord } from './runs.js';
-import type { TransactItem } from './transact.js';
+import { plainObjectsAsMaps, type TransactItem } from './transact.js';
 
 export const evaluationsTable = resource(tables.evaluations.envVar, { checkAtInit: false });
 export const evaluationItemsTable = resource(tables.evaluationItems.envVar, { checkAtInit: false });
@@ -54,6 +54,8 @@ export interface EvaluationRecord {
   requestId?: string;
   /** When every run was written (and its message sent, or left to the reconciler): absent while they are not. */
   materializedAt?: string;
+  /** The sweep's tries at writing its runs (`countMaterializeTry`): bounded by `evaluationSettings.materializeTries`. */
+  materializeTries?: number;
   completedAt?: string;
   report?: Report;
   /** Present until the report is written: the partition of the sparse `open` index the reconciler sweeps. */
@@ -132,7 +134,8 @@ export function evaluationPut(record: EvaluationRecord): TransactItem {
 
 /** Writes the items of a new evaluation, 25 to a request, a few requests at once. */
 export async function putItems(items: readonly EvaluationItemRecord[]): Promise<void> {
-  await writeBatches(items.map((Item) => ({ PutRequest: { Item } })));
+  // Expected values are a client's JSON: marshalled as maps whatever their keys (transact.ts, plainObjectsAsMaps).
+  await writeBatches(items.map((Item) => ({ PutRequest: { Item: itemAsMaps(Item) } })));
 }
 
 /** Removes the items of an evaluation whose hold was refused (best effort by the caller; they expire anyway). */
@@ -244,6 +247,21 @@ export async function markMaterialized(evaluationId: string, now = new Date()): 
   );
 }
 
+/** Counts one more of the sweep's tries at writing an evaluation's runs; returns how many there have been. */
+export async function countMaterializeTry(evaluationId: string): Promise<number> {
+  const out = await ddb.send(
+    new UpdateCommand({
+      TableName: evaluationsTable(),
+      Key: { evaluationId },
+      UpdateExpression: 'ADD materializeTries :one',
+      ConditionExpression: 'attribute_exists(evaluationId)',
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.materializeTries ?? 1);
+}
+
 /** Writes the report and the final status, once (only while the evaluation is queued). */
 export async function writeReport(
   evaluationId: string,
@@ -261,7 +279,8 @@ export async function writeReport(
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':status': status,
-          ':report': report,
+          // Keyed by the schema's field names, which may be anything (`constructor`): marshalled as maps.
+          ':report': plainObjectsAsMaps(report),
           ':now': now.toISOString(),
           ':queued': 'queued',
         },
@@ -317,13 +336,19 @@ export async function listOpenBefore(shard: string, before: string, limit: numbe
   return (out.Items ?? []).map((item) => String(item.evaluationId));
 }
 
+/** A record's top-level attributes with every plain object in them a Map, so a client's JSON always marshals. */
+function itemAsMaps(record: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).map(([name, value]) => [name, plainObjectsAsMaps(value)]));
+}
+
 /** Writes a run of an evaluation (once: a run that exists is left as it is); true when this call wrote it. */
 export async function putItemRun(run: RunRecord): Promise<boolean> {
   return applied(
     ddb.send(
       new PutCommand({
         TableName: runsTable(),
-        Item: run,
+        // Its metadata and expected values are a client's JSON (a key `constructor` must not make it unwritable).
+        Item: itemAsMaps(run),
         ConditionExpression: 'attribute_not_exists(jobId)',
       }),
     ),

@@ -1,14 +1,15 @@
 /**
  * Accuracy from reviews (contract-v1.2 §1): per tenant × UTC day of a run's creation, how many fields reviews checked
  * (`verified`) and found wrong (`corrected`), per provider, and how many values were right and wrong at each confidence
- * in hundredths (AUROC then counts values within a hundredth of each other as ties). Each review moves four items of
+ * in hundredths (AUROC then counts values within a hundredth of each other as ties; a level's right and wrong counts
+ * packed in one number, so that a day's item stays near a hundred attributes). Each review moves four items of
  * its day: every workflow and schema (`*#*`), its workflow (`<w>#*`), its schema (`*#<s>`) and both, so that a period
  * of any filter reads one item per day (the sort key leads with the filter, then the day). Moved by `ADD` in the verify's own transaction, by the difference from the review it replaces, as the
  * usage counters are (./usage.ts): exactly once with the review, and `GET /v1/quality` reads counters, never runs.
  * Why: docs/decisions.md#accuracy-from-reviews
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../aws/dynamodb.js';
+import { ddbBigNumbers } from '../aws/dynamodb.js';
 import type { Verification } from '../contract.js';
 import { compareValue } from '../evaluation/compare.js';
 import { tables } from '../infra/resources.js';
@@ -105,10 +106,18 @@ export function countsOf(
   return counts;
 }
 
-/** The counter attributes of a set of counts, by name (`fv#`/`fc#` per field, `pr#`/`pv#`/`pc#` per provider, `cr#`/`cw#` per level). */
-function attributesOf(counts: QualityCounts, sign = 1): Map<string, number> {
-  const out = new Map<string, number>();
-  const add = (name: string, n: number) => out.set(name, (out.get(name) ?? 0) + sign * n);
+/**
+ * One level's values right and wrong, in one counter: `right + wrong × WRONG`. A day's item then holds one attribute
+ * per level, not two (DynamoDB's cost of a read grows with its attributes; GET /v1/quality reads a period's days).
+ * Exact while a level of a day counts fewer than 10^15 right values, which no review volume reaches; the arithmetic
+ * is in bigints (ten wrong values already pass 2^53), and the read gets such numbers as bigints (`ddbBigNumbers`).
+ */
+const WRONG = 10n ** 15n;
+
+/** The counter attributes of a set of counts, by name (`fv#`/`fc#` per field, `pr#`/`pv#`/`pc#` per provider, `c#` per level). */
+function attributesOf(counts: QualityCounts, sign = 1n): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  const add = (name: string, n: number | bigint) => out.set(name, (out.get(name) ?? 0n) + sign * BigInt(n));
   add('verifiedRuns', counts.verifiedRuns);
   for (const [name, f] of counts.fields) {
     add(`fv#${name}`, f.verified);
@@ -119,18 +128,20 @@ function attributesOf(counts: QualityCounts, sign = 1): Map<string, number> {
     add(`pv#${id}`, p.verified);
     add(`pc#${id}`, p.corrected);
   }
-  for (const [level, c] of counts.confidence) {
-    add(`cr#${level}`, c.right);
-    add(`cw#${level}`, c.wrong);
-  }
+  for (const [level, c] of counts.confidence) add(`c#${level}`, BigInt(c.right) + BigInt(c.wrong) * WRONG);
   return out;
 }
 
+/** A counter as written: a number, or a bigint past 2^53 (both are marshalled as DynamoDB numbers, exactly). */
+function asStored(n: bigint): number | bigint {
+  return Number.isSafeInteger(Number(n)) ? Number(n) : n;
+}
+
 /** The counts of `after` minus those of `before`, as attribute moves (none that are zero). */
-function delta(after: QualityCounts, before: QualityCounts): Map<string, number> {
+function delta(after: QualityCounts, before: QualityCounts): Map<string, bigint> {
   const moves = attributesOf(after);
-  for (const [name, n] of attributesOf(before, -1)) moves.set(name, (moves.get(name) ?? 0) + n);
-  for (const [name, n] of moves) if (n === 0) moves.delete(name);
+  for (const [name, n] of attributesOf(before, -1n)) moves.set(name, (moves.get(name) ?? 0n) + n);
+  for (const [name, n] of moves) if (n === 0n) moves.delete(name);
   return moves;
 }
 
@@ -169,14 +180,14 @@ export function qualityUpdates(
   const names: Record<string, string> = { '#day': 'day' };
   const values: Record<string, unknown> = { ':day': run.createdAt.slice(0, 10) };
   // One value placeholder per distinct amount (most are +1 or -1): the expression stays short for wide schemas.
-  const amounts = new Map<number, string>();
+  const amounts = new Map<bigint, string>();
   const clauses = [...moves].map(([name, n], i) => {
     names[`#${i}`] = name;
     let placeholder = amounts.get(n);
     if (placeholder === undefined) {
       placeholder = `:${amounts.size}`;
       amounts.set(n, placeholder);
-      values[placeholder] = n;
+      values[placeholder] = asStored(n);
     }
     return `#${i} ${placeholder}`;
   });
@@ -210,7 +221,7 @@ export async function readQuality(
   const slices: QualitySlice[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await ddb.send(
+    const page = await ddbBigNumbers.send(
       new QueryCommand({
         TableName: qualityTable(),
         KeyConditionExpression: 'tenantId = :t AND slot BETWEEN :first AND :last',
@@ -230,7 +241,8 @@ export async function readQuality(
 
 /** A day's counters as the item that stores them (what the verifies' updates add up to; the bench seeds with it). */
 export function itemOfSlice(tenantId: string, slot: string, slice: QualitySlice): Record<string, unknown> {
-  return { tenantId, slot, day: slice.day, ...Object.fromEntries(attributesOf(slice.counts)) };
+  const counters = [...attributesOf(slice.counts)].map(([name, n]) => [name, asStored(n)]);
+  return { tenantId, slot, day: slice.day, ...Object.fromEntries(counters) };
 }
 
 /** A stored counter item, read back. */
@@ -251,12 +263,20 @@ export function sliceOf(item: Record<string, unknown>): QualitySlice {
       else if (kind === 'pv#') p.verified += n;
       else p.corrected += n;
       counts.providers.set(rest, p);
+    } else if (name.startsWith('c#')) {
+      // `right + wrong × WRONG` (attributesOf), possibly beyond 2^53: split exactly as a bigint.
+      const packed = BigInt(value as bigint | number);
+      const wrong = packed / WRONG;
+      const c = counts.confidence.get(Number(name.slice(2))) ?? { right: 0, wrong: 0 };
+      c.right += Number(packed - wrong * WRONG);
+      c.wrong += Number(wrong);
+      counts.confidence.set(Number(name.slice(2)), c);
     } else if (kind === 'cr#' || kind === 'cw#') {
-      const level = Number(rest);
-      const c = counts.confidence.get(level) ?? { right: 0, wrong: 0 };
+      // The shape before the counts were packed: still read, so an item written then loses nothing.
+      const c = counts.confidence.get(Number(rest)) ?? { right: 0, wrong: 0 };
       if (kind === 'cr#') c.right += n;
       else c.wrong += n;
-      counts.confidence.set(level, c);
+      counts.confidence.set(Number(rest), c);
     }
   }
   return { day: String(item.day ?? ''), counts };

@@ -107,6 +107,13 @@ export async function putRunRecord(item: Record<string, unknown>): Promise<void>
   await documentClient().send(new PutCommand({ TableName: stack().resources.tables.runs, Item: item }));
 }
 
+/** Writes evaluation items as they are (finished evaluations to list: no run, no hold behind them). */
+export async function putEvaluationRecords(items: Record<string, unknown>[]): Promise<void> {
+  for (const item of items) {
+    await documentClient().send(new PutCommand({ TableName: stack().resources.tables.evaluations, Item: item }));
+  }
+}
+
 export async function tenantRecord(tenantId: string): Promise<Record<string, number | string>> {
   const out = await documentClient().send(
     new GetCommand({ TableName: stack().resources.tables.tenants, Key: { tenantId }, ConsistentRead: true }),

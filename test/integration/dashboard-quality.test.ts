@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { connect, type DashboardBrowser, openDashboard, shot, statusSays, text } from '../support/dashboard-page.js';
-import { call, fixture, KEYS, stack, upload, waitForFinal } from './client.js';
+import { call, fixture, KEYS, putEvaluationRecords, stack, upload, waitForFinal } from './client.js';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -26,6 +26,9 @@ async function accessibilityViolations(page: Page): Promise<string[]> {
 }
 
 let evaluationName: string;
+/** More evaluations than one page of the list holds, older than any other: the oldest is on the last page. */
+const OLD_EVALUATIONS = 25;
+const oldName = (i: number) => `older evaluation ${String(i).padStart(2, '0')}`;
 
 beforeAll(async () => {
   // Reviews to count: one accepted, one with a corrected total.
@@ -40,6 +43,39 @@ beforeAll(async () => {
       body: corrections ? { accepted: false, corrections } : { accepted: true },
     });
   }
+  // Finished evaluations from long ago, written as stored (the list pages through them; none is opened).
+  await putEvaluationRecords(
+    Array.from({ length: OLD_EVALUATIONS }, (_, i) => ({
+      evaluationId: `eval_${String(i).padStart(32, 'e')}`,
+      tenantId: 'tenant-a',
+      name: oldName(i),
+      status: 'completed',
+      schemaId: 'receipt',
+      task: {
+        prompt: 'p',
+        outputFormat: 'json',
+        fields: null,
+        schemaId: 'receipt',
+        schemaLabel: null,
+        promptScaffold: null,
+      },
+      providers: null,
+      workflow: null,
+      metadata: {},
+      documents: 1,
+      itemsTotal: 1,
+      itemsDone: 1,
+      estimateMicros: 1000,
+      maxCostMicros: null,
+      chargedMicros: 0,
+      refundedMicros: 1000,
+      holdFromCredit: false,
+      marginPct: 0,
+      createdAt: `2025-01-01T00:${String(i).padStart(2, '0')}:00.000Z`,
+      completedAt: `2025-01-01T01:${String(i).padStart(2, '0')}:00.000Z`,
+      expiresAtEpoch: Math.floor(Date.now() / 1000) + 86_400,
+    })),
+  );
   // An evaluation: a receipt whose total is expected wrong, and a damaged file whose run fails.
   evaluationName = `dashboard evaluation ${Date.now()}`;
   const [png, damaged] = await Promise.all([
@@ -125,5 +161,34 @@ describe.each([
     const failed = items.getByRole('row', { name: /^Item 2,/ });
     expect(await text(failed)).toContain('failed');
     expect(await text(failed)).toContain('missing');
+  });
+
+  test('the list pages through every evaluation with the API cursor, forward and back', async () => {
+    const list = page.getByRole('table', { name: 'Evaluations, newest first' });
+    // A full first page (20 and the header row), the newest first.
+    expect(await list.getByRole('row').count()).toBe(21);
+    await list.getByRole('button', { name: evaluationName }).waitFor();
+    expect(await page.getByRole('button', { name: 'Previous evaluations' }).count()).toBe(0);
+    let pages = 1;
+    while ((await page.getByRole('button', { name: 'Next evaluations' }).count()) > 0) {
+      await page.getByRole('button', { name: 'Next evaluations' }).click();
+      pages += 1;
+      await statusSays(page, new RegExp(`Page ${pages} of the evaluations shown`));
+    }
+    expect(pages).toBeGreaterThanOrEqual(2);
+    // The last page ends with the oldest evaluation of all.
+    const rows = list.getByRole('row');
+    expect(await text(rows.last())).toContain(oldName(0));
+    expect(await text(page.getByRole('navigation', { name: 'Pages of evaluations' }))).toMatch(/Evaluations \d+–\d+/);
+    await shot(page, `quality-evaluations-last-page-${name}`);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    while ((await page.getByRole('button', { name: 'Previous evaluations' }).count()) > 0) {
+      await page.getByRole('button', { name: 'Previous evaluations' }).click();
+      pages -= 1;
+      await statusSays(page, new RegExp(`Page ${pages} of the evaluations shown`));
+    }
+    expect(pages).toBe(1);
+    await list.getByRole('button', { name: evaluationName }).waitFor();
+    expect(dashboard.problems).toEqual([]);
   });
 });
