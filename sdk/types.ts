@@ -96,8 +96,13 @@ export interface CreateRunInput {
   uploadId: string;
   prompt: string;
   outputFormat?: OutputFormat | undefined;
+  /** A registry schema id, or `"auto"`: classify the whole file among `schemaIds` first (contract-v1.2 §3). */
   schemaId?: string | undefined;
   schema?: InlineSchema | undefined;
+  /** A PDF packet: every page assigned to a document, each classed and extracted (contract-v1.2 §3). */
+  split?: boolean | undefined;
+  /** With `split` or `schemaId: "auto"`: the registry schemas a document may be (default: all). */
+  schemaIds?: string[] | undefined;
   workflow?: string | undefined;
   metadata?: Record<string, JsonValue> | undefined;
   confirmCost?: boolean | undefined;

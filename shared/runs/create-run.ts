@@ -11,6 +11,8 @@ import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import { BudgetExceededError, CostConfirmationRequiredError, InternalError, runError } from '../errors.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
+import { CLASSIFICATION_TASK, packetEstimate } from '../packets/estimate.js';
+import { packetRequestOf } from '../packets/request.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
@@ -66,6 +68,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const { upload, object, facts } = await inspectTenantUpload(tenantId, body.uploadId, now);
 
   const task = taskOf(body);
+  // A packet, whose schemas are chosen per document among `schemaIds` (contract-v1.2 §3).
+  const packet = packetRequestOf(body, facts);
 
   // Estimate, budget, threshold.
   // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
@@ -73,12 +77,16 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // The estimate is a calibrated prediction: the factors the service learnt from its settled runs (a minute's cache).
   // Calibration is the tenant's own once it has enough runs of a key, else the deployment's (one read, cached).
   const providers = availableProviders(config.providers);
-  const plan = planRun(facts, task, providers, {
+  const planOptions = {
     explicitOrder: config.providers !== undefined,
     marginPct,
-    factors: await loadFactors(tenantId, calibrationKeysFor(providers, task)),
-  });
-  const estimateMicros = plan.estimateMicros;
+    factors: await loadFactors(tenantId, calibrationKeysFor(providers, packet ? CLASSIFICATION_TASK : task)),
+  };
+  // A packet holds classification of every page plus extraction at the dearest allowed schema; its pages are
+  // classified first, so the classification's plan is the one recorded.
+  const estimate = packet ? packetEstimate(facts, { prompt: body.prompt, ...packet }, providers, planOptions) : null;
+  const plan = estimate ? estimate.classification : planRun(facts, task, providers, planOptions);
+  const estimateMicros = estimate ? estimate.estimateMicros : plan.estimateMicros;
   // Rounded down: a budget of $0.0000015 allows 1 micro-dollar, never 2.
   const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicrosFloor(body.maxCostUsd) : null;
   if (maxCostMicros !== null && estimateMicros > maxCostMicros) {
@@ -105,6 +113,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     outputFormat: body.outputFormat,
     schemaId: body.schemaId ?? null,
     task,
+    ...(packet ? { packet } : {}),
     workflow: body.workflow ?? null,
     ...(body.workflow !== undefined ? { tenantWorkflow: `${tenantId}#${body.workflow}` } : {}),
     metadata: body.metadata ?? {},
