@@ -2,7 +2,7 @@
  * A fake OpenAI model for packet runs (issue 30), for the fake provider server (./fake-server.ts): a page
  * classification request (its prompt carries CLASSIFY_MARKER) is answered from the page's text alone — the text
  * between the request's `<document>` markers, laid out as lines — by the same rules the local engine applies to words
- * (so it is a model that reads text, not one told the truth); an extraction request is answered with every field null.
+ * (so it is a model that reads text, not one told the truth); an extraction request is answered with every field of its schema null.
  * Timed like a real model when asked: `firstTokenMs` to the first token, then `tokensPerSecond` of the answer.
  */
 import type { EvidenceWord } from '../../shared/fields/types.js';
@@ -48,13 +48,28 @@ function classesOf(request: RecordedRequest): string[] {
     .filter((c) => c !== '' && c !== 'other');
 }
 
+/** Every property of the request's answer schema as null: a valid answer that finds nothing. */
+function nullAnswer(request: RecordedRequest): Record<string, null> {
+  const find = (value: unknown): Record<string, unknown> | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const properties = (value as { properties?: unknown }).properties;
+    if (typeof properties === 'object' && properties !== null) return properties as Record<string, unknown>;
+    for (const child of Object.values(value)) {
+      const found = find(child);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return Object.fromEntries(Object.keys(find(request.body) ?? {}).map((key) => [key, null]));
+}
+
 /** A responder for packet runs; `timing` delays each answer as a real model's would be. */
 export function packetModel(timing?: ModelTiming): (request: RecordedRequest) => ScriptedResponse {
   return (request) => {
     const classify = JSON.stringify(request.body ?? {}).includes(CLASSIFY_MARKER);
     const answer = classify
       ? { pages: [localPageEvidence(1, wordsOfText(documentTextOf(request)), classesOf(request))] }
-      : {};
+      : nullAnswer(request);
     const output = Math.ceil(JSON.stringify(answer).length / 3);
     const delayMs = timing ? Math.round(timing.firstTokenMs + (output / timing.tokensPerSecond) * 1000) : 0;
     return openaiAnswer(answer, { input: 800, output }, { delayMs });
