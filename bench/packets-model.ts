@@ -90,7 +90,7 @@ export function joinPackets(
   return { bytes: out.saveToBuffer('compress=yes').asUint8Array().slice(), pages, truth };
 }
 
-async function timedRun(log: (line: string) => void): Promise<PacketsModelResult['timed']> {
+export async function timedRun(log: (line: string) => void): Promise<PacketsModelResult['timed']> {
   const joined = joinPackets(makePackets(31, 60), TIMED_PACKET.minPages);
   const fake = await startFakeServer(
     packetModel({ firstTokenMs: TIMED_PACKET.firstTokenMs, tokensPerSecond: TIMED_PACKET.tokensPerSecond }),
@@ -134,7 +134,8 @@ async function timedRun(log: (line: string) => void): Promise<PacketsModelResult
         const f1 = scoreOf(countSplit(documents, joined.truth)).f1;
         const partition = documents.length > 0 && checkPartition(documents, joined.pages) === null;
         log(
-          `  ${joined.pages}-page packet, timed model: ${String(run.status)} in ${seconds} s, ${documents.length} documents, F1 ${round(f1, 3)}`,
+          `  ${joined.pages}-page packet, timed model: ${String(run.status)} in ${seconds} s, ${documents.length} documents, F1 ${round(f1, 3)}` +
+            (run.status === 'failed' ? ` ${JSON.stringify(run.error).slice(0, 1500)}` : ''),
         );
         return { pages: joined.pages, documents: documents.length, seconds, status: String(run.status), partition, f1 };
       }

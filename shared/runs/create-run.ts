@@ -122,7 +122,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     strategy: plan.strategy,
     candidates: plan.candidates,
     ...(plan.ocrCandidates ? { ocrCandidates: plan.ocrCandidates } : {}),
-    ...(plan.chunkPages !== undefined
+    // A packet's pages are classified one call each by the worker (shared/worker/packet-run.ts), not in chunks.
+    ...(plan.chunkPages !== undefined && !packet
       ? { chunkPages: plan.chunkPages, progress: { pagesTotal: facts.pages, pagesDone: 0 } }
       : {}),
     estimateMicros,
