@@ -3,10 +3,9 @@
  * grouped by document, one block per document with its class, pages, result and fields' pages and boxes — at desktop
  * and phone width, with no WCAG 2.1 A/AA violation (axe-core) and nothing the page logs as a problem.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import {
+  accessibilityViolations,
   connect,
   type DashboardBrowser,
   detail,
@@ -19,21 +18,6 @@ import {
 import { makePackets } from '../support/packets.js';
 import { freshTenant, useStackTables } from '../support/review-seed.js';
 import { call, stack, upload, waitForFinal } from './client.js';
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeResults {
-  violations: { id: string; nodes: { target: string[] }[] }[];
-}
-
-async function accessibilityViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (c: Document, o: unknown) => Promise<AxeResults> } }).axe;
-    const results = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] } });
-    return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-}
 
 const PACKET = makePackets(30, 8).filter((p) => p.truth.length >= 3)[0];
 if (!PACKET) throw new Error('no packet of three documents or more');
