@@ -23,6 +23,7 @@ import { type LongDocumentsResult, longDocumentRows, measureLongDocuments } from
 import { type MediaResult, measureMedia } from './media.js';
 import { type MemoryResult, measurePeakRss } from './memory.js';
 import { measurePackets, type PacketsResult, packetRows } from './packets.js';
+import { measurePacketsModel } from './packets-model.js';
 import { alive, descendants } from './procs.js';
 import { measureUsageRead, type UsageReadResult } from './usage-read.js';
 import { measureWebhooks, type WebhooksResult } from './webhooks.js';
@@ -883,8 +884,13 @@ async function main(): Promise<void> {
     measureWebhooks({ runs: WORKLOAD.webhookRuns, outageSeconds: WORKLOAD.webhookOutageSeconds, log }),
   );
 
-  // Packets (issue 30): the local evidence and boundary pass over generated text-layer packets (in process).
-  results.packets = await phase('packets', () => measurePackets({ log }));
+  // Packets (issue 30): the local evidence and boundary pass over generated text-layer packets (in process), then the
+  // worker's evidence path with a fake model answering from each page's text, and a 100-page packet on the local stack
+  // at a real model's timing (bench/packets-model.ts).
+  results.packets = await phase('packets', async () => ({
+    ...(await measurePackets({ log })),
+    model: await measurePacketsModel({ log }),
+  }));
 
   // The evaluation of the real receipts (issue #27), last: it runs the local engine over 62 photos.
   results.accuracy = await phase('accuracy', () => measureAccuracy({ log }));

@@ -11,6 +11,7 @@ import { localPageEvidence } from '../shared/packets/local-evidence.js';
 import { addCounts, countSplit, type SplitCounts, type SplitScore, scoreOf } from '../shared/packets/score.js';
 import { registry } from '../shared/registry/registry.js';
 import { makePackets } from '../test/support/packets.js';
+import { type PacketsModelResult, TIMED_PACKET } from './packets-model.js';
 import { round } from './stats.js';
 
 export const PACKET_TARGETS = { boundaryF1: 0.97, pageClassAccuracy: 0.97 } as const;
@@ -34,6 +35,8 @@ export interface PacketsResult {
   readMsPer100Pages: number;
   /** Packets whose split is not exactly the truth: found vs true documents, for a reader to look at. */
   wrong: { name: string; found: string[]; truth: string[] }[];
+  /** The worker's evidence path with a fake model, and the timed 100-page packet (./packets-model.ts). */
+  model?: PacketsModelResult;
 }
 
 const show = (docs: readonly { schemaId: string; pages: { first: number; last: number } }[]) =>
@@ -114,6 +117,7 @@ export function packetRows(r: PacketsResult): Row[] {
         result: 'info',
       }),
     ),
+    ...(r.model ? modelRows(r.model) : []),
     {
       metric: 'packets: evidence + boundary pass per 100 pages (text layer read apart: see value)',
       value: `${r.passMsPer100Pages} ms (read ${r.readMsPer100Pages} ms)`,
@@ -121,4 +125,33 @@ export function packetRows(r: PacketsResult): Row[] {
       result: 'info',
     },
   ];
+}
+
+/** The fake model's rows: its split of the same packets, and the timed 100-page packet on the local stack. */
+function modelRows(m: PacketsModelResult): Row[] {
+  const o = m.overall;
+  const pass = (ok: boolean): Row['result'] => (ok ? 'PASS' : 'MISS');
+  const rows: Row[] = [
+    {
+      metric: `packets, fake model answering from page text (${m.packets} packets, ${m.pages} pages): boundary F1`,
+      value: String(round(o.f1, 3)),
+      target: `≥ ${PACKET_TARGETS.boundaryF1}`,
+      result: pass(o.f1 >= PACKET_TARGETS.boundaryF1),
+    },
+    {
+      metric: 'packets, fake model: page-class accuracy',
+      value: String(round(o.pageAccuracy, 3)),
+      target: `≥ ${PACKET_TARGETS.pageClassAccuracy}`,
+      result: pass(o.pageAccuracy >= PACKET_TARGETS.pageClassAccuracy),
+    },
+  ];
+  const t = m.timed;
+  if (t)
+    rows.push({
+      metric: `packets: ${t.pages}-page packet on the local stack, model at ${TIMED_PACKET.firstTokenMs} ms + ${TIMED_PACKET.tokensPerSecond} tok/s (${t.documents} documents, F1 ${round(t.f1, 3)}, every page in one: ${t.partition})`,
+      value: `${t.status} in ${t.seconds} s`,
+      target: `≤ ${TIMED_PACKET.maxSeconds} s`,
+      result: pass(t.status === 'completed' && t.partition && t.seconds <= TIMED_PACKET.maxSeconds),
+    });
+  return rows;
 }

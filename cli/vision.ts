@@ -9,7 +9,14 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import pkg from '../package.json' with { type: 'json' };
-import { type AnalyzeParams, type InlineSchema, type ProgressEvent, VisionClient, VisionError } from '../sdk/index.js';
+import {
+  type AnalyzeParams,
+  type InlineSchema,
+  type ProgressEvent,
+  type RunResponse,
+  VisionClient,
+  VisionError,
+} from '../sdk/index.js';
 import {
   didYouMean,
   GLOBAL_OPTIONS,
@@ -35,13 +42,14 @@ import {
   terminalSafe,
   usageTable,
 } from './output.js';
+import { splitBlocks } from './packet-output.js';
 import { listen, webhooks } from './webhooks.js';
 
 const HELP = `vision — client for the Vision Analysis Service
 
 Usage:
   vision analyze <file> --prompt "…" [--schema <id> | --schema-file f.json] [--format json|text]
-                 [--workflow w] [--max-cost 0.50] [--yes] [--no-wait] [--metadata k=v …] [--timeout s]
+                 [--split [--schemas a,b]] [--workflow w] [--max-cost 0.50] [--yes] [--no-wait] [--metadata k=v …] [--timeout s]
   vision runs list [--workflow w] [--status queued|completed|failed] [--review needed] [--limit n] [--cursor c]
                    [--json]
   vision runs get <jobId>
@@ -65,6 +73,8 @@ Global options:
 analyze:
   <file> is a .jpg/.jpeg/.png/.heic/.pdf file. --schema names a built-in schema (see \`vision schemas\`);
   --schema-file is an inline schema {label, expectedFields, promptScaffold?}. --format is the run's outputFormat.
+  --split (a PDF packet) assigns every page to a document of one of --schemas (default: every built-in schema)
+  and prints one block per document; --schema auto classifies the whole file first.
   --metadata k=v sends a string; k:=<json> sends a JSON value (e.g. n:=42). Repeatable.
   Without --no-wait the command polls until the run is final and prints the completed run; with --no-wait it
   prints the queued creation envelope (poll later with \`vision runs get <jobId>\`). On a terminal a progress line
@@ -230,6 +240,8 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
         prompt: { type: 'string', short: 'p' },
         schema: { type: 'string' },
         'schema-file': { type: 'string' },
+        split: { type: 'boolean' },
+        schemas: { type: 'string' },
         format: { type: 'string' },
         workflow: { type: 'string' },
         'max-cost': { type: 'string' },
@@ -247,6 +259,12 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
   if (values.prompt === undefined || values.prompt.trim() === '') throw new UsageError('missing --prompt "…"');
   if (values.schema !== undefined && values['schema-file'] !== undefined) {
     throw new UsageError('give either --schema or --schema-file, not both');
+  }
+  if (values.split && (values.schema !== undefined || values['schema-file'] !== undefined)) {
+    throw new UsageError('--split chooses a schema per document: give --schemas a,b instead of --schema');
+  }
+  if (values.schemas !== undefined && !values.split && values.schema !== 'auto') {
+    throw new UsageError('--schemas is only for --split or --schema auto');
   }
   const format = oneOf(values.format, ['json', 'text'], '--format');
   const maxCostUsd = parseNumber(values['max-cost'], '--max-cost');
@@ -268,6 +286,8 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
   const params: AnalyzeParams = { prompt: values.prompt };
   if (values.schema !== undefined) params.schemaId = values.schema;
   if (schema !== undefined) params.schema = schema;
+  if (values.split) params.split = true;
+  if (values.schemas !== undefined) params.schemaIds = values.schemas.split(',').map((id) => id.trim());
   if (format !== undefined) params.outputFormat = format;
   if (values.workflow !== undefined) params.workflow = values.workflow;
   if (metadata !== undefined) params.metadata = metadata;
@@ -295,7 +315,9 @@ async function analyze(ctx: Context, args: string[]): Promise<number> {
       ? await vision.submit(file, params, options)
       : await vision.analyze(file, params, options);
     progress.end();
-    printJson(ctx, out);
+    const blocks = values.split && 'status' in out ? splitBlocks(out as RunResponse) : undefined;
+    if (blocks !== undefined) ctx.io.stdout(blocks);
+    else printJson(ctx, out);
     ctx.io.stderr(reviewNotice(out));
     return EXIT.ok;
   } catch (error) {

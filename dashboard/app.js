@@ -13,6 +13,8 @@
  * Over 400 lines: a build-free browser module; splitting it means more requests under the CSP or a bundler step.
  */
 
+import { packetSection } from './packet-strip.js';
+
 // ---------- configuration ----------
 
 const KEY_STORAGE = 'vision-dashboard:api-key';
@@ -870,6 +872,8 @@ function resultSection(run) {
       h('button', { type: 'button', class: 'button secondary', onclick: () => refreshRun(run.jobId) }, 'Refresh'),
     );
   }
+  const packet = packetSection(run);
+  if (packet) return packet;
   const body = isTextResult(run)
     ? h('pre', { class: 'result result-text' }, String(run.result.text ?? ''))
     : h('pre', { class: 'result result-json' }, JSON.stringify(run.result, null, 2));

@@ -41,6 +41,7 @@ import type {
   RunProgress,
   RunResponse,
   SchemasResponse,
+  SplitResult,
   TextResult,
   UsageQuery,
   UsageResponse,
@@ -161,6 +162,10 @@ export interface AnalyzeParams {
   prompt: string;
   schemaId?: string | undefined;
   schema?: InlineSchema | undefined;
+  /** A PDF packet: every page assigned to a document, each classed and extracted (`result` is a `SplitResult`). */
+  split?: boolean | undefined;
+  /** With `split` or `schemaId: "auto"`: the registry schemas a document may be (default: all). */
+  schemaIds?: string[] | undefined;
   outputFormat?: 'json' | 'text' | undefined;
   workflow?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
@@ -178,9 +183,16 @@ export interface AnalyzeParams {
  */
 export type ResultFor<P> = P extends { outputFormat: 'text' }
   ? TextResult
-  : P extends { schemaId: infer S extends RegistrySchemaId }
-    ? RegistryResults[S]
-    : Record<string, unknown>;
+  : P extends { split: true }
+    ? SplitResult
+    : P extends { schemaId: infer S extends RegistrySchemaId }
+      ? RegistryResults[S]
+      : Record<string, unknown>;
+
+/** Whether a completed run's result is a split result (`{documents: [...]}`). */
+export function isSplitResult(result: unknown): result is SplitResult {
+  return typeof result === 'object' && result !== null && Array.isArray((result as { documents?: unknown }).documents);
+}
 
 /**
  * Whether `run` is a completed run of the built-in schema `schemaId` (its `schemaId` says so, and it is json): its
@@ -752,6 +764,8 @@ export class VisionClient {
     if (params.outputFormat !== undefined) body.outputFormat = params.outputFormat;
     if (params.schemaId !== undefined) body.schemaId = params.schemaId;
     if (params.schema !== undefined) body.schema = params.schema;
+    if (params.split !== undefined) body.split = params.split;
+    if (params.schemaIds !== undefined) body.schemaIds = params.schemaIds;
     if (params.workflow !== undefined) body.workflow = params.workflow;
     if (params.metadata !== undefined) body.metadata = params.metadata as CreateRunInput['metadata'];
     if (params.maxCostUsd !== undefined) body.maxCostUsd = params.maxCostUsd;

@@ -150,6 +150,10 @@ export const presignResponse = z.object({
 
 /** How soon the answer is needed (contract-v1.2 §4): `batch` goes through the provider's batch interface. */
 export const priority = z.enum(PRIORITIES);
+/** `schemaId: "auto"`: classify the whole file among the allowed schemas, then extract it (contract-v1.2 §3). */
+export const AUTO_SCHEMA = 'auto';
+/** Most schemas one packet may choose among (the registry is far smaller; a bound keeps requests small). */
+export const PACKET_SCHEMAS_MAX = 50;
 
 /** What a run asks besides its file: shared by POST /v1/runs and POST /v1/estimates (the same body, one schema). */
 const runFields = {
@@ -159,8 +163,27 @@ const runFields = {
     z.refine((p) => p.trim().length > 0, { message: 'prompt must not be blank' }),
   ),
   outputFormat: z._default(outputFormat, 'json'),
-  schemaId: z.optional(text(1, 64)),
+  schemaId: z.optional(
+    text(1, 64).check(
+      z.meta({ description: 'A registry schema id, or "auto": classify the whole file first (contract-v1.2 §3)' }),
+    ),
+  ),
   schema: z.optional(inlineSchema),
+  split: z.optional(
+    z
+      .boolean()
+      .check(
+        z.meta({ description: 'A PDF packet: assign every page to a document, class and extract each (v1.2 §3)' }),
+      ),
+  ),
+  schemaIds: z.optional(
+    z.array(text(1, 64)).check(
+      z.minLength(1),
+      z.maxLength(PACKET_SCHEMAS_MAX),
+      z.refine((ids) => new Set(ids).size === ids.length, { message: 'schemaIds must not repeat an id' }),
+      z.meta({ description: 'With split or schemaId "auto": the registry schemas allowed (default: all)' }),
+    ),
+  ),
   workflow: z.optional(workflow),
   metadata: z.optional(metadata),
   confirmCost: z.optional(z.boolean()),
@@ -177,6 +200,37 @@ const eitherSchemaIdOrSchema = z.refine<{ schemaId?: unknown; schema?: unknown }
   { message: 'send either schemaId or schema, not both', path: ['schema'] },
 );
 
+type PacketFields = {
+  split?: boolean;
+  schemaId?: string;
+  schema?: unknown;
+  schemaIds?: unknown;
+  outputFormat?: string;
+  priority?: string;
+};
+
+/** Packets (contract-v1.2 §3): split classes pages by registry schemas (schemaIds), so no schema of its own. */
+const packetRules = [
+  z.refine<PacketFields>((b) => !(b.split === true && (b.schemaId !== undefined || b.schema !== undefined)), {
+    message: 'split chooses a schema per document: send schemaIds (or nothing), not schemaId or schema',
+    path: ['split'],
+  }),
+  z.refine<PacketFields>((b) => b.schemaIds === undefined || b.split === true || b.schemaId === AUTO_SCHEMA, {
+    message: 'schemaIds is only for split: true or schemaId "auto"',
+    path: ['schemaIds'],
+  }),
+  z.refine<PacketFields>((b) => !((b.split === true || b.schemaId === AUTO_SCHEMA) && b.outputFormat === 'text'), {
+    message: 'split and schemaId "auto" extract fields: outputFormat must be json',
+    path: ['outputFormat'],
+  }),
+];
+
+/** Not built yet (issue 31): a packet's per-page calls do not go through the batch lane; refused, not guessed. */
+const noBatchPacket = z.refine<PacketFields>(
+  (b) => !((b.split === true || b.schemaId === AUTO_SCHEMA) && b.priority === 'batch'),
+  { message: 'priority "batch" is not available yet for split or schemaId "auto" runs', path: ['priority'] },
+);
+
 export const createRunRequest = z
   .strictObject({
     uploadId: text(1, 128),
@@ -189,7 +243,7 @@ export const createRunRequest = z
       }),
     ),
   })
-  .check(eitherSchemaIdOrSchema);
+  .check(eitherSchemaIdOrSchema, ...packetRules, noBatchPacket);
 
 // ---------- POST /v1/estimates (contract-v1.2 §4) ----------
 
@@ -240,6 +294,7 @@ export const estimateRequest = z
   })
   .check(
     eitherSchemaIdOrSchema,
+    ...packetRules,
     z.refine((b) => (b.uploadId === undefined) !== (b.file === undefined), {
       message: 'send either uploadId or file (one of them)',
       path: ['uploadId'],

@@ -1,5 +1,5 @@
 import type { RegistryResults, RegistrySchemaId } from './schemas.js';
-import type { CompletedRun, CreatedWebhook, CreateEvaluationInput, CreateEvaluationResponse, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, EstimateInput, EstimateResponse, Evaluation, FailedRun, FileUrlResponse, GetEvaluationInput, HealthResponse, InlineSchema, ListEvaluationsInput, ListEvaluationsResponse, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, QualityQuery, QualityResponse, RunProgress, RunResponse, SchemasResponse, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
+import type { CompletedRun, CreatedWebhook, CreateEvaluationInput, CreateEvaluationResponse, CreateRunInput, CreateRunResponse, CreateWebhookInput, ErrorCode, EstimateInput, EstimateResponse, Evaluation, FailedRun, FileUrlResponse, GetEvaluationInput, HealthResponse, InlineSchema, ListEvaluationsInput, ListEvaluationsResponse, ListRunsInput, ListRunsResponse, ListWebhooksResponse, PresignRequest, PresignResponse, QualityQuery, QualityResponse, RunProgress, RunResponse, SchemasResponse, SplitResult, TextResult, UsageQuery, UsageResponse, VerifyRequest, VerifyResponse, WebhookDeliveriesResponse, WebhookEvent, WhoamiResponse } from './types.js';
 export type * from './schemas.js';
 export type * from './types.js';
 /** Contract codes, plus the client-side ones: ABORTED (signal/timeout), NETWORK_ERROR (unreachable), HTTP_ERROR (non-contract reply). */
@@ -81,6 +81,10 @@ export interface AnalyzeParams {
     prompt: string;
     schemaId?: string | undefined;
     schema?: InlineSchema | undefined;
+    /** A PDF packet: every page assigned to a document, each classed and extracted (`result` is a `SplitResult`). */
+    split?: boolean | undefined;
+    /** With `split` or `schemaId: "auto"`: the registry schemas a document may be (default: all). */
+    schemaIds?: string[] | undefined;
     outputFormat?: 'json' | 'text' | undefined;
     workflow?: string | undefined;
     metadata?: Record<string, unknown> | undefined;
@@ -98,8 +102,12 @@ export interface AnalyzeParams {
 export type ResultFor<P> = P extends {
     outputFormat: 'text';
 } ? TextResult : P extends {
+    split: true;
+} ? SplitResult : P extends {
     schemaId: infer S extends RegistrySchemaId;
 } ? RegistryResults[S] : Record<string, unknown>;
+/** Whether a completed run's result is a split result (`{documents: [...]}`). */
+export declare function isSplitResult(result: unknown): result is SplitResult;
 /**
  * Whether `run` is a completed run of the built-in schema `schemaId` (its `schemaId` says so, and it is json): its
  * `result` is then typed as that schema's, e.g. for a run from `getRun`, `waitForRun` or a webhook event.

@@ -31,6 +31,9 @@ var VisionError = class extends Error {
     return this.run !== void 0;
   }
 };
+function isSplitResult(result) {
+  return typeof result === "object" && result !== null && Array.isArray(result.documents);
+}
 function isSchemaRun(run, schemaId) {
   return run.status === "completed" && run.schemaId === schemaId && run.outputFormat === "json";
 }
@@ -417,6 +420,8 @@ var VisionClient = class {
     if (params.outputFormat !== void 0) body.outputFormat = params.outputFormat;
     if (params.schemaId !== void 0) body.schemaId = params.schemaId;
     if (params.schema !== void 0) body.schema = params.schema;
+    if (params.split !== void 0) body.split = params.split;
+    if (params.schemaIds !== void 0) body.schemaIds = params.schemaIds;
     if (params.workflow !== void 0) body.workflow = params.workflow;
     if (params.metadata !== void 0) body.metadata = params.metadata;
     if (params.maxCostUsd !== void 0) body.maxCostUsd = params.maxCostUsd;
@@ -704,6 +709,7 @@ export {
   WebhookSignatureError,
   backoffDelay,
   isSchemaRun,
+  isSplitResult,
   parseRetryAfter,
   sleep,
   sniffFileName,

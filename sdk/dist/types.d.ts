@@ -65,8 +65,13 @@ export interface CreateRunInput {
     uploadId: string;
     prompt: string;
     outputFormat?: OutputFormat | undefined;
+    /** A registry schema id, or `"auto"`: classify the whole file among `schemaIds` first (contract-v1.2 §3). */
     schemaId?: string | undefined;
     schema?: InlineSchema | undefined;
+    /** A PDF packet: every page assigned to a document, each classed and extracted (contract-v1.2 §3). */
+    split?: boolean | undefined;
+    /** With `split` or `schemaId: "auto"`: the registry schemas a document may be (default: all). */
+    schemaIds?: string[] | undefined;
     workflow?: string | undefined;
     metadata?: Record<string, JsonValue> | undefined;
     confirmCost?: boolean | undefined;
@@ -215,6 +220,30 @@ export type TextResult = {
         text: string;
     }[];
 };
+/**
+ * The result of a split run (`split: true`, contract-v1.2 §3): its documents in page order; every page of the packet
+ * is in exactly one. An `other` document carries no extraction.
+ */
+export interface SplitResult {
+    documents: SplitDocument[];
+}
+/** One document of a packet: its pages (the packet's, 1-based, both included), class, and extraction. */
+export interface SplitDocument {
+    index: number;
+    /** The registry schema it was classed as, or `other`. */
+    schemaId: string;
+    pages: {
+        first: number;
+        last: number;
+    };
+    classification: {
+        confidence: number;
+    };
+    result?: Record<string, unknown>;
+    /** Keyed like `result`; pages are the packet's. */
+    fields?: Record<string, FieldEvidence>;
+    review?: Review;
+}
 /** `[x0, y0, x1, y1]` relative to the page, origin top-left, each in [0, 1]. */
 export type BBox = [number, number, number, number];
 /** Where one value stands in the document, and how sure the run is of it (contract-v1.1 §3). */

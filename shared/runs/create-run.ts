@@ -11,6 +11,8 @@ import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import { BudgetExceededError, CostConfirmationRequiredError, InternalError, runError } from '../errors.js';
 import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
+import { CLASSIFICATION_TASK, packetEstimate } from '../packets/estimate.js';
+import { packetRequestOf } from '../packets/request.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
@@ -66,6 +68,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const { upload, object, facts } = await inspectTenantUpload(tenantId, body.uploadId, now);
 
   const task = taskOf(body);
+  // A packet, whose schemas are chosen per document among `schemaIds` (contract-v1.2 §3).
+  const packet = packetRequestOf(body, facts);
 
   // Estimate, budget, threshold.
   // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
@@ -75,13 +79,17 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   // A batch run is held at its batch estimate (each provider's batch discount, its batch calibration keys).
   const priority = body.priority ?? 'standard';
   const providers = availableProviders(config.providers);
-  const plan = planRun(facts, task, providers, {
+  const planOptions = {
     explicitOrder: config.providers !== undefined,
     marginPct,
-    factors: await loadFactors(tenantId, calibrationKeysFor(providers, task, priority)),
+    factors: await loadFactors(tenantId, calibrationKeysFor(providers, packet ? CLASSIFICATION_TASK : task, priority)),
     priority,
-  });
-  const estimateMicros = plan.estimateMicros;
+  };
+  // A packet holds classification of every page plus extraction at the dearest allowed schema; its pages are
+  // classified first, so the classification's plan is the one recorded.
+  const estimate = packet ? packetEstimate(facts, { prompt: body.prompt, ...packet }, providers, planOptions) : null;
+  const plan = estimate ? estimate.classification : planRun(facts, task, providers, planOptions);
+  const estimateMicros = estimate ? estimate.estimateMicros : plan.estimateMicros;
   // Rounded down: a budget of $0.0000015 allows 1 micro-dollar, never 2.
   const maxCostMicros = body.maxCostUsd !== undefined ? usdToMicrosFloor(body.maxCostUsd) : null;
   if (maxCostMicros !== null && estimateMicros > maxCostMicros) {
@@ -108,6 +116,7 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     outputFormat: body.outputFormat,
     schemaId: body.schemaId ?? null,
     task,
+    ...(packet ? { packet } : {}),
     workflow: body.workflow ?? null,
     ...(body.workflow !== undefined ? { tenantWorkflow: `${tenantId}#${body.workflow}` } : {}),
     metadata: body.metadata ?? {},
@@ -116,7 +125,8 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     strategy: plan.strategy,
     candidates: plan.candidates,
     ...(plan.ocrCandidates ? { ocrCandidates: plan.ocrCandidates } : {}),
-    ...(plan.chunkPages !== undefined
+    // A packet's pages are classified one call each by the worker (shared/worker/packet-run.ts), not in chunks.
+    ...(plan.chunkPages !== undefined && !packet
       ? { chunkPages: plan.chunkPages, progress: { pagesTotal: facts.pages, pagesDone: 0 } }
       : {}),
     estimateMicros,

@@ -14,6 +14,8 @@ import type { FileFacts } from '../file-facts.js';
 import { batchSettings } from '../infra/resources.js';
 import { declaredFacts } from '../inspect/index.js';
 import { microsToUsd } from '../money.js';
+import { CLASSIFICATION_TASK, packetEstimate } from '../packets/estimate.js';
+import { packetRequestOf } from '../packets/request.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
 import { pricing } from '../pricing/pricing.js';
@@ -38,14 +40,22 @@ export async function estimateRun(
 ): Promise<EstimateResponse> {
   const facts = await factsOf(tenantId, body, now);
   const task = taskOf(body);
+  // A packet is priced as run creation holds it: classification of every page plus the dearest extraction.
+  const packet = packetRequestOf(body, facts);
   const providers = availableProviders(config.providers);
-  const factors = await loadFactors(tenantId, calibrationKeysFor(providers, task, 'batch'));
+  const factors = await loadFactors(
+    tenantId,
+    calibrationKeysFor(providers, packet ? CLASSIFICATION_TASK : task, 'batch'),
+  );
   const marginPct = pricing.marginPct;
-  const priceUsd = (priority: Priority) =>
-    microsToUsd(
-      planRun(facts, task, providers, { explicitOrder: config.providers !== undefined, marginPct, factors, priority })
-        .estimateMicros,
+  const priceUsd = (priority: Priority) => {
+    const options = { explicitOrder: config.providers !== undefined, marginPct, factors, priority };
+    return microsToUsd(
+      packet
+        ? packetEstimate(facts, { prompt: body.prompt, ...packet }, providers, options).estimateMicros
+        : planRun(facts, task, providers, options).estimateMicros,
     );
+  };
   return {
     standard: { estimatedCostUsd: priceUsd('standard') },
     batch: { estimatedCostUsd: priceUsd('batch'), expiresWithinHours: batchSettings.expiresWithinHours },

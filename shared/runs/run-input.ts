@@ -5,7 +5,7 @@
  * (POST /v1/estimates) needs no other table.
  */
 import { config } from '../config.js';
-import type { CreateRunRequest } from '../contract.js';
+import { AUTO_SCHEMA, type CreateRunRequest } from '../contract.js';
 import { UnknownSchemaError, UploadIncompleteError, UploadNotFoundError, UploadSizeMismatchError } from '../errors.js';
 import { batchSettings } from '../infra/resources.js';
 import { inspectUpload } from '../inspect/index.js';
@@ -32,8 +32,15 @@ export async function inspectTenantUpload(tenantId: string, uploadId: string, no
   return { upload, object, facts };
 }
 
-/** The task a run's body asks for: its schema from the registry (UnknownSchemaError) or inline, prompt and format. */
-export function taskOf(body: Pick<CreateRunRequest, 'prompt' | 'outputFormat' | 'schemaId' | 'schema'>): TaskSpec {
+/**
+ * The task a run's body asks for: its schema from the registry (UnknownSchemaError) or inline, prompt and format. A
+ * packet (`split`, `schemaId: "auto"`) has no schema of its own: each document's is chosen among `schemaIds`.
+ */
+export function taskOf(
+  body: Pick<CreateRunRequest, 'prompt' | 'outputFormat' | 'schemaId' | 'schema' | 'split'>,
+): TaskSpec {
+  const packet = body.split === true || body.schemaId === AUTO_SCHEMA;
+  if (packet) return buildTask({ prompt: body.prompt, outputFormat: body.outputFormat });
   let schema = body.schema;
   if (body.schemaId !== undefined) {
     const entry = registry.get(body.schemaId);

@@ -108,6 +108,11 @@ export interface RunRecord {
   chunkPages?: number;
   /** While a chunked run is queued: its pages, and how many are done (checkpointed; shared/store/chunks.ts). */
   progress?: { pagesTotal: number; pagesDone: number };
+  /**
+   * A packet run (contract-v1.2 §3, shared/packets/): split into documents, or one document classed first (`auto`),
+   * among these registry schemas. Absent for an ordinary run.
+   */
+  packet?: { mode: 'split' | 'auto'; schemaIds: string[] };
   /** A run fanned out to several worker invocations (store/groups.ts): set once, by the delivery that fanned it out. */
   fanout?: { groups: number; groupPages: number };
   /** Per group (keyed by its 0-based index): the lease of the delivery running it, and when it was counted done. */

@@ -29,6 +29,7 @@ import { deliverGroup, sendGroups } from './fanout.js';
 import { earlyEvidenceOcr, withEvidence } from './grounding.js';
 import type { Heartbeat } from './heartbeat.js';
 import { chunkedSettlement, evidenceOf } from './outcome.js';
+import { executePacket } from './packet-run.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { failRun, settle } from './settle.js';
 import { runSinglePass } from './single-pass.js';
@@ -106,6 +107,7 @@ async function executeRun(run: RunRecord, options: ProcessOptions): Promise<Sett
   // The run's tenant's calibration, as its estimate was made (a fallback's bound is predicted with it).
   const keys = calibrationKeysFor([...run.candidates, ...(run.ocrCandidates ?? [])], run.task);
   const factors = await loadFactors(run.tenantId, keys);
+  if (run.packet) return executePacket(run, options, factors, deadlineMs);
   if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
     const afterChunk = () => options.fault?.('after-chunk', run);
     const ran = await runChunksOf(run, { adapters: options.adapters, deadlineMs, factors, afterChunk });

@@ -3,7 +3,9 @@
  * launching, connecting with a key, and reading what the operator sees (status and alert regions, rows, the detail).
  * Screenshots land in artifacts/dashboard/.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { type Browser, chromium, type Frame, type Locator, type Page } from 'playwright-core';
 
 export const SHOTS = new URL('../../artifacts/dashboard/', import.meta.url).pathname;
@@ -115,5 +117,18 @@ export async function visibleWithoutScrolling(locator: Locator): Promise<boolean
       }
     }
     return true;
+  });
+}
+
+/** axe-core's WCAG 2.1 A/AA violations on the page as it stands, one line each (axe injected once per page). */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) {
+    await page.evaluate(readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'));
+  }
+  return page.evaluate(async () => {
+    type Results = { violations: { id: string; nodes: { target: string[] }[] }[] };
+    const axe = (window as unknown as { axe: { run: (c: Document, o: unknown) => Promise<Results> } }).axe;
+    const results = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21aa'] } });
+    return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
 }

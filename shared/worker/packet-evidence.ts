@@ -1,0 +1,157 @@
+/**
+ * Per-page evidence of a packet run (contract-v1.2 §3), every page at once in parallel. When the plan's first
+ * candidate is a language model, each page is one compact classification call through the normal attempt loop
+ * (./attempts.ts: fallback, spend limit, every attempt recorded); otherwise the local engine decides from the page's
+ * words (shared/packets/local-evidence.ts), which costs nothing.
+ * Not to undo: evidence never fails a run. A page whose model answer is missing or malformed gets the local engine's
+ * evidence from its text layer (logged), so every page has evidence and the split stays a partition.
+ */
+import type { Attempt } from '../contract.js';
+import type { EvidenceWord } from '../fields/types.js';
+import { log } from '../log.js';
+import type { PdfFile } from '../media/index.js';
+import type { Micros } from '../money.js';
+import { CLASSIFICATION_TASK } from '../packets/estimate.js';
+import { HEADER_MAX_CHARS, IDS_MAX, OTHER, type PageEvidence, pageEvidence } from '../packets/evidence.js';
+import { localPageEvidence } from '../packets/local-evidence.js';
+import { chunkFacts } from '../planning/chunks.js';
+import type { FactorsFor } from '../pricing/calibration.js';
+import { catalog } from '../providers/catalog.js';
+import type { ProviderAdapter } from '../providers/types.js';
+import type { RunRecord } from '../store/runs.js';
+import type { ProviderId, TaskSpec } from '../task.js';
+import { tryCandidates } from './attempts.js';
+import type { PacketSpend } from './packet-spend.js';
+import { chooseSteps, textLayerOf } from './steps.js';
+
+/** The marker a classification request's prompt starts with (fakes in test/ and bench/ recognise it by it). */
+export const CLASSIFY_MARKER = 'PACKET PAGE CLASSIFICATION.';
+
+/** What gathering the evidence used: the attempts and their cost, as the run's settlement counts them. */
+export interface EvidenceUsed {
+  attempts: Attempt[];
+  requests: number;
+  costMicros: Micros;
+  billableUnits: number;
+}
+
+export interface PacketEvidenceInput {
+  run: RunRecord;
+  pdf: PdfFile;
+  schemaIds: readonly string[];
+  adapters: Partial<Record<ProviderId, ProviderAdapter>>;
+  capMicros: Micros;
+  spend: PacketSpend;
+  deadlineMs: number;
+  factors?: FactorsFor;
+}
+
+/** The page's words from its text layer (empty for a page without one). */
+export function pageWords(pdf: PdfFile, page: number): { text: string; words: EvidenceWord[] } {
+  return pdf.textAndWords(page - 1);
+}
+
+/** Whether this run's pages are classified by a language model (its plan's first candidate is one). */
+export function classifiesWithModel(run: Pick<RunRecord, 'candidates'>): boolean {
+  const first = run.candidates[0];
+  return first !== undefined && catalog[first]?.role === 'language_model';
+}
+
+/** The per-page task a model is given: the priced classification task, told the classes and the answer's shape. */
+export function classificationTask(schemaIds: readonly string[]): TaskSpec {
+  const classes = [...schemaIds, OTHER].join(', ');
+  return {
+    ...CLASSIFICATION_TASK,
+    prompt:
+      `${CLASSIFY_MARKER} Classes: ${classes}. Answer {"pages": [one object for this page]} with keys: page (number), ` +
+      'classes (score 0-1 per class), blank (boolean), pageNumber ({k, n} when the page prints "Page k of n"), ' +
+      `header (the top line, lower case, at most ${HEADER_MAX_CHARS} characters), ids (document numbers printed ` +
+      `with a label, at most ${IDS_MAX}), names (people the page is about), startCue (a title opens the page), ` +
+      'continued (the page carries on from the previous one).',
+  };
+}
+
+/** Every page's evidence (1-based, in order) and what it cost. */
+export async function gatherEvidence(
+  input: PacketEvidenceInput,
+): Promise<{ pages: PageEvidence[]; used: EvidenceUsed }> {
+  const count = input.pdf.pageCount;
+  const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
+  const used: EvidenceUsed = { attempts: [], requests: 0, costMicros: 0, billableUnits: 0 };
+  const numbers = Array.from({ length: count }, (_, i) => i + 1);
+  if (!classifiesWithModel(input.run)) return { pages: numbers.map(local), used };
+  const task = classificationTask(input.schemaIds);
+  const pages = await Promise.all(
+    numbers.map(async (page) => {
+      const answer = await classifyPage(input, task, page);
+      used.attempts.push(...answer.attempts);
+      used.requests += answer.requests;
+      used.costMicros += answer.costMicros;
+      used.billableUnits += answer.billableUnits;
+      if (answer.evidence) return answer.evidence;
+      log.warn('no usable classification for a packet page; the local engine decides it', {
+        jobId: input.run.jobId,
+        page,
+      });
+      return local(page);
+    }),
+  );
+  return { pages, used };
+}
+
+/** One page given to the plan's candidates with the classification task; its evidence, or null when none parsed. */
+async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: number) {
+  const { run, pdf } = input;
+  const range = { first: page, last: page };
+  const text = pdf.text(page - 1);
+  const layer = textLayerOf([text]);
+  const facts = chunkFacts(run.file, range);
+  const steps = chooseSteps(facts, run.candidates, layer);
+  const outcome = await tryCandidates({
+    candidates: run.candidates,
+    adapters: input.adapters,
+    input: {
+      bytes: pdf.extractPages(page - 1, page - 1),
+      facts,
+      task,
+      pages: range,
+      ...(layer.text !== undefined ? { documentText: layer.text } : {}),
+    },
+    capMicros: input.capMicros,
+    deadlineMs: input.deadlineMs,
+    shared: input.spend.call(),
+    stepFor: steps.stepFor,
+    cheaperStep: steps.cheaperStep,
+    ...(input.factors ? { factors: input.factors } : {}),
+    ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
+  });
+  const billableUnits = outcome.output?.usage.billableUnits ?? 0;
+  const evidence = outcome.output ? parseAnswer(outcome.output.result, page) : null;
+  return {
+    evidence,
+    attempts: outcome.attempts,
+    requests: outcome.requests,
+    costMicros: outcome.costMicros,
+    billableUnits,
+  };
+}
+
+/** The page's evidence from a model's answer (`{pages: [...]}` or the object itself), or null when it does not parse. */
+export function parseAnswer(result: Record<string, unknown>, page: number): PageEvidence | null {
+  const list = Array.isArray(result.pages) ? result.pages : [result];
+  const entry =
+    list.find((e) => typeof e === 'object' && e !== null && (e as { page?: unknown }).page === page) ?? list[0];
+  if (typeof entry !== 'object' || entry === null) return null;
+  const withDefaults = {
+    blank: false,
+    ids: [],
+    names: [],
+    startCue: false,
+    continued: false,
+    classes: {},
+    ...entry,
+    page,
+  };
+  const parsed = pageEvidence.safeParse(withDefaults);
+  return parsed.success ? parsed.data : null;
+}

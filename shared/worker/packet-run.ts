@@ -1,0 +1,270 @@
+/**
+ * A packet run (contract-v1.2 §3): `split` gathers every page's evidence in parallel (./packet-evidence.ts), divides
+ * the pages into documents in one deterministic pass (shared/packets `splitPacket`), then extracts every document
+ * that is not `other` with its schema, in parallel, grounded on the PACKET's page numbers; `auto` classifies the whole
+ * file from the same evidence and runs it as an ordinary run with the chosen schema (./single-pass.ts).
+ * Not to undo:
+ * - Every call is an attempt of the ONE run: one spend limit across the pages and documents (./packet-spend.ts), one
+ *   settlement (./settle.ts), so money is exactly-once as for any run. The price is what was done.
+ * - The result is checked to be a partition of the pages before it is returned (`checkPartition`); a document whose
+ *   extraction every candidate failed fails the run (nothing is charged for a failed run).
+ */
+
+import { config } from '../config.js';
+import type { Attempt } from '../contract.js';
+import { runError } from '../errors.js';
+import { groundFields } from '../fields/ground.js';
+import type { PageWords } from '../fields/types.js';
+import { log } from '../log.js';
+import { Deadline, PdfFile } from '../media/index.js';
+import {
+  checkPartition,
+  documentReview,
+  OTHER,
+  type PacketDocument,
+  type PacketDocumentResult,
+  packetReview,
+  splitPacket,
+} from '../packets/index.js';
+import { chunkFacts } from '../planning/chunks.js';
+import type { FactorsFor } from '../pricing/calibration.js';
+import { priceFor } from '../pricing/pricing.js';
+import { buildTask, registry } from '../registry/registry.js';
+import type { Settlement } from '../store/ledger.js';
+import type { RunRecord } from '../store/runs.js';
+import { ProviderFailure, type TaskSpec } from '../task.js';
+import { tryCandidates } from './attempts.js';
+import { spendLimitOf } from './chunked.js';
+import { type EvidenceUsed, gatherEvidence, pageWords } from './packet-evidence.js';
+import { PacketSpend } from './packet-spend.js';
+import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
+import { pooledAdapters } from './pool.js';
+import { objectUnavailable, readObject } from './read-object.js';
+import { shapeResult } from './result.js';
+import { runSinglePass, type SinglePassInput } from './single-pass.js';
+import { chooseSteps, textLayerOf } from './steps.js';
+
+/** Reads a packet run's file and executes it, its calls through the providers' pools (as chunks' are). */
+export async function executePacket(
+  run: RunRecord,
+  options: { adapters: SinglePassInput['adapters'] },
+  factors: FactorsFor,
+  deadlineMs: number,
+): Promise<Settlement> {
+  const bytes = await readObject(run);
+  if (typeof bytes === 'string') return objectUnavailable(bytes);
+  const adapters = pooledAdapters(options.adapters, config.providerConcurrency);
+  return runPacket(run, bytes, { adapters, capMicros: spendLimitOf(run), factors, deadlineMs });
+}
+
+/** Executes a packet run; returns the settlement to write (nothing is written here). */
+export async function runPacket(run: RunRecord, bytes: Uint8Array, input: SinglePassInput): Promise<Settlement> {
+  const packet = run.packet;
+  if (!packet) throw new Error('runPacket: not a packet run');
+  if (packet.mode === 'auto' && run.file.kind !== 'pdf') return runSinglePass(run, bytes, input);
+  let pdf: PdfFile;
+  try {
+    pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
+  } catch (error: unknown) {
+    if (error instanceof ProviderFailure && error.kind === 'unreadable_file') return undecodable();
+    throw error;
+  }
+  try {
+    const spend = new PacketSpend();
+    const context = { run, pdf, spend, input, schemaIds: packet.schemaIds };
+    const evidence = await gatherEvidence({ ...context, ...input });
+    if (packet.mode === 'auto') {
+      const schemaId = classifyWhole(evidence.pages, packet.schemaIds);
+      log.info('auto: classified the file', { jobId: run.jobId, schemaId });
+      const single = await runSinglePass({ ...run, task: schemaTask(run, schemaId), schemaId }, bytes, {
+        ...input,
+        capMicros: Math.max(0, input.capMicros - spend.spent),
+      });
+      return withUsed(run, single, evidence.used);
+    }
+    const documents = splitPacket(evidence.pages, packet.schemaIds);
+    const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
+    return await packetSettlement(run, bytes, documents, extracted, evidence.used, input.deadlineMs);
+  } finally {
+    pdf.close();
+  }
+}
+
+interface Context {
+  run: RunRecord;
+  pdf: PdfFile;
+  spend: PacketSpend;
+  input: SinglePassInput;
+}
+
+type Extraction =
+  | { kind: 'other' }
+  | { kind: 'failed'; used: EvidenceUsed }
+  | {
+      kind: 'answered';
+      used: EvidenceUsed;
+      document: Omit<PacketDocumentResult, 'index' | 'pages' | 'schemaId' | 'classification'> & { words: PageWords[] };
+    };
+
+/** The task of a document of `schemaId`: the run's prompt with that registry schema. */
+function schemaTask(run: RunRecord, schemaId: string): TaskSpec {
+  return buildTask({ prompt: run.prompt, outputFormat: 'json', schemaId, schema: registry.get(schemaId) });
+}
+
+/** `auto`: the allowed schema the whole file's pages score highest, summed over its legible pages. */
+export function classifyWhole(
+  pages: readonly { blank: boolean; classes: Record<string, number> }[],
+  schemaIds: readonly string[],
+) {
+  let best = schemaIds[0] as string;
+  let bestScore = -1;
+  for (const id of schemaIds) {
+    const score = pages.reduce((sum, p) => sum + (p.blank ? 0 : (p.classes[id] ?? 0)), 0);
+    if (score > bestScore) {
+      best = id;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** One document given to the plan's candidates with its schema: its pages as a small PDF, with their text. */
+async function extractDocument(context: Context, doc: PacketDocument): Promise<Extraction> {
+  if (doc.schemaId === OTHER) return { kind: 'other' };
+  const { run, pdf, input } = context;
+  const range = doc.pages;
+  const task = schemaTask(run, doc.schemaId);
+  const read: { text: string; words: PageWords['words']; page: number }[] = [];
+  for (let page = range.first; page <= range.last; page++) read.push({ ...pageWords(pdf, page), page });
+  const layer = textLayerOf(read.map((r) => r.text));
+  const facts = chunkFacts(run.file, range);
+  const steps = chooseSteps(facts, run.candidates, layer);
+  const outcome = await tryCandidates({
+    candidates: run.candidates,
+    adapters: input.adapters,
+    input: {
+      bytes: pdf.extractPages(range.first - 1, range.last - 1),
+      facts,
+      task,
+      pages: range,
+      ...(layer.text !== undefined ? { documentText: layer.text } : {}),
+    },
+    capMicros: input.capMicros,
+    deadlineMs: input.deadlineMs,
+    shared: context.spend.call(),
+    stepFor: steps.stepFor,
+    cheaperStep: steps.cheaperStep,
+    factors: input.factors,
+    ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
+  });
+  const used = {
+    attempts: outcome.attempts,
+    requests: outcome.requests,
+    costMicros: outcome.costMicros,
+    billableUnits: outcome.output?.usage.billableUnits ?? 0,
+  };
+  if (!outcome.output) return { kind: 'failed', used };
+  const result = shapeResult(task, outcome.output);
+  // Grounded on the packet's own page numbers: the text layer's words of the document's pages.
+  const words: PageWords[] = read
+    .filter((r) => r.words.length > 0)
+    .map((r) => ({ page: r.page, source: 'text-layer', words: r.words }));
+  const grounded = groundFields({
+    result,
+    fieldSpecs: task.fields,
+    words,
+    ...(outcome.output.nativeConfidence !== undefined ? { nativeConfidence: outcome.output.nativeConfidence } : {}),
+    ...(outcome.output.valueConfidence !== undefined ? { valueConfidence: outcome.output.valueConfidence } : {}),
+    reviewThreshold: config.reviewConfidence,
+    now: new Date(),
+  });
+  const review = documentReview(doc.classification.confidence, grounded.review, config.reviewConfidence);
+  return { kind: 'answered', used, document: { result, fields: grounded.fields, review, words } };
+}
+
+/** The split run's settlement: `{documents}` in page order, or the failure of a document no candidate answered. */
+async function packetSettlement(
+  run: RunRecord,
+  bytes: Uint8Array,
+  documents: readonly PacketDocument[],
+  extracted: readonly Extraction[],
+  evidence: EvidenceUsed,
+  deadlineMs: number,
+): Promise<Settlement> {
+  const used = [evidence, ...extracted.flatMap((e) => (e.kind === 'other' ? [] : [e.used]))];
+  const attempts: Attempt[] = used.flatMap((u) => u.attempts);
+  const usage = usageOf(run, used);
+  const failed = extracted.findIndex((e) => e.kind === 'failed');
+  if (failed >= 0) {
+    const doc = documents[failed] as PacketDocument;
+    const reported = attempts.map((a) => ({
+      provider: a.provider,
+      step: a.step,
+      outcome: a.outcome,
+      failure: a.failure,
+    }));
+    const error = runError(
+      'PROVIDER_ERROR',
+      `Every candidate provider failed on document ${doc.index} (pages ${doc.pages.first}-${doc.pages.last})`,
+      { page: doc.pages.first, attempts: reported },
+    );
+    return { status: 'failed', error, usage, attempts };
+  }
+  const results: PacketDocumentResult[] = documents.map((doc, i) => {
+    const e = extracted[i] as Extraction;
+    const base = { index: doc.index, schemaId: doc.schemaId, pages: doc.pages, classification: doc.classification };
+    if (e.kind !== 'answered')
+      return { ...base, review: documentReview(doc.classification.confidence, undefined, config.reviewConfidence) };
+    const { words: _, ...document } = e.document;
+    return { ...base, ...document };
+  });
+  const broken = checkPartition(results, run.file.pages);
+  if (broken !== null) throw new Error(`packet split is not a partition: ${broken}`);
+  const boxed = results.flatMap((d) => (d.fields ? pagesWithBoxes(d.fields) : []));
+  await storePagePreviews({ run, bytes, pages: boxed, deadlineMs: Math.min(deadlineMs, Date.now() + 5_000) });
+  const confidences = results.map((d) => d.classification.confidence);
+  return {
+    status: 'completed',
+    result: { documents: results },
+    usage,
+    confidence: Math.min(...confidences),
+    attempts,
+    review: packetReview(results),
+  };
+}
+
+/** An `auto` run's single pass, with the classification's attempts and cost counted in. */
+function withUsed(run: RunRecord, settlement: Settlement, evidence: EvidenceUsed): Settlement {
+  const attempts = [...evidence.attempts, ...settlement.attempts];
+  if (!settlement.usage) return { ...settlement, attempts };
+  const u = settlement.usage;
+  const costMicros = u.costMicros + evidence.costMicros;
+  return {
+    ...settlement,
+    attempts,
+    usage: {
+      requests: u.requests + evidence.requests,
+      billableUnits: u.billableUnits + evidence.billableUnits,
+      costMicros,
+      priceMicros: priceFor(costMicros, run.marginPct),
+    },
+  };
+}
+
+function usageOf(run: RunRecord, used: readonly EvidenceUsed[]) {
+  const sum = (f: (u: EvidenceUsed) => number) => used.reduce((s, u) => s + f(u), 0);
+  const costMicros = sum((u) => u.costMicros);
+  return {
+    requests: sum((u) => u.requests),
+    billableUnits: sum((u) => u.billableUnits),
+    costMicros,
+    priceMicros: priceFor(costMicros, run.marginPct),
+  };
+}
+
+function undecodable(): Settlement {
+  const error = runError('CORRUPT_FILE', 'The file cannot be decoded (its data is damaged); upload an intact copy', {
+    reason: 'undecodable',
+  });
+  return { status: 'failed', error, attempts: [] };
+}

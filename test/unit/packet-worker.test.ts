@@ -1,0 +1,185 @@
+/**
+ * The worker's packet run (shared/worker/packet-run.ts): evidence for every page (the local engine's, or a model's
+ * per-page classification call), the split, one extraction per document that is not `other` with its schema, and
+ * one settlement whose documents are a partition of the pages. Adapters are scripted; page previews are not stored
+ * (S3 mocked at the client).
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { localPageEvidence } from '../../shared/packets/local-evidence.js';
+import { checkPartition } from '../../shared/packets/result.js';
+import { countSplit, scoreOf } from '../../shared/packets/score.js';
+import { seedFactors } from '../../shared/planning/estimate.js';
+import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../../shared/providers/types.js';
+import { buildTask, registry } from '../../shared/registry/registry.js';
+import type { RunRecord } from '../../shared/store/runs.js';
+import { ProviderFailure, type ProviderId } from '../../shared/task.js';
+import { CLASSIFY_MARKER, parseAnswer } from '../../shared/worker/packet-evidence.js';
+import { runPacket } from '../../shared/worker/packet-run.js';
+import { fixture, runItem } from '../support/aws.js';
+import { wordsOfText } from '../support/packet-model.js';
+import { makePackets } from '../support/packets.js';
+
+mockClient(S3Client).resolves({});
+
+const SCHEMAS = [...registry.keys()];
+const FOUND = makePackets(30, 6).find((p) => p.truth.length >= 3 && p.truth.some((d) => d.schemaId === 'other'));
+if (!FOUND) throw new Error('no packet with an `other` document in the sample');
+const PACKET = FOUND;
+const shapes = (documents: readonly { schemaId: string; pages: { first: number; last: number } }[]) =>
+  documents.map((d) => ({ schemaId: d.schemaId, pages: d.pages }));
+
+function packetRun(candidates: ProviderId[], overrides: Partial<RunRecord> = {}): RunRecord {
+  const facts = {
+    mime: 'application/pdf' as const,
+    kind: 'pdf' as const,
+    sizeBytes: PACKET.bytes.byteLength,
+    pages: PACKET.pages,
+  };
+  return runItem({
+    task: buildTask({ prompt: 'Extract', outputFormat: 'json' }),
+    file: facts,
+    candidates,
+    packet: { mode: 'split', schemaIds: SCHEMAS },
+    estimateMicros: 1_000_000,
+    ...overrides,
+  });
+}
+
+interface Recorded extends ProviderAdapter {
+  calls: ProviderInput[];
+}
+
+/** A model that classifies from the page's text (as the local engine would) and extracts nothing; 50 micros a call. */
+function model(id: ProviderId, broken = false): Recorded {
+  const calls: ProviderInput[] = [];
+  return {
+    id,
+    calls,
+    async invoke(input): Promise<ProviderOutput> {
+      calls.push(input);
+      const usage = { billableUnits: 1, costMicros: 50 };
+      if (!input.task.prompt.startsWith(CLASSIFY_MARKER)) return { result: {}, usage };
+      if (broken) return { result: { pages: ['not evidence'] }, usage };
+      const words = wordsOfText(input.documentText ?? '');
+      return { result: { pages: [localPageEvidence(1, words, SCHEMAS)] }, usage };
+    },
+  };
+}
+
+const input = (adapters: Partial<Record<ProviderId, ProviderAdapter>>) => ({
+  adapters,
+  capMicros: 1_000_000,
+  factors: seedFactors,
+  deadlineMs: Date.now() + 60_000,
+});
+
+function documentsOf(settlement: Awaited<ReturnType<typeof runPacket>>) {
+  if (settlement.status !== 'completed') throw new Error(`run ${settlement.status}`);
+  return (
+    settlement.result as {
+      documents: { index: number; schemaId: string; pages: { first: number; last: number }; result?: unknown }[];
+    }
+  ).documents;
+}
+
+describe('a split run', () => {
+  test('the local engine: a partition close to the truth, one extraction per non-other document', async () => {
+    const local = model('local');
+    const settlement = await runPacket(packetRun(['local']), PACKET.bytes, input({ local }));
+    const documents = documentsOf(settlement);
+    expect(checkPartition(documents, PACKET.pages)).toBeNull();
+    // The local engine's split, scored against the packet's truth (the bench scores all 40 packets).
+    const score = scoreOf(countSplit(shapes(documents), PACKET.truth));
+    expect(score.f1).toBeGreaterThanOrEqual(0.8);
+    expect(score.pageAccuracy).toBeGreaterThanOrEqual(0.8);
+    const extracted = documents.filter((d) => d.schemaId !== 'other');
+    // Evidence is the local engine's own (no calls); each document is one call with its own pages and schema.
+    expect(local.calls).toHaveLength(extracted.length);
+    expect(local.calls.map((c) => [c.pages, c.task.schemaId])).toEqual(extracted.map((d) => [d.pages, d.schemaId]));
+    expect(documents.filter((d) => d.schemaId === 'other').every((d) => d.result === undefined)).toBe(true);
+    expect(settlement.usage?.costMicros).toBe(50 * extracted.length);
+  });
+
+  test('a language model: one classification call per page, then one per document, all in the price', async () => {
+    const openai = model('openai');
+    const settlement = await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai }));
+    const documents = documentsOf(settlement);
+    expect(checkPartition(documents, PACKET.pages)).toBeNull();
+    // The model answers by the local engine's rules from the text: the split it leads to is the local engine's.
+    const local = documentsOf(await runPacket(packetRun(['local']), PACKET.bytes, input({ local: model('local') })));
+    expect(shapes(documents)).toEqual(shapes(local));
+    const classified = openai.calls.filter((c) => c.task.prompt.startsWith(CLASSIFY_MARKER));
+    expect(classified.map((c) => c.pages?.first).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
+      Array.from({ length: PACKET.pages }, (_, i) => i + 1),
+    );
+    const extracted = documents.filter((d) => d.schemaId !== 'other').length;
+    expect(openai.calls).toHaveLength(PACKET.pages + extracted);
+    expect(settlement.usage?.costMicros).toBe(50 * (PACKET.pages + extracted));
+    expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
+  });
+
+  test('a malformed classification answer: the page gets the local engine evidence, still a partition', async () => {
+    const openai = model('openai', true);
+    const documents = documentsOf(await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai })));
+    expect(checkPartition(documents, PACKET.pages)).toBeNull();
+    const local = documentsOf(await runPacket(packetRun(['local']), PACKET.bytes, input({ local: model('local') })));
+    expect(shapes(documents)).toEqual(shapes(local));
+  });
+
+  test('a document every candidate failed: the run fails and says which document', async () => {
+    const failingExtraction: ProviderAdapter = {
+      id: 'local',
+      async invoke() {
+        throw new ProviderFailure('server', 'down');
+      },
+    };
+    const settlement = await runPacket(packetRun(['local']), PACKET.bytes, input({ local: failingExtraction }));
+    expect(settlement.status).toBe('failed');
+    if (settlement.status === 'failed') expect(settlement.error.message).toMatch(/document \d+ \(pages \d+-\d+\)/);
+  });
+
+  test('the spend limit holds across documents: a call that would cross it is not made', async () => {
+    const local = model('local');
+    const run = packetRun(['local'], { estimateMicros: 1 });
+    const settlement = await runPacket(run, PACKET.bytes, { ...input({ local }), capMicros: 0 });
+    expect(settlement.status).toBe('failed');
+    expect(local.calls).toHaveLength(0);
+  });
+});
+
+describe('schemaId auto', () => {
+  test('classifies the whole file and extracts it once with the chosen schema', async () => {
+    const invoice = { bytes: fixture('invoice.pdf'), pages: 1 };
+    const local = model('local');
+    const facts = {
+      mime: 'application/pdf' as const,
+      kind: 'pdf' as const,
+      sizeBytes: invoice.bytes.byteLength,
+      pages: invoice.pages,
+    };
+    const run = runItem({
+      task: buildTask({ prompt: 'Extract', outputFormat: 'json' }),
+      file: facts,
+      candidates: ['local'],
+      packet: { mode: 'auto', schemaIds: SCHEMAS },
+      estimateMicros: 1_000_000,
+    });
+    const settlement = await runPacket(run, invoice.bytes, input({ local }));
+    expect(settlement.status).toBe('completed');
+    expect(local.calls).toHaveLength(1);
+    expect(local.calls[0]?.task.schemaId).toBe('invoice');
+  });
+});
+
+test('parseAnswer takes the page entry, fills what a compact answer leaves out, refuses what is not evidence', () => {
+  expect(parseAnswer({ pages: [{ classes: { invoice: 0.9 }, startCue: true }] }, 7)).toMatchObject({
+    page: 7,
+    classes: { invoice: 0.9 },
+    startCue: true,
+    blank: false,
+    ids: [],
+  });
+  expect(parseAnswer({ pages: [{ classes: { invoice: 3 } }] }, 1)).toBeNull();
+  expect(parseAnswer({ pages: ['x'] }, 1)).toBeNull();
+});
