@@ -28,19 +28,19 @@ import { parseRetryAfterHeader } from '../retry-after.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
-  BEDROCK_IMAGE_TARGET,
-  BEDROCK_MAX_PDF_BYTES,
   type BedrockModel,
-  bedrockInputTokenBound,
-  bedrockInstruction,
-  bedrockModelId,
-  bedrockOutputTokenCap,
+  configuredModel,
   documentTextBlock,
+  IMAGE_TARGET,
+  instructionFor,
+  MAX_PDF_BYTES,
+  modelId,
+  outputTokenCap,
   predictedTokenCostMicros,
   predictTokens,
-  REPAIR_ERRORS_MAX_CHARS,
+  promptTokenBound,
+  REPAIR_ERROR_MAX_CHARS,
   RESULT_TOOL_NAME,
-  resolveBedrockModel,
   resultToolSpec,
   SYSTEM_PROMPT,
   tokenCostMicros,
@@ -217,15 +217,15 @@ function clientFailure(message: string, cause?: unknown): ProviderFailure {
 async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<ContentBlock> {
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'bedrock: the file is empty');
   if (input.facts.kind === 'pdf') {
-    if (input.bytes.byteLength > BEDROCK_MAX_PDF_BYTES) {
+    if (input.bytes.byteLength > MAX_PDF_BYTES) {
       const mb = (input.bytes.byteLength / 1_000_000).toFixed(1);
-      throw clientFailure(`the PDF is ${mb} MB, over Bedrock's ${BEDROCK_MAX_PDF_BYTES / 1_000_000} MB document limit`);
+      throw clientFailure(`the PDF is ${mb} MB, over Bedrock's ${MAX_PDF_BYTES / 1_000_000} MB document limit`);
     }
     // The name is shown to the model and restricted by Converse (letters, digits, single spaces, hyphens, brackets).
     return { document: { format: 'pdf', name: 'document', source: { bytes: input.bytes } } };
   }
   try {
-    const image = await prepareImage(input.bytes, input.facts.mime, BEDROCK_IMAGE_TARGET, deadline);
+    const image = await prepareImage(input.bytes, input.facts.mime, IMAGE_TARGET, deadline);
     return { image: { format: image.mime === 'image/png' ? 'png' : 'jpeg', source: { bytes: image.bytes } } };
   } catch (error) {
     if (error instanceof ProviderFailure) throw error;
@@ -284,7 +284,7 @@ function replayable(content: readonly ContentBlock[]): ContentBlock[] {
 
 function quoteErrors(errors: readonly string[]): string {
   const text = errors.map((e) => `- ${e}`).join('\n');
-  return truncate(text, REPAIR_ERRORS_MAX_CHARS);
+  return truncate(text, REPAIR_ERROR_MAX_CHARS);
 }
 
 /** Refusals, truncation and malformed answers, by stop reason (checked before the content is used). */
@@ -356,9 +356,9 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
   async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
     const deadline = new Deadline(options.signal, options.deadlineMs, 'bedrock');
     deadline.check('starting');
-    const model = resolveBedrockModel(env);
+    const model = configuredModel(env);
     if (!model) {
-      throw clientFailure(`BEDROCK_MODEL_ID ${bedrockModelId(env)} has no price in infra/bedrock-pricing.json`);
+      throw clientFailure(`BEDROCK_MODEL_ID ${modelId(env)} has no price in infra/bedrock-pricing.json`);
     }
     const { task, facts } = input;
     const step = input.step;
@@ -367,7 +367,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     const billableUnits = Math.max(1, facts.pages);
     const meter = new UsageMeter(model, billableUnits);
 
-    const instruction = bedrockInstruction(task, step);
+    const instruction = instructionFor(task, step);
     const content: ContentBlock[] = fromText
       ? [{ text: `${documentTextBlock(analyzeText(input.documentText ?? '', input.facts.pages))}\n\n${instruction}` }]
       : [await mediaBlock(input, deadline), { text: instruction }];
@@ -383,7 +383,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
       ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
     }).input;
     const maxTokens = outputCapWithin(
-      bedrockOutputTokenCap(facts, task, step, model.price),
+      outputTokenCap(facts, task, step, model.price),
       options.maxCostMicros,
       predictedInput,
       cost,
@@ -400,7 +400,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     const question: Message = { role: 'user', content };
 
     const first = await send({ ...base, messages: [question] }, deadline);
-    meter.add(first.usage, { input: bedrockInputTokenBound(facts, task, step, sentTextBytes), output: maxTokens });
+    meter.add(first.usage, { input: promptTokenBound(facts, task, step, sentTextBytes), output: maxTokens });
     checkStopReason(first, meter.usage(), json);
     const firstContent = first.output?.message?.content;
     if (!Array.isArray(firstContent)) {
@@ -453,7 +453,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
         throw withUsage(failureFor(error, deadline, env), meter.usage());
       }
       meter.add(second.usage, {
-        input: bedrockInputTokenBound(facts, task, step, sentTextBytes) + meter.outputTokens + 4000,
+        input: promptTokenBound(facts, task, step, sentTextBytes) + meter.outputTokens + 4000,
         output: repairCap,
       });
       checkStopReason(second, meter.usage(), json);

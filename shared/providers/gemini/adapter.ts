@@ -5,7 +5,7 @@
  * Over 400 lines: one provider's whole wire protocol (request, media, answer, repair, failures) read in one place.
  */
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
-import { Deadline, type ImageTarget, prepareImage } from '../../media/index.js';
+import { Deadline, prepareImage } from '../../media/index.js';
 import type { ProviderUsage, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact, truncate } from '../common.js';
@@ -16,28 +16,23 @@ import { parseRetryAfterHeader } from '../retry-after.js';
 import { buildInstruction, normaliseOpenResult, resultFromAnswer, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
-  type GeminiModelPricing,
-  geminiModel,
   geminiPricing,
+  IMAGE_TARGET,
+  MAX_PDF_BYTES,
+  type ModelPrices,
   mediaTokenBound,
-  modelPricing,
+  modelId,
   outputTokenCap,
   predictTokens,
+  pricesFor,
   promptTokenBound,
+  REPAIR_ERROR_MAX_CHARS,
   REPAIR_MESSAGE_MAX_TOKENS,
   ratesAt,
   taskForStep,
   tokenCostMicros,
 } from './profile.js';
 
-/** What Gemini is sent for an image: formats it reads natively, the long side worth sending, a byte ceiling. */
-export const GEMINI_IMAGE_TARGET: ImageTarget = {
-  formats: ['image/jpeg', 'image/png', 'image/heic', 'image/webp'],
-  maxLongSide: 3072,
-  maxBytes: 15 * 1024 * 1024,
-};
-/** Largest PDF the Gemini API takes as inline data (https://ai.google.dev/gemini-api/docs/file-input-methods). */
-export const MAX_INLINE_PDF_BYTES = 50 * 1000 * 1000;
 /**
  * Finish reasons of an answer cut short: the output cap, or the per-request token limit (CONTINUATION: the API could
  * go on with a continuation token, which this adapter does not follow up: automaticContinuation is off).
@@ -57,8 +52,6 @@ const REFUSAL_REASONS: ReadonlySet<string> = new Set([
 ]);
 /** Longest upstream error text quoted in a failure message. */
 const MAX_UPSTREAM_MESSAGE = 300;
-/** Longest validation error quoted back to the model in the repair request (REPAIR_MESSAGE_MAX_TOKENS covers it). */
-const MAX_REPAIR_ERROR_CHARS = 200;
 
 type GenAiModule = typeof import('@google/genai');
 let genaiModule: Promise<GenAiModule> | undefined;
@@ -291,7 +284,7 @@ function readAnswer(response: GenerateContentResponse, usage: () => ProviderUsag
 /** The repair turn: what was wrong, and what to answer instead. */
 function repairMessage(error: string): string {
   return (
-    `Your answer does not match the required response schema: ${truncate(error, MAX_REPAIR_ERROR_CHARS)}. ` +
+    `Your answer does not match the required response schema: ${truncate(error, REPAIR_ERROR_MAX_CHARS)}. ` +
     'Answer again with only the JSON object the schema describes: every property present, null for a value the ' +
     'document does not show, nothing else.'
   );
@@ -309,17 +302,17 @@ async function documentParts(input: ProviderInput, options: InvokeOptions, deadl
   }
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'gemini: the file is empty');
   if (input.facts.mime === 'application/pdf') {
-    if (input.bytes.byteLength > MAX_INLINE_PDF_BYTES) {
+    if (input.bytes.byteLength > MAX_PDF_BYTES) {
       const mb = (input.bytes.byteLength / 1_000_000).toFixed(1);
       throw new ProviderFailure(
         'client',
-        `gemini: the PDF is ${mb} MB; the Gemini API takes PDFs up to ${MAX_INLINE_PDF_BYTES / 1_000_000} MB inline`,
+        `gemini: the PDF is ${mb} MB; the Gemini API takes PDFs up to ${MAX_PDF_BYTES / 1_000_000} MB inline`,
       );
     }
     return [{ inlineData: { mimeType: 'application/pdf', data: base64(input.bytes) } }];
   }
   try {
-    const image = await prepareImage(input.bytes, input.facts.mime, GEMINI_IMAGE_TARGET, options);
+    const image = await prepareImage(input.bytes, input.facts.mime, IMAGE_TARGET, options);
     return [{ inlineData: { mimeType: image.mime, data: base64(image.bytes) } }];
   } catch (error) {
     if (error instanceof ProviderFailure) throw error;
@@ -362,8 +355,8 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     const deadline = new Deadline(invokeOptions.signal, invokeOptions.deadlineMs, 'gemini');
     deadline.check('starting');
 
-    const model = geminiModel(env);
-    const pricing: GeminiModelPricing | undefined = modelPricing(model);
+    const model = modelId(env);
+    const pricing: ModelPrices | undefined = pricesFor(model);
     if (!pricing) {
       const known = Object.keys(geminiPricing.models).join(', ');
       throw new ProviderFailure('client', `gemini: model "${model}" has no price in pricing.json (priced: ${known})`);
