@@ -9,6 +9,7 @@ import type { Micros } from '../../money.js';
 import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
+import { truncate } from '../common.js';
 import { analyzeTextAllowance, languageModelProfile, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
@@ -91,6 +92,15 @@ export const IMAGE_TARGET: ImageTarget = {
 export const MAX_PDF_BYTES = 50 * 1000 * 1000;
 /** Longest validation error quoted back to the model in the repair request (REPAIR_MESSAGE_MAX_TOKENS covers it). */
 export const REPAIR_ERROR_MAX_CHARS = 200;
+
+/** The repair turn: what was wrong, and what to answer instead. */
+export function repairMessage(error: string): string {
+  return (
+    `Your answer does not match the required response schema: ${truncate(error, REPAIR_ERROR_MAX_CHARS)}. ` +
+    'Answer again with only the JSON object the schema describes: every property present, null for a value the ' +
+    'document does not show, nothing else.'
+  );
+}
 
 /** The model the adapter runs: `GEMINI_MODEL` when set, else pricing.json's default. */
 export function modelId(env: NodeJS.ProcessEnv = process.env): string {
