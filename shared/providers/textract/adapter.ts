@@ -54,9 +54,6 @@ import {
 } from './profile.js';
 import { textractWords } from './words.js';
 
-/** The shared `Retry-After` parser, under the name this adapter has always exported. */
-export { parseRetryAfterHeader as parseRetryAfter };
-
 /** Synchronous operations take at most 10 MB per document (Textract set quotas; read as 10^7 bytes to be safe). */
 export const SYNC_MAX_BYTES = 10_000_000;
 /** Textract reads images of at most 10000 pixels on every side. */

@@ -21,7 +21,8 @@ import pricingJson from '../../../shared/infra/bedrock-pricing.json' with { type
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
 import { redactAwsCredentials } from '../../../shared/providers/aws-credentials.js';
-import { createBedrockProvider, failureFor, parseRetryAfter } from '../../../shared/providers/bedrock/adapter.js';
+import { createBedrockProvider } from '../../../shared/providers/bedrock/adapter.js';
+import { failureFor } from '../../../shared/providers/bedrock/failures.js';
 import {
   baseModelId,
   bedrockProfile,
@@ -35,6 +36,7 @@ import {
   SYSTEM_PROMPT,
 } from '../../../shared/providers/bedrock/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
+import { parseRetryAfterHeader as parseRetryAfter } from '../../../shared/providers/retry-after.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import type { ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
 import type { ProviderFailure, Step, TaskSpec } from '../../../shared/task.js';
