@@ -28,36 +28,13 @@ import {
   usableSample,
 } from '../shared/pricing/calibration.js';
 import { priceFor } from '../shared/pricing/pricing.js';
-import {
-  anthropicModelId,
-  anthropicModelPrices,
-  outputTokenCap as anthropicOutputCap,
-  promptTokenBound as anthropicPromptBound,
-  requestCostMicros,
-} from '../shared/providers/anthropic/profile.js';
-import {
-  bedrockInputTokenBound,
-  bedrockOutputTokenCap,
-  resolveBedrockModel,
-} from '../shared/providers/bedrock/profile.js';
+import * as anthropic from '../shared/providers/anthropic/profile.js';
+import * as bedrock from '../shared/providers/bedrock/profile.js';
 import { catalog } from '../shared/providers/catalog.js';
-import {
-  geminiModel,
-  outputTokenCap as geminiOutputCap,
-  promptTokenBound as geminiPromptBound,
-  mediaTokenBound,
-  modelPricing,
-  THINKING_HEADROOM_TOKENS,
-} from '../shared/providers/gemini/profile.js';
+import * as gemini from '../shared/providers/gemini/profile.js';
 import { analyzeTextAllowance } from '../shared/providers/language-model.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import {
-  attemptTokenBounds,
-  type OpenAIModelPrices,
-  openaiModel,
-  openaiPricing,
-  pricesFor,
-} from '../shared/providers/openai/profile.js';
+import * as openai from '../shared/providers/openai/profile.js';
 import { billedPages, textractApiFor, textractPageMicros } from '../shared/providers/textract/profile.js';
 import type { ProviderAdapter, ProviderInput } from '../shared/providers/types.js';
 import { type ProviderId, type ProviderUsage, type Step, singlePassSteps, type TaskSpec } from '../shared/task.js';
@@ -161,9 +138,10 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
   switch (provider) {
     case 'openai': {
       const prices =
-        pricesFor(openaiModel()) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+        openai.pricesFor(openai.modelId()) ??
+        (openai.openaiPricing.models[openai.openaiPricing.defaultModel] as openai.ModelPrices);
       const step = boundingStep('openai', facts, task);
-      const { call } = attemptTokenBounds(facts, task, step, prices);
+      const { call } = openai.attemptTokenBounds(facts, task, step, prices);
       const firstInput = call.input * prices.inputPerMTokUsd;
       const firstOutputCap = call.output * prices.outputPerMTokUsd;
       return {
@@ -175,13 +153,14 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
       };
     }
     case 'anthropic': {
-      const prices = anthropicModelPrices(anthropicModelId());
+      const prices = anthropic.pricesFor(anthropic.modelId());
       if (!prices) return undefined;
       const step = boundingStep('anthropic', facts, task);
-      const cap = anthropicOutputCap(facts, task, step, prices);
-      const first = Math.min(anthropicPromptBound(facts, task, step), prices.contextWindowTokens);
-      const firstInput = requestCostMicros(prices, { inputTokens: first, outputTokens: 0 });
-      const firstOutputCap = requestCostMicros(prices, { inputTokens: first, outputTokens: cap }) - firstInput;
+      const cap = anthropic.outputTokenCap(facts, task, step, prices);
+      const first = Math.min(anthropic.promptTokenBound(facts, task, step), prices.contextWindowTokens);
+      const firstInput = anthropic.requestCostMicros(prices, { inputTokens: first, outputTokens: 0 });
+      const firstOutputCap =
+        anthropic.requestCostMicros(prices, { inputTokens: first, outputTokens: cap }) - firstInput;
       return {
         step,
         firstInput,
@@ -191,11 +170,11 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
       };
     }
     case 'gemini': {
-      const pricing = modelPricing(geminiModel());
+      const pricing = gemini.pricesFor(gemini.modelId());
       if (!pricing) return undefined;
       const step = boundingStep('gemini', facts, task);
-      const cap = geminiOutputCap(task, step, facts.pages, pricing);
-      const input = geminiPromptBound(task, step) + mediaTokenBound(facts, step, pricing);
+      const cap = gemini.outputTokenCap(task, step, facts.pages, pricing);
+      const input = gemini.promptTokenBound(task, step) + gemini.mediaTokenBound(facts, step, pricing);
       const firstInput = input * pricing.inputPerMTokUsd;
       const firstOutputCap = cap * pricing.outputPerMTokUsd;
       return {
@@ -203,17 +182,17 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
         firstInput,
         firstOutputCap,
         repair: total - firstInput - firstOutputCap,
-        thinkingHeadroom: 2 * Math.min(cap, THINKING_HEADROOM_TOKENS) * pricing.outputPerMTokUsd,
+        thinkingHeadroom: 2 * Math.min(cap, gemini.THINKING_HEADROOM_TOKENS) * pricing.outputPerMTokUsd,
         tokens: { firstInput: input, outputCap: cap },
       };
     }
     case 'bedrock': {
-      const model = resolveBedrockModel(process.env);
+      const model = bedrock.configuredModel(process.env);
       if (!model) return undefined;
       const step = boundingStep('bedrock', facts, task);
       const textBytes = step === 'analyze' ? analyzeTextAllowance(facts.pages) : undefined;
-      const input = bedrockInputTokenBound(facts, task, step, textBytes);
-      const cap = bedrockOutputTokenCap(facts, task, step, model.price);
+      const input = bedrock.promptTokenBound(facts, task, step, textBytes);
+      const cap = bedrock.outputTokenCap(facts, task, step, model.price);
       const firstInput = input * model.price.inputUsdPer1kTokens * 1000;
       const firstOutputCap = cap * model.price.outputUsdPer1kTokens * 1000;
       return {

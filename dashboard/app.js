@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Review dashboard of the Vision Analysis API: a browser ES module with no build step, no framework, no dependency.
  *
@@ -64,11 +65,30 @@ function s(tag, props = {}, ...children) {
   return append(el, children);
 }
 
-const $ = (id) => {
+/**
+ * The element of index.html with this id, checked to be a `kind` (default: any HTML element), so a page that no
+ * longer matches this script fails at load, by name, rather than at the first click.
+ * @template {HTMLElement} [T=HTMLElement]
+ * @param {string} id
+ * @param {{ new (): T, name: string }} [kind]
+ * @returns {T}
+ */
+const $ = (id, kind = /** @type {{ new (): T, name: string }} */ (/** @type {unknown} */ (HTMLElement))) => {
   const el = document.getElementById(id);
   if (!el) throw new Error(`#${id} is missing from index.html`);
+  if (!(el instanceof kind)) throw new Error(`#${id} in index.html is not a ${kind.name}`);
   return el;
 };
+
+/**
+ * The elements under `root` that match `selector`, for selectors of the page's own HTML markup (not its SVG).
+ * @param {ParentNode} root
+ * @param {string} selector
+ * @returns {HTMLElement[]}
+ */
+function htmlElements(root, selector) {
+  return /** @type {HTMLElement[]} */ ([...root.querySelectorAll(selector)]);
+}
 
 const els = {
   tabs: $('tabs'),
@@ -80,25 +100,25 @@ const els = {
   alert: $('alert'),
   keyView: $('key-view'),
   keyForm: $('key-form'),
-  keyInput: $('api-key'),
+  keyInput: $('api-key', HTMLInputElement),
   keyError: $('key-error'),
   runsView: $('runs-view'),
   filters: $('filters'),
-  filterWorkflow: $('filter-workflow'),
-  filterStatus: $('filter-status'),
-  filterReview: $('filter-review'),
+  filterWorkflow: $('filter-workflow', HTMLInputElement),
+  filterStatus: $('filter-status', HTMLSelectElement),
+  filterReview: $('filter-review', HTMLSelectElement),
   runsBody: $('runs-body'),
   runsTableBox: $('runs-table-box'),
   runsEmpty: $('runs-empty'),
-  pagePrev: $('page-prev'),
-  pageNext: $('page-next'),
+  pagePrev: $('page-prev', HTMLButtonElement),
+  pageNext: $('page-next', HTMLButtonElement),
   pageLabel: $('page-label'),
   pager: $('pager'),
   detail: $('detail'),
   usageView: $('usage-view'),
   usageForm: $('usage-form'),
-  usageRange: $('usage-range'),
-  usageWorkflow: $('usage-workflow'),
+  usageRange: $('usage-range', HTMLSelectElement),
+  usageWorkflow: $('usage-workflow', HTMLInputElement),
   usagePeriod: $('usage-period'),
   usageEmpty: $('usage-empty'),
   usageData: $('usage-data'),
@@ -204,6 +224,11 @@ function forgetKey() {
 
 /** A rejected call, carrying the contract's error object `{code, message, status, retryable, details?, requestId}`. */
 class ApiError extends Error {
+  /**
+   * @param {number} httpStatus
+   * @param {any} body
+   * @param {string | null} [retryAfter]
+   */
   constructor(httpStatus, body, retryAfter = null) {
     const error = body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : {};
     super(typeof error.message === 'string' ? error.message : `The service answered HTTP ${httpStatus}`);
@@ -221,6 +246,10 @@ class ApiError extends Error {
  * Calls the API: `path` is relative (e.g. `v1/runs`), `query` values that are empty are left out, `body` is sent as
  * JSON. Resolves with the parsed JSON; rejects with ApiError (or an AbortError when `signal` aborts).
  */
+/**
+ * @param {string} path
+ * @param {{ method?: string, query?: Record<string, unknown>, body?: unknown, signal?: AbortSignal }} [options]
+ */
 async function api(path, { method = 'GET', query = {}, body, signal } = {}) {
   const key = getKey();
   if (!key) throw new ApiError(401, { error: { code: 'UNAUTHORIZED', message: 'No API key in this session' } });
@@ -228,7 +257,9 @@ async function api(path, { method = 'GET', query = {}, body, signal } = {}) {
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
+  /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', 'x-api-key': key };
+  /** @type {RequestInit} */
   const init = { method, headers, signal, cache: 'no-store', credentials: 'omit' };
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
@@ -302,6 +333,11 @@ function describeError(error, action) {
  * Reports an error in the alert region (and in `inline`, next to the control that failed, when given).
  * 401 means the key is wrong or revoked: it is forgotten and the key form comes back with the reason.
  */
+/**
+ * @param {any} error
+ * @param {string} action
+ * @param {HTMLElement | null} [inline]
+ */
 function reportError(error, action, inline = null) {
   if (error?.name === 'AbortError') return;
   if (error instanceof ApiError && error.status === 401) {
@@ -317,6 +353,17 @@ function reportError(error, action, inline = null) {
 
 // ---------- state ----------
 
+/**
+ * @typedef {{ keyId: string, label?: string, tenantId?: string, scopes?: string[] }} KeyInfo
+ * @typedef {{ jobId: string, [field: string]: any }} Run A run as the API returned it (the page reads what it shows).
+ */
+
+/**
+ * @type {{
+ *   pages: Array<string | null>, nextCursor: string | null, runs: Run[], openJobId: string | null,
+ *   usage: any, key: KeyInfo | null, connecting: string | null, listScrollY: number,
+ * }}
+ */
 const state = {
   /** Cursors of the pages walked through: the last one is the current page (null = first page). */
   pages: [null],
@@ -336,6 +383,7 @@ const state = {
 };
 
 /** One AbortController per area, so a slow older answer never overwrites a newer one. */
+/** @type {Record<'list' | 'detail' | 'preview' | 'page' | 'usage', AbortController | null>} */
 const inflight = { list: null, detail: null, preview: null, page: null, usage: null };
 
 function startRequest(area) {
@@ -385,7 +433,7 @@ function showView(view) {
   els.keyView.hidden = true;
   els.tabs.hidden = false;
   els.forget.hidden = false;
-  for (const section of document.querySelectorAll('main > .view')) section.hidden = section.id !== `${view}-view`;
+  for (const section of htmlElements(document, 'main > .view')) section.hidden = section.id !== `${view}-view`;
   for (const tab of els.tabs.querySelectorAll('.tab'))
     tab.setAttribute('aria-pressed', String(tab.id === `tab-${view}`));
 }
@@ -478,6 +526,7 @@ function statusBadge(run) {
 }
 
 /** A run's review state: its recorded verification, else whether its result needs a person (review.needed). */
+/** @param {any} verification @param {{ needed?: boolean } | null} [review] */
 function reviewLabel(verification, review = null) {
   if (!verification && review?.needed) return h('span', { class: 'badge badge-review' }, 'Needs review');
   if (!verification) return h('span', { class: 'muted' }, 'Not reviewed');
@@ -639,19 +688,19 @@ els.pageNext.addEventListener('click', () => {
 
 els.pagePrev.addEventListener('click', () => {
   if (state.pages.length <= 1) return;
-  const left = state.pages.pop();
+  const left = /** @type {string | null} */ (state.pages.pop());
   void loadRuns().then((ok) => {
     if (ok === false) state.pages.push(left);
   });
 });
 
 els.runsBody.addEventListener('click', (event) => {
-  const row = event.target.closest?.('tr[data-job-id]');
+  const row = /** @type {HTMLElement | null} */ (/** @type {Element} */ (event.target).closest?.('tr[data-job-id]'));
   if (row) openRun(row.dataset.jobId);
 });
 
 els.runsBody.addEventListener('keydown', (event) => {
-  const row = event.target.closest?.('tr[data-job-id]');
+  const row = /** @type {HTMLElement | null} */ (/** @type {Element} */ (event.target).closest?.('tr[data-job-id]'));
   if (!row || event.target !== row) return;
   if (event.key === 'Enter' || event.key === ' ') {
     event.preventDefault();
@@ -659,19 +708,22 @@ els.runsBody.addEventListener('keydown', (event) => {
   } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
     // Arrow keys move between rows, as in a list box; Tab still walks the page.
     event.preventDefault();
-    const next = event.key === 'ArrowDown' ? row.nextElementSibling : row.previousElementSibling;
+    const next = /** @type {HTMLElement | null} */ (
+      event.key === 'ArrowDown' ? row.nextElementSibling : row.previousElementSibling
+    );
     next?.focus();
   }
 });
 
 // ---------- run detail ----------
 
+/** @returns {HTMLElement | null} */
 function rowFor(jobId) {
-  return [...els.runsBody.querySelectorAll('tr[data-job-id]')].find((row) => row.dataset.jobId === jobId) ?? null;
+  return htmlElements(els.runsBody, 'tr[data-job-id]').find((row) => row.dataset.jobId === jobId) ?? null;
 }
 
 function markOpenRow() {
-  for (const row of els.runsBody.querySelectorAll('tr[data-job-id]')) {
+  for (const row of htmlElements(els.runsBody, 'tr[data-job-id]')) {
     if (row.dataset.jobId === state.openJobId) row.setAttribute('aria-current', 'true');
     else row.removeAttribute('aria-current');
   }
@@ -729,7 +781,7 @@ function closeDetail({ restoreFocus = true } = {}) {
 document.addEventListener('keydown', (event) => {
   if (event.key !== 'Escape' || els.detail.hidden || els.runsView.hidden) return;
   // Escape inside the open correction form closes that form first; otherwise it closes the detail.
-  const form = event.target.closest?.('.correct-form');
+  const form = /** @type {HTMLElement | null} */ (/** @type {Element} */ (event.target).closest?.('.correct-form'));
   if (form && !form.hidden) {
     hideCorrectForm(form);
     return;
@@ -991,6 +1043,7 @@ async function loadPreview(run) {
  * that page's fields: `page`, the answer of GET …/file?page=N) or else the PDF in a frame, or a note for HEIC; always
  * an "Open file" link.
  */
+/** @param {any} file @param {Run} run @param {any} [page] */
 function previewFor(file, run, page = null) {
   const type = String(file.contentType ?? '').toLowerCase();
   const name = file.fileName ?? 'the uploaded file';
@@ -1119,7 +1172,7 @@ async function showPageOf(run, name) {
           ]),
     );
     // The entry still under the pointer or focus keeps its box lit on the new page.
-    const active = els.detail.querySelector('li.field-item.active');
+    const active = /** @type {HTMLElement | null} */ (els.detail.querySelector('li.field-item.active'));
     if (active) highlightField(active.dataset.evidence, true);
   } catch (error) {
     if (error?.name === 'AbortError') return;
@@ -1190,7 +1243,9 @@ function reasonsFor(run, name) {
  */
 function highlightField(name, on, run = null) {
   for (const el of els.detail.querySelectorAll('[data-evidence]')) {
-    if (el.dataset.evidence === name) el.classList.toggle('active', on);
+    // A field's list entry (HTML) and its boxes (SVG) both carry data-evidence.
+    const marked = /** @type {HTMLElement | SVGElement} */ (el);
+    if (marked.dataset.evidence === name) marked.classList.toggle('active', on);
   }
   if (on && run) void showPageOf(run, name);
 }
@@ -1683,6 +1738,7 @@ els.usageForm.addEventListener('submit', (event) => {
 });
 els.usageRange.addEventListener('change', () => void loadUsage());
 
+/** @type {Array<[string, (value: unknown) => string]>} */
 const USAGE_COLUMNS = [
   ['runs', formatCount],
   ['completed', formatCount],
@@ -1934,6 +1990,7 @@ if (getKey()) {
 
 // What the Quality view (quality.js, a module of its own) uses: the same API client, helpers and messages.
 export {
+  $,
   ApiError,
   api,
   clearAlert,

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A split run's documents (contract-v1.2 §3) in the run detail: a strip of the packet's pages, one cell per page,
  * grouped by document with a mark at each boundary, then one block per document (its class, pages, classification

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Pieces of the Quality view (quality.js) that draw: a table in its scroll box, a chart of accuracy per field over time,
  * and a reliability diagram (confidence bins against observed accuracy). Text through text nodes, no inline style.

@@ -1,9 +1,11 @@
+// @ts-check
 /**
  * Evaluations in the Quality view (quality.js; the list is quality-list.js): one evaluation (its report, providers side by side: accuracy,
  * cost, latency, and its items page by page) and one item (each field expected against what came back, with the
  * field's box drawn on the page the run read it from).
  */
 import {
+  $,
   ApiError,
   api,
   clearAlert,
@@ -20,8 +22,9 @@ import {
 } from './app.js';
 import { cell, reliabilityDiagram, table } from './quality-charts.js';
 
-const view = document.getElementById('quality-view');
+const view = $('quality-view');
 const ITEMS_PAGE = 50;
+/** @type {{ evaluation: any, cursors: Array<string | null> }} */
 const state = { evaluation: null, cursors: [] };
 
 const fieldValue = (value) =>

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The list of evaluations in the Quality view (quality.js): one page of GET v1/evaluations at a time, newest first,
  * paged with the API's cursor (every evaluation is reachable, not only the newest page).
@@ -16,7 +17,10 @@ import {
 import { cell, table } from './quality-charts.js';
 import { openEvaluation } from './quality-evaluations.js';
 
-// The page shown, and the cursors of the pages before it (the first page's is null).
+/**
+ * The page shown, and the cursors of the pages before it (the first page's is null).
+ * @type {{ page: { nextCursor?: string | null } | null, cursors: (string | null)[] }}
+ */
 const list = { page: null, cursors: [] };
 
 function statusBadge(status) {
@@ -100,7 +104,10 @@ export function evaluationsList(page) {
   return part;
 }
 
-/** One page of evaluations (null: the first). */
+/**
+ * One page of evaluations (null: the first).
+ * @param {string | null} [cursor]
+ */
 export function loadEvaluations(cursor = null) {
   return api('v1/evaluations', { query: { limit: EVALUATIONS_PAGE, cursor } });
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The dashboard's Quality view (contract-v1.2 §1): accuracy from reviews (GET v1/quality) — per field, over time, and a
  * reliability diagram —, and evaluations (GET v1/evaluations): providers side by side (accuracy, cost, latency) and
@@ -5,13 +6,24 @@
  * A module of its own beside app.js (whose helpers it imports: one module instance, the same CSP rules): every server
  * string through text nodes, no inline style, the key only in the x-api-key header.
  */
-import { api, clearAlert, formatCount, formatPercent, formatTime, h, reportError, setStatus, showView } from './app.js';
+import {
+  $,
+  api,
+  clearAlert,
+  formatCount,
+  formatPercent,
+  formatTime,
+  h,
+  reportError,
+  setStatus,
+  showView,
+} from './app.js';
 import { accuracyChart, cell, reliabilityDiagram, table } from './quality-charts.js';
 import { resetEvaluations } from './quality-evaluations.js';
 import { evaluationsList, loadEvaluations, resetEvaluationsList } from './quality-list.js';
 
-const view = document.getElementById('quality-view');
-const tab = document.getElementById('tab-quality');
+const view = $('quality-view');
+const tab = $('tab-quality');
 
 function renderQuality(quality) {
   const fields = Object.entries(quality.fields);

@@ -13,7 +13,7 @@ import bedrockRaw from '../infra/bedrock-pricing.json' with { type: 'json' };
 import type { ProviderId } from '../task.js';
 import * as z from '../zod.js';
 import anthropicRaw from './anthropic/pricing.json' with { type: 'json' };
-import { baseModelId, bedrockModelId } from './bedrock/profile.js';
+import { baseModelId, modelId as bedrockModelId } from './bedrock/profile.js';
 import geminiRaw from './gemini/pricing.json' with { type: 'json' };
 import openaiRaw from './openai/pricing.json' with { type: 'json' };
 import textractRaw from './textract/pricing.json' with { type: 'json' };

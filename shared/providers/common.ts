@@ -1,11 +1,8 @@
-import type { Micros } from '../money.js';
-import { singlePassSteps } from '../task.js';
 import type { TokenCounts } from './tokens.js';
-import type { ProviderProfile } from './types.js';
 
 /**
  * Plumbing every provider adapter shares: scrubbing secrets from the text that goes into a failure, the small JSON and
- * byte helpers, and the single-pass cost bound the language models share. No SDK, no I/O. Redaction is one function
+ * byte helpers, and the output cap a spend limit leaves. No SDK, no I/O. Redaction is one function
  * for every provider, so a credential shape learnt for one is scrubbed from all
  * (docs/decisions.md#secrets-never-leave-an-adapter).
  */
@@ -50,17 +47,6 @@ export function redact(text: string, secrets: Iterable<string | undefined>, maxC
   }
   for (const [shape, replacement] of CREDENTIAL_SHAPES) out = out.replace(shape, replacement);
   return maxChars === undefined ? out : truncate(out, maxChars);
-}
-
-/**
- * A language model's `maxCostMicros`: the largest of its step bounds over the steps a single-step plan may run on the
- * file (`vision`, and for a PDF also `analyze`; never `ocr`, which only a chained plan runs and holds on its own).
- */
-export function singlePassCostMicros(
-  stepCostMicros: ProviderProfile['stepCostMicros'],
-): ProviderProfile['maxCostMicros'] {
-  return (facts, task, options): Micros =>
-    Math.max(...singlePassSteps(facts).map((step) => stepCostMicros(facts, task, step, options)));
 }
 
 /** Input predictions are ratios of characters; the spend limit counts this much more input to be safe. */

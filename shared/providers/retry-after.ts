@@ -1,6 +1,7 @@
 /**
- * The generic part of an HTTP `Retry-After` header (RFC 9110 §10.2.3), shared by the provider adapters. Each adapter
- * keeps its provider's extras (`retry-after-ms`, reset headers, RetryInfo) and falls back to or on this.
+ * The one `Retry-After` reading the provider adapters share (RFC 9110 §10.2.3, plus the `retry-after-ms` header the
+ * OpenAI and Anthropic APIs send first). A provider's own signal (reset headers, RetryInfo) is passed in as the last
+ * resort, so the order of precedence is written once.
  */
 
 const DELTA_SECONDS = /^\d+(?:\.\d+)?$/;
@@ -19,4 +20,19 @@ export function parseRetryAfterHeader(value: string | null | undefined, now = Da
   if (!/[A-Za-z]/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Milliseconds the server asks us to wait: `retry-after-ms` (a non-negative number, rounded up), else `Retry-After`
+ * (seconds or an HTTP date), else what the provider's own `resetMs` reads from its rate-limit headers.
+ */
+export function retryAfterMs(
+  headers: Headers | undefined,
+  now: number = Date.now(),
+  resetMs?: (headers: Headers, now: number) => number | undefined,
+): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms')?.trim();
+  if (ms && DELTA_SECONDS.test(ms)) return Math.ceil(Number(ms));
+  return parseRetryAfterHeader(headers.get('retry-after'), now) ?? resetMs?.(headers, now);
 }

@@ -3,13 +3,25 @@
  * configured to call has a price, and a model without one is refused before any request is made.
  */
 import { createAnthropicProvider } from '../../shared/providers/anthropic/adapter.js';
-import { anthropicModelId, anthropicModelPrices, anthropicPricing } from '../../shared/providers/anthropic/profile.js';
+import {
+  modelId as anthropicModelId,
+  pricesFor as anthropicPricesFor,
+  anthropicPricing,
+} from '../../shared/providers/anthropic/profile.js';
 import { createBedrockProvider } from '../../shared/providers/bedrock/adapter.js';
-import { bedrockPricing, resolveBedrockModel } from '../../shared/providers/bedrock/profile.js';
+import { configuredModel as bedrockModel, bedrockPricing } from '../../shared/providers/bedrock/profile.js';
 import { createGeminiProvider } from '../../shared/providers/gemini/adapter.js';
-import { geminiModel, geminiPricing, modelPricing } from '../../shared/providers/gemini/profile.js';
+import {
+  modelId as geminiModelId,
+  pricesFor as geminiPricesFor,
+  geminiPricing,
+} from '../../shared/providers/gemini/profile.js';
 import { createOpenAIProvider } from '../../shared/providers/openai/adapter.js';
-import { openaiModel, openaiPricing, pricesFor } from '../../shared/providers/openai/profile.js';
+import {
+  modelId as openaiModelId,
+  pricesFor as openaiPricesFor,
+  openaiPricing,
+} from '../../shared/providers/openai/profile.js';
 import { textractPricing } from '../../shared/providers/textract/profile.js';
 import type { ProviderAdapter } from '../../shared/providers/types.js';
 import { ProviderFailure, type TaskSpec } from '../../shared/task.js';
@@ -38,11 +50,11 @@ test('every price file names the date it was read, and every listed model has pr
 });
 
 test('the model each adapter calls by default has a price', () => {
-  expect(pricesFor(openaiModel({}))).toBeDefined();
-  expect(anthropicModelPrices(anthropicModelId({}))).toBeDefined();
-  expect(modelPricing(geminiModel({}))).toBeDefined();
-  expect(resolveBedrockModel({ AWS_REGION: 'us-east-1' })).toBeDefined();
-  expect(resolveBedrockModel({ AWS_REGION: 'eu-west-1' })).toBeDefined();
+  expect(openaiPricesFor(openaiModelId({}))).toBeDefined();
+  expect(anthropicPricesFor(anthropicModelId({}))).toBeDefined();
+  expect(geminiPricesFor(geminiModelId({}))).toBeDefined();
+  expect(bedrockModel({ AWS_REGION: 'us-east-1' })).toBeDefined();
+  expect(bedrockModel({ AWS_REGION: 'eu-west-1' })).toBeDefined();
 });
 
 test.each<[string, ProviderAdapter]>([

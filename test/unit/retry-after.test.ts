@@ -2,7 +2,7 @@
  * The shared `Retry-After` parser: delta-seconds (integer or decimal) or an HTTP date, in milliseconds; undefined for
  * anything else.
  */
-import { parseRetryAfterHeader } from '../../shared/providers/retry-after.js';
+import { parseRetryAfterHeader, retryAfterMs } from '../../shared/providers/retry-after.js';
 
 const NOW = Date.parse('Sun, 22 Nov 2026 03:00:00 GMT');
 
@@ -40,5 +40,29 @@ describe('parseRetryAfterHeader', () => {
     const ms = parseRetryAfterHeader(new Date(Date.now() + 5_000).toUTCString());
     expect(ms).toBeGreaterThan(3_000);
     expect(ms).toBeLessThanOrEqual(5_000);
+  });
+});
+
+describe('retryAfterMs', () => {
+  const reset = () => 9_000;
+
+  test('retry-after-ms comes first, rounded up to a whole millisecond', () => {
+    const headers = new Headers({ 'retry-after-ms': '1500.2', 'retry-after': '3' });
+    expect(retryAfterMs(headers, NOW, reset)).toBe(1_501);
+  });
+
+  test('then Retry-After, in seconds or as an HTTP date', () => {
+    expect(retryAfterMs(new Headers({ 'retry-after': '3' }), NOW, reset)).toBe(3_000);
+    expect(retryAfterMs(new Headers({ 'retry-after': 'Sun, 22 Nov 2026 03:00:10 GMT' }), NOW)).toBe(10_000);
+  });
+
+  test("then the provider's own reset headers; a malformed retry-after-ms is ignored", () => {
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '12abc' }), NOW, reset)).toBe(9_000);
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '-5' }), NOW)).toBeUndefined();
+  });
+
+  test('no headers, or none that says how long: undefined', () => {
+    expect(retryAfterMs(undefined, NOW, reset)).toBeUndefined();
+    expect(retryAfterMs(new Headers(), NOW)).toBeUndefined();
   });
 });

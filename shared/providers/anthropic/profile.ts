@@ -9,12 +9,11 @@ import type { Micros } from '../../money.js';
 import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import { singlePassCostMicros } from '../common.js';
-import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
+import { analyzeTextAllowance, languageModelProfile, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { anthropicImageTokens, jsonTokens, proseTokens, type TokenCounts } from '../tokens.js';
-import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
+import type { CostOptions, PredictOptions } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -67,15 +66,15 @@ const pricingFile = z
 export const anthropicPricing = pricingFile.parse(raw);
 
 /** A model's prices, context window and output limit, as pricing.json gives them. */
-export type AnthropicModelPrices = z.infer<typeof modelPrices>;
+export type ModelPrices = z.infer<typeof modelPrices>;
 
 /** The model the adapter calls: `ANTHROPIC_MODEL` when set, else the price list's default (claude-haiku-5-5). */
-export function anthropicModelId(env: NodeJS.ProcessEnv = process.env): string {
+export function modelId(env: NodeJS.ProcessEnv = process.env): string {
   return env.ANTHROPIC_MODEL?.trim() || anthropicPricing.defaultModel;
 }
 
 /** Prices of a model, or undefined when the price list does not know it (the adapter then refuses to call it). */
-export function anthropicModelPrices(model: string): AnthropicModelPrices | undefined {
+export function pricesFor(model: string): ModelPrices | undefined {
   return Object.hasOwn(anthropicPricing.models, model) ? anthropicPricing.models[model] : undefined;
 }
 
@@ -88,7 +87,7 @@ export function anthropicModelPrices(model: string): AnthropicModelPrices | unde
  * (larger images are scaled down server-side anyway, adding latency and no accuracy), at most 3.75 MiB per image:
  * the API's 5 MiB per-image limit applies to the base64 string (4/3 of the bytes), not to the bytes.
  */
-export const ANTHROPIC_IMAGE_TARGET: ImageTarget = {
+export const IMAGE_TARGET: ImageTarget = {
   formats: ['image/jpeg', 'image/png'],
   maxLongSide: 1568,
   maxBytes: (5 * 1024 * 1024 * 3) / 4,
@@ -148,7 +147,7 @@ export function instructionFor(task: TaskSpec): string {
 }
 
 /** Validation errors quoted back to the model in a repair request are cut to this many characters. */
-export const MAX_REPAIR_ERROR_CHARS = 1000;
+export const REPAIR_ERROR_MAX_CHARS = 1000;
 
 /** The text of a repair request, before the quoted validation errors. */
 export const REPAIR_PREFIX =
@@ -168,7 +167,7 @@ export const OUTPUT_TOKENS_CEILING = 32_000;
  * analysis adds a summary and key-value pairs; a field extraction gets ~250 tokens per field and 512 per page (line
  * items grow with pages). Thinking is disabled on our requests, so no output token goes to reasoning.
  */
-export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, prices?: AnthropicModelPrices): number {
+export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, prices?: ModelPrices): number {
   const pages = Math.max(1, facts.pages);
   const t = taskForStep(task, step);
   const wanted =
@@ -188,7 +187,7 @@ const tokens = anthropicPricing.tokenModel;
 
 /** Pixel size of an image once prepared for sending (downscaled to the long-side target, never enlarged). */
 export function sentImageSize(width: number, height: number): { width: number; height: number } {
-  const scale = Math.min(1, ANTHROPIC_IMAGE_TARGET.maxLongSide / Math.max(width, height, 1));
+  const scale = Math.min(1, IMAGE_TARGET.maxLongSide / Math.max(width, height, 1));
   return { width: Math.ceil(width * scale), height: Math.ceil(height * scale) };
 }
 
@@ -205,7 +204,7 @@ export function imageTokenBound(width: number, height: number): number {
 export function fileTokenBound(facts: FileFacts): number {
   if (facts.kind === 'pdf') return Math.max(1, facts.pages) * (tokens.pdfPageTextTokens + tokens.pdfPageImageTokens);
   // Dimensions are as stored (EXIF orientation may swap them, which changes neither side's length nor the area).
-  const side = ANTHROPIC_IMAGE_TARGET.maxLongSide;
+  const side = IMAGE_TARGET.maxLongSide;
   const { width, height } =
     facts.width !== undefined && facts.height !== undefined
       ? sentImageSize(facts.width, facts.height)
@@ -233,8 +232,8 @@ export function promptTokenBound(facts: FileFacts, task: TaskSpec, step: Step): 
 
 /** Upper bound of what a repair request adds to the first prompt: the model's answer echoed, and the errors. */
 export function repairTokenBound(outputCap: number): number {
-  // Validation errors are quoted up to MAX_REPAIR_ERROR_CHARS characters, each at most 4 UTF-8 bytes.
-  return outputCap + textTokenBound(REPAIR_PREFIX) + 4 * MAX_REPAIR_ERROR_CHARS + 200;
+  // Validation errors are quoted up to REPAIR_ERROR_MAX_CHARS characters, each at most 4 UTF-8 bytes.
+  return outputCap + textTokenBound(REPAIR_PREFIX) + 4 * REPAIR_ERROR_MAX_CHARS + 200;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -253,17 +252,17 @@ export interface RequestTokens {
 }
 
 /** The tier a prompt of this many tokens is billed at. */
-export function tierFor(prices: AnthropicModelPrices, promptTokens: number): AnthropicModelPrices['tiers'][number] {
+export function tierFor(prices: ModelPrices, promptTokens: number): ModelPrices['tiers'][number] {
   const found = prices.tiers.find((t) => t.maxPromptTokens === null || promptTokens <= t.maxPromptTokens);
   // The schema guarantees an open-ended last tier; the fallback only satisfies the type checker.
-  return found ?? (prices.tiers.at(-1) as AnthropicModelPrices['tiers'][number]);
+  return found ?? (prices.tiers.at(-1) as ModelPrices['tiers'][number]);
 }
 
 /**
  * Cost of one request in micro-dollars, unrounded (tokens × USD per million tokens is micro-dollars). The whole
  * request, output included, is billed at the tier of its prompt (input + cache writes + cache reads).
  */
-export function requestCostMicros(prices: AnthropicModelPrices, usage: RequestTokens): number {
+export function requestCostMicros(prices: ModelPrices, usage: RequestTokens): number {
   const writes5m = usage.cacheWrite5mTokens ?? 0;
   const writes1h = (usage.cacheWrite1hTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
   const reads = usage.cacheReadTokens ?? 0;
@@ -283,7 +282,7 @@ export function ceilMicros(micros: number): Micros {
 }
 
 /** Upper bound of one attempt of `step` with `model`'s prices: the first request and one repair request. */
-function attemptCostMicros(facts: FileFacts, task: TaskSpec, step: Step, prices: AnthropicModelPrices): Micros {
+function attemptCostMicros(facts: FileFacts, task: TaskSpec, step: Step, prices: ModelPrices): Micros {
   const cap = outputTokenCap(facts, task, step, prices);
   // A prompt larger than the context window is refused with a 400 and not billed: no billed prompt exceeds it.
   const first = Math.min(promptTokenBound(facts, task, step), prices.contextWindowTokens);
@@ -299,7 +298,7 @@ function attemptCostMicros(facts: FileFacts, task: TaskSpec, step: Step, prices:
  * adapter refuses to call it, so the attempt costs nothing).
  */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
-  const known = anthropicModelPrices(anthropicModelId(options.env));
+  const known = pricesFor(modelId(options.env));
   const candidates = known ? [known] : Object.values(anthropicPricing.models);
   return Math.max(...candidates.map((prices) => attemptCostMicros(facts, task, step, prices)));
 }
@@ -317,11 +316,8 @@ const TOOL_CALL_OUTPUT_TOKENS = 20;
 /** The page image Claude reads for each PDF page: a US-letter page at the 1568 px long side. */
 const PDF_PAGE_IMAGE = { width: 1212, height: 1568 };
 
-function predictionPrices(env?: NodeJS.ProcessEnv): AnthropicModelPrices {
-  return (
-    anthropicModelPrices(anthropicModelId(env)) ??
-    (anthropicPricing.models[anthropicPricing.defaultModel] as AnthropicModelPrices)
-  );
+function predictionPrices(env?: NodeJS.ProcessEnv): ModelPrices {
+  return pricesFor(modelId(env)) ?? (anthropicPricing.models[anthropicPricing.defaultModel] as ModelPrices);
 }
 
 /**
@@ -344,7 +340,7 @@ export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, opti
   } else if (facts.kind === 'pdf') {
     document = Math.max(1, facts.pages) * anthropicImageTokens(PDF_PAGE_IMAGE);
   } else {
-    const side = ANTHROPIC_IMAGE_TARGET.maxLongSide;
+    const side = IMAGE_TARGET.maxLongSide;
     document = anthropicImageTokens(
       facts.width !== undefined && facts.height !== undefined
         ? sentImageSize(facts.width, facts.height)
@@ -363,22 +359,16 @@ export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOp
 }
 
 /** The catalog entry: API-key auth, every strategy, the attempt cost bound above. */
-export const anthropicProfile: ProviderProfile = {
+export const anthropicProfile = languageModelProfile({
   id: 'anthropic',
   auth: 'api-key',
   credentialEnv: ['ANTHROPIC_API_KEY'],
-  // Claude reads pixels and text layers itself (direct_multimodal), can transcribe for another analyzer or analyze
-  // another provider's OCR text (ocr_then_analyze), and can describe any picture (generic_vision_summary).
-  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
-  role: 'language_model',
-  answers: () => true,
   stepCostMicros,
-  maxCostMicros: singlePassCostMicros(stepCostMicros),
   outputFits: (facts, task, step, env) => {
-    const prices = anthropicModelPrices(anthropicModelId(env));
+    const prices = pricesFor(modelId(env));
     const ceiling = Math.min(OUTPUT_TOKENS_CEILING, prices?.maxOutputTokens ?? OUTPUT_TOKENS_CEILING);
     return outputTokenCap(facts, task, step, prices) < ceiling;
   },
   predictTokens,
   tokenCostMicros: predictedTokenCostMicros,
-};
+});

@@ -13,12 +13,11 @@ import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
 import { hasAwsCredentials } from '../aws-credentials.js';
-import { singlePassCostMicros } from '../common.js';
-import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
+import { analyzeTextAllowance, languageModelProfile, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { fitLongSide, jsonTokens, novaImageTokens, proseTokens, type TokenCounts } from '../tokens.js';
-import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
+import type { CostOptions, PredictOptions } from '../types.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Prices and models
@@ -44,7 +43,7 @@ const pricingSchema = z
   })
   .check(z.refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' }));
 
-export type BedrockModelPrice = z.infer<typeof modelPriceSchema>;
+export type ModelPrices = z.infer<typeof modelPriceSchema>;
 
 /** The validated price table; a malformed pricing.json fails at import, not mid-run. */
 export const bedrockPricing = pricingSchema.parse(raw);
@@ -55,7 +54,7 @@ export interface BedrockModel {
   id: string;
   /** The base model id the price table is keyed by (e.g. `amazon.nova-2-lite-v1:0`). */
   baseId: string;
-  price: BedrockModelPrice;
+  price: ModelPrices;
 }
 
 /** The base model id of a model id, inference-profile id or ARN (shared/infra/bedrock.ts). */
@@ -67,7 +66,7 @@ export const baseModelId = bedrockBaseModelId;
  * and the global profile from anywhere else (set BEDROCK_MODEL_ID, e.g. `eu.amazon.nova-2-lite-v1:0`, to keep them in
  * another geography).
  */
-export function bedrockModelId(env: NodeJS.ProcessEnv = process.env): string {
+export function modelId(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env[ENV.bedrockModelId]?.trim();
   if (configured) return configured;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? '';
@@ -75,12 +74,17 @@ export function bedrockModelId(env: NodeJS.ProcessEnv = process.env): string {
   return `${prefix}.${bedrockPricing.defaultModel}`;
 }
 
+/** The prices of a model, inference-profile id or ARN (by its base model), or undefined when pricing.json has none. */
+export function pricesFor(model: string): ModelPrices | undefined {
+  const baseId = baseModelId(model);
+  return Object.hasOwn(bedrockPricing.models, baseId) ? bedrockPricing.models[baseId] : undefined;
+}
+
 /** The configured model with its prices, or undefined when its base model has no row in pricing.json. */
-export function resolveBedrockModel(env: NodeJS.ProcessEnv = process.env): BedrockModel | undefined {
-  const id = bedrockModelId(env);
-  const baseId = baseModelId(id);
-  const price = bedrockPricing.models[baseId];
-  return price ? { id, baseId, price } : undefined;
+export function configuredModel(env: NodeJS.ProcessEnv = process.env): BedrockModel | undefined {
+  const id = modelId(env);
+  const price = pricesFor(id);
+  return price ? { id, baseId: baseModelId(id), price } : undefined;
 }
 
 /** The most expensive priced model (bounds the cost when the configured model cannot be priced). */
@@ -92,7 +96,7 @@ function costliestModel(): BedrockModel {
 }
 
 /** What a number of input and output tokens cost on a model, in micros (rounded up). */
-export function tokenCostMicros(inputTokens: number, outputTokens: number, price: BedrockModelPrice): Micros {
+export function tokenCostMicros(inputTokens: number, outputTokens: number, price: ModelPrices): Micros {
   return usdToMicrosCeil((inputTokens * price.inputUsdPer1kTokens + outputTokens * price.outputUsdPer1kTokens) / 1000);
 }
 
@@ -101,14 +105,14 @@ export function tokenCostMicros(inputTokens: number, outputTokens: number, price
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Images are sent as JPEG or PNG, long side <= 1568 px, <= 3.75 MB (Converse's per-image limit; MB read as 10^6). */
-export const BEDROCK_IMAGE_TARGET: ImageTarget = {
+export const IMAGE_TARGET: ImageTarget = {
   formats: ['image/jpeg', 'image/png'],
   maxLongSide: 1568,
   maxBytes: 3_750_000,
 };
 
 /** Converse's per-document limit ("no more than 4.5 MB"); a larger PDF is refused before any request. */
-export const BEDROCK_MAX_PDF_BYTES = 4_500_000;
+export const MAX_PDF_BYTES = 4_500_000;
 
 /** The one tool a JSON request offers and forces (`toolChoice: {tool}`): its input is the result. */
 export const RESULT_TOOL_NAME = 'record_result';
@@ -124,7 +128,7 @@ export const OCR_INSTRUCTION =
   'Answer with the transcription only, without commentary.';
 
 /** Longest validation-error text quoted back to the model in a repair request. */
-export const REPAIR_ERRORS_MAX_CHARS = 2000;
+export const REPAIR_ERROR_MAX_CHARS = 2000;
 
 /** Whether a request for this step and task asks for JSON through the result tool (else it asks for plain text). */
 export function usesResultTool(task: TaskSpec, step: Step): boolean {
@@ -132,7 +136,7 @@ export function usesResultTool(task: TaskSpec, step: Step): boolean {
 }
 
 /** The user-turn instruction (after the media, or after the given document text for an `analyze` step). */
-export function bedrockInstruction(task: TaskSpec, step: Step): string {
+export function instructionFor(task: TaskSpec, step: Step): string {
   if (step === 'ocr') return OCR_INSTRUCTION;
   const instruction = buildInstruction(task);
   return usesResultTool(task, step)
@@ -173,10 +177,10 @@ const OUTPUT_TOKENS_PER_LIST_FIELD_PAGE = 1500;
 /** What Bedrock and the model wrap around a request (role markers, the tool-use system prompt), generously. */
 const REQUEST_OVERHEAD_TOKENS = 1000;
 /**
- * The repair turn's own text: the quoted validation errors (cut to REPAIR_ERRORS_MAX_CHARS characters, each at most
+ * The repair turn's own text: the quoted validation errors (cut to REPAIR_ERROR_MAX_CHARS characters, each at most
  * 4 UTF-8 bytes: they quote the client's field names) and the instruction to call the tool again.
  */
-const REPAIR_TOKENS = 4 * REPAIR_ERRORS_MAX_CHARS + 500;
+const REPAIR_TOKENS = 4 * REPAIR_ERROR_MAX_CHARS + 500;
 /** Nova scales small images up until a side reaches ~896 px; the bound assumes 1,000. */
 const NOVA_MIN_LONG_SIDE = 1000;
 /** Nova's published examples bill 506-700 pixels per token; the bound counts 350. */
@@ -186,7 +190,7 @@ const IMAGE_TOKEN_OVERHEAD = 300;
 const PDF_PAGE_TOKENS = 6000;
 
 /** The `inferenceConfig.maxTokens` the adapter sends for this file, task and step. */
-export function bedrockOutputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, price: BedrockModelPrice): number {
+export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, price: ModelPrices): number {
   const pages = Math.max(1, facts.pages);
   let wanted = OUTPUT_BASE_TOKENS;
   if (step === 'ocr' || task.outputFormat === 'text' || task.fields === null) wanted += OUTPUT_TOKENS_PER_PAGE * pages;
@@ -201,7 +205,7 @@ export function bedrockOutputTokenCap(facts: FileFacts, task: TaskSpec, step: St
 
 /** Upper bound of the tokens Nova bills for one image of these stored dimensions, as the adapter sends it. */
 export function imageTokenBound(width: number | undefined, height: number | undefined): number {
-  const max = BEDROCK_IMAGE_TARGET.maxLongSide;
+  const max = IMAGE_TARGET.maxLongSide;
   let w = width && width > 0 ? width : max;
   let h = height && height > 0 ? height : max;
   const long = Math.max(w, h);
@@ -216,15 +220,10 @@ export function imageTokenBound(width: number | undefined, height: number | unde
  * any script). The media is the file itself, or, for an `analyze` step given `documentTextBytes` bytes of another
  * step's text, that text.
  */
-export function bedrockInputTokenBound(
-  facts: FileFacts,
-  task: TaskSpec,
-  step: Step,
-  documentTextBytes?: number,
-): number {
+export function promptTokenBound(facts: FileFacts, task: TaskSpec, step: Step, documentTextBytes?: number): number {
   const tool = usesResultTool(task, step) ? textTokenBound(JSON.stringify(resultToolSpec(task))) : 0;
   const text =
-    textTokenBound(SYSTEM_PROMPT) + textTokenBound(bedrockInstruction(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
+    textTokenBound(SYSTEM_PROMPT) + textTokenBound(instructionFor(task, step)) + tool + REQUEST_OVERHEAD_TOKENS;
   if (step === 'analyze' && documentTextBytes !== undefined) {
     return text + textTokenBound(documentTextBlock('')) + documentTextBytes;
   }
@@ -241,8 +240,8 @@ function attemptCostMicros(
   model: BedrockModel,
   documentTextBytes?: number,
 ): Micros {
-  const input = bedrockInputTokenBound(facts, task, step, documentTextBytes);
-  const output = bedrockOutputTokenCap(facts, task, step, model.price);
+  const input = promptTokenBound(facts, task, step, documentTextBytes);
+  const output = outputTokenCap(facts, task, step, model.price);
   const repairs = usesResultTool(task, step) ? 1 : 0;
   // The repair request re-sends the whole conversation: the same input, the first answer, and the errors.
   const inputTokens = input + repairs * (input + output + REPAIR_TOKENS);
@@ -261,9 +260,6 @@ function hasBedrockCredentials(env: NodeJS.ProcessEnv): boolean {
   );
 }
 
-/** The bedrock profile, with the availability check IAM providers need (no API-key variable to look for). */
-export type BedrockProfile = ProviderProfile & { available(env?: NodeJS.ProcessEnv): boolean };
-
 /** Upper bound of one attempt of `step` with the configured model (an analyze step's text is cut, see analyzeText). */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
   const allowance = analyzeTextAllowance(facts.pages);
@@ -271,7 +267,7 @@ function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: C
     facts,
     task,
     step,
-    resolveBedrockModel(options.env) ?? costliestModel(),
+    configuredModel(options.env) ?? costliestModel(),
     step === 'analyze' ? Math.min(allowance, options.documentTextBytes ?? allowance) : undefined,
   );
 }
@@ -297,7 +293,7 @@ const PDF_PAGE_IMAGE = { width: 1212, height: 1568 };
 export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
   const tool = usesResultTool(task, step);
   const prompt =
-    proseTokens(SYSTEM_PROMPT + bedrockInstruction(task, step), 'nova') +
+    proseTokens(SYSTEM_PROMPT + instructionFor(task, step), 'nova') +
     (tool ? jsonTokens(resultToolSpec(task), 'nova') + TOOL_SYSTEM_PROMPT_TOKENS : 0) +
     FRAMING_TOKENS;
   let document: number;
@@ -306,7 +302,7 @@ export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, opti
   } else if (facts.kind === 'pdf') {
     document = Math.max(1, facts.pages) * novaImageTokens(PDF_PAGE_IMAGE);
   } else {
-    const side = BEDROCK_IMAGE_TARGET.maxLongSide;
+    const side = IMAGE_TARGET.maxLongSide;
     document = novaImageTokens(fitLongSide({ width: facts.width ?? side, height: facts.height ?? side }, side));
   }
   const answer = predictAnswerTokens(facts, task, step, options);
@@ -315,28 +311,23 @@ export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, opti
 
 /** What tokens cost on the configured model (or the costliest priced one), in micros. */
 export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
-  const { price } = resolveBedrockModel(options.env) ?? costliestModel();
+  const { price } = configuredModel(options.env) ?? costliestModel();
   return (tokens.input * price.inputUsdPer1kTokens + tokens.output * price.outputUsdPer1kTokens) * 1000;
 }
 
-export const bedrockProfile: BedrockProfile = {
+export const bedrockProfile = languageModelProfile({
   id: 'bedrock',
   auth: 'iam',
   // IAM: credentials come from the SDK's default chain (role, profile, env), not from one variable; see `available`.
   credentialEnv: [],
-  // A vision model: reads pixels and PDFs directly, and can serve both steps of OCR-then-analyze.
-  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
-  role: 'language_model',
-  answers: () => true,
   // An unpriced BEDROCK_MODEL_ID is unavailable (the adapter refuses it before any request); were it configured
   // explicitly, the costliest priced model bounds it.
   stepCostMicros,
-  maxCostMicros: singlePassCostMicros(stepCostMicros),
   outputFits: (facts, task, step, env) => {
-    const price = (resolveBedrockModel(env) ?? costliestModel()).price;
-    return bedrockOutputTokenCap(facts, task, step, price) < price.maxOutputTokens;
+    const price = (configuredModel(env) ?? costliestModel()).price;
+    return outputTokenCap(facts, task, step, price) < price.maxOutputTokens;
   },
   predictTokens,
   tokenCostMicros: predictedTokenCostMicros,
-  available: (env = process.env) => hasBedrockCredentials(env) && resolveBedrockModel(env) !== undefined,
-};
+  available: (env = process.env) => hasBedrockCredentials(env) && configuredModel(env) !== undefined,
+});

@@ -4,16 +4,17 @@
  * a promotion, which may end before the run). See docs/decisions.md#gemini-cost-bound.
  */
 import type { FileFacts } from '../../file-facts.js';
+import type { ImageTarget } from '../../media/index.js';
 import type { Micros } from '../../money.js';
 import type { Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import { singlePassCostMicros } from '../common.js';
-import { analyzeTextAllowance, textTokenBound } from '../language-model.js';
+import { truncate } from '../common.js';
+import { analyzeTextAllowance, languageModelProfile, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import { GEMINI3_MEDIA_TOKENS, jsonTokens, proseTokens, type TokenCounts } from '../tokens.js';
-import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
+import type { CostOptions, PredictOptions } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 
 const perMTok = z.number().check(z.nonnegative());
@@ -64,7 +65,7 @@ const pricingTable = z
   })
   .check(z.refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' }));
 
-export type GeminiModelPricing = z.infer<typeof modelEntry>;
+export type ModelPrices = z.infer<typeof modelEntry>;
 export type GeminiPricingTable = z.infer<typeof pricingTable>;
 
 /** The validated pricing table; a malformed pricing.json fails at import, not mid-run. */
@@ -81,13 +82,33 @@ export const SCALAR_FIELD_TOKENS = 128;
 /** Tokens the repair turn adds besides the first answer: the fixed message and the (truncated) validation error. */
 export const REPAIR_MESSAGE_MAX_TOKENS = 1000;
 
+/** What Gemini is sent for an image: formats it reads natively, the long side worth sending, a byte ceiling. */
+export const IMAGE_TARGET: ImageTarget = {
+  formats: ['image/jpeg', 'image/png', 'image/heic', 'image/webp'],
+  maxLongSide: 3072,
+  maxBytes: 15 * 1024 * 1024,
+};
+/** Largest PDF the Gemini API takes as inline data (https://ai.google.dev/gemini-api/docs/file-input-methods). */
+export const MAX_PDF_BYTES = 50 * 1000 * 1000;
+/** Longest validation error quoted back to the model in the repair request (REPAIR_MESSAGE_MAX_TOKENS covers it). */
+export const REPAIR_ERROR_MAX_CHARS = 200;
+
+/** The repair turn: what was wrong, and what to answer instead. */
+export function repairMessage(error: string): string {
+  return (
+    `Your answer does not match the required response schema: ${truncate(error, REPAIR_ERROR_MAX_CHARS)}. ` +
+    'Answer again with only the JSON object the schema describes: every property present, null for a value the ' +
+    'document does not show, nothing else.'
+  );
+}
+
 /** The model the adapter runs: `GEMINI_MODEL` when set, else pricing.json's default. */
-export function geminiModel(env: NodeJS.ProcessEnv = process.env): string {
+export function modelId(env: NodeJS.ProcessEnv = process.env): string {
   return env.GEMINI_MODEL?.trim() || geminiPricing.defaultModel;
 }
 
 /** The pricing entry of a model, or undefined when pricing.json does not list it (the adapter then refuses to run). */
-export function modelPricing(model: string): GeminiModelPricing | undefined {
+export function pricesFor(model: string): ModelPrices | undefined {
   return Object.hasOwn(geminiPricing.models, model) ? geminiPricing.models[model] : undefined;
 }
 
@@ -99,7 +120,7 @@ export interface TokenRates {
 }
 
 /** The rates a request made at `nowMs` is billed at: the promotion while it runs (until 00:00 UTC of its end date). */
-export function ratesAt(pricing: GeminiModelPricing, nowMs: number): TokenRates {
+export function ratesAt(pricing: ModelPrices, nowMs: number): TokenRates {
   const promo = pricing.promotion;
   if (promo && nowMs < Date.parse(`${promo.endsBefore}T00:00:00Z`)) return promo;
   return pricing;
@@ -152,7 +173,7 @@ function answerTokens(task: TaskSpec, pages: number): number {
 }
 
 /** `maxOutputTokens` for one request of `step` on this task: thinking headroom plus the answer, within the model's limit. */
-export function outputTokenCap(task: TaskSpec, step: Step, pages: number, pricing: GeminiModelPricing): number {
+export function outputTokenCap(task: TaskSpec, step: Step, pages: number, pricing: ModelPrices): number {
   const answer = answerTokens(taskForStep(task, step), Math.max(1, pages));
   return Math.min(pricing.maxOutputTokens, THINKING_HEADROOM_TOKENS + answer);
 }
@@ -165,7 +186,7 @@ export function promptTokenBound(task: TaskSpec, step: Step): number {
 }
 
 /** Upper bound of the media (or document text) tokens one request carries for this file and step. */
-export function mediaTokenBound(facts: FileFacts, step: Step, pricing: GeminiModelPricing): number {
+export function mediaTokenBound(facts: FileFacts, step: Step, pricing: ModelPrices): number {
   const pages = Math.max(1, facts.pages);
   // An analyze step reads the text another step produced, which the adapter cuts to this many bytes (= tokens, at most).
   if (step === 'analyze') return analyzeTextAllowance(pages);
@@ -175,7 +196,7 @@ export function mediaTokenBound(facts: FileFacts, step: Step, pricing: GeminiMod
 
 /** Upper bound, in micros at list price, of one attempt of `step`: a request and one repair request. */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
-  const pricing = estimatePricing(geminiModel(options.env));
+  const pricing = estimatePricing(modelId(options.env));
   const cap = outputTokenCap(task, step, facts.pages, pricing);
   const firstInput = promptTokenBound(task, step) + mediaTokenBound(facts, step, pricing);
   // The repair request resends everything, plus the first answer (at most the cap) and the repair message.
@@ -187,12 +208,12 @@ function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: C
  * The pricing the estimate uses: the model's entry, or for a model pricing.json does not list (the adapter refuses
  * to run it) the most expensive listed figures, so an estimate is never computed from nothing.
  */
-function estimatePricing(model: string): GeminiModelPricing {
-  const known = modelPricing(model);
+function estimatePricing(model: string): ModelPrices {
+  const known = pricesFor(model);
   if (known) return known;
   const all = Object.values(geminiPricing.models);
-  const max = (pick: (m: GeminiModelPricing) => number): number => Math.max(...all.map(pick));
-  const fallback = geminiPricing.models[geminiPricing.defaultModel] as GeminiModelPricing;
+  const max = (pick: (m: ModelPrices) => number): number => Math.max(...all.map(pick));
+  const fallback = geminiPricing.models[geminiPricing.defaultModel] as ModelPrices;
   return {
     ...fallback,
     inputPerMTokUsd: max((m) => m.inputPerMTokUsd),
@@ -219,7 +240,7 @@ const FRAMING_TOKENS = 5;
  * or the document text; the answer as predict.ts sizes it plus LOW thinking.
  */
 export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
-  const pricing = estimatePricing(geminiModel(options.env));
+  const pricing = estimatePricing(modelId(options.env));
   const effective = taskForStep(task, step);
   const schema = effective.outputFormat === 'json' ? jsonTokens(resultJsonSchema(effective), 'gemini') : 0;
   const prompt = proseTokens(buildInstruction(effective), 'gemini') + schema + FRAMING_TOKENS;
@@ -243,25 +264,20 @@ const PROMOTION_MARGIN_MS = 86_400_000;
  * (a run is billed within minutes of its estimate), else at list price. The bound always takes list price.
  */
 export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
-  const rates = ratesAt(estimatePricing(geminiModel(options.env)), Date.now() + PROMOTION_MARGIN_MS);
+  const rates = ratesAt(estimatePricing(modelId(options.env)), Date.now() + PROMOTION_MARGIN_MS);
   return tokens.input * rates.inputPerMTokUsd + tokens.output * rates.outputPerMTokUsd;
 }
 
 /** The Gemini provider as the planner sees it. */
-export const geminiProfile: ProviderProfile = {
+export const geminiProfile = languageModelProfile({
   id: 'gemini',
   auth: 'api-key',
   credentialEnv: ['GEMINI_API_KEY'],
-  // A vision model: it reads pixels and PDFs directly, and can also transcribe (ocr) and analyze given text.
-  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
-  role: 'language_model',
-  answers: () => true,
   stepCostMicros,
-  maxCostMicros: singlePassCostMicros(stepCostMicros),
   outputFits: (facts, task, step, env) => {
-    const pricing = estimatePricing(geminiModel(env));
+    const pricing = estimatePricing(modelId(env));
     return outputTokenCap(task, step, facts.pages, pricing) < pricing.maxOutputTokens;
   },
   predictTokens,
   tokenCostMicros: predictedTokenCostMicros,
-};
+});

@@ -13,17 +13,18 @@ import type { BatchCodec } from '../batch-codec.js';
 import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { ProviderInput } from '../types.js';
-import { checkAnswer, documentFor, responseSchema, shapeOutput, strictCompatible } from './adapter.js';
 import {
-  openaiModel,
-  outputCap,
+  modelId,
+  outputTokenCap,
+  predictedTokenCostMicros,
   predictTokens,
   pricesFor,
   SYSTEM_INSTRUCTIONS,
   taskForStep,
-  tokenCostMicros,
   usageUsd,
 } from './profile.js';
+import { documentFor, strictCompatible } from './request.js';
+import { checkAnswer, responseSchema, shapeOutput } from './response.js';
 
 const stepOf = (input: ProviderInput): Step =>
   input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
@@ -38,7 +39,7 @@ export const openaiBatchCodec: BatchCodec = {
   id: 'openai',
   async line(input, options) {
     const env = options.env ?? process.env;
-    const model = openaiModel(env);
+    const model = modelId(env);
     const prices = pricesOrFail(model);
     const step = stepOf(input);
     const task = taskForStep(input.task, step);
@@ -49,10 +50,10 @@ export const openaiBatchCodec: BatchCodec = {
     }).input;
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
     const cap = outputCapWithin(
-      outputCap(input.task, step, input.facts.pages, prices),
+      outputTokenCap(input.task, step, input.facts.pages, prices),
       options.maxCostMicros,
       predictedInput,
-      (tokens) => tokenCostMicros(tokens, { env }),
+      (tokens) => predictedTokenCostMicros(tokens, { env }),
     );
     if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
       throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
@@ -81,7 +82,7 @@ export const openaiBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}) {
     const env = options.env ?? process.env;
-    const prices = pricesOrFail(openaiModel(env));
+    const prices = pricesOrFail(modelId(env));
     const step = stepOf(input);
     const parsed = responseSchema.safeParse(body);
     if (!parsed.success) throw new ProviderFailure('invalid_output', 'openai: the batch answer is not a response');

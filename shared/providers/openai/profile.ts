@@ -9,12 +9,11 @@ import { type Micros, usdToMicrosCeil } from '../../money.js';
 import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
 import * as z from '../../zod.js';
-import { singlePassCostMicros } from '../common.js';
-import { textTokenBound } from '../language-model.js';
+import { languageModelProfile, textTokenBound } from '../language-model.js';
 import { documentTextTokens, predictAnswerTokens } from '../predict.js';
 import { buildInstruction, instructionPieces, resultJsonSchema } from '../task-prompt.js';
 import { fitLongSide, openaiPatchTokens, type TokenCounts } from '../tokens.js';
-import type { CostOptions, PredictOptions, ProviderProfile } from '../types.js';
+import type { CostOptions, PredictOptions } from '../types.js';
 import raw from './pricing.json' with { type: 'json' };
 import { textTokens } from './text-tokens.js';
 
@@ -52,19 +51,19 @@ const pricingFile = z
   })
   .check(z.refine((p) => p.defaultModel in p.models, 'defaultModel must have prices in models'));
 
-export type OpenAIModelPrices = z.infer<typeof modelEntry>;
+export type ModelPrices = z.infer<typeof modelEntry>;
 export type OpenAIPricing = z.infer<typeof pricingFile>;
 
 /** The validated price table; a malformed pricing.json fails at import, not mid-run. */
 export const openaiPricing: OpenAIPricing = pricingFile.parse(raw);
 
 /** The model the adapter runs: `OPENAI_MODEL`, else the table's default. */
-export function openaiModel(env: NodeJS.ProcessEnv = process.env): string {
+export function modelId(env: NodeJS.ProcessEnv = process.env): string {
   return env.OPENAI_MODEL?.trim() || openaiPricing.defaultModel;
 }
 
 /** Prices of a model, or undefined when pricing.json does not list it (the adapter refuses such a model). */
-export function pricesFor(model: string): OpenAIModelPrices | undefined {
+export function pricesFor(model: string): ModelPrices | undefined {
   return Object.hasOwn(openaiPricing.models, model) ? openaiPricing.models[model] : undefined;
 }
 
@@ -147,7 +146,7 @@ function fieldTokens(field: FieldSpec, pages: number): number {
  * `max_output_tokens` for a request: 1024 + 64 per field for extraction (plus 1024 per page for list fields); for
  * answers that repeat the document's text, 1024 + 2048 per page and at least 4096; never above the model's maximum.
  */
-export function outputCap(task: TaskSpec, step: Step, pages: number, prices: OpenAIModelPrices): number {
+export function outputTokenCap(task: TaskSpec, step: Step, pages: number, prices: ModelPrices): number {
   const asked = taskForStep(task, step);
   const n = Math.max(1, pages);
   const cap =
@@ -162,7 +161,7 @@ export function outputCap(task: TaskSpec, step: Step, pages: number, prices: Ope
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Tokens an image of this size bills at detail "high": 32 px patches (within the patch budget) x the multiplier. */
-export function imageTokens(width: number, height: number, prices: OpenAIModelPrices): number {
+export function imageTokens(width: number, height: number, prices: ModelPrices): number {
   const { imagePatchPx, imageOverheadTokens } = openaiPricing.tokenModel;
   const patches = Math.ceil(width / imagePatchPx) * Math.ceil(height / imagePatchPx);
   return Math.ceil(Math.min(patches, prices.imageMaxPatches) * prices.imagePatchMultiplier) + imageOverheadTokens;
@@ -184,7 +183,7 @@ export function documentTextAllowance(pages: number): number {
 }
 
 /** Tokens one PDF page bills at most: its page image at the patch budget, plus its share of the text allowance. */
-function pdfPageTokens(prices: OpenAIModelPrices): number {
+function pdfPageTokens(prices: ModelPrices): number {
   const { imagePatchPx } = openaiPricing.tokenModel;
   const budgetSide = imagePatchPx * Math.ceil(Math.sqrt(prices.imageMaxPatches));
   return imageTokens(budgetSide, budgetSide, prices) + documentTextAllowance(1);
@@ -202,7 +201,7 @@ function promptTokens(task: TaskSpec, step: Step): number {
 }
 
 /** Upper bound of the document's tokens in the first request of a step. */
-function documentTokens(facts: FileFacts, step: Step, prices: OpenAIModelPrices): number {
+function documentTokens(facts: FileFacts, step: Step, prices: ModelPrices): number {
   // An `analyze` step reads the text another step produced; the adapter holds it to the same allowance.
   if (step === 'analyze') return textTokenBound(documentTextBlock('')) + documentTextAllowance(facts.pages);
   if (facts.kind === 'pdf') return Math.max(1, facts.pages) * pdfPageTokens(prices);
@@ -215,9 +214,9 @@ export function attemptTokenBounds(
   facts: FileFacts,
   task: TaskSpec,
   step: Step,
-  prices: OpenAIModelPrices,
+  prices: ModelPrices,
 ): { call: { input: number; output: number }; repair: { input: number; output: number } } {
-  const cap = outputCap(task, step, facts.pages, prices);
+  const cap = outputTokenCap(task, step, facts.pages, prices);
   const prompt = promptTokens(task, step);
   return {
     call: { input: prompt + documentTokens(facts, step, prices), output: cap },
@@ -238,7 +237,7 @@ export interface TokenUsage {
 }
 
 /** What the given responses cost, in USD (cached input at the cached price; reasoning tokens are output tokens). */
-export function usageUsd(usages: readonly TokenUsage[], prices: OpenAIModelPrices): number {
+export function usageUsd(usages: readonly TokenUsage[], prices: ModelPrices): number {
   let usd = 0;
   for (const u of usages) {
     const cached = Math.min(u.cachedInputTokens, u.inputTokens);
@@ -255,8 +254,7 @@ export function usageUsd(usages: readonly TokenUsage[], prices: OpenAIModelPrice
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
   // An unpriced OPENAI_MODEL is refused by the adapter before any request; estimate with the default model so that
   // the hold is never below what a working configuration costs.
-  const prices =
-    pricesFor(openaiModel(options.env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+  const prices = pricesFor(modelId(options.env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
   const { call, repair } = attemptTokenBounds(facts, task, step, prices);
   const usd =
     ((call.input + repair.input) * prices.inputPerMTokUsd + (call.output + repair.output) * prices.outputPerMTokUsd) /
@@ -274,8 +272,8 @@ const FRAMING_TOKENS = 20;
 const PDF_PAGE_IMAGE = { width: 1275, height: 1650 };
 
 /** The configured model's prices, or the default model's (an unpriced model is refused before any request). */
-function predictionPrices(env?: NodeJS.ProcessEnv): OpenAIModelPrices {
-  return pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
+function predictionPrices(env?: NodeJS.ProcessEnv): ModelPrices {
+  return pricesFor(modelId(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
 }
 
 /** Predicted tokens of a step's texts: the system instructions, the instruction (piece by piece) and the JSON schema. */
@@ -316,7 +314,7 @@ export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, opti
 }
 
 /** What tokens cost on the configured model, in micros (every input token at the full input price). */
-export function tokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
+export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
   const prices = predictionPrices(options.env);
   return tokens.input * prices.inputPerMTokUsd + tokens.output * prices.outputPerMTokUsd;
 }
@@ -327,21 +325,15 @@ export function tokenCostMicros(tokens: TokenCounts, options: PredictOptions = {
  * `analyze`. A chained plan holds each of its steps with `stepCostMicros` (an `ocr` step, a full transcription whose
  * output grows with the pages, has its own, larger bound).
  */
-export const openaiProfile: ProviderProfile = {
+export const openaiProfile = languageModelProfile({
   id: 'openai',
   auth: 'api-key',
   credentialEnv: ['OPENAI_API_KEY'],
-  // A vision model reads pixels and text alike: it can run every strategy in one pass.
-  strategies: ['direct_multimodal', 'ocr_then_analyze', 'generic_vision_summary'],
-  role: 'language_model',
-  answers: () => true,
   stepCostMicros,
-  maxCostMicros: singlePassCostMicros(stepCostMicros),
   outputFits: (facts, task, step, env) => {
-    const prices =
-      pricesFor(openaiModel(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as OpenAIModelPrices);
-    return outputCap(task, step, facts.pages, prices) < prices.maxOutputTokens;
+    const prices = pricesFor(modelId(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
+    return outputTokenCap(task, step, facts.pages, prices) < prices.maxOutputTokens;
   },
   predictTokens,
-  tokenCostMicros,
-};
+  tokenCostMicros: predictedTokenCostMicros,
+});

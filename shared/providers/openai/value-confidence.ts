@@ -1,11 +1,12 @@
 /**
- * OpenAI's confidence in each value of a JSON answer, from the output tokens' logprobs (issue #18: a field signal):
- * exp(mean logprob) over the tokens that spell a top-level key's value. Grounding uses it in place of the answer's
+ * OpenAI's confidence from the output tokens' logprobs: the answer's (`confidenceFromLogprobs`, exp(mean logprob) over
+ * the tokens of its values) and each value's (issue #18: a field signal): exp(mean logprob) over the tokens that spell
+ * a top-level key's value. Grounding uses it in place of the answer's
  * overall confidence for that field (shared/fields/ground.ts), so one unsure value no longer hides behind sure ones.
  * Not to undo: only when the tokens spell the answer text exactly; otherwise no value gets a confidence of its own.
  */
 
-interface TokenLogprob {
+export interface TokenLogprob {
   token: string;
   logprob: number;
 }
@@ -94,4 +95,51 @@ export function valueConfidences(text: string, logprobs: readonly TokenLogprob[]
     if (count > 0) out[key] = Math.round(Math.exp(sum / count) * 1000) / 1000;
   }
   return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Character ranges [start, end) of the values in a JSON text: strings that are not keys, numbers, true/false/null. */
+export function jsonValueRanges(json: string): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  let i = 0;
+  while (i < json.length) {
+    const ch = json[i] as string;
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < json.length && json[j] !== '"') j += json[j] === '\\' ? 2 : 1;
+      let k = j + 1;
+      while (k < json.length && /\s/.test(json[k] as string)) k++;
+      if (json[k] !== ':') ranges.push([i, Math.min(j + 1, json.length)]);
+      i = j + 1;
+    } else if (/[-0-9tfn]/.test(ch)) {
+      let j = i;
+      while (j < json.length && !/[,\]}\s]/.test(json[j] as string)) j++;
+      ranges.push([i, j]);
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return ranges;
+}
+
+/**
+ * exp(mean logprob) over the tokens that overlap the answer's values; over every token when the tokens do not spell
+ * the answer (or no token carries a value). Undefined without logprobs.
+ */
+export function confidenceFromLogprobs(text: string, logprobs: readonly TokenLogprob[]): number | undefined {
+  const usable = logprobs.filter((t) => Number.isFinite(t.logprob));
+  if (usable.length === 0) return undefined;
+  let counted = usable;
+  if (usable.map((t) => t.token).join('') === text) {
+    const ranges = jsonValueRanges(text);
+    let offset = 0;
+    counted = usable.filter((t) => {
+      const start = offset;
+      offset += t.token.length;
+      return ranges.some(([a, b]) => start < b && offset > a);
+    });
+    if (counted.length === 0) counted = usable;
+  }
+  const mean = counted.reduce((sum, t) => sum + Math.min(0, t.logprob), 0) / counted.length;
+  return Math.min(1, Math.max(0, Math.exp(mean)));
 }

@@ -8,6 +8,7 @@
  * for our files is the page count the inspection found.
  */
 import type { FileFacts } from '../../file-facts.js';
+import type { ImageTarget } from '../../media/index.js';
 import { type Micros, usdToMicrosCeil } from '../../money.js';
 import type { FieldSpec, Step, TaskSpec } from '../../task.js';
 // zod/mini like the contract (see shared/contract.ts): the create-run handler loads this profile to estimate.
@@ -122,6 +123,19 @@ function textractMaxCostMicros(facts: FileFacts, task: TaskSpec): Micros {
     billedPages(facts, 'detect_text') * textractPageMicros.detect_text,
   );
 }
+
+/** Synchronous operations take at most 10 MB per document (Textract set quotas; read as 10^7 bytes to be safe). */
+export const SYNC_MAX_BYTES = 10_000_000;
+
+/** Textract reads images of at most 10000 pixels on every side. */
+export const MAX_SIDE_PIXELS = 10_000;
+
+/** What the synchronous APIs accept as `Document.Bytes` for an image. */
+export const IMAGE_TARGET: ImageTarget = {
+  formats: ['image/jpeg', 'image/png'],
+  maxLongSide: MAX_SIDE_PIXELS,
+  maxBytes: SYNC_MAX_BYTES,
+};
 
 /** Textract's catalog entry (the catalog adds `available`: see the adapter's report; IAM has no key variable). */
 export const textractProfile: ProviderProfile = {

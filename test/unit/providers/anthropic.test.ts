@@ -12,13 +12,14 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { type InspectLimits, inspectUpload } from '../../../shared/inspect/index.js';
-import { createAnthropicProvider, retryAfterMs } from '../../../shared/providers/anthropic/adapter.js';
+import { createAnthropicProvider } from '../../../shared/providers/anthropic/adapter.js';
+import { retryAfterMs } from '../../../shared/providers/anthropic/failures.js';
 import pricingRaw from '../../../shared/providers/anthropic/pricing.json' with { type: 'json' };
 import {
-  anthropicModelPrices,
   anthropicProfile,
   instructionFor,
   outputTokenCap,
+  pricesFor,
   promptTokenBound,
 } from '../../../shared/providers/anthropic/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
@@ -256,7 +257,7 @@ describe('anthropic adapter: success', () => {
 
     const body = bodyOf(request);
     expect(body.model).toBe(MODEL);
-    expect(body.max_tokens).toBe(outputTokenCap(pngFacts, receiptTask, 'vision', anthropicModelPrices(MODEL)));
+    expect(body.max_tokens).toBe(outputTokenCap(pngFacts, receiptTask, 'vision', pricesFor(MODEL)));
     expect(body.max_tokens).toBe(1024 + 256 * 3 + 512);
     expect(body.messages).toHaveLength(1);
     const [file, text] = body.messages[0]?.content ?? [];

@@ -21,20 +21,22 @@ import pricingJson from '../../../shared/infra/bedrock-pricing.json' with { type
 import { inspectUpload } from '../../../shared/inspect/index.js';
 import { usdToMicrosCeil } from '../../../shared/money.js';
 import { redactAwsCredentials } from '../../../shared/providers/aws-credentials.js';
-import { createBedrockProvider, failureFor, parseRetryAfter } from '../../../shared/providers/bedrock/adapter.js';
+import { createBedrockProvider } from '../../../shared/providers/bedrock/adapter.js';
+import { failureFor } from '../../../shared/providers/bedrock/failures.js';
 import {
-  BEDROCK_MAX_PDF_BYTES,
   baseModelId,
-  bedrockModelId,
-  bedrockOutputTokenCap,
   bedrockProfile,
+  configuredModel,
   imageTokenBound,
+  MAX_PDF_BYTES,
+  modelId,
   OCR_INSTRUCTION,
+  outputTokenCap,
   RESULT_TOOL_NAME,
-  resolveBedrockModel,
   SYSTEM_PROMPT,
 } from '../../../shared/providers/bedrock/profile.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
+import { parseRetryAfterHeader as parseRetryAfter } from '../../../shared/providers/retry-after.js';
 import { resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import type { ProviderInput, ProviderOutput } from '../../../shared/providers/types.js';
 import type { ProviderFailure, Step, TaskSpec } from '../../../shared/task.js';
@@ -648,7 +650,7 @@ describe('bedrock adapter: failures', () => {
   });
 
   it('refuses a PDF over the 4.5 MB document limit without a request', async () => {
-    const bytes = new Uint8Array(BEDROCK_MAX_PDF_BYTES + 1);
+    const bytes = new Uint8Array(MAX_PDF_BYTES + 1);
     const facts: FileFacts = { mime: 'application/pdf', kind: 'pdf', sizeBytes: bytes.length, pages: 3 };
     const failure = await failureOf(
       createBedrockProvider().invoke({ bytes, facts, task: RECEIPT_TASK, step: 'vision' }, options()),
@@ -738,19 +740,17 @@ describe('bedrock profile', () => {
   });
 
   it('picks the model from BEDROCK_MODEL_ID, else Nova 2 Lite through the US or global inference profile', () => {
-    expect(bedrockModelId({ AWS_REGION: 'us-west-2' })).toBe('us.amazon.nova-2-lite-v1:0');
-    expect(bedrockModelId({ AWS_REGION: 'eu-west-1' })).toBe('global.amazon.nova-2-lite-v1:0');
-    expect(bedrockModelId({ BEDROCK_MODEL_ID: ' eu.amazon.nova-lite-v1:0 ' })).toBe('eu.amazon.nova-lite-v1:0');
-    expect(resolveBedrockModel({ BEDROCK_MODEL_ID: 'eu.amazon.nova-lite-v1:0' })?.price.inputUsdPer1kTokens).toBe(
-      0.00006,
-    );
+    expect(modelId({ AWS_REGION: 'us-west-2' })).toBe('us.amazon.nova-2-lite-v1:0');
+    expect(modelId({ AWS_REGION: 'eu-west-1' })).toBe('global.amazon.nova-2-lite-v1:0');
+    expect(modelId({ BEDROCK_MODEL_ID: ' eu.amazon.nova-lite-v1:0 ' })).toBe('eu.amazon.nova-lite-v1:0');
+    expect(configuredModel({ BEDROCK_MODEL_ID: 'eu.amazon.nova-lite-v1:0' })?.price.inputUsdPer1kTokens).toBe(0.00006);
     expect(baseModelId('arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-2-lite-v1:0')).toBe(
       'amazon.nova-2-lite-v1:0',
     );
   });
 
   it('gives list fields room per page and scalar fields a short value', () => {
-    const price = NOVA2 as Parameters<typeof bedrockOutputTokenCap>[3];
+    const price = NOVA2 as Parameters<typeof outputTokenCap>[3];
     const statement: TaskSpec = {
       ...RECEIPT_TASK,
       fields: [
@@ -759,8 +759,8 @@ describe('bedrock profile', () => {
       ],
     };
     const pdf3: FileFacts = { mime: 'application/pdf', kind: 'pdf', sizeBytes: 1, pages: 3 };
-    expect(bedrockOutputTokenCap(pdf3, statement, 'vision', price)).toBe(512 + 128 + 1500 * 3);
-    expect(bedrockOutputTokenCap(pdf3, statement, 'ocr', price)).toBe(512 + 2000 * 3);
+    expect(outputTokenCap(pdf3, statement, 'vision', price)).toBe(512 + 128 + 1500 * 3);
+    expect(outputTokenCap(pdf3, statement, 'ocr', price)).toBe(512 + 2000 * 3);
   });
 
   it('bounds images by the pixels Nova bills, small images scaled up as Nova does', () => {
@@ -772,7 +772,7 @@ describe('bedrock profile', () => {
   });
 
   it('bounds every fixture above the cost of a worst realistic attempt (first answer invalid, one repair)', async () => {
-    const model = resolveBedrockModel({ AWS_REGION: 'us-east-1' });
+    const model = configuredModel({ AWS_REGION: 'us-east-1' });
     if (!model) throw new Error('default model must be priced');
     // Realistic Nova token counts: an ~800x834 image ~1,300 tokens; a PDF page up to ~2,600 (page image) + text.
     const cases: [string, TaskSpec, number][] = [
@@ -786,7 +786,7 @@ describe('bedrock profile', () => {
     ];
     for (const [name, task, mediaTokens] of cases) {
       const input = await inputFor(name, task);
-      const cap = bedrockOutputTokenCap(input.facts, task, 'vision', model.price);
+      const cap = outputTokenCap(input.facts, task, 'vision', model.price);
       const prompt = 1200;
       const first = { inputTokens: mediaTokens + prompt, outputTokens: cap };
       const json = task.outputFormat === 'json';

@@ -13,10 +13,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FileFacts, SupportedMime } from '../../../shared/file-facts.js';
-import { createGeminiProvider, MAX_INLINE_PDF_BYTES } from '../../../shared/providers/gemini/adapter.js';
+import { createGeminiProvider } from '../../../shared/providers/gemini/adapter.js';
 import {
   geminiPricing,
   geminiProfile,
+  MAX_PDF_BYTES,
   mediaTokenBound,
   outputTokenCap,
   promptTokenBound,
@@ -623,8 +624,8 @@ describe('gemini adapter: failures', () => {
 
   test('a PDF over the inline limit → client with a clear message, and nothing is sent', async () => {
     const big: Fixture = {
-      bytes: new Uint8Array(MAX_INLINE_PDF_BYTES + 1),
-      facts: { mime: 'application/pdf', kind: 'pdf', sizeBytes: MAX_INLINE_PDF_BYTES + 1, pages: 3 },
+      bytes: new Uint8Array(MAX_PDF_BYTES + 1),
+      facts: { mime: 'application/pdf', kind: 'pdf', sizeBytes: MAX_PDF_BYTES + 1, pages: 3 },
     };
     const error = await failure(invoke(big, RECEIPT_TASK));
     expect(error.kind).toBe('client');

@@ -16,13 +16,8 @@ import * as mupdf from 'mupdf';
 import sharp from 'sharp';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { type InspectLimits, inspectUpload } from '../../../shared/inspect/index.js';
-import {
-  confidenceFromLogprobs,
-  createOpenAIProvider,
-  jsonValueRanges,
-  retryAfterMs,
-  strictCompatible,
-} from '../../../shared/providers/openai/adapter.js';
+import { createOpenAIProvider } from '../../../shared/providers/openai/adapter.js';
+import { retryAfterMs } from '../../../shared/providers/openai/failures.js';
 import pricingRaw from '../../../shared/providers/openai/pricing.json' with { type: 'json' };
 import {
   attemptTokenBounds,
@@ -31,7 +26,13 @@ import {
   pricesFor,
   SYSTEM_INSTRUCTIONS,
 } from '../../../shared/providers/openai/profile.js';
-import { topLevelValueSpans, valueConfidences } from '../../../shared/providers/openai/value-confidence.js';
+import { strictCompatible } from '../../../shared/providers/openai/request.js';
+import {
+  confidenceFromLogprobs,
+  jsonValueRanges,
+  topLevelValueSpans,
+  valueConfidences,
+} from '../../../shared/providers/openai/value-confidence.js';
 import { resultSchemaErrors } from '../../../shared/providers/result-validation.js';
 import { buildInstruction, resultJsonSchema } from '../../../shared/providers/task-prompt.js';
 import type { InvokeOptions, ProviderInput } from '../../../shared/providers/types.js';

@@ -11,11 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { type Block, TextractClient } from '@aws-sdk/client-textract';
 import type { FileFacts } from '../../../shared/file-facts.js';
 import { inspectUpload } from '../../../shared/inspect/index.js';
-import {
-  createTextractProvider,
-  parseRetryAfter,
-  textractProvider,
-} from '../../../shared/providers/textract/adapter.js';
+import { parseRetryAfterHeader as parseRetryAfter } from '../../../shared/providers/retry-after.js';
+import { createTextractProvider, textractProvider } from '../../../shared/providers/textract/adapter.js';
 import {
   billedPages,
   buildQueries,
