@@ -2,6 +2,8 @@
  * The batch lane's prices (contract v1.2 §4): each provider's batch discount is data beside its prices, the estimate
  * is computed for the priority asked, and calibration keeps batch and standard apart.
  */
+
+import { batchCodecs } from '../../shared/batching/providers.js';
 import type { FileFacts } from '../../shared/file-facts.js';
 import { calibrationKeysFor, predictAttempt } from '../../shared/planning/estimate.js';
 import { planRun } from '../../shared/planning/plan.js';
@@ -15,7 +17,6 @@ import {
   tenantFactors,
 } from '../../shared/pricing/calibration.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
-import { batchCodecs } from '../../shared/batching/providers.js';
 import { batchBlocks, batchTerms, DRIVEN_BATCH_PROVIDERS } from '../../shared/providers/batch-terms.js';
 import { calibrationKey } from '../../shared/providers/predict.js';
 import { buildTask, registry } from '../../shared/registry/registry.js';
