@@ -7,7 +7,7 @@
  */
 
 import { evaluationSettlement } from './evaluations.js';
-import { ledgerTable } from './ledger.js';
+import { settleEntryPut } from './ledger.js';
 import { type RunRecord, runsTable } from './runs.js';
 import { tenantsTable } from './tenants.js';
 import { failedConditions, transactWriteNamed } from './transact.js';
@@ -35,23 +35,13 @@ export async function failUnwrittenRun(run: RunRecord, now = new Date()): Promis
         ExpressionAttributeValues: { ':negShare': -share, ':share': share },
       },
     },
-    ledger: {
-      Put: {
-        TableName: ledgerTable(),
-        Item: {
-          tenantId: run.tenantId,
-          entryId: `${run.jobId}#settle`,
-          jobId: run.jobId,
-          kind: 'settle',
-          outcome: 'failed',
-          holdMicros: share,
-          chargedMicros: 0,
-          refundedMicros: share,
-          createdAt: settledAt,
-        },
-        ConditionExpression: 'attribute_not_exists(entryId)',
-      },
-    },
+    ledger: settleEntryPut(run, {
+      outcome: 'failed',
+      holdMicros: share,
+      chargedMicros: 0,
+      refundedMicros: share,
+      createdAt: settledAt,
+    }),
     // The evaluation counted the run in usage at its creation: it is settled there as a failed run.
     usage: usageUpdates(run, settledDelta('failed', 0, share, undefined)),
     evaluation: evaluationSettlement(run, {

@@ -334,23 +334,13 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
         ExpressionAttributeValues: { ':negHold': -hold, ':charged': charged, ':refunded': refunded },
       },
     },
-    ledger: {
-      Put: {
-        TableName: ledgerTable(),
-        Item: {
-          tenantId: run.tenantId,
-          entryId: `${run.jobId}#settle`,
-          jobId: run.jobId,
-          kind: 'settle',
-          outcome: outcome.status,
-          holdMicros: hold,
-          chargedMicros: charged,
-          refundedMicros: refunded,
-          createdAt: completedAt,
-        },
-        ConditionExpression: 'attribute_not_exists(entryId)',
-      },
-    },
+    ledger: settleEntryPut(run, {
+      outcome: outcome.status,
+      holdMicros: hold,
+      chargedMicros: charged,
+      refundedMicros: refunded,
+      createdAt: completedAt,
+    }),
     resultParts: parts ? resultPartPuts(run, parts) : null,
     usage: usageUpdates(
       run,
@@ -392,4 +382,18 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     if (failed.has('run')) return run.usageCounted === true ? false : 'recount';
     throw error;
   }
+}
+
+/** The run's one settlement entry, put only if absent: every path that settles a run writes it, so it settles once. */
+export function settleEntryPut(
+  run: Pick<RunRecord, 'tenantId' | 'jobId'>,
+  entry: { outcome: string; holdMicros: number; chargedMicros: number; refundedMicros: number; createdAt: string },
+) {
+  return {
+    Put: {
+      TableName: ledgerTable(),
+      Item: { tenantId: run.tenantId, entryId: `${run.jobId}#settle`, jobId: run.jobId, kind: 'settle', ...entry },
+      ConditionExpression: 'attribute_not_exists(entryId)',
+    },
+  };
 }
