@@ -9,6 +9,7 @@
  * items, the report, the conditional write) ≤ 2 s, and `GET /v1/quality` p50 ≤ 50 ms with 10,000 verified runs
  * counted (their counters seeded as the verifies' updates add them up).
  * Runs in a child process of its own: the store keeps its table names and client from first use.
+ * Over 400 lines: one phase's three parts (the receipts, the provider comparison, the targets) and their one table.
  */
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';

@@ -2,6 +2,7 @@
  * One local HTTP server (test/support/fake-server.ts) standing in for the four providers' batch APIs, in each API's
  * wire format as its reference documents it, for the batch lane (issue 31): submit, status polling, results, partial
  * failures and expiry, each configurable. Beside bench/provider-fakes.ts (the synchronous APIs).
+ * Over 400 lines: four wire protocols behind one server, so a bench or test starts one fake for every batch API.
  *
  * - OpenAI Batch: POST /v1/files (multipart, purpose "batch", a JSONL of {custom_id, method, url, body}), POST
  *   /v1/batches, GET /v1/batches/{id} (validating → in_progress → completed | expired), GET /v1/files/{id}/content

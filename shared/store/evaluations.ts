@@ -5,6 +5,7 @@
  * settlement transaction (`evaluationSettlement`, called by ledger.ts), so a duplicate delivery, a retry or a crash
  * counts it once or not at all; the report is then one read of the items, never of the runs.
  * Why: docs/decisions.md#evaluations-one-hold-runs-that-score-themselves
+ * Over 400 lines: every read and write of the two evaluation items, kept beside the conditions that make them once.
  */
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applied, ddb } from '../aws/dynamodb.js';
