@@ -101,39 +101,53 @@ export async function gatherEvidence(
 
 /** One page given to the plan's candidates with the classification task; its evidence, or null when none parsed. */
 async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: number) {
-  const { run, pdf } = input;
-  const range = { first: page, last: page };
-  const text = pdf.text(page - 1);
-  const layer = textLayerOf([text]);
+  const { outcome, used } = await callOnPages(input, { first: page, last: page }, task, [input.pdf.text(page - 1)]);
+  const evidence = outcome.output ? parseAnswer(outcome.output.result, page) : null;
+  return { evidence, ...used };
+}
+
+/** What a call on the packet's pages needs: the run, its file, its adapters, and the packet's one spend limit. */
+export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds'>;
+
+/**
+ * Some of the packet's pages (one page to classify, a document to extract) given to the run's candidates with `task`,
+ * within the packet's one spend limit and priced at the run's margin; the outcome and what it used.
+ */
+export async function callOnPages(
+  call: PagesCall,
+  range: { first: number; last: number },
+  task: TaskSpec,
+  texts: readonly string[],
+) {
+  const { run, pdf } = call;
+  const layer = textLayerOf([...texts]);
   const facts = chunkFacts(run.file, range);
   const steps = chooseSteps(facts, run.candidates, layer);
   const outcome = await tryCandidates({
     candidates: run.candidates,
-    adapters: input.adapters,
+    adapters: call.adapters,
     input: {
-      bytes: pdf.extractPages(page - 1, page - 1),
+      bytes: pdf.extractPages(range.first - 1, range.last - 1),
       facts,
       task,
       pages: range,
       ...(layer.text !== undefined ? { documentText: layer.text } : {}),
     },
-    capMicros: input.capMicros,
-    deadlineMs: input.deadlineMs,
-    shared: input.spend.call(),
+    capMicros: call.capMicros,
+    deadlineMs: call.deadlineMs,
+    shared: call.spend.call(),
     stepFor: steps.stepFor,
     cheaperStep: steps.cheaperStep,
-    ...(input.factors ? { factors: input.factors } : {}),
+    ...(call.factors ? { factors: call.factors } : {}),
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
   });
-  const billableUnits = outcome.output?.usage.billableUnits ?? 0;
-  const evidence = outcome.output ? parseAnswer(outcome.output.result, page) : null;
-  return {
-    evidence,
+  const used: EvidenceUsed = {
     attempts: outcome.attempts,
     requests: outcome.requests,
     costMicros: outcome.costMicros,
-    billableUnits,
+    billableUnits: outcome.output?.usage.billableUnits ?? 0,
   };
+  return { outcome, used };
 }
 
 /** The page's evidence from a model's answer (`{pages: [...]}` or the object itself), or null when it does not parse. */

@@ -26,23 +26,20 @@ import {
   packetReview,
   splitPacket,
 } from '../packets/index.js';
-import { chunkFacts } from '../planning/chunks.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import { buildTask, registry } from '../registry/registry.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../task.js';
-import { tryCandidates } from './attempts.js';
 import { spendLimitOf } from './chunked.js';
-import { type EvidenceUsed, gatherEvidence, pageWords } from './packet-evidence.js';
+import { callOnPages, type EvidenceUsed, gatherEvidence, pageWords } from './packet-evidence.js';
 import { PacketSpend } from './packet-spend.js';
 import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
 import { pooledAdapters } from './pool.js';
 import { objectUnavailable, readObject } from './read-object.js';
 import { shapeResult } from './result.js';
 import { runSinglePass, type SinglePassInput } from './single-pass.js';
-import { chooseSteps, textLayerOf } from './steps.js';
 
 /** Reads a packet run's file and executes it, its calls through the providers' pools (as chunks' are). */
 export async function executePacket(
@@ -136,33 +133,20 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   const task = schemaTask(run, doc.schemaId);
   const read: { text: string; words: PageWords['words']; page: number }[] = [];
   for (let page = range.first; page <= range.last; page++) read.push({ ...pageWords(pdf, page), page });
-  const layer = textLayerOf(read.map((r) => r.text));
-  const facts = chunkFacts(run.file, range);
-  const steps = chooseSteps(facts, run.candidates, layer);
-  const outcome = await tryCandidates({
-    candidates: run.candidates,
-    adapters: input.adapters,
-    input: {
-      bytes: pdf.extractPages(range.first - 1, range.last - 1),
-      facts,
-      task,
-      pages: range,
-      ...(layer.text !== undefined ? { documentText: layer.text } : {}),
+  const { outcome, used } = await callOnPages(
+    {
+      run,
+      pdf,
+      spend: context.spend,
+      adapters: input.adapters,
+      capMicros: input.capMicros,
+      deadlineMs: input.deadlineMs,
+      factors: input.factors,
     },
-    capMicros: input.capMicros,
-    deadlineMs: input.deadlineMs,
-    shared: context.spend.call(),
-    stepFor: steps.stepFor,
-    cheaperStep: steps.cheaperStep,
-    factors: input.factors,
-    ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
-  });
-  const used = {
-    attempts: outcome.attempts,
-    requests: outcome.requests,
-    costMicros: outcome.costMicros,
-    billableUnits: outcome.output?.usage.billableUnits ?? 0,
-  };
+    range,
+    task,
+    read.map((r) => r.text),
+  );
   if (!outcome.output) return { kind: 'failed', used };
   const result = shapeResult(task, outcome.output);
   // Grounded on the packet's own page numbers: the text layer's words of the document's pages.
