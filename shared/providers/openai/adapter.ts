@@ -8,24 +8,15 @@ import OpenAI from 'openai';
 import type { EasyInputMessage } from 'openai/resources/responses/responses';
 import { Deadline, MAX_TIMER_MS } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
-import type { FailureKind, ProviderUsage, Step } from '../../task.js';
+import type { FailureKind, ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { failureFromError, MESSAGE_MAX_CHARS, rejectsLogprobs } from './failures.js';
-import {
-  modelId,
-  outputTokenCap,
-  predictedTokenCostMicros,
-  predictTokens,
-  pricesFor,
-  type TokenUsage,
-  taskForStep,
-  usageUsd,
-} from './profile.js';
-import { documentFor, firstMessages, repairMessages, requestBody } from './request.js';
+import { modelId, pricesFor, type TokenUsage, usageUsd } from './profile.js';
+import { documentFor, firstMessages, planRequest, repairMessages, requestBody } from './request.js';
 import { type Answer, checkAnswer, readResponse, shapeOutput } from './response.js';
 import { confidenceFromLogprobs, valueConfidences } from './value-confidence.js';
 
@@ -64,25 +55,9 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     }
     const apiKey = await readApiKey(env);
 
-    // An `analyze` step without text from an earlier step reads the file itself, like `vision`.
-    const step: Step = input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
-    const task = taskForStep(input.task, step);
+    // The step, its task and the output cap within the spend limit (throws, sending nothing, when it leaves too little).
+    const { step, task, predictedInput, cap, cost } = planRequest(input, invokeOptions.maxCostMicros, prices, env);
     const schema = resultJsonSchema(task);
-    // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
-    const cost = (tokens: { input: number; output: number }) => predictedTokenCostMicros(tokens, { env });
-    const predictedInput = predictTokens(input.facts, input.task, step, {
-      env,
-      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-    }).input;
-    const cap = outputCapWithin(
-      outputTokenCap(input.task, step, input.facts.pages, prices),
-      invokeOptions.maxCostMicros,
-      predictedInput,
-      cost,
-    );
-    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
-    }
     const instruction = buildInstruction(task);
     const document = await documentFor(input, step, invokeOptions);
 

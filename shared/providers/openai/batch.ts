@@ -10,20 +10,10 @@ import { pdfTextLayer } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import { ProviderFailure, type Step } from '../../task.js';
 import type { BatchCodec } from '../batch-codec.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { ProviderInput } from '../types.js';
-import {
-  modelId,
-  outputTokenCap,
-  predictedTokenCostMicros,
-  predictTokens,
-  pricesFor,
-  SYSTEM_INSTRUCTIONS,
-  taskForStep,
-  usageUsd,
-} from './profile.js';
-import { documentFor, strictCompatible } from './request.js';
+import { modelId, pricesFor, SYSTEM_INSTRUCTIONS, taskForStep, usageUsd } from './profile.js';
+import { documentFor, planRequest, strictCompatible } from './request.js';
 import { checkAnswer, responseSchema, shapeOutput } from './response.js';
 
 const stepOf = (input: ProviderInput): Step =>
@@ -41,23 +31,9 @@ export const openaiBatchCodec: BatchCodec = {
     const env = options.env ?? process.env;
     const model = modelId(env);
     const prices = pricesOrFail(model);
-    const step = stepOf(input);
-    const task = taskForStep(input.task, step);
-    const schema = resultJsonSchema(task);
-    const predictedInput = predictTokens(input.facts, input.task, step, {
-      env,
-      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-    }).input;
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
-    const cap = outputCapWithin(
-      outputTokenCap(input.task, step, input.facts.pages, prices),
-      options.maxCostMicros,
-      predictedInput,
-      (tokens) => predictedTokenCostMicros(tokens, { env }),
-    );
-    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
-    }
+    const { step, task, cap } = planRequest(input, options.maxCostMicros, prices, env);
+    const schema = resultJsonSchema(task);
     const deadlineMs = Date.now() + 60_000;
     const document = await documentFor(input, step, { signal: new AbortController().signal, deadlineMs });
     return {

@@ -9,25 +9,70 @@ import type {
   ResponseInputContent,
 } from 'openai/resources/responses/responses';
 import { hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
-import type { Step } from '../../task.js';
+import type { Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, isPlainObject } from '../common.js';
+import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { textTokenBound } from '../language-model.js';
 import { truncateUtf8 } from '../task-prompt.js';
+import type { TokenCounts } from '../tokens.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import {
   documentTextAllowance,
   documentTextBlock,
   IMAGE_TARGET,
   type ModelPrices,
+  outputTokenCap,
+  predictedTokenCostMicros,
+  predictTokens,
   repairMessage,
   SYSTEM_INSTRUCTIONS,
+  taskForStep,
 } from './profile.js';
 
 /** The Responses API's `include` entry that returns the answer's token log probabilities (./value-confidence.ts). */
 const LOGPROBS_INCLUDE = 'message.output_text.logprobs' as const;
 
 export type JsonSchema = Record<string, unknown>;
+
+/** One request of an attempt, planned: its step, the task for that step, and its output cap within the spend limit. */
+export interface RequestPlan {
+  step: Step;
+  task: TaskSpec;
+  predictedInput: number;
+  cap: number;
+  /** The predicted cost of some tokens at the configured model's list price. */
+  cost: (tokens: TokenCounts) => number;
+}
+
+/**
+ * Plans a request as the adapter and the batch line both send it: an `analyze` step without text from an earlier step
+ * reads the file itself, like `vision`; the output cap is what the spend limit leaves after the predicted input (at
+ * list price). Throws, sending nothing, when that leaves too little for an answer.
+ */
+export function planRequest(
+  input: ProviderInput,
+  maxCostMicros: number | undefined,
+  prices: ModelPrices,
+  env: NodeJS.ProcessEnv,
+): RequestPlan {
+  const step: Step = input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
+  const task = taskForStep(input.task, step);
+  const cost = (tokens: TokenCounts) => predictedTokenCostMicros(tokens, { env });
+  const predictedInput = predictTokens(input.facts, input.task, step, {
+    env,
+    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+  }).input;
+  const cap = outputCapWithin(
+    outputTokenCap(input.task, step, input.facts.pages, prices),
+    maxCostMicros,
+    predictedInput,
+    cost,
+  );
+  if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
+    throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
+  }
+  return { step, task, predictedInput, cap, cost };
+}
 
 function schemaTypes(schema: JsonSchema): string[] | null {
   if (typeof schema.type === 'string') return [schema.type];
