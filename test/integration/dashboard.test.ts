@@ -12,11 +12,12 @@ import { createRequire } from 'node:module';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { visibleWithoutScrolling } from '../support/dashboard-page.js';
 import { createScopedKey, expireRunFile } from '../support/local-stack.js';
-import { call, fixture, KEYS, stack, upload, waitForFinal } from './client.js';
+import { freshTenant, useStackTables } from '../support/review-seed.js';
+import { call, fixture, stack, upload, waitForFinal } from './client.js';
 
 const SHOTS = new URL('../../artifacts/dashboard/', import.meta.url).pathname;
 const SUFFIX = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-/** Workflows of their own, so counts in the usage table are exact even when other suites share the tenant. */
+/** Workflows of their own, so the usage table's rows are this test's alone. */
 const WF_RECEIPTS = `dash-receipts-${SUFFIX}`;
 const WF_CARDS = `dash-cards-${SUFFIX}`;
 const WRONG_KEY = 'vk_test_not_a_real_key_0123456789abcdef';
@@ -44,8 +45,8 @@ const short = (jobId: string) => jobId.slice(0, 12);
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 async function seedRun(file: string, body: Record<string, unknown>): Promise<string> {
-  const uploadId = await upload(file, await fixture(file));
-  const created = await call('POST', '/v1/runs', { body: { uploadId, ...body } });
+  const uploadId = await upload(file, await fixture(file), { key: tenant.key });
+  const created = await call('POST', '/v1/runs', { key: tenant.key, body: { uploadId, ...body } });
   if (created.status !== 202) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
   return String(created.body.jobId);
 }
@@ -54,6 +55,12 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let baseUrl: string;
+/**
+ * A tenant of the test's own: other files on the same stack create runs for the shared tenants, and the list is
+ * asserted newest first.
+ */
+let tenant: { tenantId: string; key: string };
+let restoreTables: () => void;
 let readOnlyKey: string;
 /** Created in this order, so the list (newest first) shows cards, corrected, accepted. */
 let accepted: SeededRun;
@@ -127,20 +134,24 @@ async function connect(key: string): Promise<void> {
 
 beforeAll(async () => {
   baseUrl = stack().baseUrl;
+  restoreTables = useStackTables(stack());
+  tenant = await freshTenant('dash');
   await mkdir(SHOTS, { recursive: true });
   const [acceptedId, correctedId, cardId] = [
     await seedRun('receipt.png', { prompt: 'Extract the receipt', schemaId: 'receipt', workflow: WF_RECEIPTS }),
     await seedRun('receipt.png', { prompt: 'Extract the receipt', schemaId: 'receipt', workflow: WF_RECEIPTS }),
     await seedRun('business-card.png', { prompt: 'What is this?', outputFormat: 'text', workflow: WF_CARDS }),
   ];
-  const finals = await Promise.all([acceptedId, correctedId, cardId].map((id) => waitForFinal(String(id))));
+  const finals = await Promise.all(
+    [acceptedId, correctedId, cardId].map((id) => waitForFinal(String(id), { key: tenant.key })),
+  );
   for (const final of finals) if (final.body.status !== 'completed') throw new Error(JSON.stringify(final.body));
   [accepted, corrected, card] = finals.map((final) => final.body as unknown as SeededRun) as [
     SeededRun,
     SeededRun,
     SeededRun,
   ];
-  readOnlyKey = await createScopedKey(stack(), 'tenant-a', ['runs:read']);
+  readOnlyKey = await createScopedKey(stack(), tenant.tenantId, ['runs:read']);
 
   // Debian's chromium (README prerequisites; .ci/run installs it). Missing, this fails loudly rather than skipping.
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
@@ -156,6 +167,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  restoreTables?.();
 });
 
 test('a refused key brings the form back with the reason; a valid key lists the runs newest first', async () => {
@@ -170,10 +182,10 @@ test('a refused key brings the form back with the reason; a valid key lists the 
   expect(await page.getByLabel('API key', { exact: true }).inputValue()).toBe(WRONG_KEY);
   expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
 
-  await connect(KEYS.a);
+  await connect(tenant.key);
   await statusSays(/Connected\. \d+ runs? on page 1/);
   const rows = await page.locator('#runs-body tr').allInnerTexts();
-  // Newest first: the seeded runs are the newest of the tenant.
+  // Newest first: the seeded runs are the tenant's only runs.
   expect(rows.slice(0, 3).map((text) => text.slice(0, 12))).toEqual(
     [card, corrected, accepted].map((r) => short(r.jobId)),
   );
@@ -185,12 +197,12 @@ test('a refused key brings the form back with the reason; a valid key lists the 
   expect(acceptedRow).toContain('Not reviewed');
   expect(await text(runRow(card.jobId))).toContain('business-card.png');
   // The key is in this tab's sessionStorage and nowhere else.
-  expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([KEYS.a]);
+  expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([tenant.key]);
   expect(await page.evaluate(() => localStorage.length)).toBe(0);
   expect(await context.cookies()).toEqual([]);
   expect(page.url()).toBe(`${baseUrl}/`);
   // The page names the key it acts as by its label (the dev keys are labelled "dev"), never by the key.
-  expect(await text(page.locator('#key-name'))).toBe('Key dev');
+  expect(await text(page.locator('#key-name'))).toBe('Key dash reviewer');
   await shot('02-runs');
 });
 
@@ -277,7 +289,7 @@ test('Accept records an accepted review; Correct records the changed fields and 
   expect(await text(runRow(accepted.jobId))).toContain('Accepted');
   // The reviewer is named by the key's label, with the key id as tooltip.
   const by = acceptedPanel.getByRole('region', { name: 'Review' }).locator('.verification-state strong');
-  expect(await text(by)).toBe('dev');
+  expect(await text(by)).toBe('dash reviewer');
   expect(await by.getAttribute('title')).toMatch(/^key_/);
   // Accepted, the primary action is now the next run to review (Accept is gone); focus moved to it.
   const actions = acceptedPanel.getByRole('group', { name: 'Review actions' });
@@ -314,7 +326,7 @@ test('Accept records an accepted review; Correct records the changed fields and 
   await shot('06-corrected');
 
   // Only the changed fields were sent, with the numbers kept numbers.
-  const stored = await call<{ verification: unknown }>('GET', `/v1/runs/${corrected.jobId}`);
+  const stored = await call<{ verification: unknown }>('GET', `/v1/runs/${corrected.jobId}`, { key: tenant.key });
   expect(stored.body.verification).toMatchObject({
     accepted: false,
     corrections: { merchant: 'ACME Hardware Store', total: 43, tax: 0.01 },
@@ -403,7 +415,7 @@ test('errors read clearly: rate limited, expired upload, and a key without runs:
   await shot('09-read-only');
 
   await page.getByRole('button', { name: 'Forget key' }).click();
-  await connect(KEYS.a);
+  await connect(tenant.key);
   await statusSays(/runs? on page 1/);
 });
 
@@ -479,7 +491,7 @@ test('phone width (390×844): runs as cards, an open run is a view of its own wi
 });
 
 test('the key never left the tab: no URL carried it, every API call sent it as a header, storage saw none of it', async () => {
-  const keys = [KEYS.a, readOnlyKey, WRONG_KEY];
+  const keys = [tenant.key, readOnlyKey, WRONG_KEY];
   for (const { url } of requests) for (const key of keys) expect(url).not.toContain(key);
   expect(page.url()).toBe(`${baseUrl}/`);
   const api = requests.filter((r) => new URL(r.url).pathname.startsWith('/v1/'));
