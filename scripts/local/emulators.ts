@@ -39,6 +39,8 @@ export interface EmulatorOptions {
   data?: { dynamodb: string; s3: string };
   /** Called once when DynamoDB Local exits without having been asked to, with how it ended. */
   onUnexpectedExit?: (how: string) => void;
+  /** Picks DynamoDB Local's port (default `freePort`); a test gives a taken one to check the stack moves away. */
+  pickPort?: () => Promise<number>;
 }
 
 export interface RunningEmulators {
@@ -73,10 +75,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitFor(what: string, probe: () => Promise<unknown>, timeoutMs: number): Promise<void> {
+/** Probes until it answers; gives up at the deadline, or at once when `gaveUp` says why. */
+async function waitFor(
+  what: string,
+  probe: () => Promise<unknown>,
+  timeoutMs: number,
+  gaveUp: () => string | undefined = () => undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
+    const why = gaveUp();
+    if (why !== undefined) throw new Error(`${what} ${why}`);
     try {
       await probe();
       return;
@@ -178,33 +188,64 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Run
   };
   let restoredObjects = 0;
   let java: ChildProcess | undefined;
+  let dynamodb = '';
   let stopping = false;
-  const ddbPort = await freePort();
-  const dynamodb = `http://127.0.0.1:${ddbPort}`;
-  const client = new DynamoDBClient({ endpoint: dynamodb, maxAttempts: 1 });
+  let ready = false;
   try {
     restoredObjects = (await mirror?.start(fauxqsAddress)) ?? 0;
-    const started = spawnDynamoDbLocal(ddbPort, options.data?.dynamodb);
-    java = started;
-    let reported = false;
-    const report = (how: string) => {
-      if (stopping || reported) return;
-      reported = true;
-      options.onUnexpectedExit?.(how);
-    };
-    started.once('exit', (code, signal) => report(signal ? `killed by ${signal}` : `exit code ${code}`));
-    // No java on the PATH: spawn's own error, and maybe no 'exit' event.
-    started.once('error', (error) => report(`could not be started (${error.message}; Java 17+ is needed)`));
-    await waitFor('DynamoDB Local', () => client.send(new ListTablesCommand({})), 60_000);
+    for (let attempt = 1; ; attempt++) {
+      const port = await (options.pickPort ?? freePort)();
+      dynamodb = `http://127.0.0.1:${port}`;
+      const started = spawnDynamoDbLocal(port, options.data?.dynamodb);
+      java = started;
+      // Before it is ready an exit is this loop's to handle (a port taken under it); after, the caller's.
+      let exited: string | undefined;
+      const report = (how: string) => {
+        exited ??= how;
+        if (stopping || !ready || java !== started) return;
+        options.onUnexpectedExit?.(how);
+      };
+      started.once('exit', (code, signal) => report(signal ? `killed by ${signal}` : `exit code ${code}`));
+      // No java on the PATH: spawn's own error, and maybe no 'exit' event.
+      started.once('error', (error) => report(`could not be started (${error.message}; Java 17+ is needed)`));
+      const client = new DynamoDBClient({ endpoint: dynamodb, maxAttempts: 1 });
+      let tableNames: string[] = [];
+      try {
+        await waitFor(
+          'DynamoDB Local',
+          async () => {
+            tableNames = (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+          },
+          60_000,
+          () => (exited === undefined ? undefined : `stopped before it answered (${exited})`),
+        );
+      } catch (error: unknown) {
+        // It stopped before answering (e.g. its port was taken): tried again below, unless it never ran at all.
+        if (exited === undefined || started.pid === undefined) throw error;
+      } finally {
+        client.destroy();
+      }
+      // Ours answered if our JVM still runs and, in memory, has no tables yet. Otherwise another process took the port
+      // between freePort and our JVM's bind (two stacks starting at once) and answered in its place: try another port.
+      if (exited === undefined && (options.data || tableNames.length === 0)) break;
+      java = undefined;
+      await stopChild(started, 0);
+      if (attempt === 3)
+        throw new Error(
+          `DynamoDB Local could not start on a port of its own (last: ${exited ?? 'another database answered'})`,
+        );
+      log.warn(
+        `DynamoDB Local: port ${port} was taken (${exited ?? 'another database answered'}); trying another port`,
+      );
+    }
+    ready = true;
   } catch (error: unknown) {
     stopping = true;
     if (java) await stopChild(java, 0);
     await stopFauxqs();
     throw error;
-  } finally {
-    client.destroy();
   }
-  const jvm = java;
+  const jvm = java as ChildProcess;
 
   return {
     endpoints: { dynamodb, s3: fauxqsAddress, sqs: fauxqsAddress },
