@@ -107,11 +107,12 @@ describe('the codec', () => {
       inferenceConfig: sent.inferenceConfig,
     });
     expect(line.body.toolConfig).toEqual(JSON.parse(JSON.stringify(sent.toolConfig)));
-    const [image, text] = (line.body.messages as Array<{ content: Array<Record<string, any>> }>)[0]?.content ?? [];
+    type Block = { text?: string; image?: { format: string; source: { bytes: string } } };
+    const [image, text] = (line.body.messages as Array<{ content: Block[] }>)[0]?.content ?? [];
     const [sentImage, sentText] = sent.messages?.[0]?.content ?? [];
     expect(text).toEqual(sentText);
-    expect(image?.image.format).toBe(sentImage?.image?.format);
-    expect(image?.image.source.bytes).toBe(
+    expect(image?.image?.format).toBe(sentImage?.image?.format);
+    expect(image?.image?.source.bytes).toBe(
       Buffer.from(sentImage?.image?.source?.bytes as Uint8Array).toString('base64'),
     );
   });
@@ -203,7 +204,7 @@ describe('the batch API on the wire fake', () => {
     const ref = await api().submit('us.amazon.nova-lite-v1:0', lines(ids));
     expect(ref).toMatch(/^arn:aws:bedrock:.*:model-invocation-job\//);
 
-    const create = fakes.requests.find((r) => r.method === 'POST')?.body as Record<string, any>;
+    const create = fakes.requests.find((r) => r.method === 'POST')?.body as Record<string, unknown>;
     const token = jobToken('us.amazon.nova-lite-v1:0', ids);
     expect(create).toMatchObject({
       roleArn: ROLE,
@@ -237,7 +238,9 @@ describe('the batch API on the wire fake', () => {
     await api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'b']));
     await api().submit('us.amazon.nova-lite-v1:0', lines(['b', 'a']));
     await api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'c']));
-    const tokens = fakes.requests.filter((r) => r.method === 'POST').map((r) => (r.body as any).clientRequestToken);
+    const tokens = fakes.requests
+      .filter((r) => r.method === 'POST')
+      .map((r) => (r.body as { clientRequestToken?: string }).clientRequestToken);
     expect(tokens[0]).toBe(tokens[1]);
     expect(tokens[2]).not.toBe(tokens[0]);
   });
