@@ -35,8 +35,6 @@ export const ENV = {
   providerSecretArn: 'PROVIDER_SECRET_ARN',
   /** Bedrock model or inference profile id (create-run and the worker, with bedrock enabled). */
   bedrockModelId: 'BEDROCK_MODEL_ID',
-  /** The service role Bedrock assumes for the batcher's batch inference jobs (the batcher only, with bedrock enabled). */
-  bedrockBatchRoleArn: 'BEDROCK_BATCH_ROLE_ARN',
   /** Provider calls one run's page chunks make at once (the worker only). */
   runConcurrency: 'SERVICE_RUN_CONCURRENCY',
   /** Calls to one provider at once from every run of a worker process (the worker only). */

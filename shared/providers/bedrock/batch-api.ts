@@ -23,8 +23,7 @@ import {
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../../aws/s3.js';
 import { uploadsBucketName } from '../../aws/s3-urls.js';
-import { ENV } from '../../infra/env.js';
-import { batchSettings, uploadsBucket } from '../../infra/resources.js';
+import { batchSettings, bedrockBatch } from '../../infra/resources.js';
 import type { FailureKind } from '../../task.js';
 import type { BatchApi, BatchItemResult } from '../batch-codec.js';
 import { isPlainObject } from '../common.js';
@@ -38,7 +37,7 @@ const ENDED: ReadonlySet<ModelInvocationJobStatus> = new Set([
 ]);
 
 /** The prefix of one job's objects in the uploads bucket. */
-export const bedrockJobPrefix = (token: string) => `${uploadsBucket.batchPrefix}bedrock/${token}/`;
+export const bedrockJobPrefix = (token: string) => `${bedrockBatch.prefix}${token}/`;
 
 /** The record id of the line at `index`: alphanumeric, as the reference asks. */
 export const recordIdAt = (index: number) => `R${String(index).padStart(10, '0')}`;
@@ -102,8 +101,8 @@ export function bedrockBatchApi(env: NodeJS.ProcessEnv = process.env, options: B
   return {
     id: 'bedrock',
     async submit(model, lines) {
-      const roleArn = env[ENV.bedrockBatchRoleArn]?.trim();
-      if (!roleArn) throw new Error(`bedrock batch: ${ENV.bedrockBatchRoleArn} is not configured`);
+      const roleArn = env[bedrockBatch.roleEnvVar]?.trim();
+      if (!roleArn) throw new Error(`bedrock batch: ${bedrockBatch.roleEnvVar} is not configured`);
       const bucket = uploadsBucketName();
       const token = jobToken(
         model,
