@@ -166,7 +166,8 @@ describe('the batch API on the wire fake', () => {
     },
   };
   beforeEach(async () => {
-    fakes = await startBatchFakes({ storage });
+    // A few records a job here; Bedrock's minimum (the fake's default, 100) has its own test.
+    fakes = await startBatchFakes({ storage, behaviour: { bedrockMinRecords: 1 } });
   });
   afterEach(() => fakes.close());
 
@@ -250,6 +251,16 @@ describe('the batch API on the wire fake', () => {
     const ref = await api().submit('us.amazon.nova-lite-v1:0', lines(['one', 'two', 'three']));
     const results = (await api().poll(ref)) as Map<string, BatchItemResult>;
     expect([...results.keys()]).toEqual(['one']);
+  });
+
+  test("a job under Bedrock's minimum of records is refused: the submit throws, so its requests wait again", async () => {
+    fakes.configure({ bedrockMinRecords: 100 });
+    await expect(api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'b', 'c']))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+    expect(fakes.batches).toHaveLength(0);
+    const hundred = Array.from({ length: 100 }, (_, i) => `run_${i}#bedrock#vision#all`);
+    await expect(api().submit('us.amazon.nova-lite-v1:0', lines(hundred))).resolves.toMatch(/model-invocation-job/);
   });
 
   test('without the service role nothing is written or submitted', async () => {
