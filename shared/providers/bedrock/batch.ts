@@ -14,7 +14,7 @@ import type { ContentBlock, ConverseCommandOutput } from '@aws-sdk/client-bedroc
 import { Deadline, prepareImage, renderPdfPages } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
 import type { BatchCodec } from '../batch-codec.js';
-import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
+import { base64, isPlainObject } from '../common.js';
 import { analyzeText, textTokenBound } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
@@ -28,15 +28,13 @@ import {
   instructionFor,
   modelId,
   outputTokenCap,
-  predictedTokenCostMicros,
-  predictTokens,
   promptTokenBound,
   RESULT_TOOL_NAME,
   resultToolSpec,
   SYSTEM_PROMPT,
   usesResultTool,
 } from './profile.js';
-import { pdfText } from './request.js';
+import { firstAnswerCap, pdfText } from './request.js';
 import { checkStopReason, output, textOf, toolCallOf, UsageMeter, withUsageOption } from './response.js';
 
 /** Nova takes at most 20 images in one request: a PDF of more pages is not sent through a batch (it falls back). */
@@ -83,19 +81,7 @@ export const bedrockBatchCodec: BatchCodec = {
     const fromText = step === 'analyze' && input.documentText !== undefined;
     const json = usesResultTool(task, step);
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
-    const predictedInput = predictTokens(facts, task, step, {
-      env,
-      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-    }).input;
-    const maxTokens = outputCapWithin(
-      outputTokenCap(facts, task, step, model.price),
-      options.maxCostMicros,
-      predictedInput,
-      (t) => predictedTokenCostMicros(t, { env }),
-    );
-    if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw clientFailure('the request would cross the run spend limit (not sent)');
-    }
+    const maxTokens = firstAnswerCap(input, model.price, options.maxCostMicros, env);
     const instruction = instructionFor(task, step);
     const content = fromText
       ? [{ text: `${documentTextBlock(analyzeText(input.documentText ?? '', facts.pages))}\n\n${instruction}` }]

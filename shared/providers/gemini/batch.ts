@@ -14,21 +14,20 @@ import type { GenerateContentResponse } from '@google/genai';
 import { Deadline } from '../../media/index.js';
 import { ProviderFailure, type ProviderUsage } from '../../task.js';
 import type { BatchCodec } from '../batch-codec.js';
-import { isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
+import { isPlainObject } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderInput, ProviderOutput } from '../types.js';
+import type { ProviderOutput } from '../types.js';
 import {
   type ModelPrices,
   mediaTokenBound,
   modelId,
   outputTokenCap,
-  predictTokens,
   pricesFor,
   promptTokenBound,
   taskForStep,
   tokenCostMicros,
 } from './profile.js';
-import { documentParts } from './request.js';
+import { documentParts, firstAnswerCap } from './request.js';
 import { countsOf, cutWhy, isCut, judge, readAnswer, shapeAnswer } from './response.js';
 
 function pricesOrFail(model: string): ModelPrices {
@@ -37,32 +36,14 @@ function pricesOrFail(model: string): ModelPrices {
   return prices;
 }
 
-/** The output cap of the attempt's request: the adapter's, within the spend limit at list price. */
-function capFor(input: ProviderInput, prices: ModelPrices, env: NodeJS.ProcessEnv, maxCostMicros?: number): number {
-  const cost = (t: { input: number; output: number }) =>
-    t.input * prices.inputPerMTokUsd + t.output * prices.outputPerMTokUsd;
-  const predictedInput = predictTokens(input.facts, input.task, input.step, {
-    env,
-    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-  }).input;
-  return outputCapWithin(
-    outputTokenCap(input.task, input.step, input.facts.pages, prices),
-    maxCostMicros,
-    predictedInput,
-    cost,
-  );
-}
-
 export const geminiBatchCodec: BatchCodec = {
   id: 'gemini',
   async line(input, options) {
     const env = options.env ?? process.env;
     const model = modelId(env);
     const prices = pricesOrFail(model);
-    const cap = capFor(input, prices, env, options.maxCostMicros);
-    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw new ProviderFailure('client', 'gemini: the request would cross the run spend limit (not sent)');
-    }
+    // The spend limit at list price (the discount only lowers what the answer costs).
+    const cap = firstAnswerCap(input, prices, prices, options.maxCostMicros, env);
     const task = taskForStep(input.task, input.step);
     const json = task.outputFormat === 'json';
     const signal = new AbortController().signal;
