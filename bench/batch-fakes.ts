@@ -16,7 +16,8 @@
  * - Bedrock batch inference (REST, the control plane `bedrock`): POST /model-invocation-job (S3 input JSONL of
  *   {recordId, modelInput}), GET /model-invocation-job/{jobArn} (Submitted → InProgress → Completed |
  *   PartiallyCompleted | Expired), output `<outputUri><jobId>/<input file>.out` lines {recordId, modelInput, modelOutput
- *   | error} and `manifest.json.out`, written through the `storage` the test gives (a Map, or the local stack's S3).
+ *   | error} and `manifest.json.out`, written through the `storage` the test gives (a Map, or the local stack's S3);
+ *   a job of fewer than `bedrockMinRecords` records (100, Bedrock's default quota) is refused (ValidationException).
  *
  * What each item answers is the test's `outcome` callback: the answer (wrapped in the provider's response: a tool call
  * when the request defined tools, else text) with token usage, or an error. A batch answers "in progress" to
@@ -56,6 +57,11 @@ export interface BatchFakeBehaviour {
   expire: boolean;
   /** With `expire`: how many items (in order) were done before it expired (default 0). */
   doneBeforeExpiry: number;
+  /**
+   * Bedrock refuses a job of fewer records (ValidationException), as its default quota "minimum number of records
+   * per batch inference job" does (default 100, https://docs.aws.amazon.com/general/latest/gr/bedrock.html).
+   */
+  bedrockMinRecords: number;
 }
 
 /** Where Bedrock reads its input and writes its output (s3:// URIs). */
@@ -109,6 +115,7 @@ const DEFAULTS: BatchFakeBehaviour = {
   pollsBeforeEnd: 1,
   expire: false,
   doneBeforeExpiry: 0,
+  bedrockMinRecords: 100,
 };
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -220,6 +227,16 @@ function bedrockOutput(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'o
     },
     stopReason: tool ? 'tool_use' : 'end_turn',
     usage: { inputTokens: usage.input, outputTokens: usage.output, totalTokens: usage.input + usage.output },
+  };
+}
+
+/** Bedrock's answer to a job under its minimum of records (a 400 ValidationException), or undefined. */
+function bedrockTooFewRecords(records: number, minimum: number): ScriptedResponse | undefined {
+  if (records >= minimum) return undefined;
+  return {
+    status: 400,
+    headers: { 'x-amzn-errortype': 'ValidationException' },
+    json: { message: `The job has ${records} records; the minimum number of records per job is ${minimum}.` },
   };
 }
 
@@ -585,6 +602,8 @@ export async function startBatchFakes(
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => JSON.parse(l) as { recordId: string; modelInput: Record<string, unknown> });
+      const refused = bedrockTooFewRecords(records.length, behaviour.bedrockMinRecords);
+      if (refused) return refused;
       const jobId = randomUUID().replaceAll('-', '').slice(0, 12);
       const arn = `arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/${jobId}`;
       submit(

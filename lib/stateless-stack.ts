@@ -14,7 +14,9 @@ import { ERROR_CODES, type ErrorCode, JSON_CONTENT_TYPE } from '../shared/errors
 import { ENV } from '../shared/infra/env.js';
 import { batchSettings, deliverSettings, reconcileSettings, workerSettings } from '../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../shared/infra/routes.js';
+import { batchTerms } from '../shared/providers/batch-terms.js';
 import type { ProviderId } from '../shared/task.js';
+import { grantBedrockBatch } from './bedrock-batch.js';
 import { bindAccess, bindProviderSecret } from './bind.js';
 import { Monitoring } from './monitoring.js';
 import { STATELESS_OUTPUTS } from './outputs.js';
@@ -238,6 +240,16 @@ export class StatelessStack extends Stack {
     // The batcher submits and polls provider batches on a schedule (shared/batching/batcher.ts); it reads the
     // providers' keys (their batch APIs), as the worker does.
     bindProviderSecret(this.functions.batcher, props.resources);
+    // Bedrock's batch inference runs as jobs with a service role, for a model its batch interface takes (the same
+    // table the estimate reads, shared/providers/batch-terms.ts).
+    const bedrockModelId = props.bedrockModelId;
+    if (
+      providers.includes('bedrock') &&
+      bedrockModelId !== undefined &&
+      batchTerms('bedrock', { [ENV.bedrockModelId]: bedrockModelId }).viaInterface
+    ) {
+      grantBedrockBatch(this.functions.batcher, props.resources.uploadsBucket, bedrockModelId);
+    }
     new events.Rule(this, 'BatcherSchedule', {
       description: 'Submits waiting batch requests to the providers, polls their batches, and sends answered runs back',
       schedule: events.Schedule.rate(Duration.minutes(batchSettings.everyMinutes)),

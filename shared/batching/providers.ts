@@ -5,7 +5,13 @@
  * batch window, at the normal price (contract v1.2 §4).
  */
 import type { BatchCodec } from '../providers/batch-codec.js';
+import { bedrockBatchCodec } from '../providers/bedrock/batch.js';
+import { geminiBatchCodec } from '../providers/gemini/batch.js';
 import { openaiBatchCodec } from '../providers/openai/batch.js';
 import type { ProviderId } from '../task.js';
 
-export const batchCodecs: Partial<Record<ProviderId, BatchCodec>> = { openai: openaiBatchCodec };
+export const batchCodecs: Partial<Record<ProviderId, BatchCodec>> = {
+  openai: openaiBatchCodec,
+  gemini: geminiBatchCodec,
+  bedrock: bedrockBatchCodec,
+};

@@ -268,6 +268,17 @@ export const uploadsBucket = {
   expireAfterDays: 1,
 } as const;
 
+/**
+ * Bedrock batch inference (the batcher, shared/providers/bedrock/batch-api.ts): each job's records, record map and
+ * output under `prefix` of the uploads bucket, and the service role Bedrock assumes to read and write them and to
+ * invoke the model (lib/bedrock-batch.ts; its ARN reaches the batcher in `roleEnvVar`).
+ */
+export const bedrockBatch = {
+  roleId: 'BedrockBatchRole',
+  roleEnvVar: 'BEDROCK_BATCH_ROLE_ARN',
+  prefix: `${uploadsBucket.batchPrefix}bedrock/`,
+} as const;
+
 /** The worker function's limits; the queue's visibility timeout is derived from them. */
 export const workerSettings = {
   // Lambda's longest: a 1,000-page run at a real model's speed takes minutes (its chunks run concurrently, ~5 pages a

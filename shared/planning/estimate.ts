@@ -4,13 +4,13 @@
  * of its key (shared/pricing/calibration.ts), priced at the configured model's prices. Providers billed by the page
  * predict their cost directly. The estimate of a run is this for its primary path (shared/planning/plan.ts); the
  * worker uses the same function for its spend limit, and for a page range of a long document (`pages`), so chunked
- * runs can sum their chunks. A `batch` priority prices each attempt at its provider's batch discount
- * (shared/providers/batch-terms.ts) with the batch calibration key (shared/pricing/calibration.ts).
+ * runs can sum their chunks. A `batch` priority prices each attempt at the batch discount its provider promises
+ * (shared/providers/batch-terms.ts `promisedTerms`) with the batch calibration key (shared/pricing/calibration.ts).
  */
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
 import { batchKey, type Factors, type FactorsFor, factorsFrom } from '../pricing/calibration.js';
-import { batchTerms, discounted } from '../providers/batch-terms.js';
+import { discounted, promisedTerms } from '../providers/batch-terms.js';
 import { catalog } from '../providers/catalog.js';
 import { calibrationKey, likelyLanguageModelStep } from '../providers/predict.js';
 import type { TokenCounts } from '../providers/tokens.js';
@@ -60,7 +60,7 @@ export function predictAttempt(
   if (!profile) return undefined;
   const scoped = options.pages === undefined ? facts : { ...facts, pages: options.pages };
   // A batch attempt without a batch interface is an ordinary call in the next window: standard key and price.
-  const terms = options.priority === 'batch' ? batchTerms(provider, options.env) : undefined;
+  const terms = options.priority === 'batch' ? promisedTerms(provider, options.env) : undefined;
   const batch = terms?.viaInterface ? terms : undefined;
   if (profile.predictTokens && profile.tokenCostMicros) {
     const standardKey = calibrationKey(provider, task, step);

@@ -7,6 +7,10 @@
  *   next batch window and runs at the normal price. Never assume a discount the table does not state.
  * - The discount applies to the cost before the margin and before rounding to the micro (shared/planning/estimate.ts),
  *   so a 50 % interface gives a batch price of half the standard one, give or take the last micro of rounding.
+ * - The estimate promises the discount only where every request goes through the interface: a provider whose batch
+ *   needs company (a minimum of more than one request, Bedrock's 100 records a job) may have to call a request
+ *   normally, at the normal price, when its group stays small until its run's deadline nears. Its batch estimate is the
+ *   normal price (and the spend limit fits that call); an answer its interface gave is still charged at the discount.
  */
 
 import bedrockRaw from '../infra/bedrock-pricing.json' with { type: 'json' };
@@ -50,7 +54,7 @@ export const batchBlocks: Readonly<Partial<Record<ProviderId, BatchBlock>>> = {
 export interface BatchTerms {
   /** Whether the attempt goes through the provider's batch interface (else: the next window, normal price). */
   viaInterface: boolean;
-  /** Percent off the provider's price (0 without an interface). */
+  /** Percent off the provider's price of an answer its interface gave (0 without an interface). */
   discountPct: number;
 }
 
@@ -61,7 +65,7 @@ const NONE: BatchTerms = { viaInterface: false, discountPct: 0 };
  * keeps the two equal). Kept here as names only, so the API's estimate does not bundle the codecs. Any other
  * provider's batch run is called normally at the normal price, so its estimate must not promise a discount.
  */
-export const DRIVEN_BATCH_PROVIDERS: ReadonlySet<ProviderId> = new Set<ProviderId>(['openai']);
+export const DRIVEN_BATCH_PROVIDERS: ReadonlySet<ProviderId> = new Set<ProviderId>(['openai', 'gemini', 'bedrock']);
 
 /** The configured model of a provider whose batch support differs by model (Bedrock's base model id). */
 function configuredModel(provider: ProviderId, env: NodeJS.ProcessEnv): string | undefined {
@@ -77,6 +81,16 @@ export function batchTerms(provider: ProviderId, env: NodeJS.ProcessEnv = proces
     if (model === undefined || !block.models.includes(model)) return NONE;
   }
   return { viaInterface: true, discountPct: block.discountPct };
+}
+
+/**
+ * The terms a batch estimate (and the spend limit built on it) may promise: the provider's, except that a provider
+ * whose batch needs more than one request promises no discount (see the file comment).
+ */
+export function promisedTerms(provider: ProviderId, env: NodeJS.ProcessEnv = process.env): BatchTerms {
+  const terms = batchTerms(provider, env);
+  const minRequests = batchBlocks[provider]?.minRequests ?? 1;
+  return terms.viaInterface && minRequests > 1 ? { ...terms, discountPct: 0 } : terms;
 }
 
 /** What one batch of a provider may hold, from its reference: the grouping's hard limits (shared/batching/). */

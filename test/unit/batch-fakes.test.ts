@@ -1,7 +1,7 @@
 /**
  * The batch API fakes (bench/batch-fakes.ts) driven by the providers' own SDKs where the service has one today
  * (openai, @anthropic-ai/sdk, @google/genai) and by plain HTTP in the shape of Bedrock's control plane (the service
- * has no @aws-sdk/client-bedrock yet): submit, status polling, results, a failed item and expiry, per provider.
+ * drives it through @aws-sdk/client-bedrock in test/unit/bedrock-batch.test.ts): submit, status polling, results, a failed item and expiry, per provider.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -177,7 +177,8 @@ const drivers: Array<[string, Driver, { done: string; partial: string; expired: 
 
 let fakes: BatchFakes;
 beforeAll(async () => {
-  fakes = await startBatchFakes({ storage });
+  // Three records a batch here: Bedrock's minimum per job (100 by default) is tested on its own below.
+  fakes = await startBatchFakes({ storage, behaviour: { bedrockMinRecords: 1 } });
 });
 afterAll(async () => fakes.close());
 

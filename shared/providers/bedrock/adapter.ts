@@ -26,15 +26,13 @@ import {
   documentTextBlock,
   instructionFor,
   modelId,
-  outputTokenCap,
   predictedTokenCostMicros,
-  predictTokens,
   promptTokenBound,
   RESULT_TOOL_NAME,
   SYSTEM_PROMPT,
   usesResultTool,
 } from './profile.js';
-import { mediaBlock, pdfText, quoteErrors, replayable, resultTool } from './request.js';
+import { firstAnswerCap, mediaBlock, pdfText, quoteErrors, replayable, resultTool } from './request.js';
 import { checkStopReason, output, textOf, toolCallOf, UsageMeter, withUsageOption } from './response.js';
 
 /** Connection setup allowance; the rest of the attempt's time is the request timeout. */
@@ -101,19 +99,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     const sentTextBytes = fromText ? textTokenBound(analyzeText(input.documentText ?? '', facts.pages)) : undefined;
     // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
     const cost = (t: { input: number; output: number }) => predictedTokenCostMicros(t, { env });
-    const predictedInput = predictTokens(facts, task, step, {
-      env,
-      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-    }).input;
-    const maxTokens = outputCapWithin(
-      outputTokenCap(facts, task, step, model.price),
-      options.maxCostMicros,
-      predictedInput,
-      cost,
-    );
-    if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw clientFailure('the request would cross the run spend limit (not sent)');
-    }
+    const maxTokens = firstAnswerCap(input, model.price, options.maxCostMicros, env);
     const base: Omit<ConverseCommandInput, 'messages'> = {
       modelId: model.id,
       system: [{ text: SYSTEM_PROMPT }],

@@ -6,10 +6,43 @@
 import type { ContentBlock, Tool, ToolInputSchema } from '@aws-sdk/client-bedrock-runtime';
 import { type Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { truncate } from '../common.js';
+import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, truncate } from '../common.js';
 import type { ProviderInput } from '../types.js';
 import { clientFailure } from './failures.js';
-import { IMAGE_TARGET, MAX_PDF_BYTES, REPAIR_ERROR_MAX_CHARS, resultToolSpec } from './profile.js';
+import {
+  IMAGE_TARGET,
+  MAX_PDF_BYTES,
+  type ModelPrices,
+  outputTokenCap,
+  predictedTokenCostMicros,
+  predictTokens,
+  REPAIR_ERROR_MAX_CHARS,
+  resultToolSpec,
+} from './profile.js';
+
+/**
+ * The first request's maxTokens (the adapter's Converse request and a batch record alike): what the attempt's spend
+ * limit leaves after its predicted input, at list price. A cap too small to be useful refuses the request unsent.
+ */
+export function firstAnswerCap(
+  input: ProviderInput,
+  price: ModelPrices,
+  maxCostMicros: number | undefined,
+  env: NodeJS.ProcessEnv,
+): number {
+  const { facts, task, step } = input;
+  const predictedInput = predictTokens(facts, task, step, {
+    env,
+    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+  }).input;
+  const maxTokens = outputCapWithin(outputTokenCap(facts, task, step, price), maxCostMicros, predictedInput, (t) =>
+    predictedTokenCostMicros(t, { env }),
+  );
+  if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
+    throw clientFailure('the request would cross the run spend limit (not sent)');
+  }
+  return maxTokens;
+}
 
 /** The media content block for the file: a prepared image, or the PDF as a document. */
 export async function mediaBlock(input: ProviderInput, deadline: Deadline): Promise<ContentBlock> {

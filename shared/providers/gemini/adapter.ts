@@ -17,8 +17,6 @@ import {
   type ModelPrices,
   mediaTokenBound,
   modelId,
-  outputTokenCap,
-  predictTokens,
   pricesFor,
   promptTokenBound,
   REPAIR_MESSAGE_MAX_TOKENS,
@@ -27,7 +25,7 @@ import {
   taskForStep,
   tokenCostMicros,
 } from './profile.js';
-import { type Attempt, documentParts, loadGenAi, send } from './request.js';
+import { type Attempt, documentParts, firstAnswerCap, loadGenAi, send } from './request.js';
 import { countsOf, cutWhy, isCut, judge, type ReportedTokens, readAnswer, shapeAnswer } from './response.js';
 
 /** The API key, or an `auth` failure when none is configured or the secret cannot be read. */
@@ -88,19 +86,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     // The spend limit: each request's output cap (thinking included) is what the attempt's allowance leaves.
     const cost = (t: { input: number; output: number }) =>
       t.input * rates.inputPerMTokUsd + t.output * rates.outputPerMTokUsd;
-    const predictedInput = predictTokens(input.facts, input.task, input.step, {
-      env,
-      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-    }).input;
-    const cap = outputCapWithin(
-      outputTokenCap(input.task, input.step, input.facts.pages, pricing),
-      invokeOptions.maxCostMicros,
-      predictedInput,
-      cost,
-    );
-    if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw new ProviderFailure('client', 'gemini: the request would cross the run spend limit (not sent)');
-    }
+    const cap = firstAnswerCap(input, pricing, rates, invokeOptions.maxCostMicros, env);
     const attempt: Attempt = {
       genai,
       client,

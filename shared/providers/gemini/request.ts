@@ -6,11 +6,45 @@
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { type Deadline, prepareImage } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, redact } from '../common.js';
+import { base64, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
 import { analyzeText } from '../language-model.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import { apiFailure, describe, errorName, isAbortError } from './failures.js';
-import { IMAGE_TARGET, MAX_PDF_BYTES } from './profile.js';
+import {
+  IMAGE_TARGET,
+  MAX_PDF_BYTES,
+  type ModelPrices,
+  outputTokenCap,
+  predictTokens,
+  type TokenRates,
+} from './profile.js';
+
+/**
+ * The first request's output cap (the adapter's request and a batch line alike): what the attempt's spend limit leaves
+ * after its predicted input, at `rates`. A cap too small to be useful refuses the request unsent.
+ */
+export function firstAnswerCap(
+  input: ProviderInput,
+  pricing: ModelPrices,
+  rates: TokenRates,
+  maxCostMicros: number | undefined,
+  env: NodeJS.ProcessEnv,
+): number {
+  const predictedInput = predictTokens(input.facts, input.task, input.step, {
+    env,
+    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
+  }).input;
+  const cap = outputCapWithin(
+    outputTokenCap(input.task, input.step, input.facts.pages, pricing),
+    maxCostMicros,
+    predictedInput,
+    (t) => t.input * rates.inputPerMTokUsd + t.output * rates.outputPerMTokUsd,
+  );
+  if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
+    throw new ProviderFailure('client', 'gemini: the request would cross the run spend limit (not sent)');
+  }
+  return cap;
+}
 
 export type GenAiModule = typeof import('@google/genai');
 
