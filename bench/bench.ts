@@ -730,11 +730,11 @@ function accuracyTargetRows(a: AccuracyResult): Row[] {
     },
     {
       metric: `GET /v1/quality, default 30 days, ${a.quality.verifiedRuns} verified runs counted (read back: ${a.quality.counted}, calibration exact: ${a.quality.calibrationExact}); floor GET /v1/schemas p50 ${a.quality.floorP50Ms} ms`,
-      value: `p50 ${a.quality.p50Ms} ms, p90 ${a.quality.p90Ms} ms`,
-      target: `p50 ≤ ${TARGETS.qualityReadMs} ms`,
+      value: `p50 ${a.quality.p50Ms} ms, p90 ${a.quality.p90Ms} ms; a review before each read: p50 ${a.quality.afterReviewP50Ms} ms, p90 ${a.quality.afterReviewP90Ms} ms`,
+      target: `p50 ≤ ${TARGETS.qualityReadMs} ms (both)`,
       result:
         a.quality.counted === a.quality.verifiedRuns && a.quality.calibrationExact
-          ? check(a.quality.p50Ms, TARGETS.qualityReadMs)
+          ? check(Math.max(a.quality.p50Ms, a.quality.afterReviewP50Ms), TARGETS.qualityReadMs)
           : 'ERROR',
     },
   ];
