@@ -69,12 +69,16 @@ export interface AccuracyResult {
         calibration: Report['calibration'];
         /** The API's report equals buildReport over the runs as GET /v1/runs/{jobId} gives them. */
         reportMatchesModule: boolean;
+        /** One settled item (completed or failed) per receipt, none twice, and the report counts each. */
+        itemsAccounted: boolean;
         /** Σ run charges + Σ refunds = the hold, and the evaluation's totals are theirs. */
         moneyExact: boolean;
         heldUsd: number;
       })
     | null;
   fakes: Record<string, ProviderFigures>;
+  /** Through the fakes: the API's report equals the module's, and every item is accounted for. */
+  fakesReportMatchesModule: boolean;
   fakesMoneyExact: boolean;
   report1000: { items: number; computeMs: Summary; serviceMs: Summary };
   quality: {
@@ -164,7 +168,7 @@ interface EvaluationView {
   refundedUsd: number;
   progress: { itemsTotal: number; itemsDone: number };
   report?: Report;
-  items?: { index: number; jobId: string; provider: string | null }[];
+  items?: { index: number; jobId: string; provider: string | null; status: string }[];
   nextItemsCursor?: string | null;
 }
 
@@ -244,6 +248,25 @@ async function fromRuns(api: Api, evaluation: EvaluationView, list: Receipt[]) {
     Math.round(evaluation.chargedUsd * 1e6) === charged &&
     Math.round(evaluation.refundedUsd * 1e6) === refunded;
   return { report: buildReport(scored), scored, moneyExact };
+}
+
+/**
+ * Every document accounted for on every provider: exactly one item per (document, provider), each settled (completed
+ * or failed, never dropped), and the report's runs per provider are those items.
+ */
+function accounted(evaluation: EvaluationView, documents: number, providers: readonly string[]): boolean {
+  const items = evaluation.items ?? [];
+  const seen = new Set(items.map((i) => `${i.provider}#${i.index}`));
+  const report = evaluation.report as Report | undefined;
+  return (
+    evaluation.progress.itemsTotal === documents * providers.length &&
+    evaluation.progress.itemsDone === evaluation.progress.itemsTotal &&
+    items.length === documents * providers.length &&
+    seen.size === items.length &&
+    providers.every((p) => Array.from({ length: documents }, (_, i) => seen.has(`${p}#${i}`)).every(Boolean)) &&
+    items.every((i) => i.status === 'completed' || i.status === 'failed') &&
+    providers.every((p) => report?.perProvider[p]?.runs === documents)
+  );
 }
 
 function figures(report: Report, scored: ScoredItem[], provider: string): ProviderFigures {
@@ -531,7 +554,15 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
       const r1000 = await report1000(sample, 1000, 5);
       log('  GET /v1/quality with 10,000 verified runs counted');
       const quality = await qualityRead(stack.info.baseUrl, 10_000, 20);
-      return { receipts: 0, local: null, fakes: {}, fakesMoneyExact: true, report1000: r1000, quality };
+      return {
+        receipts: 0,
+        local: null,
+        fakes: {},
+        fakesReportMatchesModule: true,
+        fakesMoneyExact: true,
+        report1000: r1000,
+        quality,
+      };
     }
     log(`  uploading ${list.length} receipts`);
     const uploads = await uploadAll(api, list);
@@ -573,6 +604,7 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
         },
         calibration: report.calibration,
         reportMatchesModule,
+        itemsAccounted: accounted(local.evaluation, list.length, ['local']),
         moneyExact: localRuns.moneyExact,
         heldUsd: local.evaluation.estimatedCostUsd,
       },
@@ -580,7 +612,10 @@ async function measure(log: (line: string) => void): Promise<AccuracyResult> {
         openai: figures(fakeReport, fakeRuns.scored, 'openai'),
         anthropic: figures(fakeReport, fakeRuns.scored, 'anthropic'),
       },
-      fakesMoneyExact: fakeRuns.moneyExact && isDeepStrictEqual(fakeReport, fakeRuns.report),
+      fakesReportMatchesModule:
+        isDeepStrictEqual(fakeReport, fakeRuns.report) &&
+        accounted(fake.evaluation, list.length, ['openai', 'anthropic']),
+      fakesMoneyExact: fakeRuns.moneyExact,
       report1000: r1000,
       quality,
     };
