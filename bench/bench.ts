@@ -693,16 +693,17 @@ function receiptRows(a: AccuracyResult, l: NonNullable<AccuracyResult['local']>)
       result: 'info',
     },
     {
-      metric: "the evaluation's report equals the comparison module's over the same runs (local and the fakes)",
-      value: `${l.reportMatchesModule ? 'yes' : 'NO'} / ${a.fakesMoneyExact ? 'yes' : 'NO'}`,
+      metric:
+        "every item accounted for (one settled item per receipt and provider) and the evaluation's report equal to the comparison module's over the same runs (local / the fakes)",
+      value: `${l.itemsAccounted && l.reportMatchesModule ? 'yes' : 'NO'} / ${a.fakesReportMatchesModule ? 'yes' : 'NO'}`,
       target: 'equal',
-      result: l.reportMatchesModule && a.fakesMoneyExact ? 'PASS' : 'MISS',
+      result: l.itemsAccounted && l.reportMatchesModule && a.fakesReportMatchesModule ? 'PASS' : 'MISS',
     },
     {
-      metric: `money exact: Σ run charges + refunds = the evaluation's hold (${l.heldUsd} USD), its totals theirs`,
-      value: l.moneyExact ? 'exact to the micro-dollar' : 'NOT EXACT',
+      metric: `money exact: Σ run charges + refunds = the evaluation's hold (local: ${l.heldUsd} USD), its totals theirs (local / the fakes)`,
+      value: `${l.moneyExact ? 'exact to the micro-dollar' : 'NOT EXACT'} / ${a.fakesMoneyExact ? 'exact' : 'NOT EXACT'}`,
       target: 'exact',
-      result: l.moneyExact ? 'PASS' : 'MISS',
+      result: l.moneyExact && a.fakesMoneyExact ? 'PASS' : 'MISS',
     },
     {
       metric: 'per-provider comparison through the fakes (each answers one fixed receipt: accuracy means nothing)',
@@ -730,11 +731,11 @@ function accuracyTargetRows(a: AccuracyResult): Row[] {
     },
     {
       metric: `GET /v1/quality, default 30 days, ${a.quality.verifiedRuns} verified runs counted (read back: ${a.quality.counted}, calibration exact: ${a.quality.calibrationExact}); floor GET /v1/schemas p50 ${a.quality.floorP50Ms} ms`,
-      value: `p50 ${a.quality.p50Ms} ms, p90 ${a.quality.p90Ms} ms`,
-      target: `p50 ≤ ${TARGETS.qualityReadMs} ms`,
+      value: `p50 ${a.quality.p50Ms} ms, p90 ${a.quality.p90Ms} ms; a review before each read: p50 ${a.quality.afterReviewP50Ms} ms, p90 ${a.quality.afterReviewP90Ms} ms`,
+      target: `p50 ≤ ${TARGETS.qualityReadMs} ms (both)`,
       result:
         a.quality.counted === a.quality.verifiedRuns && a.quality.calibrationExact
-          ? check(a.quality.p50Ms, TARGETS.qualityReadMs)
+          ? check(Math.max(a.quality.p50Ms, a.quality.afterReviewP50Ms), TARGETS.qualityReadMs)
           : 'ERROR',
     },
   ];

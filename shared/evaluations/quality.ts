@@ -1,13 +1,14 @@
 /**
  * `GET /v1/quality` (contract-v1.2 §1): accuracy from reviews over a period, per field, per provider, per day, and
- * calibration over the reviewed values, summed from the counters the verifies wrote (store/quality.ts): one item per
- * day of the period read, whatever the number of runs.
+ * calibration over the reviewed values, summed from the counters the verifies wrote (store/quality.ts): one small item
+ * per day of the period read, whatever the number of runs (store/quality-read.ts).
  * A period counts the runs created on the UTC days it touches (the counters are per day of a run's creation).
  */
 import type { QualityQuery, QualityResponse } from '../contract.js';
 import { calibrate } from '../evaluation/calibration.js';
 import { round } from '../evaluation/compare.js';
-import { ANY, addCounts, CONFIDENCE_LEVELS, emptyCounts, type QualityCounts, readQuality } from '../store/quality.js';
+import { ANY, addCounts, CONFIDENCE_LEVELS, emptyCounts, type QualityCounts } from '../store/quality.js';
+import { readQuality } from '../store/quality-read.js';
 
 const DAY_MS = 86_400_000;
 /** The default period: the last 30 days. */

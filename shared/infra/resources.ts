@@ -153,9 +153,10 @@ export const tables = {
     sortKey: { name: 'slot', type: 'S' },
     globalIndexes: [],
   },
-  // Accuracy from reviews (store/quality.ts): per tenant × UTC day of a run's creation × workflow × schema × provider,
-  // how many fields reviews found right and corrected, and a confidence histogram. `slot` is
-  // `d#<day>#<workflow>#<schemaId>#<provider>`. Counted in the verify's transaction; no TTL, like usage.
+  // Accuracy from reviews (store/quality.ts): per tenant × UTC day of a run's creation × filter (any or one workflow ×
+  // any or one schema), how many fields reviews found right and corrected, per provider, and a confidence histogram.
+  // `slot` is `<workflow|*>#<schemaId|*>#<day>` (the histogram: `~h#` before it). Counted in the verify's
+  // transaction; no TTL, like usage.
   quality: {
     id: 'Quality',
     envVar: 'QUALITY_TABLE',

@@ -216,7 +216,8 @@ export const handlerAccess: Record<HandlerName, ResourceAccess> = {
   // Writes the report itself when the last settlement's worker could not (shared/evaluations/finish.ts).
   'evaluations-get': { tables: { evaluations: 'readwrite', evaluationItems: 'read' } },
   'evaluations-list': { tables: { evaluations: 'read' } },
-  quality: { tables: { quality: 'read' } },
+  // Writes back the snapshot of a day's confidence histogram when it is stale (store/quality-read.ts).
+  quality: { tables: { quality: 'readwrite' } },
   'webhooks-create': { tables: { webhooks: 'readwrite' }, webhookSecrets: 'seal' },
   'webhooks-list': { tables: { webhooks: 'read' } },
   'webhooks-delete': { tables: { webhooks: 'readwrite' } },

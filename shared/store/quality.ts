@@ -1,15 +1,15 @@
 /**
  * Accuracy from reviews (contract-v1.2 §1): per tenant × UTC day of a run's creation, how many fields reviews checked
  * (`verified`) and found wrong (`corrected`), per provider, and how many values were right and wrong at each confidence
- * in hundredths (AUROC then counts values within a hundredth of each other as ties; a level's right and wrong counts
- * packed in one number, so that a day's item stays near a hundred attributes). Each review moves four items of
- * its day: every workflow and schema (`*#*`), its workflow (`<w>#*`), its schema (`*#<s>`) and both, so that a period
- * of any filter reads one item per day (the sort key leads with the filter, then the day). Moved by `ADD` in the verify's own transaction, by the difference from the review it replaces, as the
- * usage counters are (./usage.ts): exactly once with the review, and `GET /v1/quality` reads counters, never runs.
- * Why: docs/decisions.md#accuracy-from-reviews
+ * in hundredths (AUROC then counts values within a hundredth of each other as ties). Each review moves the items of
+ * four filters of its day: every workflow and schema (`*#*`), its workflow (`<w>#*`), its schema (`*#<s>`) and both, so
+ * that a period of any filter reads one item per day (the sort key leads with the filter, then the day). Moved by `ADD`
+ * in the verify's own transaction, by the difference from the review it replaces, as the usage counters are
+ * (./usage.ts): exactly once with the review, and `GET /v1/quality` reads counters, never runs.
+ * Decision not to undo: the counters (a few per field and provider, up to 100 confidence levels) are in an item of
+ * their own, and the day item the period's Query reads holds a version and a snapshot of them (./quality-read.ts):
+ * a read costs by the numbers it returns, and a snapshot is one string. Why: docs/decisions.md#accuracy-from-reviews
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddbBigNumbers } from '../aws/dynamodb.js';
 import type { Verification } from '../contract.js';
 import { compareValue } from '../evaluation/compare.js';
 import { tables } from '../infra/resources.js';
@@ -153,6 +153,20 @@ export function slotKey(workflow: string, schemaId: string, day: string): string
   return `${workflow}#${schemaId}#${day}`;
 }
 
+/**
+ * The sort key of a day's counters: its day item's, behind `~c#`. `~` begins no workflow, schema id, `*` or `#`, so a
+ * Query of a filter's days reads day items only.
+ */
+export function countersKey(slot: string): string {
+  return `~c#${slot}`;
+}
+
+/**
+ * The version of a day's counters: added to on the day item and on its counters item in the same transaction, so the
+ * two always agree, and it only ever grows (a snapshot taken at version v is the counters while they are still v).
+ */
+export const VERSION = 'v';
+
 /** The four keys a run's reviews count under: any/its workflow × any/its schema, on its day of creation. */
 function slotsOf(run: RunRecord): string[] {
   const day = run.createdAt.slice(0, 10);
@@ -166,19 +180,14 @@ function slotsOf(run: RunRecord): string[] {
   ];
 }
 
-/**
- * The updates a review adds to its transaction: the counts of `after` minus those of the review it replaces, in each
- * of its four items; null when nothing changes. Attribute names are placeholders (a field may be named anything).
- */
-export function qualityUpdates(
-  run: RunRecord,
-  before: Pick<Verification, 'accepted' | 'corrections'> | undefined,
-  after: Pick<Verification, 'accepted' | 'corrections'>,
-): TransactItem[] | null {
-  const moves = delta(countsOf(run, after), countsOf(run, before));
-  if (moves.size === 0) return null;
-  const names: Record<string, string> = { '#day': 'day' };
-  const values: Record<string, unknown> = { ':day': run.createdAt.slice(0, 10) };
+/** One `ADD` (and optional `SET`) update of the counters `moves` on one item. Attribute names are placeholders. */
+function addUpdate(
+  key: Record<string, string>,
+  moves: ReadonlyMap<string, bigint>,
+  set?: { name: string; value: string },
+): TransactItem {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
   // One value placeholder per distinct amount (most are +1 or -1): the expression stays short for wide schemas.
   const amounts = new Map<bigint, string>();
   const clauses = [...moves].map(([name, n], i) => {
@@ -191,15 +200,40 @@ export function qualityUpdates(
     }
     return `#${i} ${placeholder}`;
   });
-  return slotsOf(run).map((slot) => ({
+  if (set) {
+    names['#set'] = set.name;
+    values[':set'] = set.value;
+  }
+  return {
     Update: {
       TableName: qualityTable(),
-      Key: { tenantId: run.tenantId, slot },
-      UpdateExpression: `SET #day = :day ADD ${clauses.join(', ')}`,
+      Key: key,
+      UpdateExpression: `${set ? 'SET #set = :set ' : ''}ADD ${clauses.join(', ')}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     },
-  }));
+  };
+}
+
+/**
+ * The updates a review adds to its transaction: the counts of `after` minus those of the review it replaces, in the
+ * counters item of each of its four filters, with the version moved on both the counters and the day item; null when
+ * nothing changes.
+ */
+export function qualityUpdates(
+  run: RunRecord,
+  before: Pick<Verification, 'accepted' | 'corrections'> | undefined,
+  after: Pick<Verification, 'accepted' | 'corrections'>,
+): TransactItem[] | null {
+  const moves = delta(countsOf(run, after), countsOf(run, before));
+  if (moves.size === 0) return null;
+  moves.set(VERSION, 1n);
+  const version = new Map([[VERSION, 1n]]);
+  const day = { name: 'day', value: run.createdAt.slice(0, 10) };
+  return slotsOf(run).flatMap((slot) => [
+    addUpdate({ tenantId: run.tenantId, slot }, version, day),
+    addUpdate({ tenantId: run.tenantId, slot: countersKey(slot) }, moves),
+  ]);
 }
 
 /** One day's counters for a filter, read back. */
@@ -209,37 +243,23 @@ export interface QualitySlice {
 }
 
 /**
- * The counters of the tenant's runs created on the UTC days `fromDay` to `toDay` (inclusive, `YYYY-MM-DD`) of one
- * workflow (or `ANY`) and one schema (or `ANY`): one item per day.
+ * A day's counters as the two items that store them, after `version` reviews (what the verifies' updates add up to;
+ * the bench seeds with it): the day item, without a snapshot yet, and the counters item.
  */
-export async function readQuality(
+export function itemsOfSlice(
   tenantId: string,
-  filter: { workflow: string; schemaId: string },
-  fromDay: string,
-  toDay: string,
-): Promise<QualitySlice[]> {
-  const slices: QualitySlice[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await ddbBigNumbers.send(
-      new QueryCommand({
-        TableName: qualityTable(),
-        KeyConditionExpression: 'tenantId = :t AND slot BETWEEN :first AND :last',
-        ExpressionAttributeValues: {
-          ':t': tenantId,
-          ':first': slotKey(filter.workflow, filter.schemaId, fromDay),
-          ':last': slotKey(filter.workflow, filter.schemaId, toDay),
-        },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) slices.push(sliceOf(item));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return slices;
+  slot: string,
+  slice: QualitySlice,
+  version: number,
+): { day: Record<string, unknown>; counters: Record<string, unknown> } {
+  const counters = [...attributesOf(slice.counts)].map(([name, n]) => [name, asStored(n)]);
+  return {
+    day: { tenantId, slot, day: slice.day, [VERSION]: version },
+    counters: { tenantId, slot: countersKey(slot), ...Object.fromEntries(counters), [VERSION]: version },
+  };
 }
 
-/** A day's counters as the item that stores them (what the verifies' updates add up to; the bench seeds with it). */
+/** A day's counters in the one-item shape written before they had an item of their own (such items still read). */
 export function itemOfSlice(tenantId: string, slot: string, slice: QualitySlice): Record<string, unknown> {
   const counters = [...attributesOf(slice.counts)].map(([name, n]) => [name, asStored(n)]);
   return { tenantId, slot, day: slice.day, ...Object.fromEntries(counters) };

@@ -49,23 +49,30 @@ test('a completed run is verified: 200 with the verification, written with its h
 
   expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 1);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
-  expect(items).toHaveLength(8);
+  expect(items).toHaveLength(12);
   // The first verification of the run: one more verified in its hour's and day's usage, none accepted.
   expect(items.slice(2, 4).map((i) => [i.Update?.TableName, i.Update?.ExpressionAttributeValues])).toEqual([
     [tableName('usage'), { ':workflow': null, ':verified': 1 }],
     [tableName('usage'), { ':workflow': null, ':verified': 1 }],
   ]);
   // Accuracy from reviews: the run's fields checked once each, the corrected total wrong (GET /v1/quality), in the
-  // four items of its day (any or its workflow × any or its schema).
+  // counters of the four filters of its day (any or its workflow × any or its schema), each day item's version moved.
   expect(items.slice(4).map((i) => [i.Update?.TableName, i.Update?.Key?.slot])).toEqual([
     [tableName('quality'), '*#*#2026-11-01'],
+    [tableName('quality'), '~c#*#*#2026-11-01'],
     [tableName('quality'), '#*#2026-11-01'],
+    [tableName('quality'), '~c##*#2026-11-01'],
     [tableName('quality'), '*#receipt#2026-11-01'],
+    [tableName('quality'), '~c#*#receipt#2026-11-01'],
     [tableName('quality'), '#receipt#2026-11-01'],
+    [tableName('quality'), '~c##receipt#2026-11-01'],
   ]);
-  const quality = items[4]?.Update;
+  expect(items[4]?.Update?.UpdateExpression).toBe('SET #set = :set ADD #0 :0');
+  expect(items[4]?.Update?.ExpressionAttributeNames).toEqual({ '#set': 'day', '#0': 'v' });
+  expect(items[4]?.Update?.ExpressionAttributeValues).toEqual({ ':set': '2026-11-01', ':0': 1 });
+  const quality = items[5]?.Update;
   const added = Object.fromEntries(
-    (quality?.UpdateExpression?.split(' ADD ')[1] ?? '')
+    (quality?.UpdateExpression?.replace(/^ADD /, '') ?? '')
       .split(', ')
       .map((clause) => clause.split(' '))
       .map(([name = '', value = '']) => [
@@ -81,6 +88,7 @@ test('a completed run is verified: 200 with the verification, written with its h
     'pr#local': 1,
     'pv#local': 2,
     'pc#local': 1,
+    v: 1,
   });
   expect(update0(items)).toContain('qualityCounted = :true');
   const update = items[0]?.Update;
@@ -140,7 +148,7 @@ test('a run reviewed before the accuracy counters is counted whole from its next
   ddb.on(GetCommand).resolves({ Item: verified(true, 2) });
   expect((await verify({ accepted: true })).status).toBe(200);
   const items = mapsAsObjects(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? []);
-  const quality = items.find((i) => i.Update?.TableName === tableName('quality'))?.Update;
+  const quality = items.find((i) => String(i.Update?.Key?.slot).startsWith('~c#'))?.Update;
   expect(Object.values(quality?.ExpressionAttributeValues ?? {}).filter((v) => typeof v === 'number')).toEqual([1, 2]);
 });
 
@@ -175,10 +183,7 @@ test('a run created before the usage counters is verified without touching them 
   expect(items.map((i) => i.Update?.TableName ?? i.Put?.TableName)).toEqual([
     tableName('runs'),
     tableName('verifications'),
-    tableName('quality'),
-    tableName('quality'),
-    tableName('quality'),
-    tableName('quality'),
+    ...Array.from({ length: 8 }, () => tableName('quality')),
   ]);
   expect(items[0]?.Update?.ConditionExpression).toContain('attribute_not_exists(usageCounted)');
 });
