@@ -227,7 +227,12 @@ function bedrockOutput(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'o
 
 /** Starts the batch fakes; Bedrock reads and writes through `storage` (default: in memory). */
 export async function startBatchFakes(
-  options: { storage?: ObjectStorage; behaviour?: Partial<BatchFakeBehaviour> } = {},
+  options: {
+    storage?: ObjectStorage;
+    behaviour?: Partial<BatchFakeBehaviour>;
+    /** Answers every other path (a provider's synchronous API on the same base URL); default 404. */
+    otherwise?: (req: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>;
+  } = {},
 ): Promise<BatchFakes> {
   let behaviour: BatchFakeBehaviour = { ...DEFAULTS, ...options.behaviour };
   const storage = options.storage ?? memoryStorage();
@@ -637,7 +642,7 @@ export async function startBatchFakes(
     if (path.startsWith('/v1/batches') || path.startsWith('/v1/files')) return openai(req, path);
     if (path.startsWith('/v1beta/')) return gemini(req, path);
     if (path.startsWith('/model-invocation-job')) return bedrock(req, path);
-    return notFound(path);
+    return options.otherwise ? options.otherwise(req) : notFound(path);
   });
   baseUrl = server.url;
 

@@ -1,0 +1,278 @@
+/**
+ * The batch lane on the local stack (contract v1.2 §4), against OpenAI's batch fake (bench/batch-fakes.ts), which also
+ * answers the synchronous Responses API for standard runs. A batch run shows `expiresAt`, waits `batched` while its
+ * provider batch runs, and completes at half the standard price to the micro-dollar; a failed or expired batch item
+ * falls back to the next candidate within the spend limit; a redelivered run and a batch polled twice settle once.
+ * Its own stack: the provider list (openai, local) and the batcher's short intervals are global.
+ */
+import { readFile } from 'node:fs/promises';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
+import { priceFor, pricing } from '../../shared/pricing/pricing.js';
+import { openaiAnswer } from '../support/openai-answers.js';
+import { type RunningStack, startStack } from './stack.js';
+
+const KEY = 'vk_batch_lane_tenant_0123456789abcdef';
+const TENANT = 'batchlane';
+const ANSWER = { merchant: 'Corner Shop', date: '2026-11-02', total: 12.5 };
+const USAGE = { input: 1000, output: 40 };
+const task = { prompt: 'Extract the receipt', schemaId: 'receipt' };
+
+type Run = Record<string, unknown> & {
+  jobId: string;
+  status: string;
+  stage?: string;
+  attempts?: Array<{ provider: string; outcome: string; failure?: string }>;
+  usage?: { costUsd: number; priceUsd: number; requests: number };
+  chargedUsd?: number;
+  refundedUsd?: number;
+  estimatedCostUsd: number;
+};
+
+const micros = (usd: unknown) => Math.round(Number(usd) * 1e6);
+const ok = () => ({ kind: 'ok' as const, answer: ANSWER, usage: USAGE });
+
+describe('the batch lane on the local stack', () => {
+  let fakes: BatchFakes;
+  let stack: RunningStack;
+  let ddb: DynamoDBDocumentClient;
+  let sqs: SQSClient;
+  let uploadId: string;
+
+  beforeAll(async () => {
+    fakes = await startBatchFakes({
+      behaviour: { outcome: ok },
+      // Standard runs: the same answer and usage through the synchronous API.
+      otherwise: (req) =>
+        req.path === '/v1/responses'
+          ? openaiAnswer(ANSWER, USAGE, { model: 'gpt-5.4-mini-2026-03-17' })
+          : { status: 404, json: { error: { message: `unexpected ${req.method} ${req.path}` } } },
+    });
+    stack = await startStack({
+      VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
+      VISION_PROVIDERS: 'openai,local',
+      OPENAI_API_KEY: 'sk-test-batch-lane-0123456789',
+      OPENAI_BASE_URL: `${fakes.url}/v1`,
+      // A batcher pass every second, a group sent once its oldest request waited a second.
+      LOCAL_BATCH_INTERVAL_SECONDS: '1',
+      SERVICE_BATCH_MAX_WAIT_SECONDS: '1',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
+    });
+    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.info.endpoints.dynamodb }));
+    sqs = new SQSClient({ endpoint: stack.info.endpoints.sqs, useQueueUrlAsEndpoint: false });
+    uploadId = await upload('receipt.png');
+  }, 150_000);
+  afterAll(async () => {
+    sqs?.destroy();
+    ddb?.destroy();
+    await stack?.stop();
+    await fakes?.close();
+  });
+  beforeEach(() => {
+    fakes.configure({ outcome: ok, pollsBeforeEnd: 1, expire: false, doneBeforeExpiry: 0 });
+  });
+
+  const api = (path: string, init?: RequestInit) =>
+    fetch(`${stack.info.baseUrl}${path}`, {
+      ...init,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
+    });
+
+  async function upload(file: string): Promise<string> {
+    const bytes = await readFile(new URL(`../fixtures/${file}`, import.meta.url));
+    const presign = (await (
+      await api('/v1/uploads/presign', {
+        method: 'POST',
+        body: JSON.stringify({ fileName: file, contentLength: bytes.length }),
+      })
+    ).json()) as { uploadId: string; uploadUrl: string };
+    await fetch(presign.uploadUrl, { method: 'PUT', body: new Blob([bytes]) });
+    return presign.uploadId;
+  }
+
+  async function create(body: Record<string, unknown>): Promise<Run> {
+    const reply = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ uploadId, ...task, ...body }) });
+    expect(reply.status).toBe(202);
+    return (await reply.json()) as Run;
+  }
+
+  const get = async (jobId: string) => (await (await api(`/v1/runs/${jobId}`)).json()) as Run;
+
+  async function waitFor(jobId: string, done: (run: Run) => boolean, what: string): Promise<Run> {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const run = await get(jobId);
+      if (done(run)) return run;
+      if (Date.now() > deadline) throw new Error(`run ${jobId} never ${what}: ${JSON.stringify(run)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const final = (jobId: string) => waitFor(jobId, (r) => r.status === 'completed' || r.status === 'failed', 'final');
+  /** Waits until the fake holds a batch with the run's request (the run parked, the batcher submitted it). */
+  async function submitted(jobId: string): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (!fakes.batches.some((b) => b.items.some((i) => i.customId.startsWith(`${jobId}#`)))) {
+      if (Date.now() > deadline) throw new Error(`run ${jobId} never submitted in a batch`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  /** How many times the run's requests reached the provider's batch API. */
+  const sent = (jobId: string) =>
+    fakes.batches.flatMap((b) => b.items).filter((i) => i.customId.startsWith(`${jobId}#`)).length;
+
+  async function ledgerKinds(jobId: string): Promise<string[]> {
+    const out = await ddb.send(
+      new QueryCommand({
+        TableName: stack.info.resources.tables.ledger,
+        KeyConditionExpression: 'tenantId = :t AND begins_with(entryId, :j)',
+        ExpressionAttributeValues: { ':t': TENANT, ':j': `${jobId}#` },
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).map((e) => String(e.kind)).sort();
+  }
+  const redeliver = (jobId: string) =>
+    sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
+    );
+
+  /** Waits until every delivery of the run queue was handled (none visible, none in flight). */
+  async function queueDrained(): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { Attributes } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.info.resources.queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      const left =
+        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+        Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      if (left === 0) return;
+      if (Date.now() > deadline) throw new Error(`the run queue still holds ${left} message(s)`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  test('a batch run shows expiresAt, waits batched, and completes at half the standard price to the micro-dollar', async () => {
+    const standard = await final((await create({})).jobId);
+    expect(standard.status).toBe('completed');
+    expect(standard.attempts?.map((a) => [a.provider, a.outcome])).toEqual([['openai', 'succeeded']]);
+
+    // The provider batch stays in progress until the test lets it end.
+    fakes.configure({ pollsBeforeEnd: 1_000_000 });
+    const created = await create({ priority: 'batch' });
+    expect(created.priority).toBe('batch');
+    expect(Date.parse(String(created.expiresAt)) - Date.parse(String(created.createdAt))).toBe(24 * 3_600_000);
+    expect(created.estimatedCostUsd).toBeLessThan(standard.estimatedCostUsd);
+    const batched = await waitFor(created.jobId, (r) => r.stage === 'batched', 'batched');
+    expect(batched).toMatchObject({ status: 'queued', stage: 'batched', expiresAt: created.expiresAt });
+    expect(batched.progress).toMatchObject({ stage: 'batched' });
+    await submitted(created.jobId);
+
+    // Two redeliveries while it waits: parked again, nothing sent twice, nothing settled.
+    await redeliver(created.jobId);
+    await redeliver(created.jobId);
+    await queueDrained();
+    expect((await get(created.jobId)).stage).toBe('batched');
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold']);
+
+    fakes.configure({ pollsBeforeEnd: 0 });
+    const run = await final(created.jobId);
+    expect(run.status).toBe('completed');
+    expect(run.result).toMatchObject(ANSWER);
+    expect(run.attempts?.map((a) => [a.provider, a.outcome])).toEqual([['openai', 'succeeded']]);
+    expect(run.expiresAt).toBe(created.expiresAt);
+    expect(sent(created.jobId)).toBe(1);
+    // The same tokens cost half as a batch (rounded up to the micro), and the price is that cost with the margin.
+    const standardCost = micros(standard.usage?.costUsd);
+    expect(standardCost).toBeGreaterThan(0);
+    expect(micros(run.usage?.costUsd)).toBe(Math.ceil(standardCost / 2));
+    expect(micros(run.usage?.priceUsd)).toBe(priceFor(Math.ceil(standardCost / 2), pricing.marginPct));
+    expect(micros(run.chargedUsd)).toBe(Math.min(micros(run.usage?.priceUsd), micros(run.estimatedCostUsd)));
+    expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+
+    // The provider batch read again (a pass that crashed before closing it), and the run delivered again: the
+    // answer is not recorded twice, the run is not settled twice.
+    const table = stack.info.resources.tables.batchRequests as string;
+    const records = await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+    const batch = (records.Items ?? []).find((i) =>
+      (i.requestIds as string[] | undefined)?.some((id) => id.startsWith(`${created.jobId}#`)),
+    );
+    expect(batch).toBeDefined();
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { requestId: batch?.requestId },
+        UpdateExpression: 'SET openState = :polling',
+        ExpressionAttributeValues: { ':polling': 'polling' },
+      }),
+    );
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const again = await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+      if (!again.Items?.find((i) => i.requestId === batch?.requestId)?.openState) break;
+      if (Date.now() > deadline) throw new Error('the batcher never polled the reopened batch');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await redeliver(created.jobId);
+    await queueDrained();
+    const after = await get(created.jobId);
+    expect(after.chargedUsd).toBe(run.chargedUsd);
+    expect(after.completedAt).toBe(run.completedAt);
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+    expect(sent(created.jobId)).toBe(1);
+  });
+
+  test('a batch that fails part of its items: the failed run falls back to the next candidate, the others complete', async () => {
+    fakes.configure({ pollsBeforeEnd: 1_000_000 });
+    const runs = [
+      await create({ priority: 'batch' }),
+      await create({ priority: 'batch' }),
+      await create({ priority: 'batch' }),
+    ];
+    for (const run of runs) await submitted(run.jobId);
+    const bad = runs[1] as Run;
+    fakes.configure({
+      pollsBeforeEnd: 0,
+      outcome: (item) =>
+        item.customId.startsWith(`${bad.jobId}#`) ? { kind: 'error', status: 500, message: 'internal' } : ok(),
+    });
+    const done = await Promise.all(runs.map((r) => final(r.jobId)));
+    for (const run of done) {
+      expect(run.status).toBe('completed');
+      expect(sent(run.jobId)).toBe(1);
+      expect(await ledgerKinds(run.jobId)).toEqual(['hold', 'settle']);
+      // Within the spend limit: never charged more than the estimate held.
+      expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+    }
+    const fellBack = done[1] as Run;
+    expect(fellBack.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'server'],
+      ['local', 'succeeded', undefined],
+    ]);
+    expect((fellBack.result as { total: unknown }).total).toBe(42.5);
+    for (const run of [done[0], done[2]] as Run[]) {
+      expect(run.attempts?.map((a) => [a.provider, a.outcome])).toEqual([['openai', 'succeeded']]);
+      expect(run.result).toMatchObject(ANSWER);
+    }
+  });
+
+  test('an expired batch item falls back like a timed-out attempt', async () => {
+    fakes.configure({ expire: true, doneBeforeExpiry: 0 });
+    const created = await create({ priority: 'batch' });
+    const run = await final(created.jobId);
+    expect(run.status).toBe('completed');
+    expect(run.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'timeout'],
+      ['local', 'succeeded', undefined],
+    ]);
+    expect(sent(created.jobId)).toBe(1);
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+    expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+  });
+});
