@@ -4,8 +4,13 @@
  * missing here (or without a batch interface in its pricing.json) has its batch runs called normally in the next
  * batch window, at the normal price (contract v1.2 §4).
  */
+
+import { anthropicBatchCodec } from '../providers/anthropic/batch.js';
 import type { BatchCodec } from '../providers/batch-codec.js';
 import { openaiBatchCodec } from '../providers/openai/batch.js';
 import type { ProviderId } from '../task.js';
 
-export const batchCodecs: Partial<Record<ProviderId, BatchCodec>> = { openai: openaiBatchCodec };
+export const batchCodecs: Partial<Record<ProviderId, BatchCodec>> = {
+  openai: openaiBatchCodec,
+  anthropic: anthropicBatchCodec,
+};

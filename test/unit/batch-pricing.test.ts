@@ -47,9 +47,9 @@ describe('batch discounts are data beside the prices', () => {
 
   test.each<[ProviderId, NodeJS.ProcessEnv, { viaInterface: boolean; discountPct: number }]>([
     ['openai', {}, { viaInterface: true, discountPct: 50 }],
+    ['anthropic', {}, { viaInterface: true, discountPct: 50 }],
     // Their interfaces discount 50 %, but this build has no codec for them yet: their batch runs are called
     // normally, so the estimate must not promise the discount.
-    ['anthropic', {}, { viaInterface: false, discountPct: 0 }],
     ['gemini', {}, { viaInterface: false, discountPct: 0 }],
     ['bedrock', { AWS_REGION: 'us-east-1' }, { viaInterface: false, discountPct: 0 }],
     ['bedrock', { BEDROCK_MODEL_ID: 'us.amazon.nova-lite-v1:0' }, { viaInterface: false, discountPct: 0 }],
@@ -65,7 +65,7 @@ describe('batch discounts are data beside the prices', () => {
 });
 
 describe('the estimate for a priority', () => {
-  test.each<ProviderId>(['openai'])(
+  test.each<ProviderId>(['openai', 'anthropic'])(
     '%s: a batch attempt costs half the standard one, to the micro before rounding',
     (id) => {
       const standard = predictAttempt(id, IMAGE, RECEIPT_TASK, 'vision');
@@ -90,7 +90,7 @@ describe('the estimate for a priority', () => {
   });
 
   test('a provider without a batch interface (or without a codec in this build) keeps its normal price', () => {
-    for (const providers of [['textract', 'local'], ['local'], ['anthropic'], ['gemini']] as ProviderId[][]) {
+    for (const providers of [['textract', 'local'], ['local'], ['gemini']] as ProviderId[][]) {
       const standard = planRun(SCAN(3), RECEIPT_TASK, providers, { explicitOrder: true });
       const batch = planRun(SCAN(3), RECEIPT_TASK, providers, { explicitOrder: true, priority: 'batch' });
       expect(batch.estimateMicros).toBe(standard.estimateMicros);
