@@ -2,8 +2,9 @@
  * The batch lane on the local stack (contract v1.2 §4), against OpenAI's batch fake (bench/batch-fakes.ts), which also
  * answers the synchronous Responses API for standard runs. A batch run shows `expiresAt`, waits `batched` while its
  * provider batch runs, and completes at half the standard price to the micro-dollar; a failed or expired batch item
- * falls back to the next candidate within the spend limit; a redelivered run and a batch polled twice settle once.
- * Its own stack: the provider list (openai, local) and the batcher's short intervals are global.
+ * falls back to the next candidate within the spend limit; a redelivered run and a batch polled twice settle once. An
+ * evaluation at batch priority makes batch runs, held at the batch price, through OpenAI's and Anthropic's batch fakes.
+ * Its own stack: the provider list and the batcher's short intervals are global.
  */
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,6 +12,7 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-s
 import { DynamoDBDocumentClient, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
+import { customIdOf } from '../../shared/providers/anthropic/batch-api.js';
 import { openaiAnswer } from '../support/openai-answers.js';
 import { type RunningStack, startStack } from './stack.js';
 
@@ -52,9 +54,12 @@ describe('the batch lane on the local stack', () => {
     });
     stack = await startStack({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
-      VISION_PROVIDERS: 'openai,local',
+      // Runs plan openai then local; evaluations may also name anthropic, whose batch API is on the same fake.
+      VISION_PROVIDERS: 'openai,local,anthropic',
       OPENAI_API_KEY: 'sk-test-batch-lane-0123456789',
       OPENAI_BASE_URL: `${fakes.url}/v1`,
+      ANTHROPIC_API_KEY: 'sk-ant-test-batch-lane-0123456789',
+      ANTHROPIC_BASE_URL: fakes.url,
       // A batcher pass every second, a group sent once its oldest request waited a second.
       LOCAL_BATCH_INTERVAL_SECONDS: '1',
       SERVICE_BATCH_MAX_WAIT_SECONDS: '1',
@@ -274,5 +279,56 @@ describe('the batch lane on the local stack', () => {
     expect(sent(created.jobId)).toBe(1);
     expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
     expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+  });
+
+  test('an evaluation at batch priority: its runs are batch runs, held and charged at the batch price', async () => {
+    const body = {
+      name: 'batch evaluation',
+      schemaId: 'receipt',
+      providers: ['openai', 'anthropic'],
+      items: [{ uploadId, expected: { merchant: ANSWER.merchant, total: ANSWER.total } }],
+    };
+    const post = (extra: Record<string, unknown>) =>
+      api('/v1/evaluations', { method: 'POST', body: JSON.stringify({ ...body, ...extra }) });
+    // The standard price, as a refused budget reports it (nothing is created).
+    const refused = await post({ maxCostUsd: 0.000001 });
+    expect(refused.status).toBe(402);
+    const standardUsd = ((await refused.json()) as { error: { details: { estimatedCostUsd: number } } }).error.details
+      .estimatedCostUsd;
+
+    const reply = await post({ priority: 'batch' });
+    expect(reply.status).toBe(202);
+    const created = (await reply.json()) as Record<string, unknown> & { evaluationId: string };
+    expect(created).toMatchObject({ priority: 'batch', items: 2 });
+    expect(Date.parse(String(created.expiresAt)) - Date.parse(String(created.createdAt))).toBe(24 * 3_600_000);
+    // Both providers discount 50 %: the hold is half the standard one, give or take the rounding of each run.
+    expect(Math.abs(micros(created.estimatedCostUsd) * 2 - micros(standardUsd))).toBeLessThanOrEqual(6);
+
+    const deadline = Date.now() + 120_000;
+    let evaluation: Record<string, unknown> & { items?: Array<{ jobId: string; provider: string }> };
+    for (;;) {
+      evaluation = await (await api(`/v1/evaluations/${created.evaluationId}`)).json();
+      if (evaluation.status !== 'queued') break;
+      if (Date.now() > deadline) throw new Error(`evaluation still queued: ${JSON.stringify(evaluation.progress)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(evaluation.status).toBe('completed');
+    expect(evaluation.report).toMatchObject({ accuracy: 1 });
+    let charged = 0;
+    let refunded = 0;
+    for (const item of evaluation.items ?? []) {
+      const run = await get(item.jobId);
+      expect(run).toMatchObject({ status: 'completed', priority: 'batch', expiresAt: created.expiresAt });
+      expect(run.attempts?.map((a) => [a.provider, a.outcome])).toEqual([[item.provider, 'succeeded']]);
+      // Each run's one call reached its provider's batch API once (Anthropic's custom_id is its request id's hash).
+      const requestId = `${item.jobId}#${item.provider}#vision#all`;
+      const customId = item.provider === 'anthropic' ? customIdOf(requestId) : requestId;
+      expect(fakes.batches.flatMap((b) => b.items).filter((i) => i.customId === customId)).toHaveLength(1);
+      expect(await ledgerKinds(item.jobId)).toEqual(['settle']);
+      charged += micros(run.chargedUsd);
+      refunded += micros(run.refundedUsd);
+    }
+    expect(charged + refunded).toBe(micros(created.estimatedCostUsd));
+    expect(micros(evaluation.chargedUsd)).toBe(charged);
   });
 });
