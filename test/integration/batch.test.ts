@@ -8,12 +8,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { customIdOf } from '../../shared/providers/anthropic/batch-api.js';
 import { openaiAnswer } from '../support/openai-answers.js';
+import { waitForRunQueueDrained } from './client.js';
 import { type RunningStack, startStack } from './stack.js';
 
 const KEY = 'vk_batch_lane_tenant_0123456789abcdef';
@@ -143,24 +144,7 @@ describe('the batch lane on the local stack', () => {
       new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
     );
 
-  /** Waits until every delivery of the run queue was handled (none visible, none in flight). */
-  async function queueDrained(): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const { Attributes } = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: stack.info.resources.queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      const left =
-        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-      if (left === 0) return;
-      if (Date.now() > deadline) throw new Error(`the run queue still holds ${left} message(s)`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  const queueDrained = () => waitForRunQueueDrained(60_000, stack.info);
 
   test('a batch run shows expiresAt, waits batched, and completes at half the standard price to the micro-dollar', async () => {
     const standard = await final((await create({})).jobId);

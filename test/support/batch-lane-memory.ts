@@ -1,7 +1,8 @@
 /**
  * The batch lane's storage in memory, for unit tests of the lane (test/unit/batch-*.test.ts): the BatchRequests table
  * behind the document client's mock, with the lane's own conditional moves evaluated here; the Runs table's items,
- * updates and settlements; S3 as a Map (an `uploads/` key reads `upload`). Installed before each test, empty.
+ * updates and settlements; S3 as a Map (an `uploads/` key reads `upload`). Installed before each test, empty. Beside it,
+ * what those tests share: a batch run, its attempt's input, an adapter that must not be called, the batcher's limits.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -20,8 +21,11 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { configuredLimits } from '../../shared/batching/groups.js';
+import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
-import { objectBody, tableName } from './aws.js';
+import type { ProviderId } from '../../shared/task.js';
+import { objectBody, runItem, tableName } from './aws.js';
 
 export interface LaneMemory {
   /** The BatchRequests table by request id. */
@@ -125,3 +129,34 @@ export function laneMemory(upload: Uint8Array): LaneMemory {
   });
   return memory;
 }
+
+/** A queued batch run of the one-page receipt, due in 24 hours, planned `first` then local. */
+export function batchRun(jobId: string, first: ProviderId): RunRecord {
+  return runItem({
+    jobId,
+    priority: 'batch',
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    candidates: [first, 'local'],
+    strategy: 'direct_multimodal',
+    estimateMicros: 100_000,
+  });
+}
+
+/** The run's single attempt, on `bytes`. */
+export const attemptInput = (run: RunRecord, bytes: Uint8Array): ProviderInput => ({
+  bytes,
+  facts: run.file,
+  task: run.task,
+  step: 'vision',
+});
+
+/** A provider with a batch interface must never be called inline for a batch run. */
+export const notInline = (id: ProviderId): ProviderAdapter => ({
+  id,
+  invoke: async () => {
+    throw new Error('called inline');
+  },
+});
+
+/** The batcher's limits in these tests: a group is sent at once. */
+export const sendAtOnce = configuredLimits({ maxRequests: 100, maxWaitMs: 0, directMarginMs: 3_600_000 });

@@ -8,16 +8,21 @@
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { batchApis } from '../../shared/batching/apis.js';
 import { runBatcher } from '../../shared/batching/batcher.js';
-import { configuredLimits } from '../../shared/batching/groups.js';
 import { BatchParked } from '../../shared/batching/parked.js';
 import { anthropicBatchCodec } from '../../shared/providers/anthropic/batch.js';
 import { anthropicBatchApi, customIdOf } from '../../shared/providers/anthropic/batch-api.js';
-import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
+import type { ProviderAdapter } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure } from '../../shared/task.js';
 import { batchLaneAdapters } from '../../shared/worker/batch-lane.js';
-import { fixture, runItem } from '../support/aws.js';
-import { laneMemory } from '../support/batch-lane-memory.js';
+import { fixture } from '../support/aws.js';
+import {
+  attemptInput,
+  batchRun as batchRunOf,
+  laneMemory,
+  notInline,
+  sendAtOnce,
+} from '../support/batch-lane-memory.js';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 
 const RECEIPT = fixture('receipt.png');
@@ -35,33 +40,10 @@ beforeEach(async () => {
 });
 afterEach(() => fakes.close());
 
-function batchRun(jobId: string): RunRecord {
-  return runItem({
-    jobId,
-    priority: 'batch',
-    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-    candidates: ['anthropic', 'local'],
-    strategy: 'direct_multimodal',
-    estimateMicros: 100_000,
-  });
-}
-
-const inputOf = (run: RunRecord): ProviderInput => ({
-  bytes: RECEIPT,
-  facts: run.file,
-  task: run.task,
-  step: 'vision',
-});
-
-/** The Anthropic adapter must never be called inline for a batch run. */
-const inline: ProviderAdapter = {
-  id: 'anthropic',
-  invoke: async () => {
-    throw new Error('called inline');
-  },
-};
-
-const limits = configuredLimits({ maxRequests: 100, maxWaitMs: 0, directMarginMs: 3_600_000 });
+const batchRun = (jobId: string) => batchRunOf(jobId, 'anthropic');
+const inputOf = (run: RunRecord) => attemptInput(run, RECEIPT);
+const inline = notInline('anthropic');
+const limits = sendAtOnce;
 const pass = () => runBatcher({ apis: batchApis(), enqueue: async () => {}, limits });
 const invoke = (run: RunRecord) =>
   (batchLaneAdapters(run, { anthropic: inline }).anthropic as ProviderAdapter).invoke(inputOf(run), {

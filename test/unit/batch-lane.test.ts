@@ -9,19 +9,24 @@
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { batchApis } from '../../shared/batching/apis.js';
 import { runBatcher } from '../../shared/batching/batcher.js';
-import { configuredLimits } from '../../shared/batching/groups.js';
 import { BatchParked } from '../../shared/batching/parked.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { openaiBatchCodec } from '../../shared/providers/openai/batch.js';
-import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
+import type { ProviderAdapter } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure } from '../../shared/task.js';
 import { tryCandidates } from '../../shared/worker/attempts.js';
 import { batchLaneAdapters } from '../../shared/worker/batch-lane.js';
 import { processRun } from '../../shared/worker/process-run.js';
 import { succeeding } from '../support/adapters.js';
-import { fixture, mapsAsObjects, runItem } from '../support/aws.js';
-import { laneMemory } from '../support/batch-lane-memory.js';
+import { fixture, mapsAsObjects } from '../support/aws.js';
+import {
+  attemptInput,
+  batchRun as batchRunOf,
+  laneMemory,
+  notInline,
+  sendAtOnce,
+} from '../support/batch-lane-memory.js';
 
 const RECEIPT = fixture('receipt.png');
 const { table, objects, runs, runUpdates, settlements } = laneMemory(RECEIPT);
@@ -45,33 +50,10 @@ beforeEach(async () => {
 });
 afterEach(() => fakes.close());
 
-function batchRun(jobId = 'run_batch1'): RunRecord {
-  return runItem({
-    jobId,
-    priority: 'batch',
-    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-    candidates: ['openai', 'local'],
-    strategy: 'direct_multimodal',
-    estimateMicros: 100_000,
-  });
-}
-
-const inputOf = (run: RunRecord): ProviderInput => ({
-  bytes: RECEIPT,
-  facts: run.file,
-  task: run.task,
-  step: 'vision',
-});
-
-/** The OpenAI adapter must never be called inline for a batch run with a batch interface. */
-const inlineOpenai: ProviderAdapter = {
-  id: 'openai',
-  invoke: async () => {
-    throw new Error('called inline');
-  },
-};
-
-const limits = configuredLimits({ maxRequests: 100, maxWaitMs: 0, directMarginMs: 3_600_000 });
+const batchRun = (jobId = 'run_batch1') => batchRunOf(jobId, 'openai');
+const inputOf = (run: RunRecord) => attemptInput(run, RECEIPT);
+const inlineOpenai = notInline('openai');
+const limits = sendAtOnce;
 const enqueued: string[] = [];
 const pass = (extra: Partial<Parameters<typeof runBatcher>[0]> = {}) =>
   runBatcher({
