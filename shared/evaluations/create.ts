@@ -26,7 +26,8 @@ import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from '../runs/idempotent.js';
-import { inspectTenantUpload, priorityFields } from '../runs/run-input.js';
+import { priorityFields } from '../runs/priority.js';
+import { inspectTenantUpload } from '../runs/run-input.js';
 import { loadFactors } from '../store/calibration.js';
 import {
   deleteItems,

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { evaluationSettings } from '../infra/resources.js';
 import { log } from '../log.js';
-import { priorityFields } from '../runs/run-input.js';
+import { priorityFields } from '../runs/priority.js';
 import { enqueueRuns } from '../runs/run-message.js';
 import { failUnwrittenRun } from '../store/evaluation-unwritten.js';
 import {
