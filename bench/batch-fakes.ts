@@ -7,7 +7,8 @@
  * - OpenAI Batch: POST /v1/files (multipart, purpose "batch", a JSONL of {custom_id, method, url, body}), POST
  *   /v1/batches, GET /v1/batches/{id} (validating → in_progress → completed | expired), GET /v1/files/{id}/content
  *   (output JSONL {id, custom_id, response: {status_code, request_id, body}, error}; failures in the error file).
- * - Anthropic Message Batches: POST /v1/messages/batches ({requests: [{custom_id, params}]}), GET
+ * - Anthropic Message Batches: POST /v1/messages/batches ({requests: [{custom_id, params}]}, custom_id unique and of
+ *   [a-zA-Z0-9_-]{1,64}, else 400), GET
  *   /v1/messages/batches/{id} (in_progress → ended, request_counts, results_url), GET …/results (JSONL {custom_id,
  *   result: {type: succeeded | errored | expired, …}}).
  * - Gemini Batch Mode: POST /v1beta/models/{model}:batchGenerateContent (inline requests {request, metadata: {key}}),
@@ -160,6 +161,20 @@ function openaiResponse(item: BatchItem, outcome: Extract<ItemOutcome, { kind: '
   };
 }
 
+/** The error type Anthropic's reference gives for an HTTP status. */
+function anthropicErrorType(status: number): string {
+  const types: Record<number, string> = {
+    400: 'invalid_request_error',
+    401: 'authentication_error',
+    403: 'permission_error',
+    404: 'not_found_error',
+    413: 'request_too_large',
+    429: 'rate_limit_error',
+    529: 'overloaded_error',
+  };
+  return types[status] ?? 'api_error';
+}
+
 function anthropicMessage(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'ok' }>) {
   const usage = usageOf(item, outcome);
   const tool = hasTools(item.body);
@@ -244,7 +259,12 @@ function bedrockTooFewRecords(records: number, minimum: number): ScriptedRespons
 
 /** Starts the batch fakes; Bedrock reads and writes through `storage` (default: in memory). */
 export async function startBatchFakes(
-  options: { storage?: ObjectStorage; behaviour?: Partial<BatchFakeBehaviour> } = {},
+  options: {
+    storage?: ObjectStorage;
+    behaviour?: Partial<BatchFakeBehaviour>;
+    /** Answers every other path (a provider's synchronous API on the same base URL); default 404. */
+    otherwise?: (req: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>;
+  } = {},
 ): Promise<BatchFakes> {
   let behaviour: BatchFakeBehaviour = { ...DEFAULTS, ...options.behaviour };
   const storage = options.storage ?? memoryStorage();
@@ -436,6 +456,13 @@ export async function startBatchFakes(
       if (!Array.isArray(body?.requests) || body.requests.length === 0) {
         return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'requests' } } };
       }
+      // The reference: custom_id matches ^[a-zA-Z0-9_-]{1,64}$ and is unique within the batch.
+      const ids = body.requests.map((r) => r.custom_id);
+      const bad = ids.find((id) => typeof id !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(id));
+      if (bad !== undefined || new Set(ids).size !== ids.length) {
+        const message = bad !== undefined ? `custom_id ${JSON.stringify(bad)} is invalid` : 'custom_id must be unique';
+        return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } };
+      }
       const id = `msgbatch_${randomUUID().replaceAll('-', '')}`;
       const batch = submit(
         'anthropic',
@@ -465,11 +492,12 @@ export async function startBatchFakes(
               custom_id: item.customId,
               result: {
                 type: 'errored',
-                error: { type: 'error', error: { type: 'api_error', message: result.message } },
+                error: { type: 'error', error: { type: anthropicErrorType(result.status), message: result.message } },
               },
             };
       });
-      return { headers: { 'content-type': 'application/binary' }, raw: jsonl(lines) };
+      // "Results in the file are not guaranteed to be in the same order as requests": here, never.
+      return { headers: { 'content-type': 'application/binary' }, raw: jsonl(lines.reverse()) };
     }
     return notFound(path);
   }
@@ -656,7 +684,7 @@ export async function startBatchFakes(
     if (path.startsWith('/v1/batches') || path.startsWith('/v1/files')) return openai(req, path);
     if (path.startsWith('/v1beta/')) return gemini(req, path);
     if (path.startsWith('/model-invocation-job')) return bedrock(req, path);
-    return notFound(path);
+    return options.otherwise ? options.otherwise(req) : notFound(path);
   });
   baseUrl = server.url;
 

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type AccuracyResult, measureAccuracy } from './accuracy.js';
+import { type BatchLaneResult, batchLaneRows, measureBatchLane } from './batch-lane.js';
 import { type BundleMeasurement, type BundlesResult, measureBundles, VARIANTS } from './bundles.js';
 import { type CreateRunLatencyResult, measureCreateRunLatency } from './create-run-latency.js';
 import { type EstimatesResult, measureEstimates } from './estimates.js';
@@ -100,6 +101,8 @@ const WORKLOAD = {
   usageReadSamples: 20,
   estimatesApiSamples: 50,
   estimatesApiWarmup: 20,
+  /** Issue 31: batch runs through the batch lane on the OpenAI and Anthropic batch fakes. */
+  batchRuns: 200,
   webhookRuns: 200,
   /** BENCH_WEBHOOK_OUTAGE_SECONDS shortens it for a quick look (the target is for 5 minutes). */
   webhookOutageSeconds: Number(process.env.BENCH_WEBHOOK_OUTAGE_SECONDS ?? 300),
@@ -117,6 +120,7 @@ type Phase =
   | 'grounding'
   | 'usage'
   | 'estimates-api'
+  | 'batch'
   | 'long'
   | 'webhooks'
   | 'packets'
@@ -133,6 +137,7 @@ const PHASES: Phase[] = [
   'grounding',
   'usage',
   'estimates-api',
+  'batch',
   'long',
   'webhooks',
   'packets',
@@ -802,6 +807,7 @@ async function main(): Promise<void> {
     grounding?: GroundingResult;
     usage?: UsageReadResult;
     estimatesApi?: EstimatesApiResult;
+    batch?: BatchLaneResult;
     long?: LongDocumentsResult;
     webhooks?: WebhooksResult;
     packets?: PacketsResult;
@@ -880,6 +886,7 @@ async function main(): Promise<void> {
     measureEstimatesApi({ samples: WORKLOAD.estimatesApiSamples, warmup: WORKLOAD.estimatesApiWarmup, log }),
   );
   // Long documents at a real model's speed (its targets: bench/long-documents.ts, LONG_TARGETS).
+  results.batch = await phase('batch', () => measureBatchLane({ runs: WORKLOAD.batchRuns, log }));
   results.long = await phase('long', () => measureLongDocuments({ log }));
   results.webhooks = await phase('webhooks', () =>
     measureWebhooks({ runs: WORKLOAD.webhookRuns, outageSeconds: WORKLOAD.webhookOutageSeconds, log }),
@@ -911,6 +918,7 @@ async function main(): Promise<void> {
     ...(results.grounding ? groundingRows(results.grounding) : []),
     ...(results.usage ? usageRows(results.usage) : []),
     ...(results.estimatesApi ? estimatesApiRows(results.estimatesApi) : []),
+    ...(results.batch ? batchLaneRows(results.batch) : []),
     ...(results.long ? longDocumentRows(results.long) : []),
     ...(results.webhooks ? webhookRows(results.webhooks) : []),
     ...(results.packets ? packetRows(results.packets) : []),

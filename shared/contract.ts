@@ -636,6 +636,13 @@ export const createEvaluationRequest = z
       ),
     ),
     items: z.array(evaluationItemRequest).check(z.minLength(1), z.maxLength(evaluationSettings.maxItems)),
+    priority: z.optional(priority).check(
+      z.meta({
+        description:
+          'Default standard. batch: every run of the evaluation is a batch run (contract-v1.2 §4), held and priced at ' +
+          'the batch price and finished by its expiresAt',
+      }),
+    ),
     workflow: z.optional(workflow).check(z.meta({ description: "The workflow the evaluation's runs count under" })),
     confirmCost: z.optional(z.boolean()),
     maxCostUsd: z.optional(
@@ -667,6 +674,12 @@ export const createEvaluationResponse = z.object({
   providers: z.nullable(z.array(z.enum(PROVIDER_IDS))),
   estimatedCostUsd: usd,
   createdAt: isoTimestamp,
+  priority: z
+    .optional(priority)
+    .check(z.meta({ description: 'Present on a batch evaluation (contract-v1.2 §4); absent: standard' })),
+  expiresAt: z
+    .optional(isoTimestamp)
+    .check(z.meta({ description: 'A batch evaluation: by when each of its runs is finished; absent otherwise' })),
 });
 
 const share = () => z.nullable(fraction());

@@ -450,6 +450,8 @@ export interface CreateEvaluationInput {
     /** Each document runs once per provider, with that provider alone; absent: once with the normal plan. */
     providers?: ProviderId[] | undefined;
     items: EvaluationItemInput[];
+    /** Default standard. batch: every run of the evaluation is a batch run, held at the batch price. */
+    priority?: 'standard' | 'batch' | undefined;
     workflow?: string | undefined;
     confirmCost?: boolean | undefined;
     maxCostUsd?: number | undefined;
@@ -465,6 +467,9 @@ export interface CreateEvaluationResponse {
     providers: ProviderId[] | null;
     estimatedCostUsd: number;
     createdAt: string;
+    /** A batch evaluation: `batch`, and by when each of its runs is finished. */
+    priority?: 'standard' | 'batch';
+    expiresAt?: string;
 }
 export interface CalibrationReport {
     auroc: number | null;

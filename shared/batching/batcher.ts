@@ -69,7 +69,7 @@ async function poll(options: BatcherOptions, now: () => number, report: BatcherR
     const api = options.apis[batch.provider];
     let results: Map<string, BatchItemResult> | undefined;
     try {
-      results = api ? await api.poll(batch.ref) : undefined;
+      results = api ? await api.poll(batch.ref, batch.requestIds) : undefined;
     } catch (error: unknown) {
       log.warn('could not poll a provider batch; the next pass tries again', { batch: batch.requestId, error });
       continue;

@@ -4,6 +4,8 @@
  * missing here (or without a batch interface in its pricing.json) has its batch runs called normally in the next
  * batch window, at the normal price (contract v1.2 §4).
  */
+
+import { anthropicBatchCodec } from '../providers/anthropic/batch.js';
 import type { BatchCodec } from '../providers/batch-codec.js';
 import { bedrockBatchCodec } from '../providers/bedrock/batch.js';
 import { geminiBatchCodec } from '../providers/gemini/batch.js';
@@ -12,6 +14,7 @@ import type { ProviderId } from '../task.js';
 
 export const batchCodecs: Partial<Record<ProviderId, BatchCodec>> = {
   openai: openaiBatchCodec,
+  anthropic: anthropicBatchCodec,
   gemini: geminiBatchCodec,
   bedrock: bedrockBatchCodec,
 };

@@ -26,6 +26,7 @@ import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from '../runs/idempotent.js';
+import { priorityFields } from '../runs/priority.js';
 import { inspectTenantUpload } from '../runs/run-input.js';
 import { loadFactors } from '../store/calibration.js';
 import {
@@ -148,7 +149,9 @@ export async function createEvaluation(
   // Plans and estimates, as for a run: with the listed provider alone, or the normal plan.
   const marginPct = pricing.marginPct;
   // Calibrated as a run of this tenant's is (its own window once it has enough runs, else the deployment's).
-  const factors = await loadFactors(tenantId, calibrationKeysFor(available, task));
+  // A batch evaluation's runs are batch runs: planned, estimated and held at the batch price (contract-v1.2 §4).
+  const priority = body.priority ?? 'standard';
+  const factors = await loadFactors(tenantId, calibrationKeysFor(available, task, priority));
   const evaluationId = `eval_${randomUUID().replaceAll('-', '')}`;
   const createdAt = now.toISOString();
   const expiresAtEpoch = Math.floor(now.getTime() / 1000) + config.runRetentionDays * 86400;
@@ -160,6 +163,7 @@ export async function createEvaluation(
         explicitOrder: provider !== null || config.providers !== undefined,
         marginPct,
         factors,
+        priority,
       });
       const n = items.length;
       const itemPlan: ItemPlan = {
@@ -222,6 +226,7 @@ export async function createEvaluation(
     holdFromCredit: false,
     marginPct,
     createdAt,
+    ...(priority === 'batch' ? { priority } : {}),
     ...(input.requestId ? { requestId: input.requestId } : {}),
     openShard: openShardOf(evaluationId),
     expiresAtEpoch,
@@ -235,6 +240,7 @@ export async function createEvaluation(
     providers: body.providers ?? null,
     estimatedCostUsd: microsToUsd(estimateMicros),
     createdAt,
+    ...priorityFields(body.priority, now),
   };
   const idempotencyRecord: IdempotencyRecord | null = idempotency
     ? {

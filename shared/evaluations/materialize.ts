@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { evaluationSettings } from '../infra/resources.js';
 import { log } from '../log.js';
+import { priorityFields } from '../runs/priority.js';
 import { enqueueRuns } from '../runs/run-message.js';
 import { failUnwrittenRun } from '../store/evaluation-unwritten.js';
 import {
@@ -60,6 +61,8 @@ export function itemRun(evaluation: EvaluationRecord, item: EvaluationItemRecord
     holdFromCredit: evaluation.holdFromCredit,
     // The evaluation's creation time: its usage counters counted the run then.
     createdAt: evaluation.createdAt,
+    // A batch evaluation's runs are batch runs, promised from the evaluation's creation whoever writes them.
+    ...priorityFields(evaluation.priority, new Date(evaluation.createdAt)),
     ...(evaluation.requestId ? { requestId: evaluation.requestId } : {}),
     expiresAtEpoch: evaluation.expiresAtEpoch,
     queuedShard: queuedShardOf(item.jobId),

@@ -34,6 +34,9 @@ export interface BatchApi {
   readonly id: ProviderId;
   /** Submits the lines as one batch of `model`; answers the provider's reference to poll. */
   submit(model: string, lines: ReadonlyArray<{ customId: string; body: Record<string, unknown> }>): Promise<string>;
-  /** The batch's results by custom id once it ended (a line missing from them expired), or undefined while it runs. */
-  poll(ref: string): Promise<Map<string, BatchItemResult> | undefined>;
+  /**
+   * The batch's results by request id once it ended (a line missing from them expired), or undefined while it runs.
+   * `requestIds` are the ids the batch was submitted with, for an API whose own ids cannot carry them (Anthropic's).
+   */
+  poll(ref: string, requestIds: readonly string[]): Promise<Map<string, BatchItemResult> | undefined>;
 }

@@ -65,7 +65,12 @@ const NONE: BatchTerms = { viaInterface: false, discountPct: 0 };
  * keeps the two equal). Kept here as names only, so the API's estimate does not bundle the codecs. Any other
  * provider's batch run is called normally at the normal price, so its estimate must not promise a discount.
  */
-export const DRIVEN_BATCH_PROVIDERS: ReadonlySet<ProviderId> = new Set<ProviderId>(['openai', 'gemini', 'bedrock']);
+export const DRIVEN_BATCH_PROVIDERS: ReadonlySet<ProviderId> = new Set<ProviderId>([
+  'openai',
+  'anthropic',
+  'gemini',
+  'bedrock',
+]);
 
 /** The configured model of a provider whose batch support differs by model (Bedrock's base model id). */
 function configuredModel(provider: ProviderId, env: NodeJS.ProcessEnv): string | undefined {

@@ -28,7 +28,8 @@ import {
 import { createRunWithHold, settleRun } from '../store/ledger.js';
 import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
-import { inspectTenantUpload, priorityFields, taskOf } from './run-input.js';
+import { priorityFields } from './priority.js';
+import { inspectTenantUpload, taskOf } from './run-input.js';
 import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 

@@ -7,11 +7,10 @@
 import { config } from '../config.js';
 import { AUTO_SCHEMA, type CreateRunRequest } from '../contract.js';
 import { UnknownSchemaError, UploadIncompleteError, UploadNotFoundError, UploadSizeMismatchError } from '../errors.js';
-import { batchSettings } from '../infra/resources.js';
 import { inspectUpload } from '../inspect/index.js';
 import { buildTask, registry } from '../registry/registry.js';
 import { getUploadForTenant } from '../store/uploads.js';
-import type { Priority, TaskSpec } from '../task.js';
+import type { TaskSpec } from '../task.js';
 import { ObjectChangedError, openStoredObject } from '../uploads/stored-object.js';
 
 /**
@@ -48,15 +47,4 @@ export function taskOf(
     schema = entry;
   }
   return buildTask({ prompt: body.prompt, outputFormat: body.outputFormat, schemaId: body.schemaId, schema });
-}
-
-/**
- * What a run record carries for its priority (contract-v1.2 §4): a batch run is marked and promised an end
- * (`expiresAt`, batchSettings.expiresWithinHours after creation); a standard run carries nothing. Shared by run
- * creation, evaluations and packets so that every batch run is written alike.
- */
-export function priorityFields(priority: Priority | undefined, now: Date): { priority?: 'batch'; expiresAt?: string } {
-  if (priority !== 'batch') return {};
-  const expiresAt = new Date(now.getTime() + batchSettings.expiresWithinHours * 3_600_000).toISOString();
-  return { priority: 'batch', expiresAt };
 }

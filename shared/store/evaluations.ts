@@ -52,6 +52,8 @@ export interface EvaluationRecord {
   holdFromCredit: boolean;
   marginPct: number;
   createdAt: string;
+  /** A batch evaluation (contract-v1.2 §4): its runs are batch runs, promised by createdAt + the batch window. */
+  priority?: 'batch';
   requestId?: string;
   /** When every run was written (and its message sent, or left to the reconciler): absent while they are not. */
   materializedAt?: string;

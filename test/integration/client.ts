@@ -158,8 +158,8 @@ export async function setCredit(tenantId: string, micros: number): Promise<void>
   );
 }
 
-function sqsClient(): SQSClient {
-  return new SQSClient({ endpoint: stack().endpoints.sqs, useQueueUrlAsEndpoint: false });
+function sqsClient(info: StackInfo = stack()): SQSClient {
+  return new SQSClient({ endpoint: info.endpoints.sqs, useQueueUrlAsEndpoint: false });
 }
 
 /** Sends a raw message to the run queue (to simulate SQS delivering a duplicate). */
@@ -171,14 +171,15 @@ export async function sendRunMessage(jobId: string): Promise<void> {
 
 /**
  * Waits until the run queue holds no message, visible or in flight: every delivery (duplicates and redeliveries
- * included) has been handled and deleted. Polls with a deadline instead of sleeping for a guessed time.
+ * included) has been handled and deleted. Polls with a deadline instead of sleeping for a guessed time. `info`: a
+ * stack of the test's own (default: its worker's).
  */
-export async function waitForRunQueueDrained(timeoutMs = 60_000): Promise<void> {
+export async function waitForRunQueueDrained(timeoutMs = 60_000, info: StackInfo = stack()): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { Attributes } = await sqsClient().send(
+    const { Attributes } = await sqsClient(info).send(
       new GetQueueAttributesCommand({
-        QueueUrl: stack().resources.queueUrl,
+        QueueUrl: info.resources.queueUrl,
         AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
       }),
     );

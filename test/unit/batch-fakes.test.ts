@@ -191,29 +191,29 @@ describe.each(drivers)('%s batch fake', (provider, drive, states) => {
       pollsBeforeEnd: 2,
       expire: false,
     });
-    const result = await drive(fakes, ['run_a#1', 'run_b#1', 'run_c#1']);
+    const result = await drive(fakes, ['run_a-1', 'run_b-1', 'run_c-1']);
     expect(result).toEqual({
       status: states.done,
       polls: 2 + (provider === 'bedrock' ? 0 : 1),
-      outcomes: { 'run_a#1': ok, 'run_b#1': ok, 'run_c#1': ok },
+      outcomes: { 'run_a-1': ok, 'run_b-1': ok, 'run_c-1': ok },
     });
     const submitted = fakes.batches.at(-1);
     expect(submitted?.provider).toBe(provider);
-    expect(submitted?.items.map((i) => i.customId)).toEqual(['run_a#1', 'run_b#1', 'run_c#1']);
+    expect(submitted?.items.map((i) => i.customId)).toEqual(['run_a-1', 'run_b-1', 'run_c-1']);
   });
 
   test('a partial failure: the failed item is reported as failed, the others answered', async () => {
     fakes.configure({
       outcome: (item) =>
-        item.customId === 'run_b#1'
+        item.customId === 'run_b-1'
           ? { kind: 'error', status: 500, message: 'internal error' }
           : { kind: 'ok', answer: ANSWER, usage: USAGE },
       pollsBeforeEnd: 0,
       expire: false,
     });
-    const result = await drive(fakes, ['run_a#1', 'run_b#1', 'run_c#1']);
+    const result = await drive(fakes, ['run_a-1', 'run_b-1', 'run_c-1']);
     expect(result.status).toBe(states.partial);
-    expect(result.outcomes).toEqual({ 'run_a#1': ok, 'run_b#1': 'error', 'run_c#1': ok });
+    expect(result.outcomes).toEqual({ 'run_a-1': ok, 'run_b-1': 'error', 'run_c-1': ok });
   });
 
   test('expiry: the items not done within the window come back expired', async () => {
@@ -223,8 +223,8 @@ describe.each(drivers)('%s batch fake', (provider, drive, states) => {
       expire: true,
       doneBeforeExpiry: 1,
     });
-    const result = await drive(fakes, ['run_a#1', 'run_b#1', 'run_c#1']);
+    const result = await drive(fakes, ['run_a-1', 'run_b-1', 'run_c-1']);
     expect(result.status).toBe(states.expired);
-    expect(result.outcomes).toEqual({ 'run_a#1': ok, 'run_b#1': 'expired', 'run_c#1': 'expired' });
+    expect(result.outcomes).toEqual({ 'run_a-1': ok, 'run_b-1': 'expired', 'run_c-1': 'expired' });
   });
 });

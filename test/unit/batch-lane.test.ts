@@ -3,82 +3,33 @@
  * request with its line, the batcher submits it, polls, records the answer once and sends the run back, and the
  * attempt then answers through the adapter's own parser at half the list price. Partial failure and expiry fall back
  * like any failed attempt; a duplicate poll result and a batcher crash between submit and record answer nothing twice.
- * DynamoDB is an in-memory table behind the document client's mock (the lane's own conditions, evaluated here); S3 a Map.
+ * Storage is in memory (test/support/batch-lane-memory.ts).
  */
 
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  type GetCommandInput,
-  PutCommand,
-  type PutCommandInput,
-  QueryCommand,
-  type QueryCommandInput,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { batchApis } from '../../shared/batching/apis.js';
 import { runBatcher } from '../../shared/batching/batcher.js';
-import { configuredLimits } from '../../shared/batching/groups.js';
 import { BatchParked } from '../../shared/batching/parked.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { openaiBatchCodec } from '../../shared/providers/openai/batch.js';
-import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
+import type { ProviderAdapter } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure } from '../../shared/task.js';
 import { tryCandidates } from '../../shared/worker/attempts.js';
 import { batchLaneAdapters } from '../../shared/worker/batch-lane.js';
 import { processRun } from '../../shared/worker/process-run.js';
 import { succeeding } from '../support/adapters.js';
-import { fixture, mapsAsObjects, objectBody, runItem, tableName } from '../support/aws.js';
+import { fixture, mapsAsObjects } from '../support/aws.js';
+import {
+  attemptInput,
+  batchRun as batchRunOf,
+  laneMemory,
+  notInline,
+  sendAtOnce,
+} from '../support/batch-lane-memory.js';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const s3 = mockClient(S3Client);
-mockClient(SQSClient);
-
-const conditionFailed = () => new ConditionalCheckFailedException({ message: 'conditional', $metadata: {} });
-
-/** The BatchRequests table, in memory. */
-const table = new Map<string, Record<string, unknown>>();
-const objects = new Map<string, string>();
-/** The Runs table's items (read by the worker), its updates (claims, parking) and the settlements written. */
-const runs = new Map<string, RunRecord>();
-const runUpdates: UpdateCommandInput[] = [];
-const settlements: TransactWriteCommandInput[] = [];
-
-function conditionHolds(input: UpdateCommandInput, item: Record<string, unknown> | undefined): boolean {
-  const condition = input.ConditionExpression ?? '';
-  const values = input.ExpressionAttributeValues ?? {};
-  if (!item) return false;
-  const inList = /#state IN \(([^)]*)\)/.exec(condition);
-  if (inList) {
-    const allowed = (inList[1] ?? '').split(',').map((k) => values[k.trim()]);
-    return allowed.includes(item.state);
-  }
-  if (condition === 'openState = :open') return item.openState === values[':open'];
-  return true;
-}
-
-function applyUpdate(input: UpdateCommandInput, item: Record<string, unknown>): void {
-  const expression = input.UpdateExpression ?? '';
-  const names = input.ExpressionAttributeNames ?? {};
-  const values = input.ExpressionAttributeValues ?? {};
-  const set = /^SET (.*)$/.exec(expression);
-  if (set) {
-    for (const part of (set[1] ?? '').split(', ')) {
-      const [name, value] = part.split(' = ') as [string, string];
-      item[names[name] ?? name] = values[value];
-    }
-  }
-  if (expression === 'REMOVE openState') delete item.openState;
-}
+const RECEIPT = fixture('receipt.png');
+const { table, objects, runs, runUpdates, settlements } = laneMemory(RECEIPT);
 
 beforeAll(() => {
   process.env.OPENAI_API_KEY = 'sk-test-batch';
@@ -86,60 +37,6 @@ beforeAll(() => {
 
 let fakes: BatchFakes;
 beforeEach(async () => {
-  table.clear();
-  objects.clear();
-  runs.clear();
-  runUpdates.length = 0;
-  settlements.length = 0;
-  ddb.reset();
-  s3.reset();
-  ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
-    const item = input.Item as Record<string, unknown>;
-    if (input.ConditionExpression && table.has(String(item.requestId))) {
-      throw conditionFailed();
-    }
-    table.set(String(item.requestId), structuredClone(item));
-    return {};
-  });
-  ddb
-    .on(GetCommand)
-    .callsFake((input: GetCommandInput) =>
-      input.TableName === tableName('runs')
-        ? { Item: structuredClone(runs.get(String(input.Key?.jobId))) }
-        : { Item: structuredClone(table.get(String(input.Key?.requestId))) },
-    );
-  ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
-    settlements.push(input);
-    return {};
-  });
-  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
-    if (input.TableName === tableName('runs')) {
-      runUpdates.push(input);
-      return {};
-    }
-    const item = table.get(String(input.Key?.requestId));
-    if (!conditionHolds(input, item)) {
-      throw conditionFailed();
-    }
-    applyUpdate(input, item as Record<string, unknown>);
-    return {};
-  });
-  ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => ({
-    Items: [...table.values()]
-      .filter((i) => i.openState === input.ExpressionAttributeValues?.[':open'])
-      .sort((a, b) => String(a.since).localeCompare(String(b.since)))
-      .map((i) => structuredClone(i)),
-  }));
-  s3.on(PutObjectCommand).callsFake((input) => {
-    objects.set(String(input.Key), String(input.Body));
-    return {};
-  });
-  s3.on(GetObjectCommand).callsFake((input) => {
-    if (String(input.Key).startsWith('uploads/')) return { Body: objectBody(RECEIPT), ContentLength: RECEIPT.length };
-    const body = objects.get(String(input.Key));
-    if (body === undefined) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
-    return { Body: { transformToString: async () => body } };
-  });
   fakes = await startBatchFakes({
     behaviour: {
       outcome: () => ({
@@ -153,35 +50,10 @@ beforeEach(async () => {
 });
 afterEach(() => fakes.close());
 
-const RECEIPT = fixture('receipt.png');
-
-function batchRun(jobId = 'run_batch1'): RunRecord {
-  return runItem({
-    jobId,
-    priority: 'batch',
-    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-    candidates: ['openai', 'local'],
-    strategy: 'direct_multimodal',
-    estimateMicros: 100_000,
-  });
-}
-
-const inputOf = (run: RunRecord): ProviderInput => ({
-  bytes: RECEIPT,
-  facts: run.file,
-  task: run.task,
-  step: 'vision',
-});
-
-/** The OpenAI adapter must never be called inline for a batch run with a batch interface. */
-const inlineOpenai: ProviderAdapter = {
-  id: 'openai',
-  invoke: async () => {
-    throw new Error('called inline');
-  },
-};
-
-const limits = configuredLimits({ maxRequests: 100, maxWaitMs: 0, directMarginMs: 3_600_000 });
+const batchRun = (jobId = 'run_batch1') => batchRunOf(jobId, 'openai');
+const inputOf = (run: RunRecord) => attemptInput(run, RECEIPT);
+const inlineOpenai = notInline('openai');
+const limits = sendAtOnce;
 const enqueued: string[] = [];
 const pass = (extra: Partial<Parameters<typeof runBatcher>[0]> = {}) =>
   runBatcher({

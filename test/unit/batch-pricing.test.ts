@@ -47,9 +47,7 @@ describe('batch discounts are data beside the prices', () => {
 
   test.each<[ProviderId, NodeJS.ProcessEnv, { viaInterface: boolean; discountPct: number }]>([
     ['openai', {}, { viaInterface: true, discountPct: 50 }],
-    // Its interface discounts 50 %, but this build has no codec for it yet: its batch runs are called normally, so
-    // the estimate must not promise the discount.
-    ['anthropic', {}, { viaInterface: false, discountPct: 0 }],
+    ['anthropic', {}, { viaInterface: true, discountPct: 50 }],
     ['gemini', {}, { viaInterface: true, discountPct: 50 }],
     // Bedrock's batch inference is per model: the default Nova 2 Lite is not in its supported table as read.
     ['bedrock', { AWS_REGION: 'us-east-1' }, { viaInterface: false, discountPct: 0 }],
@@ -66,7 +64,7 @@ describe('batch discounts are data beside the prices', () => {
 });
 
 describe('the estimate for a priority', () => {
-  test.each<ProviderId>(['openai', 'gemini'])(
+  test.each<ProviderId>(['openai', 'anthropic', 'gemini'])(
     '%s: a batch attempt costs half the standard one, to the micro before rounding',
     (id) => {
       const standard = predictAttempt(id, IMAGE, RECEIPT_TASK, 'vision');
@@ -91,7 +89,7 @@ describe('the estimate for a priority', () => {
   });
 
   test('a provider without a batch interface (or without a codec in this build) keeps its normal price', () => {
-    for (const providers of [['textract', 'local'], ['local'], ['anthropic']] as ProviderId[][]) {
+    for (const providers of [['textract', 'local'], ['local']] as ProviderId[][]) {
       const standard = planRun(SCAN(3), RECEIPT_TASK, providers, { explicitOrder: true });
       const batch = planRun(SCAN(3), RECEIPT_TASK, providers, { explicitOrder: true, priority: 'batch' });
       expect(batch.estimateMicros).toBe(standard.estimateMicros);

@@ -223,9 +223,9 @@ describe('the batch API on the wire fake', () => {
     expect(records.map((r) => r.recordId)).toEqual(['R0000000000', 'R0000000001', 'R0000000002']);
     expect(records[2].modelInput).toEqual(lines(ids)[2]?.body);
 
-    expect(await api().poll(ref)).toBeUndefined(); // Submitted
-    expect(await api().poll(ref)).toBeUndefined(); // InProgress
-    const results = (await api().poll(ref)) as Map<string, BatchItemResult>;
+    expect(await api().poll(ref, ids)).toBeUndefined(); // Submitted
+    expect(await api().poll(ref, ids)).toBeUndefined(); // InProgress
+    const results = (await api().poll(ref, ids)) as Map<string, BatchItemResult>;
     expect(results.get('run_b#bedrock#vision#all')).toMatchObject({ kind: 'failed', failure: 'client' });
     const answer = results.get('run_c#bedrock#vision#1-2');
     expect(answer?.kind).toBe('answer');
@@ -249,7 +249,7 @@ describe('the batch API on the wire fake', () => {
   test('an expired job answers the records done before it expired; the others are left out', async () => {
     fakes.configure({ expire: true, doneBeforeExpiry: 1, pollsBeforeEnd: 0 });
     const ref = await api().submit('us.amazon.nova-lite-v1:0', lines(['one', 'two', 'three']));
-    const results = (await api().poll(ref)) as Map<string, BatchItemResult>;
+    const results = (await api().poll(ref, ['one', 'two', 'three'])) as Map<string, BatchItemResult>;
     expect([...results.keys()]).toEqual(['one']);
   });
 

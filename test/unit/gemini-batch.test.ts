@@ -147,9 +147,9 @@ describe('the batch API on the wire fake', () => {
     expect(create?.path).toBe(`/v1beta/models/${MODEL}:batchGenerateContent`);
     expect(create?.headers['x-goog-api-key']).toBe(KEY);
 
-    expect(await api().poll(ref)).toBeUndefined();
-    expect(await api().poll(ref)).toBeUndefined();
-    const results = (await api().poll(ref)) as Map<string, BatchItemResult>;
+    expect(await api().poll(ref, ids)).toBeUndefined();
+    expect(await api().poll(ref, ids)).toBeUndefined();
+    const results = (await api().poll(ref, ids)) as Map<string, BatchItemResult>;
     expect(results.get('run_b#gemini#vision#all')).toMatchObject({ kind: 'failed', failure: 'server' });
     expect(results.get('run_c#gemini#vision#all')).toMatchObject({ kind: 'failed', failure: 'rate_limited' });
     const answer = results.get('run_a#gemini#vision#all');
@@ -164,14 +164,14 @@ describe('the batch API on the wire fake', () => {
   test('an expired batch answers the items done before it expired; the others are left out (the batcher expires them)', async () => {
     fakes.configure({ expire: true, doneBeforeExpiry: 1, pollsBeforeEnd: 0 });
     const ref = await api().submit(MODEL, lines(['one', 'two', 'three']));
-    const results = (await api().poll(ref)) as Map<string, BatchItemResult>;
+    const results = (await api().poll(ref, ['one', 'two', 'three'])) as Map<string, BatchItemResult>;
     expect([...results.keys()]).toEqual(['one']);
   });
 
   test('a refused submit or poll throws without the key in its message', async () => {
     const broken = geminiBatchApi({ GEMINI_API_KEY: KEY, GEMINI_BASE_URL: `${fakes.url}/nowhere` });
     await expect(broken.submit(MODEL, lines(['x']))).rejects.toThrow(/HTTP 404/);
-    await expect(broken.poll('batches/none')).rejects.not.toThrow(KEY);
+    await expect(broken.poll('batches/none', [])).rejects.not.toThrow(KEY);
     await expect(geminiBatchApi({}).submit(MODEL, lines(['x']))).rejects.toMatchObject({ kind: 'auth' });
   });
 });

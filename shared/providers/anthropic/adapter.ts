@@ -13,8 +13,8 @@ import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { Attempt, LABEL, toFailure } from './failures.js';
-import { modelId, outputTokenCap, predictTokens, pricesFor, requestCostMicros, taskForStep } from './profile.js';
-import { firstTurn, repairTurns, requestBody } from './request.js';
+import { modelId, pricesFor, requestCostMicros, taskForStep } from './profile.js';
+import { firstOutputCap, firstTurn, repairTurns, requestBody } from './request.js';
 import { judge, outputFor, readResponse } from './response.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -82,19 +82,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
     const cost = (t: { input: number; output: number }) =>
       requestCostMicros(prices, { inputTokens: t.input, outputTokens: t.output });
-    const predictedInput = predictTokens(input.facts, input.task, step, {
-      env,
-      ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-    }).input;
-    let maxTokens = outputCapWithin(
-      outputTokenCap(input.facts, input.task, step, prices),
-      invokeOptions.maxCostMicros,
-      predictedInput,
-      cost,
-    );
-    if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
-      throw new ProviderFailure('client', `${LABEL}: the request would cross the run spend limit (not sent)`);
-    }
+    let maxTokens = firstOutputCap(input, prices, invokeOptions.maxCostMicros, env);
     const messages: MessageParam[] = [await firstTurn(input, task, attempt, invokeOptions)];
 
     for (let request = 1; ; request++) {

@@ -1,0 +1,318 @@
+/**
+ * The batch lane on the local stack (contract v1.2 §4), against OpenAI's batch fake (bench/batch-fakes.ts), which also
+ * answers the synchronous Responses API for standard runs. A batch run shows `expiresAt`, waits `batched` while its
+ * provider batch runs, and completes at half the standard price to the micro-dollar; a failed or expired batch item
+ * falls back to the next candidate within the spend limit; a redelivered run and a batch polled twice settle once. An
+ * evaluation at batch priority makes batch runs, held at the batch price, through OpenAI's and Anthropic's batch fakes.
+ * Its own stack: the provider list and the batcher's short intervals are global.
+ */
+import { readFile } from 'node:fs/promises';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
+import { priceFor, pricing } from '../../shared/pricing/pricing.js';
+import { customIdOf } from '../../shared/providers/anthropic/batch-api.js';
+import { openaiAnswer } from '../support/openai-answers.js';
+import { waitForRunQueueDrained } from './client.js';
+import { type RunningStack, startStack } from './stack.js';
+
+const KEY = 'vk_batch_lane_tenant_0123456789abcdef';
+const TENANT = 'batchlane';
+const ANSWER = { merchant: 'Corner Shop', date: '2026-11-02', total: 12.5 };
+const USAGE = { input: 1000, output: 40 };
+const task = { prompt: 'Extract the receipt', schemaId: 'receipt' };
+
+type Run = Record<string, unknown> & {
+  jobId: string;
+  status: string;
+  stage?: string;
+  attempts?: Array<{ provider: string; outcome: string; failure?: string }>;
+  usage?: { costUsd: number; priceUsd: number; requests: number };
+  chargedUsd?: number;
+  refundedUsd?: number;
+  estimatedCostUsd: number;
+};
+
+const micros = (usd: unknown) => Math.round(Number(usd) * 1e6);
+const ok = () => ({ kind: 'ok' as const, answer: ANSWER, usage: USAGE });
+
+describe('the batch lane on the local stack', () => {
+  let fakes: BatchFakes;
+  let stack: RunningStack;
+  let ddb: DynamoDBDocumentClient;
+  let sqs: SQSClient;
+  let uploadId: string;
+
+  beforeAll(async () => {
+    fakes = await startBatchFakes({
+      behaviour: { outcome: ok },
+      // Standard runs: the same answer and usage through the synchronous API.
+      otherwise: (req) =>
+        req.path === '/v1/responses'
+          ? openaiAnswer(ANSWER, USAGE, { model: 'gpt-5.4-mini-2026-03-17' })
+          : { status: 404, json: { error: { message: `unexpected ${req.method} ${req.path}` } } },
+    });
+    stack = await startStack({
+      VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
+      // Runs plan openai then local; evaluations may also name anthropic, whose batch API is on the same fake.
+      VISION_PROVIDERS: 'openai,local,anthropic',
+      OPENAI_API_KEY: 'sk-test-batch-lane-0123456789',
+      OPENAI_BASE_URL: `${fakes.url}/v1`,
+      ANTHROPIC_API_KEY: 'sk-ant-test-batch-lane-0123456789',
+      ANTHROPIC_BASE_URL: fakes.url,
+      // A batcher pass every second, a group sent once its oldest request waited a second.
+      LOCAL_BATCH_INTERVAL_SECONDS: '1',
+      SERVICE_BATCH_MAX_WAIT_SECONDS: '1',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
+    });
+    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.info.endpoints.dynamodb }));
+    sqs = new SQSClient({ endpoint: stack.info.endpoints.sqs, useQueueUrlAsEndpoint: false });
+    uploadId = await upload('receipt.png');
+  }, 150_000);
+  afterAll(async () => {
+    sqs?.destroy();
+    ddb?.destroy();
+    await stack?.stop();
+    await fakes?.close();
+  });
+  beforeEach(() => {
+    fakes.configure({ outcome: ok, pollsBeforeEnd: 1, expire: false, doneBeforeExpiry: 0 });
+  });
+
+  const api = (path: string, init?: RequestInit) =>
+    fetch(`${stack.info.baseUrl}${path}`, {
+      ...init,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
+    });
+
+  async function upload(file: string): Promise<string> {
+    const bytes = await readFile(new URL(`../fixtures/${file}`, import.meta.url));
+    const presign = (await (
+      await api('/v1/uploads/presign', {
+        method: 'POST',
+        body: JSON.stringify({ fileName: file, contentLength: bytes.length }),
+      })
+    ).json()) as { uploadId: string; uploadUrl: string };
+    await fetch(presign.uploadUrl, { method: 'PUT', body: new Blob([bytes]) });
+    return presign.uploadId;
+  }
+
+  async function create(body: Record<string, unknown>): Promise<Run> {
+    const reply = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ uploadId, ...task, ...body }) });
+    expect(reply.status).toBe(202);
+    return (await reply.json()) as Run;
+  }
+
+  const get = async (jobId: string) => (await (await api(`/v1/runs/${jobId}`)).json()) as Run;
+
+  async function waitFor(jobId: string, done: (run: Run) => boolean, what: string): Promise<Run> {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const run = await get(jobId);
+      if (done(run)) return run;
+      if (Date.now() > deadline) throw new Error(`run ${jobId} never ${what}: ${JSON.stringify(run)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const final = (jobId: string) => waitFor(jobId, (r) => r.status === 'completed' || r.status === 'failed', 'final');
+  /** Waits until the fake holds a batch with the run's request (the run parked, the batcher submitted it). */
+  async function submitted(jobId: string): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (!fakes.batches.some((b) => b.items.some((i) => i.customId.startsWith(`${jobId}#`)))) {
+      if (Date.now() > deadline) throw new Error(`run ${jobId} never submitted in a batch`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  /** How many times the run's requests reached the provider's batch API. */
+  const sent = (jobId: string) =>
+    fakes.batches.flatMap((b) => b.items).filter((i) => i.customId.startsWith(`${jobId}#`)).length;
+
+  async function ledgerKinds(jobId: string): Promise<string[]> {
+    const out = await ddb.send(
+      new QueryCommand({
+        TableName: stack.info.resources.tables.ledger,
+        KeyConditionExpression: 'tenantId = :t AND begins_with(entryId, :j)',
+        ExpressionAttributeValues: { ':t': TENANT, ':j': `${jobId}#` },
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).map((e) => String(e.kind)).sort();
+  }
+  const redeliver = (jobId: string) =>
+    sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
+    );
+
+  const queueDrained = () => waitForRunQueueDrained(60_000, stack.info);
+
+  test('a batch run shows expiresAt, waits batched, and completes at half the standard price to the micro-dollar', async () => {
+    const standard = await final((await create({})).jobId);
+    expect(standard.status).toBe('completed');
+    expect(standard.attempts?.map((a) => [a.provider, a.outcome])).toEqual([['openai', 'succeeded']]);
+
+    // The provider batch stays in progress until the test lets it end.
+    fakes.configure({ pollsBeforeEnd: 1_000_000 });
+    const created = await create({ priority: 'batch' });
+    expect(created.priority).toBe('batch');
+    expect(Date.parse(String(created.expiresAt)) - Date.parse(String(created.createdAt))).toBe(24 * 3_600_000);
+    expect(created.estimatedCostUsd).toBeLessThan(standard.estimatedCostUsd);
+    const batched = await waitFor(created.jobId, (r) => r.stage === 'batched', 'batched');
+    expect(batched).toMatchObject({ status: 'queued', stage: 'batched', expiresAt: created.expiresAt });
+    expect(batched.progress).toMatchObject({ stage: 'batched' });
+    await submitted(created.jobId);
+
+    // Two redeliveries while it waits: parked again, nothing sent twice, nothing settled.
+    await redeliver(created.jobId);
+    await redeliver(created.jobId);
+    await queueDrained();
+    expect((await get(created.jobId)).stage).toBe('batched');
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold']);
+
+    fakes.configure({ pollsBeforeEnd: 0 });
+    const run = await final(created.jobId);
+    expect(run.status).toBe('completed');
+    expect(run.result).toMatchObject(ANSWER);
+    expect(run.attempts?.map((a) => [a.provider, a.outcome])).toEqual([['openai', 'succeeded']]);
+    expect(run.expiresAt).toBe(created.expiresAt);
+    expect(sent(created.jobId)).toBe(1);
+    // The same tokens cost half as a batch (rounded up to the micro), and the price is that cost with the margin.
+    const standardCost = micros(standard.usage?.costUsd);
+    expect(standardCost).toBeGreaterThan(0);
+    expect(micros(run.usage?.costUsd)).toBe(Math.ceil(standardCost / 2));
+    expect(micros(run.usage?.priceUsd)).toBe(priceFor(Math.ceil(standardCost / 2), pricing.marginPct));
+    expect(micros(run.chargedUsd)).toBe(Math.min(micros(run.usage?.priceUsd), micros(run.estimatedCostUsd)));
+    expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+
+    // The provider batch read again (a pass that crashed before closing it), and the run delivered again: the
+    // answer is not recorded twice, the run is not settled twice.
+    const table = stack.info.resources.tables.batchRequests as string;
+    const records = await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+    const batch = (records.Items ?? []).find((i) =>
+      (i.requestIds as string[] | undefined)?.some((id) => id.startsWith(`${created.jobId}#`)),
+    );
+    expect(batch).toBeDefined();
+    await ddb.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { requestId: batch?.requestId },
+        UpdateExpression: 'SET openState = :polling',
+        ExpressionAttributeValues: { ':polling': 'polling' },
+      }),
+    );
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const again = await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+      if (!again.Items?.find((i) => i.requestId === batch?.requestId)?.openState) break;
+      if (Date.now() > deadline) throw new Error('the batcher never polled the reopened batch');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await redeliver(created.jobId);
+    await queueDrained();
+    const after = await get(created.jobId);
+    expect(after.chargedUsd).toBe(run.chargedUsd);
+    expect(after.completedAt).toBe(run.completedAt);
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+    expect(sent(created.jobId)).toBe(1);
+  });
+
+  test('a batch that fails part of its items: the failed run falls back to the next candidate, the others complete', async () => {
+    fakes.configure({ pollsBeforeEnd: 1_000_000 });
+    const runs = [
+      await create({ priority: 'batch' }),
+      await create({ priority: 'batch' }),
+      await create({ priority: 'batch' }),
+    ];
+    for (const run of runs) await submitted(run.jobId);
+    const bad = runs[1] as Run;
+    fakes.configure({
+      pollsBeforeEnd: 0,
+      outcome: (item) =>
+        item.customId.startsWith(`${bad.jobId}#`) ? { kind: 'error', status: 500, message: 'internal' } : ok(),
+    });
+    const done = await Promise.all(runs.map((r) => final(r.jobId)));
+    for (const run of done) {
+      expect(run.status).toBe('completed');
+      expect(sent(run.jobId)).toBe(1);
+      expect(await ledgerKinds(run.jobId)).toEqual(['hold', 'settle']);
+      // Within the spend limit: never charged more than the estimate held.
+      expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+    }
+    const fellBack = done[1] as Run;
+    expect(fellBack.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'server'],
+      ['local', 'succeeded', undefined],
+    ]);
+    expect((fellBack.result as { total: unknown }).total).toBe(42.5);
+    for (const run of [done[0], done[2]] as Run[]) {
+      expect(run.attempts?.map((a) => [a.provider, a.outcome])).toEqual([['openai', 'succeeded']]);
+      expect(run.result).toMatchObject(ANSWER);
+    }
+  });
+
+  test('an expired batch item falls back like a timed-out attempt', async () => {
+    fakes.configure({ expire: true, doneBeforeExpiry: 0 });
+    const created = await create({ priority: 'batch' });
+    const run = await final(created.jobId);
+    expect(run.status).toBe('completed');
+    expect(run.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'timeout'],
+      ['local', 'succeeded', undefined],
+    ]);
+    expect(sent(created.jobId)).toBe(1);
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+    expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+  });
+
+  test('an evaluation at batch priority: its runs are batch runs, held and charged at the batch price', async () => {
+    const body = {
+      name: 'batch evaluation',
+      schemaId: 'receipt',
+      providers: ['openai', 'anthropic'],
+      items: [{ uploadId, expected: { merchant: ANSWER.merchant, total: ANSWER.total } }],
+    };
+    const post = (extra: Record<string, unknown>) =>
+      api('/v1/evaluations', { method: 'POST', body: JSON.stringify({ ...body, ...extra }) });
+    // The standard price, as a refused budget reports it (nothing is created).
+    const refused = await post({ maxCostUsd: 0.000001 });
+    expect(refused.status).toBe(402);
+    const standardUsd = ((await refused.json()) as { error: { details: { estimatedCostUsd: number } } }).error.details
+      .estimatedCostUsd;
+
+    const reply = await post({ priority: 'batch' });
+    expect(reply.status).toBe(202);
+    const created = (await reply.json()) as Record<string, unknown> & { evaluationId: string };
+    expect(created).toMatchObject({ priority: 'batch', items: 2 });
+    expect(Date.parse(String(created.expiresAt)) - Date.parse(String(created.createdAt))).toBe(24 * 3_600_000);
+    // Both providers discount 50 %: the hold is half the standard one, give or take the rounding of each run.
+    expect(Math.abs(micros(created.estimatedCostUsd) * 2 - micros(standardUsd))).toBeLessThanOrEqual(6);
+
+    const deadline = Date.now() + 120_000;
+    let evaluation: Record<string, unknown> & { items?: Array<{ jobId: string; provider: string }> };
+    for (;;) {
+      evaluation = await (await api(`/v1/evaluations/${created.evaluationId}`)).json();
+      if (evaluation.status !== 'queued') break;
+      if (Date.now() > deadline) throw new Error(`evaluation still queued: ${JSON.stringify(evaluation.progress)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(evaluation.status).toBe('completed');
+    expect(evaluation.report).toMatchObject({ accuracy: 1 });
+    let charged = 0;
+    let refunded = 0;
+    for (const item of evaluation.items ?? []) {
+      const run = await get(item.jobId);
+      expect(run).toMatchObject({ status: 'completed', priority: 'batch', expiresAt: created.expiresAt });
+      expect(run.attempts?.map((a) => [a.provider, a.outcome])).toEqual([[item.provider, 'succeeded']]);
+      // Each run's one call reached its provider's batch API once (Anthropic's custom_id is its request id's hash).
+      const requestId = `${item.jobId}#${item.provider}#vision#all`;
+      const customId = item.provider === 'anthropic' ? customIdOf(requestId) : requestId;
+      expect(fakes.batches.flatMap((b) => b.items).filter((i) => i.customId === customId)).toHaveLength(1);
+      expect(await ledgerKinds(item.jobId)).toEqual(['settle']);
+      charged += micros(run.chargedUsd);
+      refunded += micros(run.refundedUsd);
+    }
+    expect(charged + refunded).toBe(micros(created.estimatedCostUsd));
+    expect(micros(evaluation.chargedUsd)).toBe(charged);
+  });
+});
