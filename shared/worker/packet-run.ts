@@ -26,7 +26,6 @@ import {
   packetReview,
   splitPacket,
 } from '../packets/index.js';
-import type { FactorsFor } from '../pricing/calibration.js';
 import { buildTask, registry } from '../registry/registry.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
