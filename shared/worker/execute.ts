@@ -35,7 +35,8 @@ export async function executeRun(run: RunRecord, options: ExecuteOptions): Promi
   const adapters = options.guard(
     run.priority === 'batch' ? batchLaneAdapters(run, options.adapters) : options.adapters,
   );
-  const keys = calibrationKeysFor([...run.candidates, ...(run.ocrCandidates ?? [])], run.task);
+  // The run's tenant's calibration as its estimate was made (a batch run's with its batch keys).
+  const keys = calibrationKeysFor([...run.candidates, ...(run.ocrCandidates ?? [])], run.task, run.priority);
   const factors = await loadFactors(run.tenantId, keys);
   if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
     // Chunks read the bytes themselves, as a fanned-out group's do (./chunked.ts `runChunksOf`).
