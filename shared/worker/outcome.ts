@@ -1,6 +1,7 @@
 /**
  * What a run's execution comes to: the settlement to write (./settle.ts writes it), from a single pass's attempts or
- * a chunked run's merged chunks, and the evidence its answer brought for grounding. Pure.
+ * a chunked run's merged chunks, and the evidence its answer brought for grounding; the usage every path prices with
+ * the run's margin (a packet's too, ./packet-run.ts), and what a completed run teaches calibration. Pure.
  * Not to undo: a run that cannot be stored (a result over ~3 MB, run-results.ts) or whose file no provider could
  * decode is failed here, not thrown, so SQS does not redeliver it (and pay the providers) again and again.
  */

@@ -1,8 +1,8 @@
 /**
  * The worker's core for one run queue message: idempotent by jobId. A run that is already final is left alone
  * (duplicate delivery). A run split into groups has its own message send them, and each group's message runs its
- * group (./fanout.ts); any other delivery claims the run, reads its file and executes it (in one pass,
- * ./single-pass.ts, or in page chunks, ./chunked.ts), and settles the outcome (./settle.ts). The group whose count
+ * group (./fanout.ts); any other delivery claims the run, executes it on the path its plan takes (./execute.ts: a
+ * packet, page chunks or one pass), and settles the outcome (./settle.ts). The group whose count
  * is the last goes on here as the run's own delivery: it merges every chunk from its checkpoint and settles.
  * Not to undo: a claimed run is held for a short lease its heartbeat renews (./heartbeat.ts); a delivery that loses
  * it stops and settles nothing. Unexpected infrastructure errors are rethrown so SQS redelivers, except on the last
