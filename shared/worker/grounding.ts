@@ -97,6 +97,8 @@ async function groundRun(
     output: answer.words ? { words: answer.words } : {},
     deadlineMs,
   });
+  // The pages nothing read yet: where a value without support may be (OCR'd below, at most EVIDENCE_OCR_MAX_PAGES).
+  const unread = pagesWithoutWords(words, run.file.pages).slice(0, EVIDENCE_OCR_MAX_PAGES);
   const ground = (pages: PageWords[]) =>
     groundFields({
       result: settlement.result,
@@ -109,7 +111,6 @@ async function groundRun(
       now: new Date(),
     });
   const first = ground(words);
-  const unread = pagesWithoutWords(words, run.file.pages).slice(0, EVIDENCE_OCR_MAX_PAGES);
   if (first.unsupported.length === 0 || unread.length === 0) return first;
   return groundWithOcr(run, bytes, { words, unread, early: answer.earlyOcr }, ground, first, deadlineMs);
 }

@@ -1,12 +1,15 @@
 /**
  * What a run's execution comes to: the settlement to write (./settle.ts writes it), from a single pass's attempts or
- * a chunked run's merged chunks, and the evidence its answer brought for grounding. Pure.
+ * a chunked run's merged chunks, and the evidence its answer brought for grounding; the usage every path prices with
+ * the run's margin (a packet's too, ./packet-run.ts), and what a completed run teaches calibration. Pure.
  * Not to undo: a run that cannot be stored (a result over ~3 MB, run-results.ts) or whose file no provider could
  * decode is failed here, not thrown, so SQS does not redeliver it (and pay the providers) again and again.
  */
 import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
 import { log } from '../log.js';
+import { predictAttempt } from '../planning/estimate.js';
+import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { Settlement } from '../store/ledger.js';
@@ -16,38 +19,29 @@ import type { AttemptsOutcome } from './attempts.js';
 import type { ChunkedOutcome } from './chunked.js';
 import type { AnswerEvidence } from './grounding.js';
 import { computeConfidence, shapeResult } from './result.js';
-import { calibrationSample } from './settle.js';
 
 /** The settlement of a run executed in one pass (or one chain): its shaped answer, or why no provider gave one. */
 export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): Settlement {
-  const billableUnits = outcome.output?.usage.billableUnits ?? 0;
-  const used = { requests: outcome.requests, billableUnits, costMicros: outcome.costMicros };
-  if (!outcome.output) {
-    const attempts = reported(outcome.attempts);
+  const { output, attempts } = outcome;
+  if (!output) {
+    const details = { attempts: reported(attempts) };
     // No provider failed: the service could not decode the file for any of them (a damaged image or PDF whose header
     // passed the checks at creation, which read only headers). Retrying cannot help: CORRUPT_FILE, as at creation.
-    const failed = outcome.attempts.filter((a) => a.outcome === 'failed');
+    const failed = attempts.filter((a) => a.outcome === 'failed');
     const error =
       failed.length > 0 && failed.every((a) => a.failure === 'unreadable_file')
-        ? runError('CORRUPT_FILE', 'The file cannot be decoded (its data is damaged); upload an intact copy', {
-            reason: 'undecodable',
-            attempts,
-          })
-        : runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', { attempts });
-    return { status: 'failed', error, usage: usageOf(run, used), attempts: outcome.attempts };
+        ? undecodable(details)
+        : runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', details);
+    const used = { requests: outcome.requests, billableUnits: 0, costMicros: outcome.costMicros };
+    return { status: 'failed', error, usage: usageOf(run, used), attempts };
   }
-  const result = shapeResult(run.task, outcome.output);
-  const usage = usageOf(run, used);
-  if (resultTooLarge(result)) return tooLarge(run, usage, outcome.attempts);
   const calibration = calibrationSample(run, outcome);
-  return {
-    status: 'completed',
-    result,
-    usage,
-    confidence: computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, outcome.output),
-    attempts: outcome.attempts,
-    ...(calibration ? { calibration } : {}),
+  const used = {
+    requests: outcome.requests,
+    billableUnits: output.usage.billableUnits,
+    costMicros: outcome.costMicros,
   };
+  return completed(run, shapeResult(run.task, output), output, used, attempts, calibration ? { calibration } : {});
 }
 
 /** The settlement of a run executed in page chunks: the merged answer, or why a chunk could not be answered. */
@@ -57,10 +51,7 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
     const details = { page: outcome.page, attempts: reported(attempts) };
     const error =
       outcome.reason === 'unreadable'
-        ? runError('CORRUPT_FILE', 'The file cannot be decoded (its data is damaged); upload an intact copy', {
-            reason: 'undecodable',
-            ...details,
-          })
+        ? undecodable(details)
         : outcome.reason === 'truncated'
           ? runError('PROVIDER_ERROR', `The answer for page ${outcome.page} does not fit a provider's output limit`, {
               reason: 'truncated',
@@ -76,21 +67,49 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
     ...(merged.documentText !== undefined ? { documentText: merged.documentText } : {}),
     ...(merged.nativeConfidence !== undefined ? { nativeConfidence: merged.nativeConfidence } : {}),
   };
+  const alternatives = Object.keys(merged.alternatives).length;
+  if (alternatives > 0) log.info('chunks read different values for some fields', { jobId: run.jobId, alternatives });
   // Text output is stored as its pages (get-run joins the text: runs/run-view.ts viewResult); JSON is coerced to the
   // schema's types as a lone answer is.
   const result = run.task.outputFormat === 'text' ? { pages: merged.result.pages } : shapeResult(run.task, output);
-  const usage = usageOf(run, outcome);
-  if (resultTooLarge(result)) return tooLarge(run, usage, attempts);
-  const alternatives = Object.keys(merged.alternatives).length;
-  if (alternatives > 0) log.info('chunks read different values for some fields', { jobId: run.jobId, alternatives });
-  return {
-    status: 'completed',
+  return completed(
+    run,
     result,
-    usage,
-    confidence: computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, output),
+    output,
+    outcome,
     attempts,
-    ...(alternatives > 0 ? { alternatives: merged.alternatives } : {}),
-  };
+    alternatives > 0 ? { alternatives: merged.alternatives } : {},
+  );
+}
+
+/**
+ * A completed settlement: the result, priced with the run's margin, and its confidence; failed instead when the result
+ * is larger than the service can store (output caps keep real answers far below it).
+ */
+function completed(
+  run: RunRecord,
+  result: Record<string, unknown>,
+  output: ProviderOutput,
+  used: Used,
+  attempts: Attempt[],
+  extra: Pick<Extract<Settlement, { status: 'completed' }>, 'calibration' | 'alternatives'>,
+): Settlement {
+  const confidence = computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, output);
+  const usage = usageOf(run, used);
+  if (resultTooLarge(result)) {
+    log.error('result too large to store; failing the run', { jobId: run.jobId });
+    const error = runError('INTERNAL_ERROR', 'The result is larger than the service can store');
+    return { status: 'failed', error, usage, attempts };
+  }
+  return { status: 'completed', result, usage, confidence, attempts, ...extra };
+}
+
+/** The error of a run whose file no provider could decode (a damaged file whose header passed creation's checks). */
+export function undecodable(details: Record<string, unknown> = {}) {
+  return runError('CORRUPT_FILE', 'The file cannot be decoded (its data is damaged); upload an intact copy', {
+    reason: 'undecodable',
+    ...details,
+  });
 }
 
 /** The words and confidence an answer brought with it, for grounding. */
@@ -102,8 +121,11 @@ export function evidenceOf(answer: AnswerEvidence | undefined): AnswerEvidence {
   };
 }
 
+/** What a run's attempts used: requests, billable units and cost. */
+type Used = Pick<RunUsage, 'requests' | 'billableUnits' | 'costMicros'>;
+
 /** What a run used, priced with the margin recorded on it at creation. */
-function usageOf(run: RunRecord, used: { requests: number; billableUnits: number; costMicros: number }): RunUsage {
+export function usageOf(run: Pick<RunRecord, 'marginPct'>, used: Used): RunUsage {
   return {
     requests: used.requests,
     billableUnits: used.billableUnits,
@@ -117,13 +139,19 @@ function reported(attempts: readonly Attempt[]) {
   return attempts.map((a) => ({ provider: a.provider, step: a.step, outcome: a.outcome, failure: a.failure }));
 }
 
-/** A result larger than the service can store: the run fails (output caps keep real answers far below it). */
-function tooLarge(run: RunRecord, usage: RunUsage, attempts: Attempt[]): Settlement {
-  log.error('result too large to store; failing the run', { jobId: run.jobId });
-  return {
-    status: 'failed',
-    error: runError('INTERNAL_ERROR', 'The result is larger than the service can store'),
-    usage,
-    attempts,
-  };
+/**
+ * What a completed run teaches calibration: the successful language model's actual tokens against the prediction the
+ * estimate was made from (the file's facts alone, as at creation). None for a provider billed by the page, an answer
+ * whose usage was suspect, or a run that needed more than one request for its answer (a repair, a retry): those
+ * say nothing about the prediction of one request. Runs in page chunks teach nothing yet.
+ */
+export function calibrationSample(run: RunRecord, outcome: AttemptsOutcome): CalibrationSample | undefined {
+  const { provider, output } = outcome;
+  if (!provider || !output || !outcome.step || outcome.usageSuspect) return undefined;
+  const attemptsOfProvider = outcome.attempts.filter((a) => a.provider === provider && a.outcome !== 'skipped');
+  if (attemptsOfProvider.length !== 1) return undefined;
+  const predicted = predictAttempt(provider, run.file, run.task, outcome.step);
+  const { inputTokens, outputTokens } = output.usage;
+  if (!predicted?.tokens || !predicted.key || inputTokens === undefined || outputTokens === undefined) return undefined;
+  return { key: predicted.key, predicted: predicted.tokens, actual: { input: inputTokens, output: outputTokens } };
 }

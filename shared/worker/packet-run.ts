@@ -26,33 +26,16 @@ import {
   packetReview,
   splitPacket,
 } from '../packets/index.js';
-import type { FactorsFor } from '../pricing/calibration.js';
-import { priceFor } from '../pricing/pricing.js';
 import { buildTask, registry } from '../registry/registry.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../task.js';
-import { spendLimitOf } from './chunked.js';
+import { undecodable, usageOf } from './outcome.js';
 import { callOnPages, type EvidenceUsed, gatherEvidence, pageWords } from './packet-evidence.js';
 import { PacketSpend } from './packet-spend.js';
 import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
-import { pooledAdapters } from './pool.js';
-import { objectUnavailable, readObject } from './read-object.js';
 import { shapeResult } from './result.js';
 import { runSinglePass, type SinglePassInput } from './single-pass.js';
-
-/** Reads a packet run's file and executes it, its calls through the providers' pools (as chunks' are). */
-export async function executePacket(
-  run: RunRecord,
-  options: { adapters: SinglePassInput['adapters'] },
-  factors: FactorsFor,
-  deadlineMs: number,
-): Promise<Settlement> {
-  const bytes = await readObject(run);
-  if (typeof bytes === 'string') return objectUnavailable(bytes);
-  const adapters = pooledAdapters(options.adapters, config.providerConcurrency);
-  return runPacket(run, bytes, { adapters, capMicros: spendLimitOf(run), factors, deadlineMs });
-}
 
 /** Executes a packet run; returns the settlement to write (nothing is written here). */
 export async function runPacket(run: RunRecord, bytes: Uint8Array, input: SinglePassInput): Promise<Settlement> {
@@ -63,7 +46,8 @@ export async function runPacket(run: RunRecord, bytes: Uint8Array, input: Single
   try {
     pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
   } catch (error: unknown) {
-    if (error instanceof ProviderFailure && error.kind === 'unreadable_file') return undecodable();
+    if (error instanceof ProviderFailure && error.kind === 'unreadable_file')
+      return { status: 'failed', error: undecodable(), attempts: [] };
     throw error;
   }
   try {
@@ -177,7 +161,7 @@ async function packetSettlement(
 ): Promise<Settlement> {
   const used = [evidence, ...extracted.flatMap((e) => (e.kind === 'other' ? [] : [e.used]))];
   const attempts: Attempt[] = used.flatMap((u) => u.attempts);
-  const usage = usageOf(run, used);
+  const usage = usageOf(run, sumUsed(used));
   const failed = extracted.findIndex((e) => e.kind === 'failed');
   if (failed >= 0) {
     const doc = documents[failed] as PacketDocument;
@@ -221,34 +205,15 @@ async function packetSettlement(
 function withUsed(run: RunRecord, settlement: Settlement, evidence: EvidenceUsed): Settlement {
   const attempts = [...evidence.attempts, ...settlement.attempts];
   if (!settlement.usage) return { ...settlement, attempts };
-  const u = settlement.usage;
-  const costMicros = u.costMicros + evidence.costMicros;
-  return {
-    ...settlement,
-    attempts,
-    usage: {
-      requests: u.requests + evidence.requests,
-      billableUnits: u.billableUnits + evidence.billableUnits,
-      costMicros,
-      priceMicros: priceFor(costMicros, run.marginPct),
-    },
-  };
+  return { ...settlement, attempts, usage: usageOf(run, sumUsed([settlement.usage, evidence])) };
 }
 
-function usageOf(run: RunRecord, used: readonly EvidenceUsed[]) {
-  const sum = (f: (u: EvidenceUsed) => number) => used.reduce((s, u) => s + f(u), 0);
-  const costMicros = sum((u) => u.costMicros);
+/** What some calls used together. */
+function sumUsed(used: readonly Omit<EvidenceUsed, 'attempts'>[]): Omit<EvidenceUsed, 'attempts'> {
+  const sum = (f: (u: Omit<EvidenceUsed, 'attempts'>) => number) => used.reduce((s, u) => s + f(u), 0);
   return {
     requests: sum((u) => u.requests),
     billableUnits: sum((u) => u.billableUnits),
-    costMicros,
-    priceMicros: priceFor(costMicros, run.marginPct),
+    costMicros: sum((u) => u.costMicros),
   };
-}
-
-function undecodable(): Settlement {
-  const error = runError('CORRUPT_FILE', 'The file cannot be decoded (its data is damaged); upload an intact copy', {
-    reason: 'undecodable',
-  });
-  return { status: 'failed', error, attempts: [] };
 }

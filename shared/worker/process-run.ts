@@ -1,8 +1,8 @@
 /**
  * The worker's core for one run queue message: idempotent by jobId. A run that is already final is left alone
  * (duplicate delivery). A run split into groups has its own message send them, and each group's message runs its
- * group (./fanout.ts); any other delivery claims the run, reads its file and executes it (in one pass,
- * ./single-pass.ts, or in page chunks, ./chunked.ts), and settles the outcome (./settle.ts). The group whose count
+ * group (./fanout.ts); any other delivery claims the run, executes it on the path its plan takes (./execute.ts: a
+ * packet, page chunks or one pass), and settles the outcome (./settle.ts). The group whose count
  * is the last goes on here as the run's own delivery: it merges every chunk from its checkpoint and settles.
  * Not to undo: a claimed run is held for a short lease its heartbeat renews (./heartbeat.ts); a delivery that loses
  * it stops and settles nothing. Unexpected infrastructure errors are rethrown so SQS redelivers, except on the last
@@ -10,12 +10,8 @@
  */
 import { BatchParked } from '../batching/parked.js';
 import { log } from '../log.js';
-import { calibrationKeysFor } from '../planning/estimate.js';
-import { loadFactors } from '../store/calibration.js';
 import type { Settlement } from '../store/ledger.js';
 import { claimRun, getRun, parkRun, type RunRecord, releaseClaim, renewClaim } from '../store/runs.js';
-import { batchLaneAdapters } from './batch-lane.js';
-import { runChunksOf, spendLimitOf } from './chunked.js';
 import {
   afterFailure,
   held,
@@ -25,14 +21,10 @@ import {
   type ProcessResult,
   SETTLE_RESERVE_MS,
 } from './delivery.js';
+import { executeRun } from './execute.js';
 import { deliverGroup, sendGroups } from './fanout.js';
-import { earlyEvidenceOcr, withEvidence } from './grounding.js';
 import type { Heartbeat } from './heartbeat.js';
-import { chunkedSettlement, evidenceOf } from './outcome.js';
-import { executePacket } from './packet-run.js';
-import { objectUnavailable, readObject } from './read-object.js';
 import { failRun, settle } from './settle.js';
-import { runSinglePass } from './single-pass.js';
 
 export type { Held, ProcessOptions, ProcessResult } from './delivery.js';
 
@@ -76,10 +68,8 @@ async function deliverRun(run: RunRecord, options: ProcessOptions): Promise<Proc
     if (claim.state === 'final') return 'already-final';
     if (claim.state === 'leased') return held(claim.lease);
     heartbeat = keepLease(lease, options, (until) => renewClaim(jobId, lease.holder, until), { jobId });
-    // A batch run's provider calls go through the batch lane: the first delivery parks it (./batch-lane.ts).
-    const adapters = run.priority === 'batch' ? batchLaneAdapters(run, options.adapters) : options.adapters;
     try {
-      executed = await executeRun(run, { ...options, adapters: heartbeat.guard(adapters) });
+      executed = await executeRun(run, { ...options, guard: heartbeat.guard });
     } catch (error: unknown) {
       if (!(error instanceof BatchParked)) throw error;
       await heartbeat.stop();
@@ -98,33 +88,5 @@ async function deliverRun(run: RunRecord, options: ProcessOptions): Promise<Proc
       release: () => releaseClaim(jobId, lease.holder),
       giveUp: () => failRun(run, executed?.attempts ?? []),
     });
-  }
-}
-
-/** Reads the file and executes the run, in page chunks or in one pass; returns the settlement (nothing written). */
-async function executeRun(run: RunRecord, options: ProcessOptions): Promise<Settlement> {
-  const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
-  // The run's tenant's calibration, as its estimate was made (a fallback's bound is predicted with it).
-  const keys = calibrationKeysFor([...run.candidates, ...(run.ocrCandidates ?? [])], run.task);
-  const factors = await loadFactors(run.tenantId, keys);
-  if (run.packet) return executePacket(run, options, factors, deadlineMs);
-  if (run.chunkPages !== undefined && run.file.kind === 'pdf') {
-    const afterChunk = () => options.fault?.('after-chunk', run);
-    const ran = await runChunksOf(run, { adapters: options.adapters, deadlineMs, factors, afterChunk });
-    if ('unavailable' in ran) return ran.unavailable;
-    const { bytes, outcome } = ran;
-    const merged = outcome.status === 'completed' ? outcome.merged : undefined;
-    return withEvidence(run, bytes, chunkedSettlement(run, outcome), evidenceOf(merged), deadlineMs);
-  }
-  const bytes = await readObject(run);
-  if (typeof bytes === 'string') return objectUnavailable(bytes);
-  // An image a language model answers comes back without words: its evidence OCR runs beside the model's call, and
-  // is awaited before the run settles either way (no OCR is left running into the next invocation).
-  const early = run.ocrCandidates ? undefined : earlyEvidenceOcr(run, bytes, run.candidates, deadlineMs);
-  try {
-    const adapters = options.adapters;
-    return await runSinglePass(run, bytes, { adapters, capMicros: spendLimitOf(run), factors, deadlineMs, early });
-  } finally {
-    await early;
   }
 }

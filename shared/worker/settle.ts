@@ -11,13 +11,10 @@ import { dispatchAfterSettle } from '../events/dispatch.js';
 import { METRIC_NAMES } from '../infra/metrics.js';
 import { log } from '../log.js';
 import { emitMetrics, type MetricPoint } from '../metrics.js';
-import { predictAttempt } from '../planning/estimate.js';
-import type { CalibrationSample } from '../pricing/calibration.js';
 import { recordSamples } from '../store/calibration.js';
 import { eventRecord } from '../store/events.js';
 import { PROCESSING_FAILED, type Settlement, settleRun } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
-import type { AttemptsOutcome } from './attempts.js';
 import type { ProcessOptions, ProcessResult } from './delivery.js';
 
 /** Writes the run's settlement (once: settleRun's conditions), then its metrics, calibration, event and report. */
@@ -50,23 +47,6 @@ export async function settle(
  */
 export function failRun(run: RunRecord, attempts: Settlement['attempts'] = []): Promise<ProcessResult> {
   return settle(run, { status: 'failed', error: PROCESSING_FAILED, attempts });
-}
-
-/**
- * What a completed run teaches calibration: the successful language model's actual tokens against the prediction the
- * estimate was made from (the file's facts alone, as at creation). None for a provider billed by the page, an answer
- * whose usage was suspect, or a run that needed more than one request for its answer (a repair, a retry): those
- * say nothing about the prediction of one request. Runs in page chunks teach nothing yet.
- */
-export function calibrationSample(run: RunRecord, outcome: AttemptsOutcome): CalibrationSample | undefined {
-  const { provider, output } = outcome;
-  if (!provider || !output || !outcome.step || outcome.usageSuspect) return undefined;
-  const attemptsOfProvider = outcome.attempts.filter((a) => a.provider === provider && a.outcome !== 'skipped');
-  if (attemptsOfProvider.length !== 1) return undefined;
-  const predicted = predictAttempt(provider, run.file, run.task, outcome.step);
-  const { inputTokens, outputTokens } = output.usage;
-  if (!predicted?.tokens || !predicted.key || inputTokens === undefined || outputTokens === undefined) return undefined;
-  return { key: predicted.key, predicted: predicted.tokens, actual: { input: inputTokens, output: outputTokens } };
 }
 
 /** Feeds a settled run's sample to calibration; never fails the run (its money is already settled). */

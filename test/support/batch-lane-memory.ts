@@ -20,7 +20,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { configuredLimits } from '../../shared/batching/groups.js';
 import type { ProviderAdapter, ProviderInput } from '../../shared/providers/types.js';
 import type { RunRecord } from '../../shared/store/runs.js';
@@ -36,6 +36,8 @@ export interface LaneMemory {
   runs: Map<string, RunRecord>;
   runUpdates: UpdateCommandInput[];
   settlements: TransactWriteCommandInput[];
+  /** The DynamoDB mock, for a test that reads the calls themselves. */
+  ddb: AwsClientStub<DynamoDBDocumentClient>;
 }
 
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'conditional', $metadata: {} });
@@ -72,7 +74,14 @@ export function laneMemory(upload: Uint8Array): LaneMemory {
   const ddb = mockClient(DynamoDBDocumentClient);
   const s3 = mockClient(S3Client);
   mockClient(SQSClient);
-  const memory: LaneMemory = { table: new Map(), objects: new Map(), runs: new Map(), runUpdates: [], settlements: [] };
+  const memory: LaneMemory = {
+    table: new Map(),
+    objects: new Map(),
+    runs: new Map(),
+    runUpdates: [],
+    settlements: [],
+    ddb,
+  };
   const { table, objects, runs, runUpdates, settlements } = memory;
 
   beforeEach(() => {

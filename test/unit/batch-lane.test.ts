@@ -6,13 +6,17 @@
  * Storage is in memory (test/support/batch-lane-memory.ts).
  */
 
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { batchApis } from '../../shared/batching/apis.js';
 import { runBatcher } from '../../shared/batching/batcher.js';
 import { BatchParked } from '../../shared/batching/parked.js';
+import { batchKey } from '../../shared/pricing/calibration.js';
 import { priceFor } from '../../shared/pricing/pricing.js';
 import { openaiBatchCodec } from '../../shared/providers/openai/batch.js';
+import { calibrationKey } from '../../shared/providers/predict.js';
 import type { ProviderAdapter } from '../../shared/providers/types.js';
+import { clearCalibrationCache, tenantItemKey } from '../../shared/store/calibration.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure } from '../../shared/task.js';
 import { tryCandidates } from '../../shared/worker/attempts.js';
@@ -29,7 +33,7 @@ import {
 } from '../support/batch-lane-memory.js';
 
 const RECEIPT = fixture('receipt.png');
-const { table, objects, runs, runUpdates, settlements } = laneMemory(RECEIPT);
+const { table, objects, runs, runUpdates, settlements, ddb } = laneMemory(RECEIPT);
 
 beforeAll(() => {
   process.env.OPENAI_API_KEY = 'sk-test-batch';
@@ -229,4 +233,20 @@ test('the worker parks a batch run (stage batched, its lease given up), then set
   expect(usage.costMicros).toBe(Math.ceil(listed.usage.costMicros / 2));
   expect(usage.priceMicros).toBe(priceFor(usage.costMicros, run.marginPct));
   expect(fakes.batches).toHaveLength(1);
+});
+
+test("the worker predicts a batch run's attempts with the batch calibration its estimate used", async () => {
+  // The worker's calibration read is cached for a minute: this delivery reads its own.
+  clearCalibrationCache();
+  const run = batchRun('run_batch_keys');
+  runs.set(run.jobId, run);
+  const options = { adapters: { openai: inlineOpenai }, remainingMs: 120_000, receiveCount: 1, maxReceiveCount: 3 };
+  expect(await processRun(run.jobId, options)).toBe('batched');
+  // The calibration the worker read: a fallback's bound is predicted from it (shared/planning/estimate.ts).
+  const asked = ddb
+    .commandCalls(BatchGetCommand)
+    .flatMap((c) => Object.values(c.args[0].input.RequestItems ?? {}).flatMap((r) => r.Keys ?? []))
+    .map((k) => String(k.key));
+  const batchVision = batchKey(calibrationKey('openai', run.task, 'vision'));
+  expect(asked).toEqual(expect.arrayContaining([batchVision, tenantItemKey(run.tenantId, batchVision)]));
 });
