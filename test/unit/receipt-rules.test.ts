@@ -227,7 +227,7 @@ describe('extractWithLayout', () => {
     for (const name of ['merchant', 'date', 'total']) expect(confidence[name]).toBeGreaterThan(0.5);
   });
 
-  test('the total, the date and the merchant come with the words they were read from, for a second read', () => {
+  test('the total and the merchant come with the words they were read from, for a second read', () => {
     const r = rows([
       { text: 'CORNER HARDWARE INC', size: 1.5 },
       '11/03/2026 10:42 AM',
@@ -239,12 +239,11 @@ describe('extractWithLayout', () => {
     const texts = (name: string) => claims[name]?.words.map((w) => w.text);
     expect(claims.total?.kind).toBe('amount');
     expect(texts('total')).toEqual(['$32.13']);
-    expect(claims.date?.kind).toBe('date');
-    expect(texts('date')).toEqual(['11/03/2026']);
     expect(claims.merchant?.kind).toBe('name');
     expect(texts('merchant')).toEqual(['CORNER', 'HARDWARE', 'INC']);
-    // Only the fields a second read can check: a labelled cashier is none of them.
-    expect(Object.keys(claims).sort()).toEqual(['date', 'merchant', 'total']);
+    // Only the fields a second read checks: not the date (its digits read again differ too often when right), nor a
+    // labelled cashier.
+    expect(Object.keys(claims).sort()).toEqual(['merchant', 'total']);
   });
 
   test('a subtotal and tax that do not add up to the total are left out; tax included gives the amount before it', () => {
