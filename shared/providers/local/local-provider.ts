@@ -2,7 +2,8 @@
  * The `local` provider: everything inside the worker. PDF text layers first (exact and ~10x cheaper), OCR only for
  * pages without one (PaddleOCR on onnxruntime, paddle-ocr.ts; tesseract.js in one long-lived worker thread where
  * onnxruntime cannot load); every decode capped in pixels and time; fields by rules (layout-fields.ts,
- * extract-fields.ts), never invented. Every page it reads comes back with its words and their boxes (evidence), and
+ * extract-fields.ts), never invented, the chosen total and merchant of a one-page scan read a second time
+ * (second-read.ts). Every page it reads comes back with its words and their boxes (evidence), and
  * `ocrPageWords` lends the same engine to the worker for pages no provider read. Heavy modules load lazily.
  * See docs/decisions.md#local-provider.
  * Over 400 lines: the provider's two OCR engines share one page loop, its deadlines and its worker-thread lifecycle;
