@@ -10,6 +10,8 @@ import {
   type ReadChar,
   regionBox,
   regionWords,
+  stretchPlane,
+  subRegion,
   type TextRegion,
   textRegions,
 } from '../../shared/providers/local/paddle-geometry.js';
@@ -130,5 +132,33 @@ describe('blank runs', () => {
       for (let x = a; x < b; x++) for (let y = 10; y < 38; y++) plane[y * width + x] = -1;
     }
     expect(blankRuns(plane, width, 48).runs).toEqual([[23, 40]]);
+  });
+});
+
+describe('a second read of a part of a region', () => {
+  test("a word's part of a tilted region, grown at both ends along the region's own axis", () => {
+    const tilted: TextRegion = {
+      cx: 100,
+      cy: 50,
+      cos: Math.cos(0.1),
+      sin: Math.sin(0.1),
+      halfLength: 80,
+      halfThickness: 10,
+    };
+    const part = subRegion(tilted, 20, 60, 0.5);
+    // From 20 − 10 to 60 + 10 along the axis (0.5 × the thickness of 20 at each end): centred 40 along it.
+    expect(part.halfLength).toBeCloseTo(30);
+    expect(part.cx).toBeCloseTo(100 + 40 * Math.cos(0.1));
+    expect(part.cy).toBeCloseTo(50 + 40 * Math.sin(0.1));
+    expect([part.cos, part.sin, part.halfThickness]).toEqual([tilted.cos, tilted.sin, 10]);
+  });
+
+  test('faded print is stretched to full contrast; a crop of one grey is left as it is', () => {
+    const faded = Float32Array.from({ length: 200 }, (_, i) => (i % 4 === 0 ? 0.2 : 0.8));
+    const out = stretchPlane(Float32Array.from(faded));
+    expect(Math.min(...out)).toBe(-1);
+    expect(Math.max(...out)).toBe(1);
+    const flat = new Float32Array(50).fill(0.9);
+    expect([...stretchPlane(flat)]).toEqual([...new Float32Array(50).fill(0.9)]);
   });
 });

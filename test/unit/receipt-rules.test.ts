@@ -227,6 +227,25 @@ describe('extractWithLayout', () => {
     for (const name of ['merchant', 'date', 'total']) expect(confidence[name]).toBeGreaterThan(0.5);
   });
 
+  test('the total and the merchant come with the words they were read from, for a second read', () => {
+    const r = rows([
+      { text: 'CORNER HARDWARE INC', size: 1.5 },
+      '11/03/2026 10:42 AM',
+      'Hammer   $18.99',
+      'TOTAL   $32.13',
+      'Cashier: Dana',
+    ]);
+    const { claims } = extractWithLayout(r, r.map((x) => x.text).join('\n'), fields, NOW);
+    const texts = (name: string) => claims[name]?.words.map((w) => w.text);
+    expect(claims.total?.kind).toBe('amount');
+    expect(texts('total')).toEqual(['$32.13']);
+    expect(claims.merchant?.kind).toBe('name');
+    expect(texts('merchant')).toEqual(['CORNER', 'HARDWARE', 'INC']);
+    // Only the fields a second read checks: not the date (its digits read again differ too often when right), nor a
+    // labelled cashier.
+    expect(Object.keys(claims).sort()).toEqual(['merchant', 'total']);
+  });
+
   test('a subtotal and tax that do not add up to the total are left out; tax included gives the amount before it', () => {
     const f: FieldSpec[] = fields.filter((x) => ['subtotal', 'tax', 'total'].includes(x.name));
     const misread = rows(['SUBTOTAL   79.60', 'GST 6%   3.27', 'TOTAL   57.80']);

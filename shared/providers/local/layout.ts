@@ -5,6 +5,7 @@
  * the text rules of extract-fields.ts understand it). Pure.
  */
 import type { BBox, EvidenceWord } from '../../fields/types.js';
+import type { LinePart } from './paddle-geometry.js';
 
 /** A word as the rules read it: evidence, and where the engine gives it, its least sure character's probability. */
 export interface ReadWord extends EvidenceWord {
@@ -12,6 +13,8 @@ export interface ReadWord extends EvidenceWord {
   low?: number;
   /** PaddleOCR's probability of each character of `text`, in order (when the text's length is theirs). */
   chars?: readonly number[];
+  /** PaddleOCR's text region the word was read from, in pixels of the page image, and its span along it. */
+  line?: LinePart;
 }
 
 /** One row of words, left to right. */

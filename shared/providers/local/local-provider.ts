@@ -2,7 +2,8 @@
  * The `local` provider: everything inside the worker. PDF text layers first (exact and ~10x cheaper), OCR only for
  * pages without one (PaddleOCR on onnxruntime, paddle-ocr.ts; tesseract.js in one long-lived worker thread where
  * onnxruntime cannot load); every decode capped in pixels and time; fields by rules (layout-fields.ts,
- * extract-fields.ts), never invented. Every page it reads comes back with its words and their boxes (evidence), and
+ * extract-fields.ts), never invented, the chosen total and merchant of a one-page scan read a second time
+ * (second-read.ts). Every page it reads comes back with its words and their boxes (evidence), and
  * `ocrPageWords` lends the same engine to the worker for pages no provider read. Heavy modules load lazily.
  * See docs/decisions.md#local-provider.
  * Over 400 lines: the provider's two OCR engines share one page loop, its deadlines and its worker-thread lifecycle;
@@ -25,7 +26,8 @@ import { extractFields, extractKeyValues } from './extract-fields.js';
 import { type ReadWord, type Row, readingRows } from './layout.js';
 import { extractWithLayout } from './layout-fields.js';
 import { tesseractWords } from './ocr-words.js';
-import { type GreyImage, paddleReadPage, paddleReady, releasePaddleModels } from './paddle-ocr.js';
+import { type GreyImage, paddleReadPage, paddleReady, paddleReread, releasePaddleModels } from './paddle-ocr.js';
+import { type Claim, doubted, secondRead } from './second-read.js';
 
 // The decoding limits (images: 100 MP before decoding; PDF renders: 25 MP) and the text-layer rule live with the
 // decoders in shared/media.
@@ -223,6 +225,8 @@ interface PageText {
   words: ReadWord[];
   /** The words as rows, top to bottom (layout.ts): what the field rules read. */
   rows: Row[];
+  /** The image PaddleOCR read, kept for a second read of the chosen values (./second-read.ts). */
+  image?: OcrImage;
 }
 
 function clientFailure(message: string, cause?: unknown): ProviderFailure {
@@ -252,7 +256,8 @@ async function ocrPage(image: OcrImage, deadline: Deadline): Promise<PageText> {
     const words = rows.flatMap((r) => r.words);
     const mean = words.length === 0 ? 0 : words.reduce((s, w) => s + (w.confidence ?? 0), 0) / words.length;
     const confidence = Math.min(OCR_MAX_CONFIDENCE, mean);
-    return { text: rows.map((r) => r.text).join('\n'), source: 'ocr', engine: 'paddleocr', confidence, words, rows };
+    const text = rows.map((r) => r.text).join('\n');
+    return { text, source: 'ocr', engine: 'paddleocr', confidence, words, rows, image };
   }
   const { text, confidence, words } = await ocrEngine.recognize(image, deadline);
   const rows = readingRows(words);
@@ -313,7 +318,9 @@ async function readPdf(bytes: Uint8Array, deadline: Deadline, pages: PageText[],
         pages.push({ text: tidy(text), source: 'text_layer', confidence: TEXT_LAYER_CONFIDENCE, words, rows });
         continue;
       }
-      pages.push(await ocrPage(await pageImage(pdf, i, deadline), deadline));
+      const { image, ...read } = await ocrPage(await pageImage(pdf, i, deadline), deadline);
+      // Only a one-page document is read a second time: a long scan's renders are not kept.
+      pages.push(pdf.pageCount === 1 && image !== undefined ? { ...read, image } : read);
     }
   } finally {
     pdf.close();
@@ -398,7 +405,7 @@ function resultFor(
   text: string,
   pages: number,
   rows?: Row[],
-): { result: Record<string, unknown>; confidence?: Record<string, number> } {
+): { result: Record<string, unknown>; confidence?: Record<string, number>; claims?: Record<string, Claim> } {
   if (input.step === 'ocr' || input.task.outputFormat === 'text') return { result: { text } };
   if (input.task.fields === null) return { result: { text, keyValues: extractKeyValues(text), pages } };
   if (rows === undefined) return { result: extractFields(text, input.task.fields) };
@@ -421,29 +428,45 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
 
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'local provider: the file is empty');
   const pages: PageText[] = [];
-  try {
+  // A failure after some pages were read (a timeout) still cost those pages (the page being OCR'd when it struck is
+  // not counted).
+  const costing = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof ProviderFailure && error.usage === undefined && pages.length > 0) {
+        throw new ProviderFailure(error.kind, error.message, { usage: usageOf(pages), cause: error });
+      }
+      throw error;
+    }
+  };
+  await costing(async () => {
     if (input.facts.mime === 'application/pdf')
       await readPdf(input.bytes, deadline, pages, likelyTextLayer(input.facts));
     else await readImage(input, deadline, pages);
     deadline.check('finishing');
-  } catch (error) {
-    // A timeout after some pages were read still cost those pages (the page being OCR'd when it struck is not counted).
-    if (error instanceof ProviderFailure && error.usage === undefined && pages.length > 0) {
-      throw new ProviderFailure(error.kind, error.message, { usage: usageOf(pages), cause: error });
-    }
-    throw error;
-  }
+  });
 
   const text = pages
     .map((p) => p.text)
     .filter((t) => t !== '')
     .join('\n\n');
-  const { result, confidence } = resultFor(
+  const read = resultFor(
     input,
     text,
     pages.length,
     pages.flatMap((p) => p.rows),
   );
+  const { result, claims } = read;
+  // A one-page OCR'd document's chosen values are read again; a disagreement sends the field to review.
+  const image = pages.length === 1 ? pages[0]?.image : undefined;
+  const confidence =
+    image !== undefined && claims !== undefined && read.confidence !== undefined
+      ? doubted(
+          read.confidence,
+          await costing(() => secondRead(image, claims, (img, region) => paddleReread(img, region, deadline))),
+        )
+      : read.confidence;
   return {
     result,
     documentText: text,

@@ -286,6 +286,41 @@ export interface PixelWord {
   low: number;
   /** Each character's probability, in reading order (a value's own characters, not the word's: receipt-rules.ts). */
   chars: number[];
+  /** The region it was read from and its part of it (along the axis, from the centre): what a second read re-cuts. */
+  line: LinePart;
+}
+
+/** A word's place in its text region: the region (shared by the region's words) and its span along the axis. */
+export interface LinePart {
+  region: TextRegion;
+  from: number;
+  to: number;
+}
+
+/** The part of `region` from `from` to `to` along its axis, grown by `grow` × its thickness at both ends. */
+export function subRegion(region: TextRegion, from: number, to: number, grow: number): TextRegion {
+  const [a, b] = [from - grow * 2 * region.halfThickness, to + grow * 2 * region.halfThickness];
+  const mid = (a + b) / 2;
+  return {
+    ...region,
+    cx: region.cx + mid * region.cos,
+    cy: region.cy + mid * region.sin,
+    halfLength: (b - a) / 2,
+  };
+}
+
+/**
+ * A line crop (cropLine's plane, values in [-1, 1]) contrast-stretched in place: its darkest and lightest `tail` share
+ * of values become -1 and 1 (faded thermal print reads as ink). A crop of one grey is left as it is.
+ */
+export function stretchPlane(plane: Float32Array, tail = 0.02): Float32Array {
+  const sorted = Float32Array.from(plane).sort();
+  const k = Math.floor(tail * (sorted.length - 1));
+  const [lo, hi] = [sorted[k] ?? -1, sorted[sorted.length - 1 - k] ?? 1];
+  if (hi - lo < 0.06) return plane;
+  for (let i = 0; i < plane.length; i++)
+    plane[i] = Math.max(-1, Math.min(1, (2 * ((plane[i] ?? 0) - lo)) / (hi - lo) - 1));
+  return plane;
 }
 
 /**
@@ -314,10 +349,11 @@ export function regionWords(
     const first = current[0];
     const last = current[current.length - 1];
     if (text !== '' && first !== undefined && last !== undefined) {
-      const box = regionBox(region, along(column(first) - stepPx), along(column(last) + stepPx));
+      const [from, to] = [along(column(first) - stepPx), along(column(last) + stepPx)];
+      const box = regionBox(region, from, to);
       const confidence = current.reduce((s, c) => s + c.prob, 0) / current.length;
       const low = current.reduce((m, c) => Math.min(m, c.prob), 1);
-      words.push({ text, box, confidence, low, chars: current.map((c) => c.prob) });
+      words.push({ text, box, confidence, low, chars: current.map((c) => c.prob), line: { region, from, to } });
     }
     current = [];
   };

@@ -26,6 +26,7 @@ import {
   REC_HEIGHT,
   regionWords,
   scaleRegion,
+  stretchPlane,
   type TextRegion,
   textRegions,
 } from './paddle-geometry.js';
@@ -168,8 +169,10 @@ async function recognizeRegion(
   image: GreyImage,
   region: TextRegion,
   deadline: Deadline,
+  prepare?: (plane: Float32Array) => Float32Array,
 ): Promise<PixelWord[]> {
   const crop = cropLine(image, region);
+  if (prepare !== undefined) prepare(crop.plane);
   // The model reads 8 columns per time step: the crop padded to a multiple of 8 (zeros, as PaddleOCR pads).
   const padded = Math.ceil(crop.width / 8) * 8;
   const input = new Float32Array(3 * REC_HEIGHT * padded);
@@ -219,7 +222,18 @@ export async function paddleReadPage(image: GreyImage, deadline: Deadline): Prom
         confidence: round(word.confidence),
         low: round(word.low),
         chars: word.chars.map(round),
+        line: word.line,
       });
   }
   return out;
+}
+
+/**
+ * A second read of a part of a text region (a word or a run of words the page's read placed): the recognition model
+ * alone on that part, cut anew and contrast-stretched (./second-read.ts compares it with the first read).
+ */
+export async function paddleReread(image: GreyImage, region: TextRegion, deadline: Deadline): Promise<string> {
+  const m = await deadline.race(getModels(), 'loading the OCR models');
+  const words = await recognizeRegion(m, image, region, deadline, stretchPlane);
+  return words.map((w) => w.text).join(' ');
 }

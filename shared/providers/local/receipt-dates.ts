@@ -6,7 +6,7 @@
  */
 import { fold, monthOf } from '../../fields/normalize.js';
 import type { Row } from './layout.js';
-import { type Finding, readerAt } from './receipt-rules.js';
+import { type Finding, readerAt, wordsAt } from './receipt-rules.js';
 
 const MONTH_WORD = String.raw`(\p{L}{3,9})\.?`;
 const NUMERIC_DATE =
@@ -110,6 +110,7 @@ export function findDate(rows: readonly Row[], now: Date): Finding<string> | nul
   return {
     value: best.iso,
     printed: text.slice(best.d.index, best.d.index + best.d.length).trim(),
+    ...(row === undefined ? {} : { words: wordsAt(row, best.d.index, best.d.length) }),
     signals: {
       label: DATE_LABEL.test(text) ? 1 : 0,
       time: TIME.test(text) ? 1 : 0,

@@ -4,7 +4,7 @@
  * name looks, the reader's least sure character). Pure; part of ./receipt-rules.ts.
  * Not to undo: no list of merchants, nothing keyed to particular receipts (docs/decisions.md#local-field-extraction).
  */
-import type { Row } from './layout.js';
+import type { ReadWord, Row } from './layout.js';
 import { amountsOf, type Finding, readerOf } from './receipt-rules.js';
 
 const COMPANY_SUFFIX =
@@ -64,6 +64,13 @@ function withoutRegistration(text: string): string {
     .trim();
 }
 
+/** The words a name is made of on its rows (not a registration number dropped from them); all of them if none. */
+function nameWords(value: string, named: readonly Row[]): ReadWord[] {
+  const printed = named.flatMap((row) => row.words);
+  const own = printed.filter((w) => value.includes(cleanName(w.text)));
+  return own.length > 0 ? own : printed;
+}
+
 /**
  * The merchant: in the top block (the rows before the first amount), the first row that carries a company suffix
  * (`SDN BHD`, `LTD`, `GmbH`, `Restaurant`…, a suffix alone on its row joining the row above), else the row in the
@@ -78,16 +85,13 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
   const medianHeight = [...block.map((r) => r.height)].sort((a, b) => a - b)[Math.floor(block.length / 2)] ?? 0;
   const suffixOnly = (text: string) => letters(text.replace(new RegExp(COMPANY_SUFFIX.source, 'giu'), '')) < 2;
   const signals = (value: string, named: Row[], k: number) => {
-    // The words the name is made of (not a registration number dropped from its row).
-    const printed = named.flatMap((row) => row.words);
-    const own = printed.filter((w) => value.includes(cleanName(w.text)));
-    const reader = readerOf(printed);
+    const reader = readerOf(named.flatMap((row) => row.words));
     return {
       rank: k,
       tall: named.some((row) => row.height >= medianHeight * 1.15) ? 1 : 0,
       reader: reader.confidence,
       low: reader.low,
-      sure: readerOf(own.length > 0 ? own : printed).sure,
+      sure: readerOf(nameWords(value, named)).sure,
       ...nameShape(value),
     };
   };
@@ -107,10 +111,20 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
     }
     const value = cleanName(text);
     const row = named[0] === above?.row ? above?.i : r.i;
-    return { value, row: row ?? r.i, signals: { suffix: 1, ...signals(value, named, k) } };
+    return {
+      value,
+      row: row ?? r.i,
+      words: nameWords(value, named),
+      signals: { suffix: 1, ...signals(value, named, k) },
+    };
   }
   const tallest = [...usable.slice(0, 4)].sort((a, b) => b.row.height - a.row.height)[0];
   if (tallest === undefined) return null;
   const value = cleanName(tallest.text);
-  return { value, row: tallest.i, signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) } };
+  return {
+    value,
+    row: tallest.i,
+    words: nameWords(value, [tallest.row]),
+    signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) },
+  };
 }

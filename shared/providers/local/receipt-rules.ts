@@ -24,6 +24,8 @@ export interface Money {
   low: number;
   /** The least sure letter or digit of the amount's own text (readerAt). */
   sure: number;
+  /** The words it was read from. */
+  words: ReadWord[];
 }
 
 /** What a rule found, and the signals for its confidence. */
@@ -33,6 +35,8 @@ export interface Finding<T> {
   printed?: string;
   /** The index of the (first) row it was read from, where a rule needs it. */
   row?: number;
+  /** The words it was read from, where it was read from words (not worked out): what a second read looks at. */
+  words?: readonly ReadWord[];
   signals: Record<string, number>;
 }
 
@@ -74,7 +78,8 @@ export function amountsOf(row: Row): Money[] {
     const printed = `${negative ? '-' : ''}${whole}${decimal}${cents}`;
     const sign = (signA ?? signB ?? '').toUpperCase();
     const currency = new RegExp(`^${SIGN}$`, 'iu').test(sign) ? sign : '';
-    out.push({ value, printed, currency, index: m.index ?? 0, ...readerAt(row, m.index ?? 0, m[0].length) });
+    const [index, length] = [m.index ?? 0, m[0].length];
+    out.push({ value, printed, currency, index, ...readerAt(row, index, length), words: wordsAt(row, index, length) });
   }
   return out;
 }
@@ -103,23 +108,32 @@ function sureIn(word: ReadWord, from = 0, to = word.text.length): number {
   return least;
 }
 
+/** The words of `row` that its text from `start` (`length` characters) covers, each with where that text is in it. */
+function coveredWords(row: Row, start: number, length: number): { word: ReadWord; from: number; to: number }[] {
+  let pos = 0;
+  const hit: { word: ReadWord; from: number; to: number }[] = [];
+  row.words.forEach((w, i) => {
+    if (i > 0) pos += row.text.startsWith('  ', pos) ? 2 : 1;
+    if (pos < start + length && pos + w.text.length > start)
+      hit.push({ word: w, from: start - pos, to: start + length - pos });
+    pos += w.text.length;
+  });
+  return hit;
+}
+
+/** The words of `row` that its text from `start` (`length` characters) covers. */
+export function wordsAt(row: Row, start: number, length: number): ReadWord[] {
+  return coveredWords(row, start, length).map((h) => h.word);
+}
+
 /**
  * How sure the reader was of the words of `row` that its text from `start` (`length` characters) covers: their mean
  * confidence, their least sure character (`low`), and the least sure letter or digit of that text itself (`sure`).
  */
 export function readerAt(row: Row, start: number, length: number): Reader {
-  let pos = 0;
-  const hit: ReadWord[] = [];
-  let sure = 1;
-  row.words.forEach((w, i) => {
-    if (i > 0) pos += row.text.startsWith('  ', pos) ? 2 : 1;
-    if (pos < start + length && pos + w.text.length > start) {
-      hit.push(w);
-      sure = Math.min(sure, sureIn(w, start - pos, start + length - pos));
-    }
-    pos += w.text.length;
-  });
-  return { ...readerOf(hit), sure: hit.length === 0 ? 1 : sure };
+  const hit = coveredWords(row, start, length);
+  const sure = hit.reduce((m, h) => Math.min(m, sureIn(h.word, h.from, h.to)), 1);
+  return { ...readerOf(hit.map((h) => h.word)), sure };
 }
 
 /** The mean confidence of `words`, their least sure character and letter or digit (1 for none, or no confidence). */
@@ -305,6 +319,7 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
     return {
       value: best.c.money.value,
       printed: best.c.money.printed,
+      words: best.c.money.words,
       signals: {
         ...best.signals,
         keyword: 1,
