@@ -17,6 +17,7 @@ import { localPageEvidence } from '../packets/local-evidence.js';
 import { chunkFacts } from '../planning/chunks.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { catalog } from '../providers/catalog.js';
+import { readingRows } from '../providers/local/layout.js';
 import type { ProviderAdapter } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, TaskSpec } from '../task.js';
@@ -99,9 +100,25 @@ export async function gatherEvidence(
   return { pages, used };
 }
 
+/**
+ * The page's text as a reader sees it: its words in rows, top to bottom, cells of a row on one line with wide gaps
+ * kept (mupdf's own text puts each table cell on a line of its own, so a continued table reads as a list of words).
+ * The text layer as it is when it has no words (nothing to lay out).
+ */
+export function pageLayoutText(pdf: PdfFile, page: number): string {
+  const { text, words } = pageWords(pdf, page);
+  return words.length === 0
+    ? text
+    : readingRows(words)
+        .map((row) => row.text)
+        .join('\n');
+}
+
 /** One page given to the plan's candidates with the classification task; its evidence, or null when none parsed. */
 async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: number) {
-  const { outcome, used } = await callOnPages(input, { first: page, last: page }, task, [input.pdf.text(page - 1)]);
+  const { outcome, used } = await callOnPages(input, { first: page, last: page }, task, [
+    pageLayoutText(input.pdf, page),
+  ]);
   const evidence = outcome.output ? parseAnswer(outcome.output.result, page) : null;
   return { evidence, ...used };
 }

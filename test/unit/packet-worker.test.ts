@@ -119,6 +119,20 @@ describe('a split run', () => {
     expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
   });
 
+  test('a model reads a page as rows: a continued table and an unnumbered first page split as the truth', async () => {
+    const packet = makePackets().find((p) => p.name === 'invoice-continued');
+    if (!packet) throw new Error('no invoice-continued packet');
+    const openai = model('openai');
+    const run = packetRun(['openai'], {
+      file: { ...packetRun([]).file, sizeBytes: packet.bytes.byteLength, pages: packet.pages },
+    });
+    const documents = documentsOf(await runPacket(run, packet.bytes, input({ openai })));
+    expect(shapes(documents)).toEqual(packet.truth);
+    // What the model was given for a continued table's page: each row's cells on one line, apart by a wide gap.
+    const continued = openai.calls.find((c) => c.task.prompt.startsWith(CLASSIFY_MARKER) && c.pages?.first === 2);
+    expect(continued?.documentText?.split('\n')[0]).toMatch(/^\S.*\S {2,}\d+ {2,}[\d,.]+ {2,}[\d,.]+$/);
+  });
+
   test('a malformed classification answer: the page gets the local engine evidence, still a partition', async () => {
     const openai = model('openai', true);
     const documents = documentsOf(await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai })));
