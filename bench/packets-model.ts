@@ -7,7 +7,7 @@
  */
 import * as mupdf from 'mupdf';
 import { Deadline, PdfFile } from '../shared/media/index.js';
-import { splitPacket } from '../shared/packets/boundaries.js';
+import { type PacketDocument, splitPacket } from '../shared/packets/boundaries.js';
 import { localPageEvidence } from '../shared/packets/local-evidence.js';
 import { checkPartition } from '../shared/packets/result.js';
 import { addCounts, countSplit, type SplitCounts, type SplitScore, scoreOf } from '../shared/packets/score.js';
@@ -43,14 +43,23 @@ function textModel(schemaIds: readonly string[]): ProviderAdapter {
   };
 }
 
-async function modelSplit(packet: Packet, schemaIds: readonly string[]) {
+/**
+ * The packet split as the worker does it: every page's evidence through the worker's path (shared/worker/
+ * packet-evidence.ts: the local engine's from the page's words when the plan starts with `local`, a classification
+ * call per page when it starts with a model), then the boundary pass.
+ */
+export async function workerSplit(
+  packet: Packet,
+  schemaIds: readonly string[],
+  candidate: 'local' | 'openai',
+): Promise<PacketDocument[]> {
   const file = {
     mime: 'application/pdf' as const,
     kind: 'pdf' as const,
     sizeBytes: packet.bytes.byteLength,
     pages: packet.pages,
   };
-  const run = { jobId: `bench-${packet.name}`, candidates: ['openai'], file } as unknown as RunRecord;
+  const run = { jobId: `bench-${packet.name}`, candidates: [candidate], file } as unknown as RunRecord;
   const pdf = await PdfFile.open(
     packet.bytes,
     new Deadline(new AbortController().signal, Date.now() + 60_000, 'bench'),
@@ -60,7 +69,7 @@ async function modelSplit(packet: Packet, schemaIds: readonly string[]) {
       run,
       pdf,
       schemaIds,
-      adapters: { openai: textModel(schemaIds) },
+      adapters: candidate === 'openai' ? { openai: textModel(schemaIds) } : {},
       capMicros: Number.MAX_SAFE_INTEGER,
       spend: new PacketSpend(),
       deadlineMs: Date.now() + 60_000,
@@ -157,7 +166,7 @@ export async function measurePacketsModel(options: {
   let total: SplitCounts | undefined;
   let pages = 0;
   for (const packet of packets) {
-    const counts = countSplit(await modelSplit(packet, schemaIds), packet.truth);
+    const counts = countSplit(await workerSplit(packet, schemaIds, 'openai'), packet.truth);
     total = total ? addCounts(total, counts) : counts;
     pages += packet.pages;
   }
