@@ -14,6 +14,7 @@ import { addCounts, countSplit, type SplitCounts, type SplitScore, scoreOf } fro
 import type { ProviderAdapter, ProviderOutput } from '../shared/providers/types.js';
 import { registry } from '../shared/registry/registry.js';
 import type { RunRecord } from '../shared/store/runs.js';
+import { PacketCheckpoints } from '../shared/worker/packet-checkpoints.js';
 import { gatherEvidence } from '../shared/worker/packet-evidence.js';
 import { PacketSpend } from '../shared/worker/packet-spend.js';
 import { startStack } from '../test/integration/stack.js';
@@ -72,6 +73,7 @@ export async function workerSplit(
       adapters: candidate === 'openai' ? { openai: textModel(schemaIds) } : {},
       capMicros: Number.MAX_SAFE_INTEGER,
       spend: new PacketSpend(),
+      saved: PacketCheckpoints.unsaved(),
       deadlineMs: Date.now() + 60_000,
     });
     return splitPacket(pages, schemaIds);
