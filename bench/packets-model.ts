@@ -68,6 +68,7 @@ export async function workerSplit(
   try {
     const { pages } = await gatherEvidence({
       run,
+      bytes: packet.bytes,
       pdf,
       schemaIds,
       adapters: candidate === 'openai' ? { openai: textModel(schemaIds) } : {},

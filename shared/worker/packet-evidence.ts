@@ -3,13 +3,14 @@
  * kept as a checkpoint (./packet-checkpoints.ts) so that a redelivery asks no page again. When the plan's first
  * candidate is a language model, each page is one compact classification call through the normal attempt loop
  * (./attempts.ts: fallback, spend limit, every attempt recorded); otherwise the local engine decides from the page's
- * words (shared/packets/local-evidence.ts), which costs nothing.
+ * words (shared/packets/local-evidence.ts), which costs nothing: its text layer's, or for a page without one (a scan)
+ * the words the local OCR engine reads on it (./evidence.ts `ocrPagesForEvidence`).
  * Not to undo: evidence never fails a run. A page whose model answer is missing or malformed gets the local engine's
  * evidence from its text layer (logged), so every page has evidence and the split stays a partition.
  */
 import type { EvidenceWord } from '../fields/types.js';
 import { log } from '../log.js';
-import type { PdfFile } from '../media/index.js';
+import { hasTextLayer, type PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
 import { CLASSIFICATION_TASK } from '../packets/estimate.js';
 import { HEADER_MAX_CHARS, IDS_MAX, OTHER, type PageEvidence, pageEvidence } from '../packets/evidence.js';
@@ -23,6 +24,7 @@ import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, TaskSpec } from '../task.js';
 import { tryCandidates } from './attempts.js';
 import { addTo, noTotals, type Totals } from './checkpoints.js';
+import { ocrPagesForEvidence } from './evidence.js';
 import type { PacketCheckpoints } from './packet-checkpoints.js';
 import type { PacketSpend } from './packet-spend.js';
 import { chooseSteps, textLayerOf } from './steps.js';
@@ -32,6 +34,8 @@ export const CLASSIFY_MARKER = 'PACKET PAGE CLASSIFICATION.';
 
 export interface PacketEvidenceInput {
   run: RunRecord;
+  /** The packet's file, and the same opened. */
+  bytes: Uint8Array;
   pdf: PdfFile;
   schemaIds: readonly string[];
   adapters: Partial<Record<ProviderId, ProviderAdapter>>;
@@ -77,6 +81,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
   const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
   const used = noTotals();
   const model = classifiesWithModel(input.run);
+  const scanned = model ? new Map<number, EvidenceWord[]>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
   const numbers = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1);
   const pages = await Promise.all(
@@ -87,7 +92,8 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
         return kept.evidence;
       }
       if (!model) {
-        const evidence = local(page);
+        const read = scanned.get(page);
+        const evidence = read ? localPageEvidence(page, read, input.schemaIds) : local(page);
         saved.keepEvidence(evidence, 'local', noTotals());
         return evidence;
       }
@@ -109,6 +115,30 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
   );
   await saved.finish();
   return { pages: pages as PageEvidence[], used };
+}
+
+/**
+ * The words the local OCR engine reads on the pages without a text layer (`hasTextLayer`: a scan, a photo) that no
+ * earlier delivery classified, by page; a page keeps its text layer when OCR reads no more there. Never throws: a
+ * page OCR could not read in time keeps what its text layer has (logged by `ocrPagesForEvidence`).
+ */
+async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, EvidenceWord[]>> {
+  const pages = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1).filter(
+    (page) => input.saved.savedEvidence(page) === undefined && !hasTextLayer(pageWords(input.pdf, page).text),
+  );
+  const read = await ocrPagesForEvidence({
+    bytes: input.bytes,
+    facts: input.run.file,
+    pages,
+    deadlineMs: input.deadlineMs,
+    maxPages: pages.length,
+  });
+  const chars = (words: readonly EvidenceWord[]) => words.reduce((sum, w) => sum + w.text.length, 0);
+  return new Map(
+    read
+      .filter((p) => chars(p.words) > chars(pageWords(input.pdf, p.page).words))
+      .map((p) => [p.page, p.words] as const),
+  );
 }
 
 /**
@@ -135,7 +165,7 @@ async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: nu
 }
 
 /** What a call on the packet's pages needs: the run, its file, its adapters, and the packet's one spend limit. */
-export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved'>;
+export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved' | 'bytes'>;
 
 /**
  * Some of the packet's pages (one page to classify, a document to extract) given to the run's candidates with `task`,

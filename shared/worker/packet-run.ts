@@ -86,7 +86,7 @@ export async function runPacket(
   try {
     const saved = await PacketCheckpoints.load(run, afterWrite);
     const spend = new PacketSpend(saved.spentBefore);
-    const context = { run, pdf, spend, saved, input, schemaIds: packet.schemaIds };
+    const context = { run, bytes, pdf, spend, saved, input, schemaIds: packet.schemaIds };
     const evidence = await gatherEvidence({ ...context, ...input });
     if (packet.mode === 'auto') {
       const schemaId = classifyWhole(evidence.pages, packet.schemaIds);

@@ -28,6 +28,7 @@ import { runPacket } from '../../shared/worker/packet-run.js';
 import { fixture, runItem } from '../support/aws.js';
 import { wordsOfText } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
+import { textAndScansPdf } from '../support/text-and-scans-pdf.js';
 
 // Read at first use (shared/config.ts): two calls of a run at once, so that a crash leaves pages not yet asked.
 process.env.SERVICE_RUN_CONCURRENCY = '2';
@@ -205,6 +206,28 @@ describe('a split run', () => {
     expect(settlement.status).toBe('failed');
     expect(local.calls).toHaveLength(0);
   });
+});
+
+describe('a split run with scanned pages', () => {
+  test('the local engine classifies a page without a text layer from the words its OCR reads there', async () => {
+    // Page 1 an invoice with a text layer; pages 2 and 3 scans of a receipt and a business card (images only).
+    const scans = await textAndScansPdf();
+    const local = model('local');
+    const run = packetRun(['local'], {
+      file: { ...packetRun([]).file, sizeBytes: scans.bytes.byteLength, pages: scans.pages },
+    });
+    const documents = documentsOf(await runPacket(run, scans.bytes, input({ local })));
+    // Without OCR the scans are blank pages and join the invoice: one document of pages 1-3.
+    expect(documents.map((d) => d.pages)).toEqual([
+      { first: 1, last: 1 },
+      { first: 2, last: 2 },
+      { first: 3, last: 3 },
+    ]);
+    expect(documents[0]?.schemaId).toBe('invoice');
+    // The receipt scan prints an "Invoice Number" too: either reading is one a person would make of it.
+    expect(['receipt', 'invoice']).toContain(documents[1]?.schemaId);
+    expect(documents[2]?.schemaId).toBe('business_card');
+  }, 60_000);
 });
 
 describe('a split run redone after a crash', () => {
