@@ -102,6 +102,13 @@ export function joinPackets(
   return { bytes: out.saveToBuffer('compress=yes').asUint8Array().slice(), pages, truth };
 }
 
+/** A failed run's error with only its attempts that did not succeed (a long run's list hides the one that failed). */
+function failureOf(error: unknown): string {
+  const e = (error ?? {}) as { details?: { attempts?: { outcome?: string }[] } };
+  const attempts = (e.details?.attempts ?? []).filter((a) => a.outcome !== 'succeeded');
+  return JSON.stringify({ ...e, details: { ...e.details, attempts } }).slice(0, 1500);
+}
+
 export async function timedRun(log: (line: string) => void): Promise<PacketsModelResult['timed']> {
   const joined = joinPackets(makePackets(31, 60), TIMED_PACKET.minPages);
   const fake = await startFakeServer(
@@ -147,7 +154,7 @@ export async function timedRun(log: (line: string) => void): Promise<PacketsMode
         const partition = documents.length > 0 && checkPartition(documents, joined.pages) === null;
         log(
           `  ${joined.pages}-page packet, timed model: ${String(run.status)} in ${seconds} s, ${documents.length} documents, F1 ${round(f1, 3)}` +
-            (run.status === 'failed' ? ` ${JSON.stringify(run.error).slice(0, 1500)}` : ''),
+            (run.status === 'failed' ? ` ${failureOf(run.error)}` : ''),
         );
         return { pages: joined.pages, documents: documents.length, seconds, status: String(run.status), partition, f1 };
       }

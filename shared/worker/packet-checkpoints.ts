@@ -32,7 +32,12 @@ export class PacketCheckpoints {
   private readonly documents = new Map<string, { provider: ProviderId; output: SavedOutput; used: Totals }>();
   /** None outside a run's delivery (`unsaved`). */
   private readonly writer: CheckpointWriter | undefined;
-  private readonly slots = new Semaphore(config.runConcurrency);
+  /**
+   * A page's or document's call is one provider call: the run's calls go as many at once as one provider's pool takes
+   * (SERVICE_PROVIDER_CONCURRENCY, ./pool.ts), as they did before checkpoints; SERVICE_RUN_CONCURRENCY (chunks of
+   * many pages) held a 100-page packet to four rounds of calls.
+   */
+  private readonly slots = new Semaphore(config.providerConcurrency);
   /** What earlier deliveries of the run spent (every checkpoint's cost). */
   readonly spentBefore: Micros;
 
@@ -110,7 +115,7 @@ export class PacketCheckpoints {
   }
 
   /**
-   * Runs `call` once one of the run's SERVICE_RUN_CONCURRENCY slots is free, unless the run has stopped meanwhile
+   * Runs `call` once one of the run's slots is free, unless the run has stopped meanwhile
    * (then `undefined`: nothing is asked).
    */
   async step<T>(call: () => Promise<T>): Promise<T | undefined> {

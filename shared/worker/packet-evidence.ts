@@ -1,5 +1,5 @@
 /**
- * Per-page evidence of a packet run (contract-v1.2 §3), the pages in parallel (SERVICE_RUN_CONCURRENCY at once), each
+ * Per-page evidence of a packet run (contract-v1.2 §3), the pages in parallel (SERVICE_PROVIDER_CONCURRENCY at once), each
  * kept as a checkpoint (./packet-checkpoints.ts) so that a redelivery asks no page again. When the plan's first
  * candidate is a language model, each page is one compact classification call through the normal attempt loop
  * (./attempts.ts: fallback, spend limit, every attempt recorded); otherwise the local engine decides from the page's

@@ -129,7 +129,7 @@ describe('a split run with a language model', () => {
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'sk-test-packets-0123456789',
       OPENAI_BASE_URL: `${fake.url}/v1`,
-      SERVICE_RUN_CONCURRENCY: '2',
+      SERVICE_PROVIDER_CONCURRENCY: '2',
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
       VISION_LOCAL_FAULT_INJECTION: 'true',
     });

@@ -31,7 +31,7 @@ import { makePackets } from '../support/packets.js';
 import { textAndScansPdf } from '../support/text-and-scans-pdf.js';
 
 // Read at first use (shared/config.ts): two calls of a run at once, so that a crash leaves pages not yet asked.
-process.env.SERVICE_RUN_CONCURRENCY = '2';
+process.env.SERVICE_PROVIDER_CONCURRENCY = '2';
 
 mockClient(S3Client).resolves({});
 const ddb = mockClient(DynamoDBDocumentClient);
