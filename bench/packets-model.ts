@@ -7,13 +7,14 @@
  */
 import * as mupdf from 'mupdf';
 import { Deadline, PdfFile } from '../shared/media/index.js';
-import { splitPacket } from '../shared/packets/boundaries.js';
+import { type PacketDocument, splitPacket } from '../shared/packets/boundaries.js';
 import { localPageEvidence } from '../shared/packets/local-evidence.js';
 import { checkPartition } from '../shared/packets/result.js';
 import { addCounts, countSplit, type SplitCounts, type SplitScore, scoreOf } from '../shared/packets/score.js';
 import type { ProviderAdapter, ProviderOutput } from '../shared/providers/types.js';
 import { registry } from '../shared/registry/registry.js';
 import type { RunRecord } from '../shared/store/runs.js';
+import { PacketCheckpoints } from '../shared/worker/packet-checkpoints.js';
 import { gatherEvidence } from '../shared/worker/packet-evidence.js';
 import { PacketSpend } from '../shared/worker/packet-spend.js';
 import { startStack } from '../test/integration/stack.js';
@@ -43,14 +44,23 @@ function textModel(schemaIds: readonly string[]): ProviderAdapter {
   };
 }
 
-async function modelSplit(packet: Packet, schemaIds: readonly string[]) {
+/**
+ * The packet split as the worker does it: every page's evidence through the worker's path (shared/worker/
+ * packet-evidence.ts: the local engine's from the page's words when the plan starts with `local`, a classification
+ * call per page when it starts with a model), then the boundary pass.
+ */
+export async function workerSplit(
+  packet: Packet,
+  schemaIds: readonly string[],
+  candidate: 'local' | 'openai',
+): Promise<PacketDocument[]> {
   const file = {
     mime: 'application/pdf' as const,
     kind: 'pdf' as const,
     sizeBytes: packet.bytes.byteLength,
     pages: packet.pages,
   };
-  const run = { jobId: `bench-${packet.name}`, candidates: ['openai'], file } as unknown as RunRecord;
+  const run = { jobId: `bench-${packet.name}`, candidates: [candidate], file } as unknown as RunRecord;
   const pdf = await PdfFile.open(
     packet.bytes,
     new Deadline(new AbortController().signal, Date.now() + 60_000, 'bench'),
@@ -58,11 +68,13 @@ async function modelSplit(packet: Packet, schemaIds: readonly string[]) {
   try {
     const { pages } = await gatherEvidence({
       run,
+      bytes: packet.bytes,
       pdf,
       schemaIds,
-      adapters: { openai: textModel(schemaIds) },
+      adapters: candidate === 'openai' ? { openai: textModel(schemaIds) } : {},
       capMicros: Number.MAX_SAFE_INTEGER,
       spend: new PacketSpend(),
+      saved: PacketCheckpoints.unsaved(),
       deadlineMs: Date.now() + 60_000,
     });
     return splitPacket(pages, schemaIds);
@@ -88,6 +100,13 @@ export function joinPackets(
     pages += packet.pages;
   }
   return { bytes: out.saveToBuffer('compress=yes').asUint8Array().slice(), pages, truth };
+}
+
+/** A failed run's error with only its attempts that did not succeed (a long run's list hides the one that failed). */
+function failureOf(error: unknown): string {
+  const e = (error ?? {}) as { details?: { attempts?: { outcome?: string }[] } };
+  const attempts = (e.details?.attempts ?? []).filter((a) => a.outcome !== 'succeeded');
+  return JSON.stringify({ ...e, details: { ...e.details, attempts } }).slice(0, 1500);
 }
 
 export async function timedRun(log: (line: string) => void): Promise<PacketsModelResult['timed']> {
@@ -135,7 +154,7 @@ export async function timedRun(log: (line: string) => void): Promise<PacketsMode
         const partition = documents.length > 0 && checkPartition(documents, joined.pages) === null;
         log(
           `  ${joined.pages}-page packet, timed model: ${String(run.status)} in ${seconds} s, ${documents.length} documents, F1 ${round(f1, 3)}` +
-            (run.status === 'failed' ? ` ${JSON.stringify(run.error).slice(0, 1500)}` : ''),
+            (run.status === 'failed' ? ` ${failureOf(run.error)}` : ''),
         );
         return { pages: joined.pages, documents: documents.length, seconds, status: String(run.status), partition, f1 };
       }
@@ -157,7 +176,7 @@ export async function measurePacketsModel(options: {
   let total: SplitCounts | undefined;
   let pages = 0;
   for (const packet of packets) {
-    const counts = countSplit(await modelSplit(packet, schemaIds), packet.truth);
+    const counts = countSplit(await workerSplit(packet, schemaIds, 'openai'), packet.truth);
     total = total ? addCounts(total, counts) : counts;
     pages += packet.pages;
   }

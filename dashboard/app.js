@@ -14,7 +14,7 @@
  * Over 400 lines: a build-free browser module; splitting it means more requests under the CSP or a bundler step.
  */
 
-import { packetSection } from './packet-strip.js';
+import { isSplitRun, packetSection } from './packet-strip.js';
 
 // ---------- configuration ----------
 
@@ -924,8 +924,16 @@ function resultSection(run) {
       h('button', { type: 'button', class: 'button secondary', onclick: () => refreshRun(run.jobId) }, 'Refresh'),
     );
   }
-  const packet = packetSection(run);
-  if (packet) return packet;
+  if (isSplitRun(run)) {
+    // Each document's boxes on its pages' images, drawn as a run's own are (from its fields and result).
+    const signal = startRequest('page');
+    return packetSection(run, async (doc, page) => {
+      const image = await pageImage(run, page, signal);
+      const own = { status: 'completed', fields: doc.fields, result: doc.result };
+      const name = run.file?.name ?? 'the packet';
+      return image && fieldBoxes(own, previewImage(image.url, `Page ${page} of ${name}`), page, image);
+    });
+  }
   const body = isTextResult(run)
     ? h('pre', { class: 'result result-text' }, String(run.result.text ?? ''))
     : h('pre', { class: 'result result-json' }, JSON.stringify(run.result, null, 2));

@@ -2,9 +2,11 @@
 /**
  * A split run's documents (contract-v1.2 §3) in the run detail: a strip of the packet's pages, one cell per page,
  * grouped by document with a mark at each boundary, then one block per document (its class, pages, classification
- * confidence, review, result, and each field's page and box). Replaces the plain result of a split run.
- * Its own small element helper (no import from app.js, which imports this): every server string goes in through
- * text nodes, no inline style (the CSP forbids it; colours come from classes in packet-strip.css).
+ * confidence, review, result, each field's page and box, and the images of its pages with boxes drawn on them).
+ * Replaces the plain result of a split run.
+ * Its own small element helper (no import from app.js, which imports this: app.js hands in `drawPage`, its page image
+ * with boxes): every server string goes in through text nodes, no inline style (the CSP forbids it; colours come from
+ * classes in packet-strip.css).
  */
 
 function el(tag, attrs = {}, ...children) {
@@ -57,7 +59,34 @@ function fieldList(fields) {
   return list;
 }
 
-function documentBlock(doc) {
+/** The pages (ascending) on which a field of the document has a box (pages are the packet's). */
+function boxedPages(fields) {
+  const pages = new Set();
+  for (const evidence of Object.values(fields ?? {})) {
+    if (Array.isArray(evidence?.bbox) && evidence.bbox.length === 4) pages.add(evidence.page ?? 1);
+  }
+  return [...pages].sort((a, b) => a - b);
+}
+
+/**
+ * One page of a document with its fields' boxes: a figure whose caption names it, the image filled in once loaded
+ * (`drawPage`), or a note when the worker stored no image of the page or it could not be loaded.
+ */
+function pageFigure(doc, page, drawPage) {
+  const caption = el('figcaption', { class: 'muted' }, `Page ${page}: the boxes of document ${doc.index + 1}'s fields`);
+  const body = el('p', { class: 'hint' }, `Loading page ${page}…`);
+  const figure = el('figure', { class: 'packet-figure' }, caption, body);
+  drawPage(doc, page).then(
+    (node) => body.replaceWith(node ?? el('p', { class: 'notice' }, `No image of page ${page}; the list says where.`)),
+    (error) => {
+      if (error?.name === 'AbortError') return;
+      body.replaceWith(el('p', { class: 'notice' }, `The image of page ${page} could not be loaded.`));
+    },
+  );
+  return figure;
+}
+
+function documentBlock(doc, drawPage) {
   const heading = `Document ${doc.index + 1}: ${doc.schemaId}, ${range(doc.pages)}`;
   const id = `packet-doc-${doc.index}-heading`;
   const review = doc.review?.needed
@@ -75,11 +104,17 @@ function documentBlock(doc) {
     review,
     body,
     fieldList(doc.fields),
+    ...(drawPage && doc.fields ? boxedPages(doc.fields).map((page) => pageFigure(doc, page, drawPage)) : []),
   );
 }
 
-/** The section that shows a split run's result, or null for any other run. */
-export function packetSection(run) {
+/**
+ * The section that shows a split run's result, or null for any other run. `drawPage(doc, page)`, when given, resolves
+ * to the image of a page of the packet with that document's field boxes on it (null: no image of the page).
+ * @param {any} run
+ * @param {(doc: any, page: number) => Promise<Node | null>} [drawPage]
+ */
+export function packetSection(run, drawPage) {
   if (!isSplitRun(run)) return null;
   const documents = run.result.documents;
   const pages = documents.at(-1)?.pages.last ?? 0;
@@ -88,6 +123,6 @@ export function packetSection(run) {
     { class: 'detail-section', 'aria-labelledby': 'result-heading' },
     el('h3', { id: 'result-heading' }, `Documents (${documents.length} in ${pages} pages)`),
     strip(documents),
-    ...documents.map(documentBlock),
+    ...documents.map((doc) => documentBlock(doc, drawPage)),
   );
 }

@@ -31,6 +31,11 @@ export const LINK = {
   pageSequence: 5,
   /** `Page 1`: a document starts here, whatever else the page shares with the one before. */
   pageOne: -6,
+  /**
+   * `Page 2` right after a page that prints no number: a first page is often left unnumbered (a letterhead, an
+   * invoice's first sheet), so this is the sequence going on, a little less sure than a printed `Page 1`.
+   */
+  secondAfterUnnumbered: 4,
   /** `Page k` (k > 1) not following its predecessor's number: still someone's later page. */
   laterPage: 1.5,
   /** The page before said it was the last (`Page n of n`) and this one has no number. */
@@ -109,7 +114,8 @@ export function linkScore(
       prior !== undefined &&
       prior.k === k - 1 &&
       (prior.n === undefined || page.pageNumber?.n === undefined || prior.n === page.pageNumber.n);
-    score += follows ? LINK.pageSequence : LINK.laterPage;
+    if (follows) score += LINK.pageSequence;
+    else score += k === 2 && prior === undefined ? LINK.secondAfterUnnumbered : LINK.laterPage;
   } else if (prior?.n !== undefined && prior.k >= prior.n) score += LINK.afterLastPage;
 
   let sameHeader = false;

@@ -126,10 +126,10 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
     strategy: plan.strategy,
     candidates: plan.candidates,
     ...(plan.ocrCandidates ? { ocrCandidates: plan.ocrCandidates } : {}),
-    // A packet's pages are classified one call each by the worker (shared/worker/packet-run.ts), not in chunks.
-    ...(plan.chunkPages !== undefined && !packet
-      ? { chunkPages: plan.chunkPages, progress: { pagesTotal: facts.pages, pagesDone: 0 } }
-      : {}),
+    // A packet's pages are classified one call each by the worker (shared/worker/packet-run.ts), not in chunks; its
+    // progress counts the pages classified (their checkpoints).
+    ...(plan.chunkPages !== undefined && !packet ? { chunkPages: plan.chunkPages } : {}),
+    ...(plan.chunkPages !== undefined || packet ? { progress: { pagesTotal: facts.pages, pagesDone: 0 } } : {}),
     estimateMicros,
     marginPct,
     maxCostMicros,

@@ -25,6 +25,8 @@ export interface ChunkOutput {
   result: Record<string, unknown>;
   documentText?: string;
   nativeConfidence?: number;
+  /** The provider's confidence in each top-level value (ProviderOutput.valueConfidence), when it gave one. */
+  valueConfidence?: Record<string, number>;
   billableUnits: number;
 }
 
@@ -37,6 +39,11 @@ export interface ChunkCheckpoint {
   attempts: Attempt[];
   requests: number;
   costMicros: Micros;
+  /**
+   * Pages this checkpoint adds to the run's `progress.pagesDone` (not stored); default its pages. A packet document's
+   * extraction adds none: its pages were counted when classified (shared/worker/packet-checkpoints.ts).
+   */
+  pagesDone?: number;
 }
 
 /** A checkpoint item stays well inside DynamoDB's 400 KB item limit. */
@@ -158,7 +165,7 @@ async function writeWave(
 ): Promise<ChunkCheckpoint[] | 'run-final'> {
   let left = [...wave];
   while (left.length > 0) {
-    const pages = left.reduce((sum, { checkpoint: c }) => sum + c.last - c.first + 1, 0);
+    const pages = left.reduce((sum, { checkpoint: c }) => sum + (c.pagesDone ?? c.last - c.first + 1), 0);
     const items: NamedItems<string> = {
       run: {
         Update: {

@@ -52,8 +52,10 @@ export async function executeRun(run: RunRecord, options: ExecuteOptions): Promi
   const capMicros = spendLimitOf(run);
   if (run.packet) {
     // A packet's calls go through the providers' pools, as chunks' do.
+    // The crash seam `after-chunk` fires after each of its checkpoints is written (./packet-checkpoints.ts).
     const pooled = pooledAdapters(adapters, config.providerConcurrency);
-    return runPacket(run, bytes, { adapters: pooled, capMicros, factors, deadlineMs });
+    const afterWrite = () => options.fault?.('after-chunk', run);
+    return runPacket(run, bytes, { adapters: pooled, capMicros, factors, deadlineMs }, afterWrite);
   }
   // An image a language model answers comes back without words: its evidence OCR runs beside the model's call, and
   // is awaited before the run settles either way (no OCR is left running into the next invocation).

@@ -1,15 +1,16 @@
 /**
- * Per-page evidence of a packet run (contract-v1.2 §3), every page at once in parallel. When the plan's first
+ * Per-page evidence of a packet run (contract-v1.2 §3), the pages in parallel (SERVICE_PROVIDER_CONCURRENCY at once), each
+ * kept as a checkpoint (./packet-checkpoints.ts) so that a redelivery asks no page again. When the plan's first
  * candidate is a language model, each page is one compact classification call through the normal attempt loop
  * (./attempts.ts: fallback, spend limit, every attempt recorded); otherwise the local engine decides from the page's
- * words (shared/packets/local-evidence.ts), which costs nothing.
+ * words (shared/packets/local-evidence.ts), which costs nothing: its text layer's, or for a page without one (a scan)
+ * the words the local OCR engine reads on it (./evidence.ts `ocrPagesForEvidence`).
  * Not to undo: evidence never fails a run. A page whose model answer is missing or malformed gets the local engine's
  * evidence from its text layer (logged), so every page has evidence and the split stays a partition.
  */
-import type { Attempt } from '../contract.js';
 import type { EvidenceWord } from '../fields/types.js';
 import { log } from '../log.js';
-import type { PdfFile } from '../media/index.js';
+import { hasTextLayer, type PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
 import { CLASSIFICATION_TASK } from '../packets/estimate.js';
 import { HEADER_MAX_CHARS, IDS_MAX, OTHER, type PageEvidence, pageEvidence } from '../packets/evidence.js';
@@ -17,31 +18,31 @@ import { localPageEvidence } from '../packets/local-evidence.js';
 import { chunkFacts } from '../planning/chunks.js';
 import type { FactorsFor } from '../pricing/calibration.js';
 import { catalog } from '../providers/catalog.js';
+import { readingRows } from '../providers/local/layout.js';
 import type { ProviderAdapter } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, TaskSpec } from '../task.js';
 import { tryCandidates } from './attempts.js';
+import { addTo, noTotals, type Totals } from './checkpoints.js';
+import { ocrPagesForEvidence } from './evidence.js';
+import type { PacketCheckpoints } from './packet-checkpoints.js';
 import type { PacketSpend } from './packet-spend.js';
 import { chooseSteps, textLayerOf } from './steps.js';
 
 /** The marker a classification request's prompt starts with (fakes in test/ and bench/ recognise it by it). */
 export const CLASSIFY_MARKER = 'PACKET PAGE CLASSIFICATION.';
 
-/** What gathering the evidence used: the attempts and their cost, as the run's settlement counts them. */
-export interface EvidenceUsed {
-  attempts: Attempt[];
-  requests: number;
-  costMicros: Micros;
-  billableUnits: number;
-}
-
 export interface PacketEvidenceInput {
   run: RunRecord;
+  /** The packet's file, and the same opened. */
+  bytes: Uint8Array;
   pdf: PdfFile;
   schemaIds: readonly string[];
   adapters: Partial<Record<ProviderId, ProviderAdapter>>;
   capMicros: Micros;
   spend: PacketSpend;
+  /** What earlier deliveries kept, and where this one keeps each page's evidence. */
+  saved: PacketCheckpoints;
   deadlineMs: number;
   factors?: FactorsFor;
 }
@@ -71,43 +72,100 @@ export function classificationTask(schemaIds: readonly string[]): TaskSpec {
   };
 }
 
-/** Every page's evidence (1-based, in order) and what it cost. */
-export async function gatherEvidence(
-  input: PacketEvidenceInput,
-): Promise<{ pages: PageEvidence[]; used: EvidenceUsed }> {
-  const count = input.pdf.pageCount;
+/**
+ * Every page's evidence (1-based, in order) and what it cost, this delivery's and earlier ones'. Throws what stopped
+ * the run (the crash seam, a failed checkpoint write) once every page that was asked is kept.
+ */
+export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ pages: PageEvidence[]; used: Totals }> {
+  const { saved } = input;
   const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
-  const used: EvidenceUsed = { attempts: [], requests: 0, costMicros: 0, billableUnits: 0 };
-  const numbers = Array.from({ length: count }, (_, i) => i + 1);
-  if (!classifiesWithModel(input.run)) return { pages: numbers.map(local), used };
+  const used = noTotals();
+  const model = classifiesWithModel(input.run);
+  const scanned = model ? new Map<number, EvidenceWord[]>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
+  const numbers = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1);
   const pages = await Promise.all(
-    numbers.map(async (page) => {
-      const answer = await classifyPage(input, task, page);
-      used.attempts.push(...answer.attempts);
-      used.requests += answer.requests;
-      used.costMicros += answer.costMicros;
-      used.billableUnits += answer.billableUnits;
-      if (answer.evidence) return answer.evidence;
+    numbers.map(async (page): Promise<PageEvidence | undefined> => {
+      const kept = saved.savedEvidence(page);
+      if (kept) {
+        addTo(used, kept.used);
+        return kept.evidence;
+      }
+      if (!model) {
+        const read = scanned.get(page);
+        const evidence = read ? localPageEvidence(page, read, input.schemaIds) : local(page);
+        saved.keepEvidence(evidence, 'local', noTotals());
+        return evidence;
+      }
+      const answer = await saved.step(() => classifyPage(input, task, page));
+      if (!answer) return undefined;
+      addTo(used, answer.used);
+      if (answer.evidence && answer.provider) {
+        saved.keepEvidence(answer.evidence, answer.provider, answer.used);
+        return answer.evidence;
+      }
       log.warn('no usable classification for a packet page; the local engine decides it', {
         jobId: input.run.jobId,
         page,
       });
-      return local(page);
+      const evidence = local(page);
+      saved.keepEvidence(evidence, 'local', answer.used);
+      return evidence;
     }),
   );
-  return { pages, used };
+  await saved.finish();
+  return { pages: pages as PageEvidence[], used };
+}
+
+/**
+ * The words the local OCR engine reads on the pages without a text layer (`hasTextLayer`: a scan, a photo) that no
+ * earlier delivery classified, by page; a page keeps its text layer when OCR reads no more there. Never throws: a
+ * page OCR could not read in time keeps what its text layer has (logged by `ocrPagesForEvidence`).
+ */
+async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, EvidenceWord[]>> {
+  const pages = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1).filter(
+    (page) => input.saved.savedEvidence(page) === undefined && !hasTextLayer(pageWords(input.pdf, page).text),
+  );
+  const read = await ocrPagesForEvidence({
+    bytes: input.bytes,
+    facts: input.run.file,
+    pages,
+    deadlineMs: input.deadlineMs,
+    maxPages: pages.length,
+  });
+  const chars = (words: readonly EvidenceWord[]) => words.reduce((sum, w) => sum + w.text.length, 0);
+  return new Map(
+    read
+      .filter((p) => chars(p.words) > chars(pageWords(input.pdf, p.page).words))
+      .map((p) => [p.page, p.words] as const),
+  );
+}
+
+/**
+ * The page's text as a reader sees it: its words in rows, top to bottom, cells of a row on one line with wide gaps
+ * kept (mupdf's own text puts each table cell on a line of its own, so a continued table reads as a list of words).
+ * The text layer as it is when it has no words (nothing to lay out).
+ */
+export function pageLayoutText(pdf: PdfFile, page: number): string {
+  const { text, words } = pageWords(pdf, page);
+  return words.length === 0
+    ? text
+    : readingRows(words)
+        .map((row) => row.text)
+        .join('\n');
 }
 
 /** One page given to the plan's candidates with the classification task; its evidence, or null when none parsed. */
 async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: number) {
-  const { outcome, used } = await callOnPages(input, { first: page, last: page }, task, [input.pdf.text(page - 1)]);
+  const { outcome, used } = await callOnPages(input, { first: page, last: page }, task, [
+    pageLayoutText(input.pdf, page),
+  ]);
   const evidence = outcome.output ? parseAnswer(outcome.output.result, page) : null;
-  return { evidence, ...used };
+  return { evidence, provider: outcome.provider, used };
 }
 
 /** What a call on the packet's pages needs: the run, its file, its adapters, and the packet's one spend limit. */
-export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds'>;
+export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved' | 'bytes'>;
 
 /**
  * Some of the packet's pages (one page to classify, a document to extract) given to the run's candidates with `task`,
@@ -141,7 +199,7 @@ export async function callOnPages(
     ...(call.factors ? { factors: call.factors } : {}),
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
   });
-  const used: EvidenceUsed = {
+  const used: Totals = {
     attempts: outcome.attempts,
     requests: outcome.requests,
     costMicros: outcome.costMicros,

@@ -4,6 +4,8 @@
  * that is not `other` with its schema, in parallel, grounded on the PACKET's page numbers; `auto` classifies the whole
  * file from the same evidence and runs it as an ordinary run with the chosen schema (./single-pass.ts).
  * Not to undo:
+ * - Each page's evidence and each extracted document is a checkpoint (./packet-checkpoints.ts): a redelivery after a
+ *   crash asks the providers only for what none covers, and counts what the checkpoints used in its one settlement.
  * - Every call is an attempt of the ONE run: one spend limit across the pages and documents (./packet-spend.ts), one
  *   settlement (./settle.ts), so money is exactly-once as for any run. The price is what was done.
  * - The result is checked to be a partition of the pages before it is returned (`checkPartition`); a document whose
@@ -30,15 +32,25 @@ import { buildTask, registry } from '../registry/registry.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../task.js';
+import type { Totals } from './checkpoints.js';
 import { undecodable, usageOf } from './outcome.js';
-import { callOnPages, type EvidenceUsed, gatherEvidence, pageWords } from './packet-evidence.js';
+import { PacketCheckpoints, type SavedOutput } from './packet-checkpoints.js';
+import { callOnPages, gatherEvidence, pageWords } from './packet-evidence.js';
 import { PacketSpend } from './packet-spend.js';
 import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
 import { shapeResult } from './result.js';
 import { runSinglePass, type SinglePassInput } from './single-pass.js';
 
-/** Executes a packet run; returns the settlement to write (nothing is written here). */
-export async function runPacket(run: RunRecord, bytes: Uint8Array, input: SinglePassInput): Promise<Settlement> {
+/**
+ * Executes a packet run from its checkpoints; returns the settlement to write (nothing is written here but the
+ * checkpoints). `afterWrite` runs after each checkpoint is written: a throw stops the run, which then throws it.
+ */
+export async function runPacket(
+  run: RunRecord,
+  bytes: Uint8Array,
+  input: SinglePassInput,
+  afterWrite?: () => void | Promise<void>,
+): Promise<Settlement> {
   const packet = run.packet;
   if (!packet) throw new Error('runPacket: not a packet run');
   if (packet.mode === 'auto' && run.file.kind !== 'pdf') return runSinglePass(run, bytes, input);
@@ -51,8 +63,9 @@ export async function runPacket(run: RunRecord, bytes: Uint8Array, input: Single
     throw error;
   }
   try {
-    const spend = new PacketSpend();
-    const context = { run, pdf, spend, input, schemaIds: packet.schemaIds };
+    const saved = await PacketCheckpoints.load(run, afterWrite);
+    const spend = new PacketSpend(saved.spentBefore);
+    const context = { run, bytes, pdf, spend, saved, input, schemaIds: packet.schemaIds };
     const evidence = await gatherEvidence({ ...context, ...input });
     if (packet.mode === 'auto') {
       const schemaId = classifyWhole(evidence.pages, packet.schemaIds);
@@ -65,6 +78,7 @@ export async function runPacket(run: RunRecord, bytes: Uint8Array, input: Single
     }
     const documents = splitPacket(evidence.pages, packet.schemaIds);
     const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
+    await saved.finish();
     return await packetSettlement(run, bytes, documents, extracted, evidence.used, input.deadlineMs);
   } finally {
     pdf.close();
@@ -75,15 +89,18 @@ interface Context {
   run: RunRecord;
   pdf: PdfFile;
   spend: PacketSpend;
+  saved: PacketCheckpoints;
   input: SinglePassInput;
 }
 
 type Extraction =
   | { kind: 'other' }
-  | { kind: 'failed'; used: EvidenceUsed }
+  /** Not asked: the run stopped first (its `finish` throws why). */
+  | { kind: 'stopped' }
+  | { kind: 'failed'; used: Totals }
   | {
       kind: 'answered';
-      used: EvidenceUsed;
+      used: Totals;
       document: Omit<PacketDocumentResult, 'index' | 'pages' | 'schemaId' | 'classification'> & { words: PageWords[] };
     };
 
@@ -109,30 +126,34 @@ export function classifyWhole(
   return best;
 }
 
-/** One document given to the plan's candidates with its schema: its pages as a small PDF, with their text. */
+/**
+ * One document given to the plan's candidates with its schema: its pages as a small PDF, with their text; or its
+ * answer as an earlier delivery kept it.
+ */
 async function extractDocument(context: Context, doc: PacketDocument): Promise<Extraction> {
   if (doc.schemaId === OTHER) return { kind: 'other' };
-  const { run, pdf, input } = context;
+  const { run, pdf, input, saved } = context;
   const range = doc.pages;
   const task = schemaTask(run, doc.schemaId);
   const read: { text: string; words: PageWords['words']; page: number }[] = [];
   for (let page = range.first; page <= range.last; page++) read.push({ ...pageWords(pdf, page), page });
-  const { outcome, used } = await callOnPages(
-    {
-      run,
-      pdf,
-      spend: context.spend,
-      adapters: input.adapters,
-      capMicros: input.capMicros,
-      deadlineMs: input.deadlineMs,
-      factors: input.factors,
-    },
-    range,
-    task,
-    read.map((r) => r.text),
-  );
-  if (!outcome.output) return { kind: 'failed', used };
-  const result = shapeResult(task, outcome.output);
+  const kept = saved.savedDocument(range);
+  const asked = kept
+    ? { output: kept.output, used: kept.used }
+    : await saved.step(async () => {
+        const { outcome, used } = await callOnPages(
+          { ...context, ...input },
+          range,
+          task,
+          read.map((r) => r.text),
+        );
+        if (outcome.output && outcome.provider) saved.keepDocument(range, outcome.provider, outcome.output, used);
+        return { output: outcome.output as SavedOutput | null, used };
+      });
+  if (!asked) return { kind: 'stopped' };
+  const { output, used } = asked;
+  if (!output) return { kind: 'failed', used };
+  const result = shapeResult(task, output);
   // Grounded on the packet's own page numbers: the text layer's words of the document's pages.
   const words: PageWords[] = read
     .filter((r) => r.words.length > 0)
@@ -141,8 +162,8 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
     result,
     fieldSpecs: task.fields,
     words,
-    ...(outcome.output.nativeConfidence !== undefined ? { nativeConfidence: outcome.output.nativeConfidence } : {}),
-    ...(outcome.output.valueConfidence !== undefined ? { valueConfidence: outcome.output.valueConfidence } : {}),
+    ...(output.nativeConfidence !== undefined ? { nativeConfidence: output.nativeConfidence } : {}),
+    ...(output.valueConfidence !== undefined ? { valueConfidence: output.valueConfidence } : {}),
     reviewThreshold: config.reviewConfidence,
     now: new Date(),
   });
@@ -156,10 +177,10 @@ async function packetSettlement(
   bytes: Uint8Array,
   documents: readonly PacketDocument[],
   extracted: readonly Extraction[],
-  evidence: EvidenceUsed,
+  evidence: Totals,
   deadlineMs: number,
 ): Promise<Settlement> {
-  const used = [evidence, ...extracted.flatMap((e) => (e.kind === 'other' ? [] : [e.used]))];
+  const used = [evidence, ...extracted.flatMap((e) => ('used' in e ? [e.used] : []))];
   const attempts: Attempt[] = used.flatMap((u) => u.attempts);
   const usage = usageOf(run, sumUsed(used));
   const failed = extracted.findIndex((e) => e.kind === 'failed');
@@ -202,15 +223,15 @@ async function packetSettlement(
 }
 
 /** An `auto` run's single pass, with the classification's attempts and cost counted in. */
-function withUsed(run: RunRecord, settlement: Settlement, evidence: EvidenceUsed): Settlement {
+function withUsed(run: RunRecord, settlement: Settlement, evidence: Totals): Settlement {
   const attempts = [...evidence.attempts, ...settlement.attempts];
   if (!settlement.usage) return { ...settlement, attempts };
   return { ...settlement, attempts, usage: usageOf(run, sumUsed([settlement.usage, evidence])) };
 }
 
 /** What some calls used together. */
-function sumUsed(used: readonly Omit<EvidenceUsed, 'attempts'>[]): Omit<EvidenceUsed, 'attempts'> {
-  const sum = (f: (u: Omit<EvidenceUsed, 'attempts'>) => number) => used.reduce((s, u) => s + f(u), 0);
+function sumUsed(used: readonly Omit<Totals, 'attempts'>[]): Omit<Totals, 'attempts'> {
+  const sum = (f: (u: Omit<Totals, 'attempts'>) => number) => used.reduce((s, u) => s + f(u), 0);
   return {
     requests: sum((u) => u.requests),
     billableUnits: sum((u) => u.billableUnits),

@@ -8,8 +8,13 @@ import type { Micros } from '../money.js';
 import type { SharedSpend } from './attempts.js';
 
 export class PacketSpend {
-  private spentMicros: Micros = 0;
+  private spentMicros: Micros;
   private inFlightMicros: Micros = 0;
+
+  /** `spentBefore`: what earlier deliveries of the run spent (its checkpoints' cost), already under the limit. */
+  constructor(spentBefore: Micros = 0) {
+    this.spentMicros = spentBefore;
+  }
 
   /** What every call of the run has spent so far. */
   get spent(): Micros {

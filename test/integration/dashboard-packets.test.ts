@@ -1,7 +1,8 @@
 /**
  * A split run in the dashboard (contract-v1.2 §3, issue 30): the run detail shows the packet as a strip of its pages
- * grouped by document, one block per document with its class, pages, result and fields' pages and boxes — at desktop
- * and phone width, with no WCAG 2.1 A/AA violation (axe-core) and nothing the page logs as a problem.
+ * grouped by document, one block per document with its class, pages, result and fields' pages and boxes, and each
+ * document's field boxes drawn on the images of its pages — at desktop and phone width, with no WCAG 2.1 A/AA
+ * violation (axe-core) and nothing the page logs as a problem.
  */
 import type { Page } from 'playwright-core';
 import {
@@ -25,7 +26,26 @@ if (!PACKET) throw new Error('no packet of three documents or more');
 let restore: () => void;
 let key: string;
 let jobId: string;
-let documents: { index: number; schemaId: string; pages: { first: number; last: number } }[];
+interface Evidence {
+  page?: number;
+  bbox?: number[];
+}
+let documents: {
+  index: number;
+  schemaId: string;
+  pages: { first: number; last: number };
+  fields?: Record<string, Evidence>;
+}[];
+
+/** The fields of a document with a box, by page. */
+function boxesByPage(fields: Record<string, Evidence> = {}): Map<number, string[]> {
+  const pages = new Map<number, string[]>();
+  for (const [name, e] of Object.entries(fields)) {
+    if (!Array.isArray(e.bbox)) continue;
+    pages.set(e.page ?? 1, [...(pages.get(e.page ?? 1) ?? []), name]);
+  }
+  return pages;
+}
 
 beforeAll(async () => {
   restore = useStackTables(stack());
@@ -80,6 +100,20 @@ describe.each([
       await block.waitFor();
       if (doc.schemaId === 'other') expect(await text(block)).toContain('Not extracted');
       else expect(await block.locator('pre').count()).toBe(1);
+    }
+    // Each document's boxes on the images of its pages: one box group per field with a box on that page.
+    const boxed = documents.flatMap((doc) => [...boxesByPage(doc.fields)].map(([p, names]) => ({ doc, p, names })));
+    expect(boxed.length).toBeGreaterThan(0);
+    for (const { doc, p, names } of boxed) {
+      const figure = panel.locator('figure', { hasText: `Page ${p}: the boxes of document ${doc.index + 1}'s fields` });
+      await figure.locator('img').waitFor();
+      expect(
+        await figure.locator('img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0),
+      ).toBe(true);
+      const drawn = await figure
+        .locator('g.field-box')
+        .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-evidence')));
+      expect(drawn.sort()).toEqual([...names].sort());
     }
     // Every page of the packet once in the strip.
     const numbers = (await strip.locator('.packet-page').allTextContents()).map(Number);

@@ -2,12 +2,15 @@
  * Packets on the local stack (contract-v1.2 §3): a generated packet (test/support/packets.ts) created with
  * `split: true` completes with `documents[]` that put every page in exactly one document, with the local engine
  * (the shared stack) and with a fake language model (its own stack: the provider list is global) that classifies each
- * page from its text. A crash before the settlement is redelivered and charged once; `review=needed` lists a split
- * run whose document needs review once.
+ * page from its text. A crash before the settlement is redelivered and charged once; a crash after a checkpoint is
+ * redelivered and asks the model nothing it answered before; `review=needed` lists a split run whose document needs
+ * review once.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { checkPartition } from '../../shared/packets/result.js';
 import { countSplit, scoreOf } from '../../shared/packets/score.js';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
@@ -115,28 +118,40 @@ test('vision analyze --split prints one block per document', async () => {
 describe('a split run with a language model', () => {
   let fake: FakeServer;
   let own: RunningStack;
+  let ddb: DynamoDBDocumentClient;
   const KEY = 'vk_packets_model_tenant_0123456789';
 
   beforeAll(async () => {
-    fake = await startFakeServer(packetModel());
+    // Each answer after 100 ms, two calls of a run at once: a crash leaves pages not yet asked.
+    fake = await startFakeServer(packetModel({ firstTokenMs: 100, tokensPerSecond: 100_000 }));
     own = await startStack({
       VISION_DEV_API_KEYS: `packets:${KEY}`,
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'sk-test-packets-0123456789',
       OPENAI_BASE_URL: `${fake.url}/v1`,
+      SERVICE_PROVIDER_CONCURRENCY: '2',
+      LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
+      VISION_LOCAL_FAULT_INJECTION: 'true',
     });
+    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: own.info.endpoints.dynamodb }));
   }, 150_000);
   afterAll(async () => {
+    ddb?.destroy();
     await own?.stop();
     await fake?.close();
   });
+  beforeEach(() => {
+    fake.requests.length = 0;
+  });
 
-  test('one classification call per page, one extraction per document, every page in one document', async () => {
-    const api = (path: string, init?: RequestInit) =>
-      fetch(`${own.info.baseUrl}${path}`, {
-        ...init,
-        headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
-      });
+  const api = (path: string, init?: RequestInit) =>
+    fetch(`${own.info.baseUrl}${path}`, {
+      ...init,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
+    });
+
+  /** Creates a split run of PACKET and waits for it to be final. */
+  const splitRun = async (metadata: Record<string, string> = {}) => {
     const presign = (await (
       await api('/v1/uploads/presign', {
         method: 'POST',
@@ -146,7 +161,7 @@ describe('a split run with a language model', () => {
     await fetch(presign.uploadUrl, { method: 'PUT', body: new Blob([new Uint8Array(PACKET.bytes)]) });
     const created = await api('/v1/runs', {
       method: 'POST',
-      body: JSON.stringify({ uploadId: presign.uploadId, prompt: 'Extract', split: true, confirmCost: true }),
+      body: JSON.stringify({ uploadId: presign.uploadId, prompt: 'Extract', split: true, confirmCost: true, metadata }),
     });
     expect(created.status).toBe(202);
     const { jobId } = (await created.json()) as { jobId: string };
@@ -158,12 +173,49 @@ describe('a split run with a language model', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect({ status: run.status, error: run.error }).toEqual({ status: 'completed', error: undefined });
-    const documents = (run.result as { documents: Doc[] }).documents;
+    return { jobId, run, documents: (run.result as { documents: Doc[] }).documents };
+  };
+
+  test('one classification call per page, one extraction per document, every page in one document', async () => {
+    const { run, documents } = await splitRun();
     expectPartition(documents, PACKET.pages);
     const score = scoreOf(countSplit(shapes(documents), PACKET.truth));
     expect(score.f1).toBeGreaterThanOrEqual(0.8);
     const extracted = documents.filter((d) => d.schemaId !== 'other').length;
     expect(fake.requests).toHaveLength(PACKET.pages + extracted);
     expect(run.attempts).toHaveLength(PACKET.pages + extracted);
+  });
+
+  test('a crash after a checkpoint: the redelivery asks the model nothing again; one hold, one settlement', async () => {
+    const { jobId, run, documents } = await splitRun({ localFault: 'crash-after-chunk' });
+    expectPartition(documents, PACKET.pages);
+    const extracted = documents.filter((d) => d.schemaId !== 'other').length;
+    // Every page classified once and every document extracted once, over both deliveries.
+    expect(fake.requests).toHaveLength(PACKET.pages + extracted);
+    expect(run.attempts).toHaveLength(PACKET.pages + extracted);
+    // The crash was real: the run was delivered again, its checkpoints (a page each, a document each) read back.
+    const stored = await ddb.send(
+      new GetCommand({ TableName: own.info.resources.tables.runs, Key: { jobId }, ConsistentRead: true }),
+    );
+    expect(Number(stored.Item?.deliveries)).toBeGreaterThanOrEqual(2);
+    const chunks = await ddb.send(
+      new QueryCommand({
+        TableName: own.info.resources.tables.runChunks,
+        KeyConditionExpression: 'jobId = :j',
+        ExpressionAttributeValues: { ':j': jobId },
+        ConsistentRead: true,
+      }),
+    );
+    expect(chunks.Items?.filter((c) => Number(c.first) > 0)).toHaveLength(PACKET.pages);
+    expect(chunks.Items?.filter((c) => Number(c.first) < 0)).toHaveLength(extracted);
+    const ledger = await ddb.send(
+      new QueryCommand({
+        TableName: own.info.resources.tables.ledger,
+        KeyConditionExpression: 'tenantId = :t AND begins_with(entryId, :j)',
+        ExpressionAttributeValues: { ':t': 'packets', ':j': `${jobId}#` },
+        ConsistentRead: true,
+      }),
+    );
+    expect(ledger.Items?.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
   });
 });

@@ -23,17 +23,22 @@ export function documentTextOf(request: RecordedRequest): string {
   return match ? (JSON.parse(`"${match[1]}"`) as string) : '';
 }
 
-/** The text as words on a page: one row per line, a word's x from its column (so wide gaps stay gaps). */
+/**
+ * The text as words on a page, read as a monospaced listing: one row per line, a word's x from its column, each
+ * character cell as wide as it is tall, so one space reads as a space and two or more as a gap between table cells
+ * (shared/providers/local/layout.ts CELL_GAP), as a reader of the text sees them.
+ */
 export function wordsOfText(text: string): EvidenceWord[] {
   const lines = text.split('\n');
-  const rowHeight = 1 / Math.max(40, lines.length + 1);
+  const longest = Math.max(120, ...lines.map((line) => line.length));
+  const cell = Math.min(1 / longest, 0.8 / (lines.length + 1));
+  const rowHeight = cell / 0.8;
   const words: EvidenceWord[] = [];
   for (const [row, line] of lines.entries()) {
     for (const match of line.matchAll(/\S+/g)) {
-      const x0 = Math.min(0.99, (match.index ?? 0) / 120);
-      const x1 = Math.min(1, x0 + match[0].length / 120);
+      const x0 = (match.index ?? 0) * cell;
       const y0 = row * rowHeight;
-      words.push({ text: match[0], bbox: [x0, y0, x1, y0 + rowHeight * 0.8] });
+      words.push({ text: match[0], bbox: [x0, y0, x0 + match[0].length * cell, y0 + cell] });
     }
   }
   return words;

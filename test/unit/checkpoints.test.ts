@@ -57,6 +57,18 @@ describe('CheckpointWriter', () => {
     ]);
   });
 
+  test('a checkpoint that says how many pages it adds to the progress adds that many (a packet document: none)', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    const writer = new CheckpointWriter(RUN);
+    writer.add({ ...checkpoint(1), first: -1, last: -3, pagesDone: 0 });
+    writer.add(checkpoint(4));
+    await writer.done();
+    expect(writes()).toEqual([
+      { chunks: [-1], progress: 0 },
+      { chunks: [4], progress: 1 },
+    ]);
+  });
+
   test('the crash seam fires once per chunk, only after its checkpoint is written', async () => {
     const seen: number[] = [];
     ddb.on(TransactWriteCommand).resolves({});

@@ -43,6 +43,9 @@ describe('a packet run is accepted', () => {
     const answer = await create({ ...minimal, split: true });
     expect(answer.status).toBe(202);
     expect(storedRun()?.packet).toEqual({ mode: 'split', schemaIds: [...registry.keys()] });
+    // Its progress counts the pages classified (their checkpoints), from none; it is not run in chunks.
+    expect(storedRun()?.progress).toEqual({ pagesTotal: 2, pagesDone: 0 });
+    expect(storedRun()?.chunkPages).toBeUndefined();
     // local prices a text-layer page the same for any task: classifying the 2 pages and extracting them, each priced.
     expect(answer.body.estimatedCostUsd).toBe((2 * textLayerEstimateMicros(2)) / 1_000_000);
     expect(answer.body.schemaId).toBeNull();

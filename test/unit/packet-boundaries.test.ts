@@ -66,6 +66,16 @@ describe('splitPacket', () => {
     expect(split(pages)).toEqual(['invoice 1-2']);
   });
 
+  test('an unnumbered first page, then `Page 2` under another top line: one document (first pages go unnumbered)', () => {
+    const pages = [
+      page(1, 'invoice', { header: 'acme supply co', startCue: true, ids: ['INV2041'] }),
+      // The invoice's second sheet: a line of terms and `Page 2`, nothing that names a class.
+      { ...page(2, 'other', { header: 'terms net', pageNumber: { k: 2 } }), classes: { other: 0.4 } },
+      page(3, 'receipt', { header: 'corner cafe', startCue: true }),
+    ];
+    expect(split(pages)).toEqual(['invoice 1-2', 'receipt 3-3']);
+  });
+
   test('the same bank twice: Page 1 of 2 after Page 2 of 2 starts the second statement', () => {
     const header = 'first national bank statement of account';
     const pages = [

@@ -1,10 +1,19 @@
 /**
  * The worker's packet run (shared/worker/packet-run.ts): evidence for every page (the local engine's, or a model's
  * per-page classification call), the split, one extraction per document that is not `other` with its schema, and
- * one settlement whose documents are a partition of the pages. Adapters are scripted; page previews are not stored
- * (S3 mocked at the client).
+ * one settlement whose documents are a partition of the pages; each page's evidence and each document's answer kept
+ * as a checkpoint, so that a delivery redone after a crash asks nothing again and counts everything once. Adapters are
+ * scripted; the chunk store is an in-memory table behind a mocked DynamoDB client; page previews are not stored (S3
+ * mocked at the client).
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { localPageEvidence } from '../../shared/packets/local-evidence.js';
 import { checkPartition } from '../../shared/packets/result.js';
@@ -19,8 +28,35 @@ import { runPacket } from '../../shared/worker/packet-run.js';
 import { fixture, runItem } from '../support/aws.js';
 import { wordsOfText } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
+import { textAndScansPdf } from '../support/text-and-scans-pdf.js';
+
+// Read at first use (shared/config.ts): two calls of a run at once, so that a crash leaves pages not yet asked.
+process.env.SERVICE_PROVIDER_CONCURRENCY = '2';
 
 mockClient(S3Client).resolves({});
+const ddb = mockClient(DynamoDBDocumentClient);
+/** The chunk store: every item written, by run. */
+const chunkItems = new Map<string, Record<string, unknown>[]>();
+
+beforeEach(() => {
+  ddb.reset();
+  chunkItems.clear();
+  ddb.on(QueryCommand).callsFake((query: QueryCommandInput) => {
+    const jobId = String(query.ExpressionAttributeValues?.[':jobId']);
+    const items = [...(chunkItems.get(jobId) ?? [])].sort((a, b) => Number(a.first) - Number(b.first));
+    return { Items: items };
+  });
+  ddb.on(TransactWriteCommand).callsFake((write: TransactWriteCommandInput) => {
+    for (const item of write.TransactItems ?? []) {
+      const put = item.Put?.Item;
+      if (!put) continue;
+      const items = chunkItems.get(String(put.jobId)) ?? [];
+      if (items.some((i) => i.first === put.first)) throw new Error('a checkpoint written twice');
+      chunkItems.set(String(put.jobId), [...items, put]);
+    }
+    return {};
+  });
+});
 
 const SCHEMAS = [...registry.keys()];
 const FOUND = makePackets(30, 6).find((p) => p.truth.length >= 3 && p.truth.some((d) => d.schemaId === 'other'));
@@ -29,6 +65,9 @@ const PACKET = FOUND;
 const shapes = (documents: readonly { schemaId: string; pages: { first: number; last: number } }[]) =>
   documents.map((d) => ({ schemaId: d.schemaId, pages: d.pages }));
 
+let runs = 0;
+
+/** A queued split run of PACKET (its own jobId: runs do not share checkpoints). */
 function packetRun(candidates: ProviderId[], overrides: Partial<RunRecord> = {}): RunRecord {
   const facts = {
     mime: 'application/pdf' as const,
@@ -36,9 +75,12 @@ function packetRun(candidates: ProviderId[], overrides: Partial<RunRecord> = {})
     sizeBytes: PACKET.bytes.byteLength,
     pages: PACKET.pages,
   };
+  runs += 1;
   return runItem({
+    jobId: `run_packet_${runs}`,
     task: buildTask({ prompt: 'Extract', outputFormat: 'json' }),
     file: facts,
+    progress: { pagesTotal: facts.pages, pagesDone: 0 },
     candidates,
     packet: { mode: 'split', schemaIds: SCHEMAS },
     estimateMicros: 1_000_000,
@@ -50,14 +92,18 @@ interface Recorded extends ProviderAdapter {
   calls: ProviderInput[];
 }
 
-/** A model that classifies from the page's text (as the local engine would) and extracts nothing; 50 micros a call. */
-function model(id: ProviderId, broken = false): Recorded {
+/**
+ * A model that classifies from the page's text (as the local engine would) and extracts nothing; 50 micros a call,
+ * answered after `delayMs` (calls overlap as a real model's do).
+ */
+function model(id: ProviderId, broken = false, delayMs = 0): Recorded {
   const calls: ProviderInput[] = [];
   return {
     id,
     calls,
     async invoke(input): Promise<ProviderOutput> {
       calls.push(input);
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const usage = { billableUnits: 1, costMicros: 50 };
       if (!input.task.prompt.startsWith(CLASSIFY_MARKER)) return { result: {}, usage };
       if (broken) return { result: { pages: ['not evidence'] }, usage };
@@ -119,6 +165,20 @@ describe('a split run', () => {
     expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
   });
 
+  test('a model reads a page as rows: a continued table and an unnumbered first page split as the truth', async () => {
+    const packet = makePackets().find((p) => p.name === 'invoice-continued');
+    if (!packet) throw new Error('no invoice-continued packet');
+    const openai = model('openai');
+    const run = packetRun(['openai'], {
+      file: { ...packetRun([]).file, sizeBytes: packet.bytes.byteLength, pages: packet.pages },
+    });
+    const documents = documentsOf(await runPacket(run, packet.bytes, input({ openai })));
+    expect(shapes(documents)).toEqual(packet.truth);
+    // What the model was given for a continued table's page: each row's cells on one line, apart by a wide gap.
+    const continued = openai.calls.find((c) => c.task.prompt.startsWith(CLASSIFY_MARKER) && c.pages?.first === 2);
+    expect(continued?.documentText?.split('\n')[0]).toMatch(/^\S.*\S {2,}\d+ {2,}[\d,.]+ {2,}[\d,.]+$/);
+  });
+
   test('a malformed classification answer: the page gets the local engine evidence, still a partition', async () => {
     const openai = model('openai', true);
     const documents = documentsOf(await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai })));
@@ -145,6 +205,95 @@ describe('a split run', () => {
     const settlement = await runPacket(run, PACKET.bytes, { ...input({ local }), capMicros: 0 });
     expect(settlement.status).toBe('failed');
     expect(local.calls).toHaveLength(0);
+  });
+});
+
+describe('a split run with scanned pages', () => {
+  test('the local engine classifies a page without a text layer from the words its OCR reads there', async () => {
+    // Page 1 an invoice with a text layer; pages 2 and 3 scans of a receipt and a business card (images only).
+    const scans = await textAndScansPdf();
+    const local = model('local');
+    const run = packetRun(['local'], {
+      file: { ...packetRun([]).file, sizeBytes: scans.bytes.byteLength, pages: scans.pages },
+    });
+    const documents = documentsOf(await runPacket(run, scans.bytes, input({ local })));
+    // Without OCR the scans are blank pages and join the invoice: one document of pages 1-3.
+    expect(documents.map((d) => d.pages)).toEqual([
+      { first: 1, last: 1 },
+      { first: 2, last: 2 },
+      { first: 3, last: 3 },
+    ]);
+    expect(documents[0]?.schemaId).toBe('invoice');
+    // The receipt scan prints an "Invoice Number" too: either reading is one a person would make of it.
+    expect(['receipt', 'invoice']).toContain(documents[1]?.schemaId);
+    expect(documents[2]?.schemaId).toBe('business_card');
+  }, 60_000);
+});
+
+describe('a split run redone after a crash', () => {
+  /** A crash seam that throws once, after the `at`-th checkpoint is written. */
+  function crashAfter(at: number) {
+    let written = 0;
+    return () => {
+      written += 1;
+      if (written === at) throw new Error(`simulated crash after checkpoint ${at}`);
+    };
+  }
+
+  /** Each call as what it asked: `classify p` or `extract first-last`. */
+  const asked = (calls: readonly ProviderInput[]) =>
+    calls.map((c) =>
+      c.task.prompt.startsWith(CLASSIFY_MARKER)
+        ? `classify ${c.pages?.first}`
+        : `extract ${c.pages?.first}-${c.pages?.last}`,
+    );
+
+  test.each([
+    ['while the pages are classified', 2],
+    ['while the documents are extracted', PACKET.pages + 1],
+  ])('%s: the redelivery asks only what no checkpoint kept; the settlement counts every call once', async (_, at) => {
+    const expected = documentsOf(
+      await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai: model('openai') })),
+    );
+    const extracted = expected.filter((d) => d.schemaId !== 'other').length;
+    const openai = model('openai', false, 5);
+    const run = packetRun(['openai']);
+    await expect(runPacket(run, PACKET.bytes, input({ openai }), crashAfter(at))).rejects.toThrow('simulated crash');
+    const first = asked(openai.calls);
+    // The crash is real: the first delivery stopped short.
+    expect(first.length).toBeLessThan(PACKET.pages + extracted);
+
+    const settlement = await runPacket(run, PACKET.bytes, input({ openai }));
+    expect(shapes(documentsOf(settlement))).toEqual(shapes(expected));
+    const all = asked(openai.calls);
+    // Every page classified once and every document extracted once, across both deliveries.
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toHaveLength(PACKET.pages + extracted);
+    expect(settlement.usage?.costMicros).toBe(50 * (PACKET.pages + extracted));
+    expect(settlement.usage?.requests).toBe(PACKET.pages + extracted);
+    expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
+  });
+
+  test('the spend limit counts what the crashed delivery spent: with no room left past it, nothing more is asked', async () => {
+    // Dear calls: what the first delivery spends dwarfs any one call's predicted bound.
+    const dear = (): Recorded => {
+      const inner = model('openai', false, 5);
+      return {
+        ...inner,
+        async invoke(input, options) {
+          const output = await inner.invoke(input, options);
+          return { ...output, usage: { ...output.usage, costMicros: 1_000_000 } };
+        },
+      };
+    };
+    const openai = dear();
+    const run = packetRun(['openai']);
+    await expect(runPacket(run, PACKET.bytes, input({ openai }), crashAfter(2))).rejects.toThrow('simulated crash');
+    const before = openai.calls.length;
+    const spent = 1_000_000 * before;
+    const settlement = await runPacket(run, PACKET.bytes, { ...input({ openai }), capMicros: spent + 1 });
+    expect(openai.calls).toHaveLength(before);
+    expect(settlement.usage?.costMicros).toBe(spent);
   });
 });
 
