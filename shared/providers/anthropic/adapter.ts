@@ -14,7 +14,7 @@ import { apiKeyFor } from '../credentials.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { Attempt, LABEL, toFailure } from './failures.js';
 import { modelId, pricesFor, requestCostMicros, taskForStep } from './profile.js';
-import { firstOutputCap, firstTurn, repairTurns, requestBody } from './request.js';
+import { firstAnswerCap, firstTurn, repairTurns, requestBody } from './request.js';
 import { judge, outputFor, readResponse } from './response.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     // The spend limit: each request's output cap is what the attempt's allowance leaves after its input.
     const cost = (t: { input: number; output: number }) =>
       requestCostMicros(prices, { inputTokens: t.input, outputTokens: t.output });
-    let maxTokens = firstOutputCap(input, prices, invokeOptions.maxCostMicros, env);
+    let maxTokens = firstAnswerCap(input, prices, invokeOptions.maxCostMicros, env);
     const messages: MessageParam[] = [await firstTurn(input, task, attempt, invokeOptions)];
 
     for (let request = 1; ; request++) {

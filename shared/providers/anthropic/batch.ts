@@ -10,7 +10,7 @@ import type { BatchCodec } from '../batch-codec.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import { Attempt, LABEL } from './failures.js';
 import { modelId, outputTokenCap, pricesFor, taskForStep } from './profile.js';
-import { firstOutputCap, firstTurn, requestBody } from './request.js';
+import { firstAnswerCap, firstTurn, requestBody } from './request.js';
 import { judge, outputFor, readResponse } from './response.js';
 
 function pricesOrFail(model: string) {
@@ -29,7 +29,7 @@ export const anthropicBatchCodec: BatchCodec = {
     const model = modelId(env);
     const prices = pricesOrFail(model);
     const task = taskForStep(input.task, input.step);
-    const maxTokens = firstOutputCap(input, prices, options.maxCostMicros, env);
+    const maxTokens = firstAnswerCap(input, prices, options.maxCostMicros, env);
     const attempt = new Attempt(prices, Math.max(1, input.facts.pages), undefined, localWork());
     const turn = await firstTurn(input, task, attempt, localWork());
     return { model, body: { ...requestBody(model, task, maxTokens, [turn]) } };

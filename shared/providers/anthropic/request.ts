@@ -37,7 +37,7 @@ import type { ParsedResponse } from './response.js';
  * input, never above the step's own cap. Throws (not sent) when too little is left for a useful answer. The adapter and
  * the batch line (./batch.ts) plan alike.
  */
-export function firstOutputCap(
+export function firstAnswerCap(
   input: ProviderInput,
   prices: ModelPrices,
   maxCostMicros: number | undefined,
