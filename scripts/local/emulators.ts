@@ -3,7 +3,9 @@
  * and fauxqs (S3 + SQS, in-process), in memory or kept in a data folder (data-dir.ts). When AWS_ENDPOINT_URL or
  * per-service endpoints are set (e.g. a running LocalStack), nothing is started and those endpoints are used.
  * Resources are created from shared/infra/resources.ts. Not to undo: DynamoDB Local's exit is watched (the stack
- * cannot work without it) and stopping never waits for an exit that already happened.
+ * cannot work without it) and stopping never waits for an exit that already happened; a database is the stack's own
+ * only if its JVM runs and, in memory, it starts empty (another stack can take a port between freePort and the bind).
+ * Over 400 lines: starting the emulators and creating the resources in them are one start-up sequence read together.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
