@@ -6,7 +6,7 @@
  * Not to undo: `parse` prices the answer at the provider's list price, as the adapter does; the batch discount is
  * applied once, by the lane (batch-terms.ts `discounted`), so that estimate and settlement apply it the same way.
  */
-import type { FailureKind, ProviderId } from '../task.js';
+import { type FailureKind, ProviderFailure, type ProviderId } from '../task.js';
 import type { ProviderInput, ProviderOutput } from './types.js';
 
 /** One request of a batch: the model it is for and the body the provider's batch line carries. */
@@ -39,4 +39,11 @@ export interface BatchApi {
    * `requestIds` are the ids the batch was submitted with, for an API whose own ids cannot carry them (Anthropic's).
    */
   poll(ref: string, requestIds: readonly string[]): Promise<Map<string, BatchItemResult> | undefined>;
+}
+
+/** A model's prices for a batch line or answer: a model with none cannot be priced, so its attempt fails (client). */
+export function batchPrices<P>(provider: ProviderId, model: string, prices: P | undefined): P {
+  if (!prices)
+    throw new ProviderFailure('client', `${provider}: model "${model}" has no prices in ${provider}/pricing.json`);
+  return prices;
 }

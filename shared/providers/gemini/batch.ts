@@ -13,12 +13,11 @@
 import type { GenerateContentResponse } from '@google/genai';
 import { Deadline } from '../../media/index.js';
 import { ProviderFailure, type ProviderUsage } from '../../task.js';
-import type { BatchCodec } from '../batch-codec.js';
+import { type BatchCodec, batchPrices } from '../batch-codec.js';
 import { isPlainObject } from '../common.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { ProviderOutput } from '../types.js';
 import {
-  type ModelPrices,
   mediaTokenBound,
   modelId,
   outputTokenCap,
@@ -30,18 +29,12 @@ import {
 import { documentParts, firstAnswerCap } from './request.js';
 import { countsOf, cutWhy, isCut, judge, readAnswer, shapeAnswer } from './response.js';
 
-function pricesOrFail(model: string): ModelPrices {
-  const prices = pricesFor(model);
-  if (!prices) throw new ProviderFailure('client', `gemini: model "${model}" has no price in pricing.json`);
-  return prices;
-}
-
 export const geminiBatchCodec: BatchCodec = {
   id: 'gemini',
   async line(input, options) {
     const env = options.env ?? process.env;
     const model = modelId(env);
-    const prices = pricesOrFail(model);
+    const prices = batchPrices('gemini', model, pricesFor(model));
     // The spend limit at list price (the discount only lowers what the answer costs).
     const cap = firstAnswerCap(input, prices, prices, options.maxCostMicros, env);
     const task = taskForStep(input.task, input.step);
@@ -67,7 +60,7 @@ export const geminiBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}): Promise<ProviderOutput> {
     const env = options.env ?? process.env;
-    const prices = pricesOrFail(modelId(env));
+    const prices = batchPrices('gemini', modelId(env), pricesFor(modelId(env)));
     if (!isPlainObject(body)) throw new ProviderFailure('invalid_output', 'gemini: the batch answer is not a response');
     const response = body as unknown as GenerateContentResponse;
     // A response without usage is priced at the request's bound: its input and the largest cap it could have had.

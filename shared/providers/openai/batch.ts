@@ -9,7 +9,7 @@
 import { pdfTextLayer } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import { ProviderFailure, type Step } from '../../task.js';
-import type { BatchCodec } from '../batch-codec.js';
+import { type BatchCodec, batchPrices } from '../batch-codec.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { ProviderInput } from '../types.js';
 import { modelId, pricesFor, SYSTEM_INSTRUCTIONS, taskForStep, usageUsd } from './profile.js';
@@ -19,18 +19,12 @@ import { checkAnswer, responseSchema, shapeOutput } from './response.js';
 const stepOf = (input: ProviderInput): Step =>
   input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
 
-function pricesOrFail(model: string) {
-  const prices = pricesFor(model);
-  if (!prices) throw new ProviderFailure('client', `openai: model "${model}" has no prices in pricing.json`);
-  return prices;
-}
-
 export const openaiBatchCodec: BatchCodec = {
   id: 'openai',
   async line(input, options) {
     const env = options.env ?? process.env;
     const model = modelId(env);
-    const prices = pricesOrFail(model);
+    const prices = batchPrices('openai', model, pricesFor(model));
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
     const { step, task, cap } = planRequest(input, options.maxCostMicros, prices, env);
     const schema = resultJsonSchema(task);
@@ -58,7 +52,7 @@ export const openaiBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}) {
     const env = options.env ?? process.env;
-    const prices = pricesOrFail(modelId(env));
+    const prices = batchPrices('openai', modelId(env), pricesFor(modelId(env)));
     const step = stepOf(input);
     const parsed = responseSchema.safeParse(body);
     if (!parsed.success) throw new ProviderFailure('invalid_output', 'openai: the batch answer is not a response');
