@@ -14,11 +14,14 @@
  * - Gemini Batch Mode: POST /v1beta/models/{model}:batchGenerateContent (inline requests {request, metadata: {key}}),
  *   GET /v1beta/batches/{id} (an operation: metadata.state BATCH_STATE_PENDING → RUNNING → SUCCEEDED | EXPIRED,
  *   metadata.output.inlinedResponses.inlinedResponses [{response | error, metadata}]).
- * - Bedrock batch inference (REST, the control plane `bedrock`): POST /model-invocation-job (S3 input JSONL of
- *   {recordId, modelInput}), GET /model-invocation-job/{jobArn} (Submitted → InProgress → Completed |
- *   PartiallyCompleted | Expired), output `<outputUri><jobId>/<input file>.out` lines {recordId, modelInput, modelOutput
- *   | error} and `manifest.json.out`, written through the `storage` the test gives (a Map, or the local stack's S3);
- *   a job of fewer than `bedrockMinRecords` records (100, Bedrock's default quota) is refused (ValidationException).
+ * - Bedrock batch inference (REST, the control plane `bedrock`, which the SDK reaches through AWS_ENDPOINT_URL_BEDROCK):
+ *   POST /model-invocation-job (S3 input JSONL of {recordId, modelInput}; the reference's patterns for the job name,
+ *   role ARN and clientRequestToken; the same token answers the same job), GET /model-invocation-job/{jobArn}
+ *   (Submitted → InProgress → Completed | PartiallyCompleted | Expired), POST …/{jobArn}/stop (→ Stopped, the records
+ *   done so far kept), output `<outputUri><jobId>/<input file>.out` lines {recordId, modelInput, modelOutput | error}
+ *   and `manifest.json.out`, read and written through the `storage` the test gives (a Map, or the local stack's S3:
+ *   ./batch-fakes-s3.ts); a job of fewer than `bedrockMinRecords` records (100, Bedrock's default quota) is refused
+ *   (ValidationException).
  *
  * What each item answers is the test's `outcome` callback: the answer (wrapped in the provider's response: a tool call
  * when the request defined tools, else text) with token usage, or an error. A batch answers "in progress" to
@@ -104,9 +107,11 @@ interface Batch {
   createdAt: Date;
   /** Set once the batch ended: each item's outcome, or `expired` for an item not done in time. */
   results?: Array<ItemOutcome | 'expired'>;
-  /** Bedrock: where it writes. */
+  /** Bedrock: where it writes, its model, and whether StopModelInvocationJob ended it. */
   outputUri?: string;
   inputFile?: string;
+  model?: string;
+  stopped?: boolean;
   /** OpenAI: its input, output and error files. */
   inputFileId?: string;
 }
@@ -279,16 +284,23 @@ export async function startBatchFakes(
     return batch;
   };
 
+  /** Ends a batch: the first `done` items get their outcome, the others are expired (never processed). */
+  const endBatch = async (batch: Batch, done: number): Promise<void> => {
+    batch.results = batch.items.map((item, index) => (index >= done ? 'expired' : behaviour.outcome(item)));
+    if (batch.provider === 'bedrock') await writeBedrockOutput(batch);
+  };
   /** Counts a status read; ends the batch after `pollsBeforeEnd` of them. */
   const poll = async (batch: Batch): Promise<boolean> => {
     if (batch.results) return true;
     batch.polls += 1;
     if (batch.polls <= behaviour.pollsBeforeEnd) return false;
-    batch.results = batch.items.map((item, index) =>
-      behaviour.expire && index >= behaviour.doneBeforeExpiry ? 'expired' : behaviour.outcome(item),
-    );
-    if (batch.provider === 'bedrock') await writeBedrockOutput(batch);
+    await endBatch(batch, behaviour.expire ? behaviour.doneBeforeExpiry : batch.items.length);
     return true;
+  };
+  /** A job identifier as GetModelInvocationJob takes it (its ARN, URL-encoded, or its id) → its id. */
+  const jobIdOf = (identifier: string) => {
+    const decoded = decodeURIComponent(identifier);
+    return decoded.slice(decoded.lastIndexOf('/') + 1);
   };
   const expired = (batch: Batch) => batch.results?.some((r) => r === 'expired') ?? false;
   const counts = (batch: Batch) => ({
@@ -611,21 +623,55 @@ export async function startBatchFakes(
   }
 
   // ---------- Bedrock ----------
+  /** Jobs by clientRequestToken: the same token creates no second job (CreateModelInvocationJob is idempotent). */
+  const bedrockTokens = new Map<string, string>();
+  const bedrockArn = (jobId: string) => `arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/${jobId}`;
+  const bedrockError = (status: number, type: string, message: string): ScriptedResponse => ({
+    status,
+    headers: { 'x-amzn-errortype': type },
+    json: { message },
+  });
+
   async function bedrock(req: RecordedRequest, path: string): Promise<ScriptedResponse> {
     if (req.method === 'POST' && path === '/model-invocation-job') {
       const body = req.body as {
         jobName?: string;
         roleArn?: string;
         modelId?: string;
+        clientRequestToken?: string;
         inputDataConfig?: { s3InputDataConfig?: { s3Uri?: string } };
         outputDataConfig?: { s3OutputDataConfig?: { s3Uri?: string } };
       };
       const inputUri = body?.inputDataConfig?.s3InputDataConfig?.s3Uri;
       const outputUri = body?.outputDataConfig?.s3OutputDataConfig?.s3Uri;
       if (!body?.jobName || !body.roleArn || !body.modelId || !inputUri || !outputUri) {
-        return { status: 400, json: { message: 'jobName, roleArn, modelId, input and output S3 URIs are required' } };
+        return bedrockError(
+          400,
+          'ValidationException',
+          'jobName, roleArn, modelId, input and output S3 URIs are required',
+        );
       }
-      const input = await storage.read(inputUri);
+      // The reference's patterns for the job name and the service role.
+      if (!/^[a-zA-Z0-9](-*[a-zA-Z0-9+\-.])*$/.test(body.jobName) || body.jobName.length > 63) {
+        return bedrockError(400, 'ValidationException', 'jobName does not match its pattern');
+      }
+      if (!/^arn:aws(-[^:]+)?:iam::([0-9]{12})?:role\/.+$/.test(body.roleArn)) {
+        return bedrockError(400, 'ValidationException', 'roleArn is not an IAM role ARN');
+      }
+      if (
+        body.clientRequestToken !== undefined &&
+        !/^[a-zA-Z0-9]{1,256}(-*[a-zA-Z0-9]){0,256}$/.test(body.clientRequestToken)
+      ) {
+        return bedrockError(400, 'ValidationException', 'clientRequestToken does not match its pattern');
+      }
+      const known = body.clientRequestToken ? bedrockTokens.get(body.clientRequestToken) : undefined;
+      if (known !== undefined) return { json: { jobArn: bedrockArn(known) } };
+      let input: string;
+      try {
+        input = await storage.read(inputUri);
+      } catch {
+        return bedrockError(400, 'ValidationException', 'the input S3 object cannot be read with the role');
+      }
       const records = input
         .split('\n')
         .filter((l) => l.trim() !== '')
@@ -633,7 +679,7 @@ export async function startBatchFakes(
       const refused = bedrockTooFewRecords(records.length, behaviour.bedrockMinRecords);
       if (refused) return refused;
       const jobId = randomUUID().replaceAll('-', '').slice(0, 12);
-      const arn = `arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/${jobId}`;
+      if (body.clientRequestToken) bedrockTokens.set(body.clientRequestToken, jobId);
       submit(
         'bedrock',
         jobId,
@@ -641,32 +687,44 @@ export async function startBatchFakes(
         {
           outputUri: outputUri.endsWith('/') ? outputUri : `${outputUri}/`,
           inputFile: inputUri.slice(inputUri.lastIndexOf('/') + 1),
+          model: body.modelId,
         },
       );
-      return { json: { jobArn: arn } };
+      return { json: { jobArn: bedrockArn(jobId) } };
+    }
+    const stop = /^\/model-invocation-job\/(.+)\/stop$/.exec(path);
+    if (req.method === 'POST' && stop) {
+      const batch = batches.get(jobIdOf(stop[1] ?? ''));
+      if (!batch) return bedrockError(404, 'ResourceNotFoundException', 'job not found');
+      if (batch.results) return bedrockError(400, 'ValidationException', 'the job has already ended');
+      // The records done so far (`doneBeforeExpiry`) keep their output; the others are never processed.
+      batch.stopped = true;
+      await endBatch(batch, behaviour.doneBeforeExpiry);
+      return { json: {} };
     }
     const status = /^\/model-invocation-job\/(.+)$/.exec(path);
     if (req.method === 'GET' && status) {
-      const identifier = decodeURIComponent(status[1] ?? '');
-      const jobId = identifier.slice(identifier.lastIndexOf('/') + 1);
+      const jobId = jobIdOf(status[1] ?? '');
       const batch = batches.get(jobId);
-      if (!batch) return { status: 404, json: { message: 'job not found' } };
+      if (!batch) return bedrockError(404, 'ResourceNotFoundException', 'job not found');
       const ended = await poll(batch);
       const c = counts(batch);
       return {
         json: {
-          jobArn: `arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/${jobId}`,
+          jobArn: bedrockArn(jobId),
           jobName: `job-${jobId}`,
-          modelId: String(batch.items[0]?.body.model ?? ''),
+          modelId: batch.model ?? '',
           status: !ended
             ? batch.polls === 1
               ? 'Submitted'
               : 'InProgress'
-            : expired(batch)
-              ? 'Expired'
-              : c.failed > 0
-                ? 'PartiallyCompleted'
-                : 'Completed',
+            : batch.stopped
+              ? 'Stopped'
+              : expired(batch)
+                ? 'Expired'
+                : c.failed > 0
+                  ? 'PartiallyCompleted'
+                  : 'Completed',
           submitTime: batch.createdAt.toISOString(),
           ...(ended ? { endTime: new Date().toISOString() } : {}),
           jobExpirationTime: new Date(batch.createdAt.getTime() + 86_400_000).toISOString(),
