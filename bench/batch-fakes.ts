@@ -11,9 +11,12 @@
  *   [a-zA-Z0-9_-]{1,64}, else 400), GET
  *   /v1/messages/batches/{id} (in_progress → ended, request_counts, results_url), GET …/results (JSONL {custom_id,
  *   result: {type: succeeded | errored | expired, …}}).
- * - Gemini Batch Mode: POST /v1beta/models/{model}:batchGenerateContent (inline requests {request, metadata: {key}}),
- *   GET /v1beta/batches/{id} (an operation: metadata.state BATCH_STATE_PENDING → RUNNING → SUCCEEDED | EXPIRED,
- *   metadata.output.inlinedResponses.inlinedResponses [{response | error, metadata}]).
+ * - Gemini Batch Mode: POST /v1beta/models/{model}:batchGenerateContent (inline requests {request, metadata: {key}},
+ *   or `inputConfig.fileName`: a JSONL of {key, request} uploaded through the Files API's resumable protocol at POST
+ *   /upload/v1beta/files), GET /v1beta/batches/{id} (an operation: metadata.state BATCH_STATE_PENDING → RUNNING →
+ *   SUCCEEDED | EXPIRED; an inline batch's answers in metadata.output.inlinedResponses.inlinedResponses [{response |
+ *   error, metadata}], a file batch's in metadata.output.responsesFile, a JSONL of {key, response | error} served at
+ *   GET /download/v1beta/files/{id}:download?alt=media).
  * - Bedrock batch inference (REST, the control plane `bedrock`, which the SDK reaches through AWS_ENDPOINT_URL_BEDROCK):
  *   POST /model-invocation-job (S3 input JSONL of {recordId, modelInput}; the reference's patterns for the job name,
  *   role ARN and clientRequestToken; the same token answers the same job), GET /model-invocation-job/{jobArn}
@@ -112,6 +115,8 @@ interface Batch {
   inputFile?: string;
   model?: string;
   stopped?: boolean;
+  /** Gemini: its input came as a file, so its answers go out as one (`responsesFile`). */
+  geminiFileOutput?: boolean;
   /** OpenAI: its input, output and error files. */
   inputFileId?: string;
 }
@@ -538,23 +543,83 @@ export async function startBatchFakes(
   }
 
   // ---------- Gemini ----------
+  const geminiError = (status: number, code: string, message: string): ScriptedResponse => ({
+    status,
+    json: { error: { code: status, message, status: code } },
+  });
+  /** Upload sessions of the Files API's resumable protocol: upload id → the file's display name. */
+  const uploads = new Map<string, string>();
+
+  /** The Files API: POST /upload/v1beta/files (start, then `upload, finalize`), GET …/files/{id}:download?alt=media. */
+  async function geminiFiles(req: RecordedRequest, path: string, base: string): Promise<ScriptedResponse> {
+    const command = req.headers['x-goog-upload-command'];
+    const uploadId = new URL(req.path, 'http://fake').searchParams.get('upload_id');
+    if (req.method === 'POST' && path === '/upload/v1beta/files' && uploadId === null) {
+      if (req.headers['x-goog-upload-protocol'] !== 'resumable' || command !== 'start') {
+        return geminiError(400, 'INVALID_ARGUMENT', 'a resumable upload starts with X-Goog-Upload-Command: start');
+      }
+      const id = randomUUID().replaceAll('-', '');
+      uploads.set(id, String((req.body as { file?: { displayName?: string } })?.file?.displayName ?? ''));
+      return {
+        headers: { 'x-goog-upload-url': `${base}/upload/v1beta/files?upload_id=${id}&upload_protocol=resumable` },
+        json: {},
+      };
+    }
+    if (req.method === 'POST' && path === '/upload/v1beta/files' && uploadId !== null) {
+      if (!uploads.has(uploadId)) return geminiError(404, 'NOT_FOUND', 'no such upload');
+      if (command !== 'upload, finalize' || req.headers['x-goog-upload-offset'] !== '0') {
+        return geminiError(400, 'INVALID_ARGUMENT', 'the fake takes one chunk: upload, finalize at offset 0');
+      }
+      const name = `files/${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      files.set(name, req.rawBody.toString('utf8'));
+      uploads.delete(uploadId);
+      return {
+        headers: { 'x-goog-upload-status': 'final' },
+        json: {
+          file: {
+            name,
+            mimeType: 'application/jsonl',
+            sizeBytes: String(req.rawBody.byteLength),
+            state: 'ACTIVE',
+            uri: `${base}/v1beta/${name}`,
+          },
+        },
+      };
+    }
+    // The guide downloads from /download/v1beta/…, the SDK from /v1beta/…: both serve the file's bytes.
+    const download = /^(?:\/download)?\/v1beta\/(files\/[^/:]+):download$/.exec(path);
+    if (req.method === 'GET' && download) {
+      const body = files.get(download[1] ?? '');
+      return body === undefined ? geminiError(404, 'NOT_FOUND', 'file not found') : { raw: body };
+    }
+    return notFound(path);
+  }
+
   async function gemini(req: RecordedRequest, path: string): Promise<ScriptedResponse> {
     const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(path);
     if (req.method === 'POST' && create) {
+      type Line = { request?: Record<string, unknown>; metadata?: { key?: string }; key?: string };
       const body = req.body as {
-        batch?: {
-          displayName?: string;
-          inputConfig?: {
-            requests?: { requests?: Array<{ request: Record<string, unknown>; metadata?: { key?: string } }> };
-          };
-        };
+        batch?: { displayName?: string; inputConfig?: { requests?: { requests?: Line[] }; fileName?: string } };
       };
-      const requests = body?.batch?.inputConfig?.requests?.requests;
+      const input = body?.batch?.inputConfig;
+      // The input is a union: inline requests or a file uploaded through the Files API, never both.
+      const inline = input?.requests?.requests;
+      const fromFile = input?.fileName;
+      if ((inline === undefined) === (fromFile === undefined)) {
+        return geminiError(400, 'INVALID_ARGUMENT', 'exactly one of inline requests or fileName');
+      }
+      let requests: Line[] | undefined = inline;
+      if (fromFile !== undefined) {
+        const content = files.get(fromFile);
+        if (content === undefined) return geminiError(400, 'INVALID_ARGUMENT', `${fromFile} not found`);
+        requests = content
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as Line);
+      }
       if (!Array.isArray(requests) || requests.length === 0) {
-        return {
-          status: 400,
-          json: { error: { code: 400, message: 'inline requests required', status: 'INVALID_ARGUMENT' } },
-        };
+        return geminiError(400, 'INVALID_ARGUMENT', 'requests required');
       }
       const id = `batches/${randomUUID().replaceAll('-', '')}`;
       const model = `models/${create[1]}`;
@@ -564,20 +629,33 @@ export async function startBatchFakes(
         requests.map((r, i) => ({
           provider: 'gemini',
           batchId: id,
-          customId: r.metadata?.key ?? String(i),
+          customId: r.key ?? r.metadata?.key ?? String(i),
           body: { model, ...r.request },
         })),
+        { geminiFileOutput: fromFile !== undefined },
       );
       return { json: geminiOperation(batch, model, body.batch?.displayName ?? '') };
     }
     const status = /^\/v1beta\/(batches\/[^/:]+)$/.exec(path);
     if (req.method === 'GET' && status) {
       const batch = batches.get(status[1] ?? '');
-      if (!batch) return { status: 404, json: { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } } };
+      if (!batch) return geminiError(404, 'NOT_FOUND', 'not found');
       await poll(batch);
       return { json: geminiOperation(batch, String(batch.items[0]?.body.model ?? ''), '') };
     }
     return notFound(path);
+  }
+
+  /** Each done item's answer: `{response | error}` with its key (inline: in metadata; a file line: beside it). */
+  function geminiAnswers(batch: Batch): Array<Record<string, unknown>> {
+    return batch.items.flatMap((item, i): Array<Record<string, unknown>> => {
+      const result = batch.results?.[i];
+      if (result === 'expired' || result === undefined) return [];
+      const keyed = batch.geminiFileOutput ? { key: item.customId } : { metadata: { key: item.customId } };
+      return result.kind === 'ok'
+        ? [{ ...keyed, response: geminiResponse(item, result) }]
+        : [{ ...keyed, error: { code: result.status, message: result.message, status: 'INTERNAL' } }];
+    });
   }
 
   function geminiOperation(batch: Batch, model: string, displayName: string) {
@@ -589,16 +667,14 @@ export async function startBatchFakes(
       : expired(batch)
         ? 'BATCH_STATE_EXPIRED'
         : 'BATCH_STATE_SUCCEEDED';
-    const inlinedResponses = ended
-      ? batch.items.flatMap((item, i): Array<Record<string, unknown>> => {
-          const result = batch.results?.[i];
-          if (result === 'expired' || result === undefined) return [];
-          const metadata = { key: item.customId };
-          return result.kind === 'ok'
-            ? [{ response: geminiResponse(item, result), metadata }]
-            : [{ error: { code: result.status, message: result.message, status: 'INTERNAL' }, metadata }];
-        })
-      : undefined;
+    let output: Record<string, unknown> | undefined;
+    if (ended && batch.geminiFileOutput) {
+      const name = `files/batch-${batch.id.slice('batches/'.length, 'batches/'.length + 12)}`;
+      files.set(name, jsonl(geminiAnswers(batch)));
+      output = { responsesFile: name };
+    } else if (ended) {
+      output = { inlinedResponses: { inlinedResponses: geminiAnswers(batch) } };
+    }
     const c = counts(batch);
     return {
       name: batch.id,
@@ -616,7 +692,7 @@ export async function startBatchFakes(
           failedRequestCount: String(c.failed),
           pendingRequestCount: String(ended ? c.expired : batch.items.length),
         },
-        ...(inlinedResponses ? { output: { inlinedResponses: { inlinedResponses } } } : {}),
+        ...(output ? { output } : {}),
       },
       done: ended,
     };
@@ -740,6 +816,9 @@ export async function startBatchFakes(
     const path = req.path.split('?')[0] ?? '';
     if (path.startsWith('/v1/messages/batches')) return anthropic(req, path, baseUrl);
     if (path.startsWith('/v1/batches') || path.startsWith('/v1/files')) return openai(req, path);
+    if (path.startsWith('/upload/v1beta/') || /\/v1beta\/files\/[^/]+:download$/.test(path)) {
+      return geminiFiles(req, path, baseUrl);
+    }
     if (path.startsWith('/v1beta/')) return gemini(req, path);
     if (path.startsWith('/model-invocation-job')) return bedrock(req, path);
     return options.otherwise ? options.otherwise(req) : notFound(path);
