@@ -643,7 +643,8 @@ export async function startBatchFakes(
       await poll(batch);
       return { json: geminiOperation(batch, String(batch.items[0]?.body.model ?? ''), '') };
     }
-    return notFound(path);
+    // Gemini's synchronous API shares the /v1beta/ prefix: it is the test's to answer.
+    return options.otherwise ? options.otherwise(req) : notFound(path);
   }
 
   /** Each done item's answer: `{response | error}` with its key (inline: in metadata; a file line: beside it). */
