@@ -131,8 +131,9 @@ describe('Bedrock batch inference on the local stack', () => {
       pollsBeforeEnd: 1_000_000,
       outcome: (item) => (recordIndex(item) === 3 ? { kind: 'error', status: 500, message: 'internal' } : ok()),
     });
+    // Created ten at a time (as clients would): the worker parks each while the others are created.
     const runs: Run[] = [];
-    for (let i = 0; i < MIN_RECORDS; i += 1) runs.push(await createBatch());
+    while (runs.length < MIN_RECORDS) runs.push(...(await Promise.all(Array.from({ length: 10 }, createBatch))));
     const deadline = Date.now() + 180_000;
     while (fakes.batches.filter((b) => b.provider === 'bedrock').length === 0) {
       if (Date.now() > deadline) throw new Error('the batcher never created a job of 100 records');
