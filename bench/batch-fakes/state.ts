@@ -42,22 +42,6 @@ export interface ObjectStorage {
   write(uri: string, body: string): Promise<void>;
 }
 
-/** A Map-backed ObjectStorage for unit tests. */
-export function memoryStorage(): ObjectStorage & { objects: Map<string, string> } {
-  const objects = new Map<string, string>();
-  return {
-    objects,
-    read: async (uri) => {
-      const body = objects.get(uri);
-      if (body === undefined) throw new Error(`no object at ${uri}`);
-      return body;
-    },
-    write: async (uri, body) => {
-      objects.set(uri, body);
-    },
-  };
-}
-
 export interface Batch {
   provider: BatchProvider;
   id: string;
