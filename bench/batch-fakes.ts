@@ -1,75 +1,35 @@
 /**
  * One local HTTP server (test/support/fake-server.ts) standing in for the four providers' batch APIs, in each API's
  * wire format as its reference documents it, for the batch lane (issue 31): submit, status polling, results, partial
- * failures and expiry, each configurable. Beside bench/provider-fakes.ts (the synchronous APIs).
- * Over 400 lines: four wire protocols behind one server, so a bench or test starts one fake for every batch API.
- *
- * - OpenAI Batch: POST /v1/files (multipart, purpose "batch", a JSONL of {custom_id, method, url, body}), POST
- *   /v1/batches, GET /v1/batches/{id} (validating → in_progress → completed | expired), GET /v1/files/{id}/content
- *   (output JSONL {id, custom_id, response: {status_code, request_id, body}, error}; failures in the error file).
- * - Anthropic Message Batches: POST /v1/messages/batches ({requests: [{custom_id, params}]}, custom_id unique and of
- *   [a-zA-Z0-9_-]{1,64}, else 400), GET
- *   /v1/messages/batches/{id} (in_progress → ended, request_counts, results_url), GET …/results (JSONL {custom_id,
- *   result: {type: succeeded | errored | expired, …}}).
- * - Gemini Batch Mode: POST /v1beta/models/{model}:batchGenerateContent (inline requests {request, metadata: {key}}),
- *   GET /v1beta/batches/{id} (an operation: metadata.state BATCH_STATE_PENDING → RUNNING → SUCCEEDED | EXPIRED,
- *   metadata.output.inlinedResponses.inlinedResponses [{response | error, metadata}]).
- * - Bedrock batch inference (REST, the control plane `bedrock`): POST /model-invocation-job (S3 input JSONL of
- *   {recordId, modelInput}), GET /model-invocation-job/{jobArn} (Submitted → InProgress → Completed |
- *   PartiallyCompleted | Expired), output `<outputUri><jobId>/<input file>.out` lines {recordId, modelInput, modelOutput
- *   | error} and `manifest.json.out`, written through the `storage` the test gives (a Map, or the local stack's S3);
- *   a job of fewer than `bedrockMinRecords` records (100, Bedrock's default quota) is refused (ValidationException).
+ * failures and expiry, each configurable. Beside bench/provider-fakes.ts (the synchronous APIs). Each provider's
+ * routes are in ./batch-fakes/ (openai, anthropic, gemini: inline or Files API, bedrock: the control plane over the
+ * test's storage, a Map or the local stack's S3 through ./batch-fakes-s3.ts); this file holds the one lifecycle they
+ * share, so that polling, partial failure and expiry stay alike across them.
  *
  * What each item answers is the test's `outcome` callback: the answer (wrapped in the provider's response: a tool call
  * when the request defined tools, else text) with token usage, or an error. A batch answers "in progress" to
  * `pollsBeforeEnd` status reads, then ends; with `expire`, it ends expired after `doneBeforeExpiry` items.
- * Over 400 lines: four providers' batch wire formats in one server, so that their lifecycles (polling, partial
- * failure, expiry) share one state machine and stay alike, as bench/provider-fakes.ts does for the synchronous APIs.
  */
-import { randomUUID } from 'node:crypto';
 import {
   type FakeServer,
   type RecordedRequest,
   type ScriptedResponse,
   startFakeServer,
 } from '../test/support/fake-server.js';
+import { anthropicBatchFake } from './batch-fakes/anthropic.js';
+import { bedrockBatchFake } from './batch-fakes/bedrock.js';
+import { geminiBatchFake } from './batch-fakes/gemini.js';
+import { openaiBatchFake } from './batch-fakes/openai.js';
+import type {
+  Batch,
+  BatchFakeBehaviour,
+  BatchItem,
+  BatchProvider,
+  FakeContext,
+  ObjectStorage,
+} from './batch-fakes/state.js';
 
-export type BatchProvider = 'openai' | 'anthropic' | 'gemini' | 'bedrock';
-
-/** One request of a submitted batch, as the fake received it. */
-export interface BatchItem {
-  provider: BatchProvider;
-  batchId: string;
-  /** custom_id (OpenAI, Anthropic), metadata.key (Gemini), recordId (Bedrock). */
-  customId: string;
-  /** The request body the item carries (Responses, Messages, GenerateContent or the model's InvokeModel body). */
-  body: Record<string, unknown>;
-}
-
-export type ItemOutcome =
-  | { kind: 'ok'; answer: unknown; usage?: { input: number; output: number } }
-  | { kind: 'error'; status: number; message: string };
-
-export interface BatchFakeBehaviour {
-  outcome: (item: BatchItem) => ItemOutcome;
-  /** Status reads answered "in progress" before a batch ends (default 1). */
-  pollsBeforeEnd: number;
-  /** The batch ends expired: the provider's window passed. */
-  expire: boolean;
-  /** With `expire`: how many items (in order) were done before it expired (default 0). */
-  doneBeforeExpiry: number;
-  /**
-   * Bedrock refuses a job of fewer records (ValidationException), as its default quota "minimum number of records
-   * per batch inference job" does (default 100, https://docs.aws.amazon.com/general/latest/gr/bedrock.html).
-   */
-  bedrockMinRecords: number;
-}
-
-/** Where Bedrock reads its input and writes its output (s3:// URIs). */
-export interface ObjectStorage {
-  read(uri: string): Promise<string>;
-  write(uri: string, body: string): Promise<void>;
-}
+export type { BatchFakeBehaviour, BatchItem, BatchProvider, ItemOutcome, ObjectStorage } from './batch-fakes/state.js';
 
 /** A Map-backed ObjectStorage for unit tests. */
 export function memoryStorage(): ObjectStorage & { objects: Map<string, string> } {
@@ -96,21 +56,6 @@ export interface BatchFakes {
   close(): Promise<void>;
 }
 
-interface Batch {
-  provider: BatchProvider;
-  id: string;
-  items: BatchItem[];
-  polls: number;
-  createdAt: Date;
-  /** Set once the batch ended: each item's outcome, or `expired` for an item not done in time. */
-  results?: Array<ItemOutcome | 'expired'>;
-  /** Bedrock: where it writes. */
-  outputUri?: string;
-  inputFile?: string;
-  /** OpenAI: its input, output and error files. */
-  inputFileId?: string;
-}
-
 const DEFAULTS: BatchFakeBehaviour = {
   outcome: () => ({ kind: 'ok', answer: { ok: true } }),
   pollsBeforeEnd: 1,
@@ -118,142 +63,6 @@ const DEFAULTS: BatchFakeBehaviour = {
   doneBeforeExpiry: 0,
   bedrockMinRecords: 100,
 };
-
-const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
-const jsonl = (lines: unknown[]) => lines.map((l) => JSON.stringify(l)).join('\n') + (lines.length ? '\n' : '');
-const usageOf = (item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'ok' }>) =>
-  outcome.usage ?? {
-    input: Math.ceil(JSON.stringify(item.body).length / 4),
-    output: Math.ceil(JSON.stringify(outcome.answer).length / 3),
-  };
-const hasTools = (body: Record<string, unknown>) => Array.isArray(body.tools) && body.tools.length > 0;
-const toolName = (body: Record<string, unknown>): string => {
-  const tool = (body.tools as Array<{ name?: string; toolSpec?: { name?: string } }>)[0];
-  return tool?.name ?? tool?.toolSpec?.name ?? 'record_result';
-};
-const text = (answer: unknown) => (typeof answer === 'string' ? answer : JSON.stringify(answer));
-
-// ---------- each provider's successful response body ----------
-
-function openaiResponse(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'ok' }>) {
-  const usage = usageOf(item, outcome);
-  return {
-    id: `resp_${randomUUID().replaceAll('-', '')}`,
-    object: 'response',
-    status: 'completed',
-    model: item.body.model,
-    output: [
-      {
-        type: 'message',
-        id: `msg_${randomUUID().replaceAll('-', '')}`,
-        role: 'assistant',
-        status: 'completed',
-        content: [{ type: 'output_text', text: text(outcome.answer), annotations: [] }],
-      },
-    ],
-    usage: {
-      input_tokens: usage.input,
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: usage.output,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: usage.input + usage.output,
-    },
-  };
-}
-
-/** The error type Anthropic's reference gives for an HTTP status. */
-function anthropicErrorType(status: number): string {
-  const types: Record<number, string> = {
-    400: 'invalid_request_error',
-    401: 'authentication_error',
-    403: 'permission_error',
-    404: 'not_found_error',
-    413: 'request_too_large',
-    429: 'rate_limit_error',
-    529: 'overloaded_error',
-  };
-  return types[status] ?? 'api_error';
-}
-
-function anthropicMessage(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'ok' }>) {
-  const usage = usageOf(item, outcome);
-  const tool = hasTools(item.body);
-  return {
-    id: `msg_${randomUUID().replaceAll('-', '')}`,
-    type: 'message',
-    role: 'assistant',
-    model: item.body.model,
-    content: tool
-      ? [
-          {
-            type: 'tool_use',
-            id: `toolu_${randomUUID().slice(0, 8)}`,
-            name: toolName(item.body),
-            input: outcome.answer,
-          },
-        ]
-      : [{ type: 'text', text: text(outcome.answer) }],
-    stop_reason: tool ? 'tool_use' : 'end_turn',
-    stop_sequence: null,
-    usage: {
-      input_tokens: usage.input,
-      output_tokens: usage.output,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-    },
-  };
-}
-
-function geminiResponse(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'ok' }>) {
-  const usage = usageOf(item, outcome);
-  return {
-    candidates: [
-      { content: { role: 'model', parts: [{ text: text(outcome.answer) }] }, finishReason: 'STOP', index: 0 },
-    ],
-    usageMetadata: {
-      promptTokenCount: usage.input,
-      candidatesTokenCount: usage.output,
-      totalTokenCount: usage.input + usage.output,
-    },
-    modelVersion: String(item.body.model ?? ''),
-  };
-}
-
-/** Bedrock batch records use the model's InvokeModel format; Nova's: {output: {message}, usage, stopReason}. */
-function bedrockOutput(item: BatchItem, outcome: Extract<ItemOutcome, { kind: 'ok' }>) {
-  const usage = usageOf(item, outcome);
-  const tool = hasTools(item.body) || (item.body.toolConfig as { tools?: unknown[] } | undefined)?.tools?.length;
-  return {
-    output: {
-      message: {
-        role: 'assistant',
-        content: tool
-          ? [
-              {
-                toolUse: {
-                  toolUseId: `tooluse_${randomUUID().slice(0, 8)}`,
-                  name: 'record_result',
-                  input: outcome.answer,
-                },
-              },
-            ]
-          : [{ text: text(outcome.answer) }],
-      },
-    },
-    stopReason: tool ? 'tool_use' : 'end_turn',
-    usage: { inputTokens: usage.input, outputTokens: usage.output, totalTokens: usage.input + usage.output },
-  };
-}
-
-/** Bedrock's answer to a job under its minimum of records (a 400 ValidationException), or undefined. */
-function bedrockTooFewRecords(records: number, minimum: number): ScriptedResponse | undefined {
-  if (records >= minimum) return undefined;
-  return {
-    status: 400,
-    headers: { 'x-amzn-errortype': 'ValidationException' },
-    json: { message: `The job has ${records} records; the minimum number of records per job is ${minimum}.` },
-  };
-}
 
 // ---------- the server ----------
 
@@ -279,15 +88,17 @@ export async function startBatchFakes(
     return batch;
   };
 
+  /** Ends a batch: the first `done` items get their outcome, the others are expired (never processed). */
+  const endBatch = async (batch: Batch, done: number): Promise<void> => {
+    batch.results = batch.items.map((item, index) => (index >= done ? 'expired' : behaviour.outcome(item)));
+    if (batch.provider === 'bedrock') await bedrock.ended(batch);
+  };
   /** Counts a status read; ends the batch after `pollsBeforeEnd` of them. */
   const poll = async (batch: Batch): Promise<boolean> => {
     if (batch.results) return true;
     batch.polls += 1;
     if (batch.polls <= behaviour.pollsBeforeEnd) return false;
-    batch.results = batch.items.map((item, index) =>
-      behaviour.expire && index >= behaviour.doneBeforeExpiry ? 'expired' : behaviour.outcome(item),
-    );
-    if (batch.provider === 'bedrock') await writeBedrockOutput(batch);
+    await endBatch(batch, behaviour.expire ? behaviour.doneBeforeExpiry : batch.items.length);
     return true;
   };
   const expired = (batch: Batch) => batch.results?.some((r) => r === 'expired') ?? false;
@@ -296,394 +107,39 @@ export async function startBatchFakes(
     failed: batch.results?.filter((r) => r !== 'expired' && r.kind === 'error').length ?? 0,
     expired: batch.results?.filter((r) => r === 'expired').length ?? 0,
   });
-
-  async function writeBedrockOutput(batch: Batch): Promise<void> {
-    const lines = batch.items.map((item, i) => {
-      const result = batch.results?.[i];
-      const base = { recordId: item.customId, modelInput: item.body };
-      if (result === undefined || result === 'expired') return null;
-      return result.kind === 'ok'
-        ? { ...base, modelOutput: bedrockOutput(item, result) }
-        : { ...base, error: { errorCode: result.status, errorMessage: result.message } };
-    });
-    const out = `${batch.outputUri}${batch.id}/${batch.inputFile}.out`;
-    await storage.write(out, jsonl(lines.filter((l) => l !== null)));
-    const c = counts(batch);
-    await storage.write(
-      `${batch.outputUri}${batch.id}/manifest.json.out`,
-      JSON.stringify({
-        totalRecordCount: batch.items.length,
-        processedRecordCount: c.ok + c.failed,
-        successRecordCount: c.ok,
-        errorRecordCount: c.failed,
-      }),
-    );
-  }
-
   const notFound = (what: string): ScriptedResponse => ({
     status: 404,
     json: { error: { message: `${what} not found` } },
   });
 
-  // ---------- OpenAI ----------
-  async function openai(req: RecordedRequest, path: string): Promise<ScriptedResponse> {
-    if (req.method === 'POST' && path === '/v1/files') {
-      const form = await new Request('http://fake/', {
-        method: 'POST',
-        headers: { 'content-type': req.headers['content-type'] ?? '' },
-        body: new Uint8Array(req.rawBody),
-      }).formData();
-      const file = form.get('file');
-      if (form.get('purpose') !== 'batch' || !(file instanceof Blob)) {
-        return { status: 400, json: { error: { message: 'purpose must be batch, with a file' } } };
-      }
-      const id = `file-${randomUUID().replaceAll('-', '')}`;
-      const content = await file.text();
-      files.set(id, content);
-      return {
-        json: {
-          id,
-          object: 'file',
-          bytes: Buffer.byteLength(content),
-          created_at: seconds(new Date()),
-          filename: (file as File).name ?? 'batch.jsonl',
-          purpose: 'batch',
-        },
-      };
-    }
-    if (req.method === 'POST' && path === '/v1/batches') {
-      const body = req.body as { input_file_id?: string; endpoint?: string; completion_window?: string };
-      const input = body.input_file_id ? files.get(body.input_file_id) : undefined;
-      if (input === undefined) return { status: 400, json: { error: { message: 'input_file_id not found' } } };
-      if (body.completion_window !== '24h') return { status: 400, json: { error: { message: 'completion_window' } } };
-      const id = `batch_${randomUUID().replaceAll('-', '')}`;
-      const lines = input
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as { custom_id: string; url: string; body: Record<string, unknown> });
-      const batch = submit(
-        'openai',
-        id,
-        lines.map((l) => ({ provider: 'openai', batchId: id, customId: l.custom_id, body: l.body })),
-        { inputFileId: body.input_file_id },
-      );
-      return { json: openaiBatch(batch, String(body.endpoint)) };
-    }
-    const status = /^\/v1\/batches\/([^/]+)$/.exec(path);
-    if (req.method === 'GET' && status) {
-      const batch = batches.get(status[1] ?? '');
-      if (!batch) return notFound('batch');
-      await poll(batch);
-      return { json: openaiBatch(batch, '/v1/responses') };
-    }
-    const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
-    if (req.method === 'GET' && content) {
-      const body = files.get(content[1] ?? '');
-      return body === undefined ? notFound('file') : { headers: { 'content-type': 'application/jsonl' }, raw: body };
-    }
-    return notFound(path);
-  }
-
-  function openaiBatch(batch: Batch, endpoint: string) {
-    const ended = batch.results !== undefined;
-    const c = counts(batch);
-    let outputFileId: string | null = null;
-    let errorFileId: string | null = null;
-    if (ended) {
-      const ok: unknown[] = [];
-      const failed: unknown[] = [];
-      batch.items.forEach((item, i) => {
-        const result = batch.results?.[i];
-        const id = `batch_req_${i}`;
-        if (result === 'expired') {
-          failed.push({
-            id,
-            custom_id: item.customId,
-            response: null,
-            error: {
-              code: 'batch_expired',
-              message: 'This request could not be executed before the completion window expired.',
-            },
-          });
-        } else if (result?.kind === 'ok') {
-          ok.push({
-            id,
-            custom_id: item.customId,
-            response: { status_code: 200, request_id: `req_${i}`, body: openaiResponse(item, result) },
-            error: null,
-          });
-        } else if (result) {
-          failed.push({
-            id,
-            custom_id: item.customId,
-            response: {
-              status_code: result.status,
-              request_id: `req_${i}`,
-              body: { error: { message: result.message, type: 'server_error' } },
-            },
-            error: null,
-          });
-        }
-      });
-      outputFileId = `file-out-${batch.id}`;
-      files.set(outputFileId, jsonl(ok));
-      if (failed.length > 0) {
-        errorFileId = `file-err-${batch.id}`;
-        files.set(errorFileId, jsonl(failed));
-      }
-    }
-    return {
-      id: batch.id,
-      object: 'batch',
-      endpoint,
-      errors: null,
-      input_file_id: batch.inputFileId,
-      completion_window: '24h',
-      status: !ended ? (batch.polls === 0 ? 'validating' : 'in_progress') : expired(batch) ? 'expired' : 'completed',
-      output_file_id: outputFileId,
-      error_file_id: errorFileId,
-      created_at: seconds(batch.createdAt),
-      expires_at: seconds(batch.createdAt) + 86_400,
-      request_counts: { total: batch.items.length, completed: c.ok, failed: c.failed + c.expired },
-      metadata: null,
-    };
-  }
-
-  // ---------- Anthropic ----------
-  async function anthropic(req: RecordedRequest, path: string, base: string): Promise<ScriptedResponse> {
-    if (req.method === 'POST' && path === '/v1/messages/batches') {
-      const body = req.body as { requests?: Array<{ custom_id: string; params: Record<string, unknown> }> };
-      if (!Array.isArray(body?.requests) || body.requests.length === 0) {
-        return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'requests' } } };
-      }
-      // The reference: custom_id matches ^[a-zA-Z0-9_-]{1,64}$ and is unique within the batch.
-      const ids = body.requests.map((r) => r.custom_id);
-      const bad = ids.find((id) => typeof id !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(id));
-      if (bad !== undefined || new Set(ids).size !== ids.length) {
-        const message = bad !== undefined ? `custom_id ${JSON.stringify(bad)} is invalid` : 'custom_id must be unique';
-        return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } };
-      }
-      const id = `msgbatch_${randomUUID().replaceAll('-', '')}`;
-      const batch = submit(
-        'anthropic',
-        id,
-        body.requests.map((r) => ({ provider: 'anthropic', batchId: id, customId: r.custom_id, body: r.params })),
-      );
-      return { json: anthropicBatch(batch, base) };
-    }
-    const status = /^\/v1\/messages\/batches\/([^/]+)$/.exec(path);
-    if (req.method === 'GET' && status) {
-      const batch = batches.get(status[1] ?? '');
-      if (!batch) return notFound('batch');
-      await poll(batch);
-      return { json: anthropicBatch(batch, base) };
-    }
-    const results = /^\/v1\/messages\/batches\/([^/]+)\/results$/.exec(path);
-    if (req.method === 'GET' && results) {
-      const batch = batches.get(results[1] ?? '');
-      if (!batch?.results) return notFound('results');
-      const lines = batch.items.map((item, i) => {
-        const result = batch.results?.[i];
-        if (result === 'expired' || result === undefined)
-          return { custom_id: item.customId, result: { type: 'expired' } };
-        return result.kind === 'ok'
-          ? { custom_id: item.customId, result: { type: 'succeeded', message: anthropicMessage(item, result) } }
-          : {
-              custom_id: item.customId,
-              result: {
-                type: 'errored',
-                error: { type: 'error', error: { type: anthropicErrorType(result.status), message: result.message } },
-              },
-            };
-      });
-      // "Results in the file are not guaranteed to be in the same order as requests": here, never.
-      return { headers: { 'content-type': 'application/binary' }, raw: jsonl(lines.reverse()) };
-    }
-    return notFound(path);
-  }
-
-  function anthropicBatch(batch: Batch, base: string) {
-    const ended = batch.results !== undefined;
-    const c = counts(batch);
-    return {
-      id: batch.id,
-      type: 'message_batch',
-      processing_status: ended ? 'ended' : 'in_progress',
-      request_counts: {
-        processing: ended ? 0 : batch.items.length,
-        succeeded: c.ok,
-        errored: c.failed,
-        canceled: 0,
-        expired: c.expired,
-      },
-      ended_at: ended ? new Date().toISOString() : null,
-      created_at: batch.createdAt.toISOString(),
-      expires_at: new Date(batch.createdAt.getTime() + 86_400_000).toISOString(),
-      archived_at: null,
-      cancel_initiated_at: null,
-      results_url: ended ? `${base}/v1/messages/batches/${batch.id}/results` : null,
-    };
-  }
-
-  // ---------- Gemini ----------
-  async function gemini(req: RecordedRequest, path: string): Promise<ScriptedResponse> {
-    const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(path);
-    if (req.method === 'POST' && create) {
-      const body = req.body as {
-        batch?: {
-          displayName?: string;
-          inputConfig?: {
-            requests?: { requests?: Array<{ request: Record<string, unknown>; metadata?: { key?: string } }> };
-          };
-        };
-      };
-      const requests = body?.batch?.inputConfig?.requests?.requests;
-      if (!Array.isArray(requests) || requests.length === 0) {
-        return {
-          status: 400,
-          json: { error: { code: 400, message: 'inline requests required', status: 'INVALID_ARGUMENT' } },
-        };
-      }
-      const id = `batches/${randomUUID().replaceAll('-', '')}`;
-      const model = `models/${create[1]}`;
-      const batch = submit(
-        'gemini',
-        id,
-        requests.map((r, i) => ({
-          provider: 'gemini',
-          batchId: id,
-          customId: r.metadata?.key ?? String(i),
-          body: { model, ...r.request },
-        })),
-      );
-      return { json: geminiOperation(batch, model, body.batch?.displayName ?? '') };
-    }
-    const status = /^\/v1beta\/(batches\/[^/:]+)$/.exec(path);
-    if (req.method === 'GET' && status) {
-      const batch = batches.get(status[1] ?? '');
-      if (!batch) return { status: 404, json: { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } } };
-      await poll(batch);
-      return { json: geminiOperation(batch, String(batch.items[0]?.body.model ?? ''), '') };
-    }
-    return notFound(path);
-  }
-
-  function geminiOperation(batch: Batch, model: string, displayName: string) {
-    const ended = batch.results !== undefined;
-    const state = !ended
-      ? batch.polls === 0
-        ? 'BATCH_STATE_PENDING'
-        : 'BATCH_STATE_RUNNING'
-      : expired(batch)
-        ? 'BATCH_STATE_EXPIRED'
-        : 'BATCH_STATE_SUCCEEDED';
-    const inlinedResponses = ended
-      ? batch.items.flatMap((item, i): Array<Record<string, unknown>> => {
-          const result = batch.results?.[i];
-          if (result === 'expired' || result === undefined) return [];
-          const metadata = { key: item.customId };
-          return result.kind === 'ok'
-            ? [{ response: geminiResponse(item, result), metadata }]
-            : [{ error: { code: result.status, message: result.message, status: 'INTERNAL' }, metadata }];
-        })
-      : undefined;
-    const c = counts(batch);
-    return {
-      name: batch.id,
-      metadata: {
-        '@type': 'type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch',
-        model,
-        displayName,
-        state,
-        createTime: batch.createdAt.toISOString(),
-        updateTime: new Date().toISOString(),
-        ...(ended ? { endTime: new Date().toISOString() } : {}),
-        batchStats: {
-          requestCount: String(batch.items.length),
-          successfulRequestCount: String(c.ok),
-          failedRequestCount: String(c.failed),
-          pendingRequestCount: String(ended ? c.expired : batch.items.length),
-        },
-        ...(inlinedResponses ? { output: { inlinedResponses: { inlinedResponses } } } : {}),
-      },
-      done: ended,
-    };
-  }
-
-  // ---------- Bedrock ----------
-  async function bedrock(req: RecordedRequest, path: string): Promise<ScriptedResponse> {
-    if (req.method === 'POST' && path === '/model-invocation-job') {
-      const body = req.body as {
-        jobName?: string;
-        roleArn?: string;
-        modelId?: string;
-        inputDataConfig?: { s3InputDataConfig?: { s3Uri?: string } };
-        outputDataConfig?: { s3OutputDataConfig?: { s3Uri?: string } };
-      };
-      const inputUri = body?.inputDataConfig?.s3InputDataConfig?.s3Uri;
-      const outputUri = body?.outputDataConfig?.s3OutputDataConfig?.s3Uri;
-      if (!body?.jobName || !body.roleArn || !body.modelId || !inputUri || !outputUri) {
-        return { status: 400, json: { message: 'jobName, roleArn, modelId, input and output S3 URIs are required' } };
-      }
-      const input = await storage.read(inputUri);
-      const records = input
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as { recordId: string; modelInput: Record<string, unknown> });
-      const refused = bedrockTooFewRecords(records.length, behaviour.bedrockMinRecords);
-      if (refused) return refused;
-      const jobId = randomUUID().replaceAll('-', '').slice(0, 12);
-      const arn = `arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/${jobId}`;
-      submit(
-        'bedrock',
-        jobId,
-        records.map((r) => ({ provider: 'bedrock', batchId: jobId, customId: r.recordId, body: r.modelInput })),
-        {
-          outputUri: outputUri.endsWith('/') ? outputUri : `${outputUri}/`,
-          inputFile: inputUri.slice(inputUri.lastIndexOf('/') + 1),
-        },
-      );
-      return { json: { jobArn: arn } };
-    }
-    const status = /^\/model-invocation-job\/(.+)$/.exec(path);
-    if (req.method === 'GET' && status) {
-      const identifier = decodeURIComponent(status[1] ?? '');
-      const jobId = identifier.slice(identifier.lastIndexOf('/') + 1);
-      const batch = batches.get(jobId);
-      if (!batch) return { status: 404, json: { message: 'job not found' } };
-      const ended = await poll(batch);
-      const c = counts(batch);
-      return {
-        json: {
-          jobArn: `arn:aws:bedrock:us-east-1:000000000000:model-invocation-job/${jobId}`,
-          jobName: `job-${jobId}`,
-          modelId: String(batch.items[0]?.body.model ?? ''),
-          status: !ended
-            ? batch.polls === 1
-              ? 'Submitted'
-              : 'InProgress'
-            : expired(batch)
-              ? 'Expired'
-              : c.failed > 0
-                ? 'PartiallyCompleted'
-                : 'Completed',
-          submitTime: batch.createdAt.toISOString(),
-          ...(ended ? { endTime: new Date().toISOString() } : {}),
-          jobExpirationTime: new Date(batch.createdAt.getTime() + 86_400_000).toISOString(),
-          outputDataConfig: { s3OutputDataConfig: { s3Uri: batch.outputUri } },
-        },
-      };
-    }
-    return notFound(path);
-  }
+  const ctx: FakeContext = {
+    behaviour: () => behaviour,
+    storage,
+    files,
+    batches,
+    submit,
+    poll,
+    endBatch,
+    expired,
+    counts,
+    notFound,
+    otherwise: (req) => (options.otherwise ? options.otherwise(req) : notFound(req.path)),
+  };
+  const openai = openaiBatchFake(ctx);
+  const anthropic = anthropicBatchFake(ctx);
+  const gemini = geminiBatchFake(ctx);
+  const bedrock = bedrockBatchFake(ctx);
 
   let baseUrl = '';
   const server: FakeServer = await startFakeServer(async (req) => {
     const path = req.path.split('?')[0] ?? '';
     if (path.startsWith('/v1/messages/batches')) return anthropic(req, path, baseUrl);
-    if (path.startsWith('/v1/batches') || path.startsWith('/v1/files')) return openai(req, path);
-    if (path.startsWith('/v1beta/')) return gemini(req, path);
-    if (path.startsWith('/model-invocation-job')) return bedrock(req, path);
+    if (path.startsWith('/v1/batches') || path.startsWith('/v1/files')) return openai(req, path, baseUrl);
+    if (path.startsWith('/upload/v1beta/') || /\/v1beta\/files\/[^/]+:download$/.test(path)) {
+      return gemini.files(req, path, baseUrl);
+    }
+    if (path.startsWith('/v1beta/')) return gemini.batches(req, path, baseUrl);
+    if (path.startsWith('/model-invocation-job')) return bedrock.route(req, path, baseUrl);
     return options.otherwise ? options.otherwise(req) : notFound(path);
   });
   baseUrl = server.url;

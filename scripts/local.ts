@@ -21,6 +21,7 @@ import { runBatcher } from '../shared/batching/batcher.js';
 import { config } from '../shared/config.js';
 import { ENV } from '../shared/infra/env.js';
 import {
+  bedrockBatch,
   deliverSettings,
   evaluationSettings,
   reconcileSettings,
@@ -55,6 +56,9 @@ import { createGateway } from './local/gateway.js';
 import { removeStateFile, stateFile, writeStateFile } from './local/state-file.js';
 import { createStopping } from './local/stopping.js';
 import { startWorkerRunner } from './local/worker-runner.js';
+
+/** The Bedrock batch service role on the local stack: the fake takes any role of the reference's form. */
+const LOCAL_BEDROCK_BATCH_ROLE = 'arn:aws:iam::000000000000:role/vision-local-bedrock-batch';
 
 const localEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
@@ -239,6 +243,9 @@ async function main(): Promise<void> {
   process.env[ENV.webhookAllowLocalhost] ??= 'true';
   // A short batch window: a batch run on the local stack is grouped for seconds, not the deployed ten minutes.
   process.env[ENV.batchMaxWaitSeconds] ??= '5';
+  // Bedrock batch inference against a control-plane fake (AWS_ENDPOINT_URL_BEDROCK, e.g. bench/batch-fakes.ts): it
+  // reads and writes this stack's S3 itself, so the role Bedrock would assume is a name only, never used with AWS.
+  if (process.env.AWS_ENDPOINT_URL_BEDROCK) process.env[bedrockBatch.roleEnvVar] ??= LOCAL_BEDROCK_BATCH_ROLE;
 
   for (const { tenantId, key } of devKeys) {
     await ensureTenant(tenantId);

@@ -6,15 +6,11 @@
  * evaluation at batch priority makes batch runs, held at the batch price, through OpenAI's and Anthropic's batch fakes.
  * Its own stack: the provider list and the batcher's short intervals are global.
  */
-import { readFile } from 'node:fs/promises';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { customIdOf } from '../../shared/providers/anthropic/batch-api.js';
 import { openaiAnswer } from '../support/openai-answers.js';
-import { waitForRunQueueDrained } from './client.js';
+import { type BatchLaneClient, batchLaneClient, micros, type Run } from './batch-lane-client.js';
 import { type RunningStack, startStack } from './stack.js';
 
 const KEY = 'vk_batch_lane_tenant_0123456789abcdef';
@@ -23,25 +19,12 @@ const ANSWER = { merchant: 'Corner Shop', date: '2026-11-02', total: 12.5 };
 const USAGE = { input: 1000, output: 40 };
 const task = { prompt: 'Extract the receipt', schemaId: 'receipt' };
 
-type Run = Record<string, unknown> & {
-  jobId: string;
-  status: string;
-  stage?: string;
-  attempts?: Array<{ provider: string; outcome: string; failure?: string }>;
-  usage?: { costUsd: number; priceUsd: number; requests: number };
-  chargedUsd?: number;
-  refundedUsd?: number;
-  estimatedCostUsd: number;
-};
-
-const micros = (usd: unknown) => Math.round(Number(usd) * 1e6);
 const ok = () => ({ kind: 'ok' as const, answer: ANSWER, usage: USAGE });
 
 describe('the batch lane on the local stack', () => {
   let fakes: BatchFakes;
   let stack: RunningStack;
-  let ddb: DynamoDBDocumentClient;
-  let sqs: SQSClient;
+  let client: BatchLaneClient;
   let uploadId: string;
 
   beforeAll(async () => {
@@ -66,13 +49,11 @@ describe('the batch lane on the local stack', () => {
       SERVICE_BATCH_MAX_WAIT_SECONDS: '1',
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
     });
-    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.info.endpoints.dynamodb }));
-    sqs = new SQSClient({ endpoint: stack.info.endpoints.sqs, useQueueUrlAsEndpoint: false });
-    uploadId = await upload('receipt.png');
+    client = batchLaneClient(stack, KEY, TENANT);
+    uploadId = await client.upload('receipt.png');
   }, 150_000);
   afterAll(async () => {
-    sqs?.destroy();
-    ddb?.destroy();
+    client?.close();
     await stack?.stop();
     await fakes?.close();
   });
@@ -86,36 +67,10 @@ describe('the batch lane on the local stack', () => {
       headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
     });
 
-  async function upload(file: string): Promise<string> {
-    const bytes = await readFile(new URL(`../fixtures/${file}`, import.meta.url));
-    const presign = (await (
-      await api('/v1/uploads/presign', {
-        method: 'POST',
-        body: JSON.stringify({ fileName: file, contentLength: bytes.length }),
-      })
-    ).json()) as { uploadId: string; uploadUrl: string };
-    await fetch(presign.uploadUrl, { method: 'PUT', body: new Blob([bytes]) });
-    return presign.uploadId;
-  }
-
-  async function create(body: Record<string, unknown>): Promise<Run> {
-    const reply = await api('/v1/runs', { method: 'POST', body: JSON.stringify({ uploadId, ...task, ...body }) });
-    expect(reply.status).toBe(202);
-    return (await reply.json()) as Run;
-  }
-
-  const get = async (jobId: string) => (await (await api(`/v1/runs/${jobId}`)).json()) as Run;
-
-  async function waitFor(jobId: string, done: (run: Run) => boolean, what: string): Promise<Run> {
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const run = await get(jobId);
-      if (done(run)) return run;
-      if (Date.now() > deadline) throw new Error(`run ${jobId} never ${what}: ${JSON.stringify(run)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  const final = (jobId: string) => waitFor(jobId, (r) => r.status === 'completed' || r.status === 'failed', 'final');
+  const create = (body: Record<string, unknown>) => client.create({ uploadId, ...task, ...body });
+  const get = (jobId: string) => client.get(jobId);
+  const waitFor = (jobId: string, done: (run: Run) => boolean, what: string) => client.waitFor(jobId, done, what);
+  const final = (jobId: string) => client.final(jobId);
   /** Waits until the fake holds a batch with the run's request (the run parked, the batcher submitted it). */
   async function submitted(jobId: string): Promise<void> {
     const deadline = Date.now() + 60_000;
@@ -128,23 +83,9 @@ describe('the batch lane on the local stack', () => {
   const sent = (jobId: string) =>
     fakes.batches.flatMap((b) => b.items).filter((i) => i.customId.startsWith(`${jobId}#`)).length;
 
-  async function ledgerKinds(jobId: string): Promise<string[]> {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: stack.info.resources.tables.ledger,
-        KeyConditionExpression: 'tenantId = :t AND begins_with(entryId, :j)',
-        ExpressionAttributeValues: { ':t': TENANT, ':j': `${jobId}#` },
-        ConsistentRead: true,
-      }),
-    );
-    return (out.Items ?? []).map((e) => String(e.kind)).sort();
-  }
-  const redeliver = (jobId: string) =>
-    sqs.send(
-      new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
-    );
-
-  const queueDrained = () => waitForRunQueueDrained(60_000, stack.info);
+  const ledgerKinds = (jobId: string) => client.ledgerKinds(jobId);
+  const redeliver = (jobId: string) => client.redeliver(jobId);
+  const queueDrained = () => client.queueDrained();
 
   test('a batch run shows expiresAt, waits batched, and completes at half the standard price to the micro-dollar', async () => {
     const standard = await final((await create({})).jobId);
@@ -187,27 +128,7 @@ describe('the batch lane on the local stack', () => {
 
     // The provider batch read again (a pass that crashed before closing it), and the run delivered again: the
     // answer is not recorded twice, the run is not settled twice.
-    const table = stack.info.resources.tables.batchRequests as string;
-    const records = await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
-    const batch = (records.Items ?? []).find((i) =>
-      (i.requestIds as string[] | undefined)?.some((id) => id.startsWith(`${created.jobId}#`)),
-    );
-    expect(batch).toBeDefined();
-    await ddb.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: { requestId: batch?.requestId },
-        UpdateExpression: 'SET openState = :polling',
-        ExpressionAttributeValues: { ':polling': 'polling' },
-      }),
-    );
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const again = await ddb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
-      if (!again.Items?.find((i) => i.requestId === batch?.requestId)?.openState) break;
-      if (Date.now() > deadline) throw new Error('the batcher never polled the reopened batch');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await client.pollAgain(created.jobId);
     await redeliver(created.jobId);
     await queueDrained();
     const after = await get(created.jobId);

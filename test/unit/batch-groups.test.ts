@@ -170,7 +170,7 @@ test("configured limits cap each provider's own, never below its minimum", () =>
   const limitsFor = configuredLimits({ maxRequests: 50, maxWaitMs: 5 * MINUTE, directMarginMs: HOUR });
   expect(limitsFor('openai', 'gpt-5.4-mini')).toMatchObject({ minRequests: 1, maxRequests: 50, maxWaitMs: 5 * MINUTE });
   expect(limitsFor('bedrock', 'amazon.nova-lite-v1:0')).toMatchObject({ minRequests: 100, maxRequests: 100 });
-  expect(limitsFor('gemini', 'gemini-3.8-flash')?.maxBytes).toBe(20 * 1024 * 1024);
+  expect(limitsFor('gemini', 'gemini-3.8-flash')?.maxBytes).toBe(200 * 1024 * 1024);
   expect(limitsFor('textract', 'textract')).toBeUndefined();
   expect(limitsFor('local', 'local')).toBeUndefined();
 });

@@ -6,7 +6,12 @@
  * reads `*.jsonl.out` back, partial failure and expiry included. Bedrock's minimum of records per job: the estimate
  * promises no discount, and the grouping never submits a job under it.
  */
-import { BedrockClient } from '@aws-sdk/client-bedrock';
+import {
+  BedrockClient,
+  CreateModelInvocationJobCommand,
+  GetModelInvocationJobCommand,
+  StopModelInvocationJobCommand,
+} from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient, ConverseCommand, type ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -236,14 +241,63 @@ describe('the batch API on the wire fake', () => {
   });
 
   test('the same requests sent again (a crash before the batch was recorded) carry the same job token', async () => {
-    await api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'b']));
-    await api().submit('us.amazon.nova-lite-v1:0', lines(['b', 'a']));
-    await api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'c']));
+    const first = await api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'b']));
+    const again = await api().submit('us.amazon.nova-lite-v1:0', lines(['b', 'a']));
+    const other = await api().submit('us.amazon.nova-lite-v1:0', lines(['a', 'c']));
     const tokens = fakes.requests
       .filter((r) => r.method === 'POST')
       .map((r) => (r.body as { clientRequestToken?: string }).clientRequestToken);
     expect(tokens[0]).toBe(tokens[1]);
     expect(tokens[2]).not.toBe(tokens[0]);
+    // Bedrock answers a known token with its job: the requests sent again are not a second job (nor a second bill).
+    expect(again).toBe(first);
+    expect(other).not.toBe(first);
+    expect(fakes.batches).toHaveLength(2);
+  });
+
+  test('a stopped job (StopModelInvocationJob) ends Stopped: the records done so far are answered, the others left out', async () => {
+    fakes.configure({ pollsBeforeEnd: 1_000_000, doneBeforeExpiry: 2 });
+    const ids = ['one', 'two', 'three'];
+    const ref = await api().submit('us.amazon.nova-lite-v1:0', lines(ids));
+    const control = new BedrockClient({
+      region: 'us-east-1',
+      endpoint: fakes.url,
+      credentials: { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'test-secret-for-the-fake' },
+    });
+    expect(await api().poll(ref, ids)).toBeUndefined();
+    await control.send(new StopModelInvocationJobCommand({ jobIdentifier: ref }));
+    expect((await control.send(new GetModelInvocationJobCommand({ jobIdentifier: ref }))).status).toBe('Stopped');
+    const results = (await api().poll(ref, ids)) as Map<string, BatchItemResult>;
+    expect([...results.keys()].sort()).toEqual(['one', 'two']);
+    // An ended job cannot be stopped again.
+    await expect(control.send(new StopModelInvocationJobCommand({ jobIdentifier: ref }))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+    control.destroy();
+  });
+
+  test("a job the reference refuses: a role that is not an IAM role's ARN, a job name off its pattern", async () => {
+    await expect(
+      api({ ...NOVA_LITE, BEDROCK_BATCH_ROLE_ARN: 'not-a-role' }).submit('us.amazon.nova-lite-v1:0', lines(['a'])),
+    ).rejects.toMatchObject({ name: 'ValidationException' });
+    const control = new BedrockClient({
+      region: 'us-east-1',
+      endpoint: fakes.url,
+      credentials: { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'test-secret-for-the-fake' },
+    });
+    await expect(
+      control.send(
+        new CreateModelInvocationJobCommand({
+          jobName: 'has spaces',
+          roleArn: ROLE,
+          modelId: 'us.amazon.nova-lite-v1:0',
+          inputDataConfig: { s3InputDataConfig: { s3Uri: 's3://b/in.jsonl' } },
+          outputDataConfig: { s3OutputDataConfig: { s3Uri: 's3://b/out/' } },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ValidationException' });
+    control.destroy();
+    expect(fakes.batches).toHaveLength(0);
   });
 
   test('an expired job answers the records done before it expired; the others are left out', async () => {

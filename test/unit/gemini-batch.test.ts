@@ -168,6 +168,74 @@ describe('the batch API on the wire fake', () => {
     expect([...results.keys()]).toEqual(['one']);
   });
 
+  test('a batch over the inline limit goes as a file through the Files API; its answers come back as a file, by key', async () => {
+    fakes.configure({
+      outcome: (item) =>
+        item.customId === 'run_b#gemini#vision#all'
+          ? { kind: 'error', status: 500, message: 'internal' }
+          : { kind: 'ok', answer: ANSWER, usage: { input: 900, output: 40 } },
+    });
+    const ids = ['run_a#gemini#vision#all', 'run_b#gemini#vision#all', 'run_c#gemini#vision#all'];
+    const small = JSON.stringify({ requests: { requests: lines(ids) } }).length;
+    const files = geminiBatchApi({
+      GEMINI_API_KEY: KEY,
+      GEMINI_BASE_URL: fakes.url,
+      GEMINI_BATCH_INLINE_MAX_BYTES: String(small - 100),
+    });
+    const ref = await files.submit(MODEL, lines(ids));
+    // A resumable upload (start, then one upload-and-finalize), then the batch names the file, not inline requests.
+    const [start, upload, create] = fakes.requests.filter((r) => r.method === 'POST');
+    expect(start?.headers).toMatchObject({ 'x-goog-upload-protocol': 'resumable', 'x-goog-upload-command': 'start' });
+    expect(upload?.headers).toMatchObject({ 'x-goog-upload-command': 'upload, finalize', 'x-goog-api-key': KEY });
+    const uploaded =
+      upload?.rawBody
+        .toString('utf8')
+        .split('\n')
+        .map((l) => JSON.parse(l)) ?? [];
+    expect(uploaded.map((l) => l.key)).toEqual(ids);
+    expect(uploaded[0].request).toEqual(lines(ids)[0]?.body);
+    const batch = (create?.body as { batch?: { inputConfig?: Record<string, unknown> } } | undefined)?.batch;
+    expect(batch?.inputConfig).toEqual({ fileName: expect.stringMatching(/^files\//) });
+    expect(fakes.batches[0]?.items.map((i) => i.customId)).toEqual(ids);
+
+    expect(await files.poll(ref, ids)).toBeUndefined();
+    const results = (await files.poll(ref, ids)) as Map<string, BatchItemResult>;
+    expect(fakes.requests.at(-1)?.path).toMatch(/^\/download\/v1beta\/files\/[^/]+:download\?alt=media$/);
+    expect(results.get('run_b#gemini#vision#all')).toMatchObject({ kind: 'failed', failure: 'server' });
+    const answer = results.get('run_c#gemini#vision#all');
+    const output = await geminiBatchCodec.parse(answer?.kind === 'answer' ? answer.body : undefined, input(), {
+      env: {},
+    });
+    expect(output.result).toMatchObject({ merchant: 'Corner Shop' });
+    expect(output.usage.inputTokens).toBe(900);
+    expect([...results.keys()].sort()).toEqual(ids);
+
+    // At the limit, the same batch goes inline (the API's own limit is the default).
+    const inline = geminiBatchApi({
+      GEMINI_API_KEY: KEY,
+      GEMINI_BASE_URL: fakes.url,
+      GEMINI_BATCH_INLINE_MAX_BYTES: String(small + 100),
+    });
+    await inline.submit(MODEL, lines(ids));
+    const last = fakes.requests.filter((r) => r.method === 'POST').at(-1)?.body as {
+      batch: { inputConfig: { requests?: unknown } };
+    };
+    expect(last.batch.inputConfig.requests).toBeDefined();
+  });
+
+  test('an expired file batch: its responses file holds the items done before it expired, the others left out', async () => {
+    fakes.configure({ expire: true, doneBeforeExpiry: 2, pollsBeforeEnd: 0 });
+    const files = geminiBatchApi({
+      GEMINI_API_KEY: KEY,
+      GEMINI_BASE_URL: fakes.url,
+      GEMINI_BATCH_INLINE_MAX_BYTES: '1',
+    });
+    const ref = await files.submit(MODEL, lines(['one', 'two', 'three']));
+    const results = (await files.poll(ref, ['one', 'two', 'three'])) as Map<string, BatchItemResult>;
+    expect(fakes.requests.at(-1)?.path).toMatch(/^\/download\/v1beta\/files\//);
+    expect([...results.keys()].sort()).toEqual(['one', 'two']);
+  });
+
   test('a refused submit or poll throws without the key in its message', async () => {
     const broken = geminiBatchApi({ GEMINI_API_KEY: KEY, GEMINI_BASE_URL: `${fakes.url}/nowhere` });
     await expect(broken.submit(MODEL, lines(['x']))).rejects.toThrow(/HTTP 404/);
