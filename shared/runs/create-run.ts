@@ -6,6 +6,7 @@
  * after the run exists, so a rejected request leaves no record, no hold and no message.
  */
 import { randomUUID } from 'node:crypto';
+import { enqueueRun } from '../aws/run-message.js';
 import { config } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import { BudgetExceededError, CostConfirmationRequiredError, InternalError, runError } from '../errors.js';
@@ -30,7 +31,6 @@ import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
 import { priorityFields } from './priority.js';
 import { inspectTenantUpload, taskOf } from './run-input.js';
-import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 
 // The idempotency store does not check its table at init (the worker loads it without the grant); creation needs it.

@@ -17,10 +17,10 @@
  * Why and the sequence: docs/decisions.md#long-documents-run-in-page-chunks.
  */
 
+import { enqueueGroups } from '../aws/run-message.js';
 import { config } from '../config.js';
 import { log } from '../log.js';
 import { fanoutOf, groupRange, type PageRange } from '../planning/chunks.js';
-import { enqueueGroups } from '../runs/run-message.js';
 import { listCheckpoints } from '../store/chunks.js';
 import {
   allGroupsCounted,
