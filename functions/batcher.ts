@@ -4,10 +4,10 @@
  * whose requests were resolved back to the worker.
  */
 
+import { enqueueRun } from '../shared/aws/run-message.js';
 import { batchApis } from '../shared/batching/apis.js';
 import { runBatcher } from '../shared/batching/batcher.js';
 import { checkEnvironment } from '../shared/resource-name.js';
-import { enqueueRun } from '../shared/runs/run-message.js';
 
 checkEnvironment();
 

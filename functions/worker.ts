@@ -5,12 +5,12 @@
  * comes again soon after the lease that kept it out ends (docs/decisions.md#a-lease-per-delivery-renewed-by-a-heartbeat).
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { hideMessage, runMessageOf } from '../shared/aws/run-message.js';
 import { config } from '../shared/config.js';
 import { runQueue } from '../shared/infra/resources.js';
 import { log } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { checkEnvironment } from '../shared/resource-name.js';
-import { hideMessage, runMessageOf } from '../shared/runs/run-message.js';
 import { type Held, type ProcessOptions, processRun } from '../shared/worker/process-run.js';
 
 checkEnvironment();

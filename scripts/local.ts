@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
+import { enqueueRun, hideMessage, jobIdOf } from '../shared/aws/run-message.js';
 import { batchApis } from '../shared/batching/apis.js';
 import { runBatcher } from '../shared/batching/batcher.js';
 import { config } from '../shared/config.js';
@@ -36,7 +37,6 @@ import { gatewaySettings, routes } from '../shared/infra/routes.js';
 import { log, setLogSink } from '../shared/log.js';
 import { adapters } from '../shared/providers/adapters.js';
 import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import { enqueueRun, hideMessage, jobIdOf } from '../shared/runs/run-message.js';
 import { claimRun, getRun } from '../shared/store/runs.js';
 import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
 import { holderId } from '../shared/worker/heartbeat.js';

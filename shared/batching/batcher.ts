@@ -33,7 +33,7 @@ import { batchObjectKey, getJson, putJson } from './objects.js';
 
 export interface BatcherOptions {
   apis: Partial<Record<ProviderId, BatchApi>>;
-  /** Sends a run's message to the worker (shared/runs/run-message.ts enqueueRun). */
+  /** Sends a run's message to the worker (shared/aws/run-message.ts enqueueRun). */
   enqueue: (jobId: string) => Promise<void>;
   limits?: LimitsFor;
   now?: () => number;

@@ -22,6 +22,7 @@ import { log } from '../log.js';
 import { microsToUsd, usdToMicros, usdToMicrosFloor } from '../money.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
+import { planFor } from '../planning/plan-for.js';
 import { pricing } from '../pricing/pricing.js';
 import { availableProviders } from '../providers/catalog.js';
 import { buildTask, registry } from '../registry/registry.js';
@@ -159,12 +160,12 @@ export async function createEvaluation(
   for (const [index, item] of body.items.entries()) {
     const { upload, object, facts } = inspected.get(item.uploadId) as NonNullable<ReturnType<typeof inspected.get>>;
     for (const provider of runProviders) {
-      const plan = planRun(facts, task, provider ? [provider] : available, {
-        explicitOrder: provider !== null || config.providers !== undefined,
-        marginPct,
-        factors,
-        priority,
-      });
+      const plan = planRun(
+        facts,
+        task,
+        provider ? [provider] : available,
+        planFor(factors, priority, provider !== null),
+      );
       const n = items.length;
       const itemPlan: ItemPlan = {
         uploadId: upload.uploadId,

@@ -8,10 +8,10 @@
  * forever (the hold would never be released).
  */
 import { createHash } from 'node:crypto';
+import { enqueueRuns } from '../aws/run-message.js';
 import { evaluationSettings } from '../infra/resources.js';
 import { log } from '../log.js';
 import { priorityFields } from '../runs/priority.js';
-import { enqueueRuns } from '../runs/run-message.js';
 import { failUnwrittenRun } from '../store/evaluation-unwritten.js';
 import {
   type EvaluationItemRecord,

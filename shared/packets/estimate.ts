@@ -6,7 +6,7 @@
  */
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
-import { type Plan, planRun } from '../planning/plan.js';
+import { type Plan, type PlanOptions, planRun } from '../planning/plan.js';
 import { buildTask, registry } from '../registry/registry.js';
 import type { ProviderId, TaskSpec } from '../task.js';
 
@@ -43,7 +43,7 @@ export function packetEstimate(
   facts: FileFacts,
   request: { prompt: string; schemaIds: readonly string[] },
   providers: readonly ProviderId[],
-  options: Parameters<typeof planRun>[3] = {},
+  options: PlanOptions = {},
 ): PacketEstimate {
   const classification = planRun(facts, CLASSIFICATION_TASK, providers, options);
   let extraction: PacketEstimate['extraction'] | undefined;

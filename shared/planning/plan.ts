@@ -31,6 +31,16 @@ export interface Plan {
   chunkPages?: number;
 }
 
+/** What a plan is made with beyond the file, the task and the providers (./plan-for.ts: this deployment's). */
+export interface PlanOptions {
+  /** Keep the providers' order as given (VISION_PROVIDERS, or a provider named by the request). */
+  explicitOrder?: boolean;
+  marginPct?: number;
+  /** Calibration factors by key (default: the shipped seeds). */
+  factors?: FactorsFor;
+  priority?: Priority;
+}
+
 /** Picks the strategy the interface describes for this file and task. */
 export function classify(facts: FileFacts, task: TaskSpec, providers: readonly ProviderId[]): Strategy {
   if (facts.kind === 'pdf') return 'ocr_then_analyze';
@@ -93,7 +103,7 @@ export function planRun(
   facts: FileFacts,
   task: TaskSpec,
   providers: readonly ProviderId[],
-  options: { explicitOrder?: boolean; marginPct?: number; factors?: FactorsFor; priority?: Priority } = {},
+  options: PlanOptions = {},
 ): Plan {
   const factors = options.factors ?? seedFactors;
   const priority = options.priority ?? 'standard';

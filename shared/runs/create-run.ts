@@ -6,6 +6,7 @@
  * after the run exists, so a rejected request leaves no record, no hold and no message.
  */
 import { randomUUID } from 'node:crypto';
+import { enqueueRun } from '../aws/run-message.js';
 import { config } from '../config.js';
 import type { CreateRunRequest, CreateRunResponse } from '../contract.js';
 import { BudgetExceededError, CostConfirmationRequiredError, InternalError, runError } from '../errors.js';
@@ -15,7 +16,7 @@ import { CLASSIFICATION_TASK, packetEstimate } from '../packets/estimate.js';
 import { packetRequestOf } from '../packets/request.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
-import { pricing } from '../pricing/pricing.js';
+import { planFor } from '../planning/plan-for.js';
 import { availableProviders } from '../providers/catalog.js';
 import { checkAtInit } from '../resource-name.js';
 import { loadFactors } from '../store/calibration.js';
@@ -30,7 +31,6 @@ import { queuedShardOf, type RunRecord } from '../store/runs.js';
 import { type IdempotentRequest, idempotentRequest, replayOf } from './idempotent.js';
 import { priorityFields } from './priority.js';
 import { inspectTenantUpload, taskOf } from './run-input.js';
-import { enqueueRun } from './run-message.js';
 import { toRunResponse } from './run-view.js';
 
 // The idempotency store does not check its table at init (the worker loads it without the grant); creation needs it.
@@ -73,19 +73,14 @@ export async function createRun(input: CreateRunInput, now = new Date()): Promis
   const packet = packetRequestOf(body, facts);
 
   // Estimate, budget, threshold.
-  // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
-  const marginPct = pricing.marginPct;
   // The estimate is a calibrated prediction: the factors the service learnt from its settled runs (a minute's cache).
-  // Calibration is the tenant's own once it has enough runs of a key, else the deployment's (one read, cached).
   // A batch run is held at its batch estimate (each provider's batch discount, its batch calibration keys).
   const priority = body.priority ?? 'standard';
   const providers = availableProviders(config.providers);
-  const planOptions = {
-    explicitOrder: config.providers !== undefined,
-    marginPct,
-    factors: await loadFactors(tenantId, calibrationKeysFor(providers, packet ? CLASSIFICATION_TASK : task, priority)),
-    priority,
-  };
+  const keys = calibrationKeysFor(providers, packet ? CLASSIFICATION_TASK : task, priority);
+  const planOptions = planFor(await loadFactors(tenantId, keys), priority);
+  // The margin is fixed now and recorded on the run: the worker prices with it even if a deploy changes it meanwhile.
+  const { marginPct } = planOptions;
   // A packet holds classification of every page plus extraction at the dearest allowed schema; its pages are
   // classified first, so the classification's plan is the one recorded.
   const estimate = packet ? packetEstimate(facts, { prompt: body.prompt, ...packet }, providers, planOptions) : null;

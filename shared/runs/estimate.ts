@@ -18,7 +18,7 @@ import { CLASSIFICATION_TASK, packetEstimate } from '../packets/estimate.js';
 import { packetRequestOf } from '../packets/request.js';
 import { calibrationKeysFor } from '../planning/estimate.js';
 import { planRun } from '../planning/plan.js';
-import { pricing } from '../pricing/pricing.js';
+import { planFor } from '../planning/plan-for.js';
 import { availableProviders } from '../providers/catalog.js';
 import { loadFactors } from '../store/calibration.js';
 import type { Priority } from '../task.js';
@@ -47,9 +47,8 @@ export async function estimateRun(
     tenantId,
     calibrationKeysFor(providers, packet ? CLASSIFICATION_TASK : task, 'batch'),
   );
-  const marginPct = pricing.marginPct;
   const priceUsd = (priority: Priority) => {
-    const options = { explicitOrder: config.providers !== undefined, marginPct, factors, priority };
+    const options = planFor(factors, priority);
     return microsToUsd(
       packet
         ? packetEstimate(facts, { prompt: body.prompt, ...packet }, providers, options).estimateMicros

@@ -82,48 +82,51 @@ async function readRun(jobId: string): Promise<RunRecord | null> {
 }
 
 /**
- * Records how a queued run fans out, with an empty entry per group and the counter at 0, unless it already is (a
- * redelivered or duplicate run message). Returns the run as it now stands (null when it no longer exists).
+ * One delivery of the run's own message that fans it out, in one conditional write: the delivery counted (no claim: it
+ * only sends messages), as claimRun counts one, so the reconciler sees the run alive; and with `plan`, the split
+ * recorded, with an empty entry per group and the counter at 0, unless it already is (a redelivered or duplicate run
+ * message). Returns the run as it now stands (which groups to send: `groupsToSend`), null when it is no longer queued.
  */
-export async function recordFanout(jobId: string, plan: NonNullable<RunRecord['fanout']>): Promise<RunRecord | null> {
-  const groups = Object.fromEntries(Array.from({ length: plan.groups }, (_, n) => [String(n), {}]));
+export async function countFanoutDelivery(
+  jobId: string,
+  receiveCount: number,
+  plan?: NonNullable<RunRecord['fanout']>,
+  now = new Date(),
+): Promise<RunRecord | null> {
+  const record: { set: string; names: Record<string, string>; values: Record<string, unknown> } = plan
+    ? {
+        set:
+          ', fanout = if_not_exists(fanout, :plan), #groups = if_not_exists(#groups, :groups), ' +
+          'groupsDone = if_not_exists(groupsDone, :zero)',
+        names: { '#groups': 'groups' },
+        values: {
+          ':plan': plan,
+          ':groups': Object.fromEntries(Array.from({ length: plan.groups }, (_, n) => [String(n), {}])),
+          ':zero': 0,
+        },
+      }
+    : { set: '', names: {}, values: {} };
   try {
     const out = await update({
       Key: { jobId },
-      UpdateExpression: 'SET fanout = :plan, #groups = :groups, groupsDone = :zero',
-      ConditionExpression: '#status = :queued AND attribute_not_exists(fanout)',
-      ExpressionAttributeNames: { '#groups': 'groups', '#status': 'status' },
-      ExpressionAttributeValues: { ':plan': plan, ':groups': groups, ':zero': 0, ':queued': 'queued' },
-      ReturnValues: 'ALL_NEW',
-    });
-    return (out.Attributes as RunRecord | undefined) ?? null;
-  } catch (error: unknown) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    log.info('run already fanned out (or final); its groups are sent again where needed', { jobId });
-    return readRun(jobId);
-  }
-}
-
-/**
- * Counts a delivery of the run's own message that fans it out (no claim: it only sends messages), as claimRun counts
- * a delivery, so the reconciler sees the run alive. False when the run is no longer queued.
- */
-export async function countDelivery(jobId: string, receiveCount: number, now = new Date()): Promise<boolean> {
-  return applied(
-    update({
-      Key: { jobId },
-      UpdateExpression: 'SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive ADD deliveries :one',
+      UpdateExpression: `SET #stage = :processing, deliveredAt = :now, lastReceiveCount = :receive${record.set} ADD deliveries :one`,
       ConditionExpression: '#status = :queued',
-      ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status' },
+      ExpressionAttributeNames: { '#stage': 'stage', '#status': 'status', ...record.names },
       ExpressionAttributeValues: {
         ':processing': 'processing',
         ':now': now.toISOString(),
         ':receive': receiveCount,
         ':one': 1,
         ':queued': 'queued',
+        ...record.values,
       },
-    }),
-  );
+      ReturnValues: 'ALL_NEW',
+    });
+    return (out.Attributes as RunRecord | undefined) ?? null;
+  } catch (error: unknown) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return null;
+  }
 }
 
 /**

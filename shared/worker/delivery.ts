@@ -3,10 +3,11 @@
  * ./fanout.ts for a fanned-out run's group): what it is given, what it answers, the lease it holds on what it claims
  * (renewed by ./heartbeat.ts), and what a delivery that threw comes to.
  */
+
+import { hideMessage } from '../aws/run-message.js';
 import { config } from '../config.js';
 import { log } from '../log.js';
 import type { ProviderAdapter } from '../providers/types.js';
-import { hideMessage } from '../runs/run-message.js';
 import type { Lease, RunRecord } from '../store/runs.js';
 import type { ProviderId } from '../task.js';
 import { type Heartbeat, holderId, LeaseLost, startHeartbeat } from './heartbeat.js';

@@ -17,19 +17,18 @@
  * Why and the sequence: docs/decisions.md#long-documents-run-in-page-chunks.
  */
 
+import { enqueueGroups } from '../aws/run-message.js';
 import { config } from '../config.js';
 import { log } from '../log.js';
 import { fanoutOf, groupRange, type PageRange } from '../planning/chunks.js';
-import { enqueueGroups } from '../runs/run-message.js';
 import { listCheckpoints } from '../store/chunks.js';
 import {
   allGroupsCounted,
   claimGroup,
-  countDelivery,
+  countFanoutDelivery,
   countGroup,
   groupsToSend,
   isQueued,
-  recordFanout,
   releaseGroup,
   renewGroup,
 } from '../store/groups.js';
@@ -44,19 +43,19 @@ import { failRun, settle } from './settle.js';
 
 /**
  * The run's own message for a run split into groups (as recorded on it, or as SERVICE_FANOUT_PAGES splits it): counts
- * the delivery, records the split (once) and sends the groups' messages. Undefined when the run is not split, or every
- * group is counted: the delivery then executes the run, or merges its groups' checkpoints, itself (./process-run.ts).
- * Throws to be redelivered (its last delivery fails the run: ./process-run.ts).
+ * the delivery and records the split (once; one write) and sends the groups' messages. Undefined when the run is not
+ * split, or every group is counted: the delivery then executes the run, or merges its groups' checkpoints, itself
+ * (./process-run.ts). Throws to be redelivered (its last delivery fails the run: ./process-run.ts).
  */
 export async function sendGroups(run: RunRecord, receiveCount: number): Promise<ProcessResult | undefined> {
   const plan = fanoutOf(run, config.fanoutPages);
   if (!plan || allGroupsCounted(run)) return undefined;
-  if (!(await countDelivery(run.jobId, receiveCount))) return 'already-final';
   // A delivery holds the whole run (one that began before the run was fanned out, or before SERVICE_FANOUT_PAGES was
-  // lowered): groups beside it would ask for its pages too. Handed back, as any leased delivery is.
-  if (run.leaseUntil !== undefined && run.leaseUntil > Date.now()) return held(leaseOf(run));
-  const current = run.fanout ? run : await recordFanout(run.jobId, plan);
+  // lowered): groups beside it would ask for its pages too. Counted, not split, and handed back, as any leased delivery.
+  const whole = run.leaseUntil !== undefined && run.leaseUntil > Date.now();
+  const current = await countFanoutDelivery(run.jobId, receiveCount, whole ? undefined : plan);
   if (current?.status !== 'queued') return 'already-final';
+  if (whole) return held(leaseOf(run));
   const groups = groupsToSend(current);
   await enqueueGroups(run.jobId, groups);
   log.info('run fanned out', { jobId: run.jobId, groups: current.fanout?.groups, sent: groups.length });

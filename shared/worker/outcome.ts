@@ -23,6 +23,11 @@ import { computeConfidence, shapeResult } from './result.js';
 /** The settlement of a run executed in one pass (or one chain): its shaped answer, or why no provider gave one. */
 export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): Settlement {
   const { output, attempts } = outcome;
+  const usage = usageOf(run, {
+    requests: outcome.requests,
+    billableUnits: output?.usage.billableUnits ?? 0,
+    costMicros: outcome.costMicros,
+  });
   if (!output) {
     const details = { attempts: reported(attempts) };
     // No provider failed: the service could not decode the file for any of them (a damaged image or PDF whose header
@@ -32,21 +37,16 @@ export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): 
       failed.length > 0 && failed.every((a) => a.failure === 'unreadable_file')
         ? undecodable(details)
         : runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', details);
-    const used = { requests: outcome.requests, billableUnits: 0, costMicros: outcome.costMicros };
-    return { status: 'failed', error, usage: usageOf(run, used), attempts };
+    return { status: 'failed', error, usage, attempts };
   }
   const calibration = calibrationSample(run, outcome);
-  const used = {
-    requests: outcome.requests,
-    billableUnits: output.usage.billableUnits,
-    costMicros: outcome.costMicros,
-  };
-  return completed(run, shapeResult(run.task, output), output, used, attempts, calibration ? { calibration } : {});
+  return completed(run, shapeResult(run.task, output), output, usage, attempts, calibration ? { calibration } : {});
 }
 
 /** The settlement of a run executed in page chunks: the merged answer, or why a chunk could not be answered. */
 export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Settlement {
   const { attempts } = outcome;
+  const usage = usageOf(run, outcome);
   if (outcome.status === 'failed') {
     const details = { page: outcome.page, attempts: reported(attempts) };
     const error =
@@ -58,7 +58,7 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
               ...details,
             })
           : runError('PROVIDER_ERROR', `Every candidate provider failed on page ${outcome.page}`, details);
-    return { status: 'failed', error, usage: usageOf(run, outcome), attempts };
+    return { status: 'failed', error, usage, attempts };
   }
   const { merged } = outcome;
   const output: ProviderOutput = {
@@ -72,30 +72,22 @@ export function chunkedSettlement(run: RunRecord, outcome: ChunkedOutcome): Sett
   // Text output is stored as its pages (get-run joins the text: runs/run-view.ts viewResult); JSON is coerced to the
   // schema's types as a lone answer is.
   const result = run.task.outputFormat === 'text' ? { pages: merged.result.pages } : shapeResult(run.task, output);
-  return completed(
-    run,
-    result,
-    output,
-    outcome,
-    attempts,
-    alternatives > 0 ? { alternatives: merged.alternatives } : {},
-  );
+  return completed(run, result, output, usage, attempts, alternatives > 0 ? { alternatives: merged.alternatives } : {});
 }
 
 /**
- * A completed settlement: the result, priced with the run's margin, and its confidence; failed instead when the result
- * is larger than the service can store (output caps keep real answers far below it).
+ * A completed settlement: the result, its usage (priced once, by the caller) and its confidence; failed instead when
+ * the result is larger than the service can store (output caps keep real answers far below it).
  */
 function completed(
-  run: RunRecord,
+  run: Pick<RunRecord, 'jobId' | 'task'>,
   result: Record<string, unknown>,
   output: ProviderOutput,
-  used: Used,
+  usage: RunUsage,
   attempts: Attempt[],
   extra: Pick<Extract<Settlement, { status: 'completed' }>, 'calibration' | 'alternatives'>,
 ): Settlement {
   const confidence = computeConfidence(run.task.outputFormat === 'json' ? run.task.fields : null, result, output);
-  const usage = usageOf(run, used);
   if (resultTooLarge(result)) {
     log.error('result too large to store; failing the run', { jobId: run.jobId });
     const error = runError('INTERNAL_ERROR', 'The result is larger than the service can store');

@@ -4,10 +4,11 @@
  * whose message died. Failing goes through the worker's own settlement, conditional on the run still being queued, so
  * the money moves once whoever wins. The four gaps it closes: docs/decisions.md#the-reconciler.
  */
+
+import { enqueueRun } from '../aws/run-message.js';
 import { dispatchAfterSettle } from '../events/dispatch.js';
 import { reconcileSettings, runQueue } from '../infra/resources.js';
 import { log } from '../log.js';
-import { enqueueRun } from '../runs/run-message.js';
 import { eventRecord } from '../store/events.js';
 import { releaseLeasesOf } from '../store/groups.js';
 import { PROCESSING_FAILED, settleRun } from '../store/ledger.js';

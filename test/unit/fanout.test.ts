@@ -180,11 +180,6 @@ function world(initial: RunRecord, checkpoints: Stored[] = []) {
     const group = input.ExpressionAttributeNames?.['#g'];
     const values = input.ExpressionAttributeValues ?? {};
     const entry = group === undefined ? undefined : run.groups?.[group];
-    if (expression.startsWith('SET fanout')) {
-      if (run.fanout || run.status !== 'queued') throw conditionalCheckFailed();
-      Object.assign(run, { fanout: values[':plan'], groups: structuredClone(values[':groups']), groupsDone: 0 });
-      return { Attributes: structuredClone(run) };
-    }
     const countDelivery = () => {
       run.deliveredAt = String(values[':now']);
       run.lastReceiveCount = Number(values[':receive']);
@@ -224,6 +219,10 @@ function world(initial: RunRecord, checkpoints: Stored[] = []) {
     }
     if (run.status !== 'queued') throw conditionalCheckFailed();
     if (expression.includes('ADD deliveries')) countDelivery();
+    // The run's own message records its split unless it is recorded (if_not_exists).
+    if (expression.includes('fanout = if_not_exists') && !run.fanout) {
+      Object.assign(run, { fanout: values[':plan'], groups: structuredClone(values[':groups']), groupsDone: 0 });
+    }
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(run) } : {};
   });
   sqs.on(ChangeMessageVisibilityCommand).callsFake((input: { VisibilityTimeout?: number }) => {

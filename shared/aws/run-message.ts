@@ -7,10 +7,10 @@
  * worker already tolerates, never a different request.
  */
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '../aws/sqs.js';
 import { runQueue } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
 import * as z from '../zod.js';
+import { sqs } from './sqs.js';
 
 const runQueueUrl = resource(runQueue.envVar);
 
