@@ -46,6 +46,8 @@ export interface BatchRequestItem {
   bytes: number;
   /** Where its line is (shared/batching/objects.ts). */
   lineKey?: string;
+  /** The fanned-out group of its run that parked it: the batcher sends that group's message back. */
+  group?: number;
   /** The provider batch it was submitted in (the batch item's id). */
   batchId?: string;
   /** Where its answer is, once answered. */
