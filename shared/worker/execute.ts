@@ -12,7 +12,7 @@ import { calibrationKeysFor } from '../planning/estimate.js';
 import { loadFactors } from '../store/calibration.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
-import { batchLaneAdapters } from './batch-lane.js';
+import { adaptersFor } from './batch-lane.js';
 import { runChunksOf, spendLimitOf } from './chunked.js';
 import { type ProcessOptions, SETTLE_RESERVE_MS } from './delivery.js';
 import { earlyEvidenceOcr, withEvidence } from './grounding.js';
@@ -32,9 +32,7 @@ export interface ExecuteOptions extends Pick<ProcessOptions, 'adapters' | 'remai
 export async function executeRun(run: RunRecord, options: ExecuteOptions): Promise<Settlement> {
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
   // A batch run's provider calls go through the batch lane: the first delivery parks it (./batch-lane.ts).
-  const adapters = options.guard(
-    run.priority === 'batch' ? batchLaneAdapters(run, options.adapters) : options.adapters,
-  );
+  const adapters = options.guard(adaptersFor(run, options.adapters));
   // The run's tenant's calibration as its estimate was made (a batch run's with its batch keys).
   const keys = calibrationKeysFor([...run.candidates, ...(run.ocrCandidates ?? [])], run.task, run.priority);
   const factors = await loadFactors(run.tenantId, keys);
