@@ -56,8 +56,12 @@ export async function executeRun(run: RunRecord, options: ExecuteOptions): Promi
     return runPacket(run, bytes, { adapters: pooled, capMicros, factors, deadlineMs }, afterWrite);
   }
   // An image a language model answers comes back without words: its evidence OCR runs beside the model's call, and
-  // is awaited before the run settles either way (no OCR is left running into the next invocation).
-  const early = run.ocrCandidates ? undefined : earlyEvidenceOcr(run, bytes, run.candidates, deadlineMs);
+  // is awaited before the run settles either way (no OCR is left running into the next invocation). Not a batch run's:
+  // most of its deliveries only park it, and the one with the answer waits on no call (grounding reads the page then).
+  const early =
+    run.ocrCandidates || run.priority === 'batch'
+      ? undefined
+      : earlyEvidenceOcr(run, bytes, run.candidates, deadlineMs);
   try {
     return await runSinglePass(run, bytes, { adapters, capMicros, factors, deadlineMs, early });
   } finally {
