@@ -54,7 +54,9 @@ interface Lane {
 async function viaLane(lane: Lane, input: ProviderInput, options: Parameters<ProviderAdapter['invoke']>[1]) {
   const { run, adapter, codec } = lane;
   const provider = adapter.id;
-  const requestId = requestIdOf(run.jobId, provider, input.step, input.pages);
+  // A packet asks the same pages twice (a page's classification, then its document's extraction): its ids name the task.
+  const task = run.packet ? (input.task.schemaId ?? 'classify') : undefined;
+  const requestId = requestIdOf(run.jobId, provider, input.step, input.pages, task);
   const request = await getBatchRequest(requestId);
   if (!request) {
     await park(lane, input, options.maxCostMicros, requestId);
