@@ -4,7 +4,8 @@
  * one delivery and they go in one provider batch; a fanned-out one (SERVICE_FANOUT_PAGES lowered to 10: the 20-page
  * fixture in two groups) parks each group's chunks and the batcher sends each group back. Either way every chunk's
  * request reaches the batch API once, also when the run's and its groups' messages are delivered again while they
- * wait, the pages come back in order, and the run settles once at half the standard price to the micro-dollar.
+ * wait, the pages come back in order, and the run settles once at half the standard price to the micro-dollar. A
+ * packet at batch priority sends its pages' classifications in one wave and its documents' extractions in the next.
  * Its own stack: the provider list, the fan-out threshold and the batcher's short intervals are global.
  */
 import { readFile } from 'node:fs/promises';
@@ -12,7 +13,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type BatchFakes, type BatchItem, startBatchFakes } from '../../bench/batch-fakes.js';
+import type { RecordedRequest } from '../support/fake-server.js';
 import { openaiAnswer } from '../support/openai-answers.js';
+import { packetModel } from '../support/packet-model.js';
+import { makePackets } from '../support/packets.js';
 import { waitForRunQueueDrained } from './client.js';
 import { type RunningStack, startStack } from './stack.js';
 
@@ -34,11 +38,20 @@ type Run = Record<string, unknown> & {
 const micros = (usd: unknown) => Math.round(Number(usd) * 1e6);
 /** The pages of a request's chunk, from its custom id (`<jobId>#openai#<step>#<first>-<last>`). */
 const pagesOf = (item: BatchItem) => item.customId.split('#').pop() ?? '';
+/** A packet's request (its id names the task: `#classify` or `#<schemaId>`), answered by the packet model. */
+const ofPacket = (item: BatchItem) => item.customId.split('#').length > 4;
+function packetAnswer(item: BatchItem) {
+  const reply = packetModel()({ body: item.body } as unknown as RecordedRequest) as {
+    json: { output: Array<{ content: Array<{ text: string }> }> };
+  };
+  return JSON.parse(reply.json.output[0]?.content[0]?.text ?? 'null') as unknown;
+}
 const answerByPages = (item: BatchItem) => ({
   kind: 'ok' as const,
-  answer: { text: `Transcribed pages ${pagesOf(item)}` },
+  answer: ofPacket(item) ? packetAnswer(item) : { text: `Transcribed pages ${pagesOf(item)}` },
   usage: USAGE,
 });
+const PACKET = makePackets(30, 6).find((p) => p.truth.some((d) => d.schemaId !== 'other') && p.pages <= 8);
 
 describe('batch runs in page chunks on the local stack', () => {
   let fakes: BatchFakes;
@@ -84,8 +97,8 @@ describe('batch runs in page chunks on the local stack', () => {
       headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
     });
 
-  async function create(file: string, body: Record<string, unknown> = {}): Promise<Run> {
-    const bytes = await readFile(new URL(`../fixtures/${file}`, import.meta.url));
+  async function create(file: string, body: Record<string, unknown> = {}, given?: Uint8Array): Promise<Run> {
+    const bytes = given ? Buffer.from(given) : await readFile(new URL(`../fixtures/${file}`, import.meta.url));
     const presign = (await (
       await api('/v1/uploads/presign', {
         method: 'POST',
@@ -230,5 +243,34 @@ describe('batch runs in page chunks on the local stack', () => {
       }),
     );
     expect(stored.Item?.groupsDone).toBe(2);
+  });
+
+  test('a packet at batch priority: its classifications in one batch, its extractions in the next, settled once', async () => {
+    if (!PACKET) throw new Error('no small packet with a document to extract in the sample');
+    const created = await create(
+      'packet.pdf',
+      { prompt: 'Extract each document', outputFormat: 'json', split: true, priority: 'batch' },
+      PACKET.bytes,
+    );
+    const run = await final(created.jobId);
+    expect(run.status).toBe('completed');
+    const documents = (run.result as unknown as { documents: Array<{ schemaId: string }> }).documents;
+    const extracted = documents.filter((d) => d.schemaId !== 'other').length;
+    expect(extracted).toBeGreaterThan(0);
+    // Every page classified and every document extracted through the batch API, each once.
+    const sent = sentOf(created.jobId).map((i) => i.customId);
+    expect(new Set(sent).size).toBe(sent.length);
+    const classify = sent.filter((id) => id.endsWith('#classify'));
+    expect(classify).toHaveLength(PACKET.pages);
+    expect(sent).toHaveLength(PACKET.pages + extracted);
+    // Two waves: no batch holds a classification and an extraction together, and the classifications come first.
+    const batches = fakes.batches.filter((b) => b.items.some((i) => i.customId.startsWith(`${created.jobId}#`)));
+    for (const b of batches) expect(new Set(b.items.map((i) => i.customId.endsWith('#classify'))).size).toBe(1);
+    expect(batches[0]?.items[0]?.customId.endsWith('#classify')).toBe(true);
+    expect(run.usage?.requests).toBe(sent.length);
+    const { callMicros } = await standard();
+    expect(micros(run.usage?.costUsd)).toBe(sent.length * Math.ceil(callMicros / 2));
+    expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+    expect(await ledgerKinds(run.jobId)).toEqual(['hold', 'settle']);
   });
 });
