@@ -1,7 +1,7 @@
 /**
  * The worker's side of the batch lane (contract v1.2 §4): a batch run executes on its normal path (single pass, chain,
- * chunks) with its adapters wrapped here, so that each provider call becomes a request of the lane, remembered by its
- * id (run, provider, step, pages). A call with no request yet writes its line and a waiting request and parks the run
+ * chunks, a packet) with its adapters wrapped here, so that each provider call becomes a request of the lane,
+ * remembered by its id (run, provider, step, pages; a packet's also names its task). A call with no request yet writes its line and a waiting request and parks the run
  * (BatchParked: the delivery ends, `stage: batched`); the batcher (shared/batching/batcher.ts) submits it, polls, and
  * sends the run back. On that delivery the same call finds its request resolved: an answer is read with the provider's
  * own parser and priced at its batch discount; a failure or an expiry is a failed attempt, and the plan falls back as
