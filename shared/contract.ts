@@ -225,12 +225,6 @@ const packetRules = [
   }),
 ];
 
-/** Not built yet (issue 31): a packet's per-page calls do not go through the batch lane; refused, not guessed. */
-const noBatchPacket = z.refine<PacketFields>(
-  (b) => !((b.split === true || b.schemaId === AUTO_SCHEMA) && b.priority === 'batch'),
-  { message: 'priority "batch" is not available yet for split or schemaId "auto" runs', path: ['priority'] },
-);
-
 export const createRunRequest = z
   .strictObject({
     uploadId: text(1, 128),
@@ -243,7 +237,7 @@ export const createRunRequest = z
       }),
     ),
   })
-  .check(eitherSchemaIdOrSchema, ...packetRules, noBatchPacket);
+  .check(eitherSchemaIdOrSchema, ...packetRules);
 
 // ---------- POST /v1/estimates (contract-v1.2 §4) ----------
 

@@ -25,9 +25,9 @@ export type RunMessage = z.infer<typeof runMessage>;
 /** SQS's most messages per SendMessageBatch. */
 const BATCH = 10;
 
-/** Queues a run for the worker. */
-export async function enqueueRun(jobId: string): Promise<void> {
-  const body: RunMessage = { jobId };
+/** Queues a run for the worker (one group of a fanned-out run, when given: the batcher's hand-back). */
+export async function enqueueRun(jobId: string, group?: number): Promise<void> {
+  const body: RunMessage = group === undefined ? { jobId } : { jobId, group };
   await sqs.send(new SendMessageCommand({ QueueUrl: runQueueUrl(), MessageBody: JSON.stringify(body) }));
 }
 

@@ -33,8 +33,8 @@ import { batchObjectKey, getJson, putJson } from './objects.js';
 
 export interface BatcherOptions {
   apis: Partial<Record<ProviderId, BatchApi>>;
-  /** Sends a run's message to the worker (shared/aws/run-message.ts enqueueRun). */
-  enqueue: (jobId: string) => Promise<void>;
+  /** Sends a run's message (a group's, when given) to the worker (shared/aws/run-message.ts enqueueRun). */
+  enqueue: (jobId: string, group?: number) => Promise<void>;
   limits?: LimitsFor;
   now?: () => number;
   /** Crash simulation for tests: throwing aborts the pass there. */
@@ -214,12 +214,16 @@ async function submit(options: BatcherOptions, now: () => number, report: Batche
   }
 }
 
-/** Sends each run with a resolved request back to the worker (once per run and pass), then closes the requests. */
+/**
+ * Sends each run with a resolved request back to the worker (once per run, or per fanned-out group, and pass), then
+ * closes the requests.
+ */
 async function handBack(options: BatcherOptions, report: BatcherReport): Promise<void> {
   const resolved = await listOpen('resolved', batchSettings.pageSize);
-  const jobIds = [...new Set(resolved.map((item) => item.jobId))];
-  for (const jobId of jobIds) await options.enqueue(jobId);
+  const messages = new Map(resolved.map((item) => [`${item.jobId}#${item.group ?? ''}`, item]));
+  for (const { jobId, group } of messages.values()) await options.enqueue(jobId, group);
+  const jobIds = new Set(resolved.map((item) => item.jobId));
   // Closed after the send: a crash between them sends the run again next pass (the worker is idempotent by run).
   for (const item of resolved) await closeItem(item.requestId, 'resolved');
-  report.handedBack = jobIds.length;
+  report.handedBack = jobIds.size;
 }

@@ -6,7 +6,7 @@
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
 import type { FactorsFor } from '../pricing/calibration.js';
-import type { ProviderId, TaskSpec } from '../task.js';
+import type { Priority, ProviderId, TaskSpec } from '../task.js';
 import { chunkFacts, chunkRanges, type PageRange } from './chunks.js';
 import { predictAttempt, predictedCostMicros } from './estimate.js';
 import { primaryPathCost } from './plan.js';
@@ -18,17 +18,20 @@ export interface ChunkedRunPlan {
   candidates: readonly ProviderId[];
   ocrCandidates?: readonly ProviderId[];
   chunkPages?: number;
+  /** A batch run's chunks are reserved at their batch price, as its estimate was made. */
+  priority?: Priority;
 }
 
 /** What a chunk keeps reserved until it ends: its primary path's predicted cost (for a chain, both steps'). */
 export function chunkReservation(run: ChunkedRunPlan, range: PageRange, factors?: FactorsFor): Micros {
   const facts = chunkFacts(run.file, range);
+  const priority = run.priority ?? 'standard';
   if (!run.ocrCandidates) {
-    return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task, factors)) ?? 0;
+    return primaryPathCost(run.candidates, (id) => predictedCostMicros(id, facts, run.task, factors, priority)) ?? 0;
   }
   // A chain: both steps' primary paths, as the plan held them (./plan.ts chainedPlan).
   const step = (s: 'ocr' | 'analyze') => (id: ProviderId) =>
-    predictAttempt(id, facts, run.task, s, factors)?.costMicros;
+    predictAttempt(id, facts, run.task, s, factors, { priority })?.costMicros;
   return (
     (primaryPathCost(run.ocrCandidates, step('ocr')) ?? 0) + (primaryPathCost(run.candidates, step('analyze')) ?? 0)
   );

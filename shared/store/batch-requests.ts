@@ -25,7 +25,7 @@ export type BatchRequestState = 'waiting' | 'submitting' | 'submitted' | 'answer
 export type OpenState = 'waiting' | 'submitting' | 'submitted' | 'resolved' | 'polling';
 
 export interface BatchRequestItem {
-  /** `<jobId>#<provider>#<step>#<pages>`: one attempt of a run (./batch-requests.ts requestIdOf). */
+  /** `<jobId>#<provider>#<step>#<pages>[#<task>]`: one attempt of a run (./batch-requests.ts requestIdOf). */
   requestId: string;
   jobId: string;
   provider: ProviderId;
@@ -46,6 +46,8 @@ export interface BatchRequestItem {
   bytes: number;
   /** Where its line is (shared/batching/objects.ts). */
   lineKey?: string;
+  /** The fanned-out group of its run that parked it: the batcher sends that group's message back. */
+  group?: number;
   /** The provider batch it was submitted in (the batch item's id). */
   batchId?: string;
   /** Where its answer is, once answered. */
@@ -71,9 +73,19 @@ export interface BatchRecord {
   expiresAtEpoch: number;
 }
 
-/** The request id of one attempt of a run: the same on every delivery of the run. */
-export function requestIdOf(jobId: string, provider: ProviderId, step: Step, pages?: { first: number; last: number }) {
-  return `${jobId}#${provider}#${step}#${pages ? `${pages.first}-${pages.last}` : 'all'}`;
+/**
+ * The request id of one attempt of a run: the same on every delivery of the run. `task` names what is asked when a
+ * run asks the same pages more than once (a packet: a page's classification, then its document's extraction).
+ */
+export function requestIdOf(
+  jobId: string,
+  provider: ProviderId,
+  step: Step,
+  pages?: { first: number; last: number },
+  task?: string,
+) {
+  const id = `${jobId}#${provider}#${step}#${pages ? `${pages.first}-${pages.last}` : 'all'}`;
+  return task === undefined ? id : `${id}#${task}`;
 }
 
 /** Writes a waiting request unless it exists (a redelivered run). True when this call wrote it. */

@@ -222,6 +222,23 @@ export async function releaseGroup(jobId: string, group: number, holder: string)
 }
 
 /**
+ * Parks a batch run's group whose calls wait in the batch lane (shared/worker/batch-lane.ts): the run's stage says
+ * `batched`, and `holder`'s lease on the group is given up, so the group message the batcher sends back claims it at
+ * once. False when the lease is no longer its own.
+ */
+export async function parkGroup(jobId: string, group: number, holder: string): Promise<boolean> {
+  return applied(
+    update({
+      Key: { jobId },
+      UpdateExpression: 'SET #stage = :batched REMOVE #groups.#g.leaseUntil, #groups.#g.leaseHolder',
+      ConditionExpression: '#status = :queued AND #groups.#g.leaseHolder = :holder',
+      ExpressionAttributeNames: { '#groups': 'groups', '#g': String(group), '#stage': 'stage', '#status': 'status' },
+      ExpressionAttributeValues: { ':batched': 'batched', ':queued': 'queued', ':holder': holder },
+    }),
+  );
+}
+
+/**
  * Removes every lease a queued run carries, its own and its groups', as they are in `run` (each one only if it is
  * still the same holder's). For the local stack at start, whose previous process held them and is gone: its runs are
  * taken up at once instead of after their leases. Returns whether any lease was removed.

@@ -2,7 +2,10 @@
  * The OCR step of a chained plan's chunk of several pages, one page per call: an OCR engine's synchronous API takes
  * one page, and Textract reads more only from S3 (the whole stored file, not the chunk). The analyze step's primary
  * path stays reserved throughout, and the estimate's own OCR attempt is the chunk's first engine's.
+ * Not to undo: a batch run's page that parks in the batch lane does not stop the others: every page parks in the same
+ * delivery (one wave), not one page per delivery.
  */
+import { BatchParked } from '../batching/parked.js';
 import type { PageWords } from '../fields/types.js';
 import type { PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
@@ -42,12 +45,14 @@ export interface PagesOcrInput {
 /** OCRs the chunk's pages one at a time with the chain's OCR candidates; stops at the first page none could read. */
 export async function ocrPagesOneByOne(input: PagesOcrInput): Promise<PagesRead> {
   const { run, range } = input;
+  const priority = run.priority ?? 'standard';
   const ocrCandidates = run.ocrCandidates ?? [];
   const analyzeBound = (id: ProviderId) =>
-    predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze', input.factors)?.costMicros;
+    predictAttempt(id, chunkFacts(run.file, range), run.task, 'analyze', input.factors, { priority })?.costMicros;
   const ocrPrimary = ocrCandidates.find((id) => catalog[id] !== undefined);
   const read: PagesRead = { ...noTotals(), text: undefined, words: [] };
   const texts: string[] = [];
+  let parked: BatchParked | undefined;
   for (let page = range.first; page <= range.last; page++) {
     const one = { first: page, last: page };
     const facts = chunkFacts(run.file, one);
@@ -65,7 +70,12 @@ export async function ocrPagesOneByOne(input: PagesOcrInput): Promise<PagesRead>
       costBound: (id) => predictAttempt(id, facts, run.task, 'ocr')?.costMicros,
       spentMicros: read.costMicros,
       reservedMicros: primaryPathCost(run.candidates, analyzeBound) ?? 0,
+    }).catch((error: unknown) => {
+      if (!(error instanceof BatchParked)) throw error;
+      parked ??= error;
+      return undefined;
     });
+    if (outcome === undefined) continue;
     read.attempts.push(...outcome.attempts);
     read.requests += outcome.requests;
     read.costMicros += outcome.costMicros;
@@ -74,6 +84,7 @@ export async function ocrPagesOneByOne(input: PagesOcrInput): Promise<PagesRead>
     read.words.push(...offsetWords(outcome.output.words ?? [], page - 1));
     texts.push(readText(outcome.output).trim());
   }
+  if (parked) throw parked;
   // A chunk of blank pages has nothing to analyze: a failed reading, as a whole chain's OCR step with no text.
   return texts.some((t) => t !== '') ? { ...read, text: texts.join('\n\n') } : { ...read, failedPage: range.first };
 }

@@ -72,6 +72,8 @@ export async function runChunk(context: ChunkContext, range: PageRange, shared: 
     ...(context.factors ? { factors: context.factors } : {}),
     stopOnTruncated: rangePages(range) > 1,
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
+    // A batch run's attempts are predicted at their batch price, as its estimate was.
+    ...(run.priority ? { priority: run.priority } : {}),
   };
   // A chain skips its OCR step only when the text layer reads every page of the chunk; without one, a chunk of
   // several pages is read page by page (./chunk-ocr.ts).

@@ -139,6 +139,7 @@ export async function runChunks(input: ChunksInput): Promise<ChunkedOutcome> {
   /** One chunk, start to end: the chunk's result applied to the run (its totals, the queue, the spend). */
   const execute = async (range: PageRange): Promise<void> => {
     const own = spend.start(range);
+    let parkedHere = false;
     try {
       const result = await runChunk(context, range, own.shared);
       addTo(totals, result.used);
@@ -176,10 +177,14 @@ export async function runChunks(input: ChunksInput): Promise<ChunkedOutcome> {
     } catch (error: unknown) {
       // A batch run's chunk parked in the batch lane: the other chunks go on to park theirs, so that every page call of
       // the run goes in the same batch window (./batch-lane.ts); the run parks once they have.
-      if (error instanceof BatchParked) parked ??= error;
-      else stopped ??= error;
+      // A parked chunk keeps what it holds of the limit (its reservation, or its parked attempt's bound) for the rest
+      // of the delivery: the chunks beside it, answered now, are checked against it.
+      if (error instanceof BatchParked) {
+        parked ??= error;
+        parkedHere = true;
+      } else stopped ??= error;
     } finally {
-      spend.end(own);
+      if (!parkedHere) spend.end(own);
     }
   };
 

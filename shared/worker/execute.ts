@@ -12,7 +12,7 @@ import { calibrationKeysFor } from '../planning/estimate.js';
 import { loadFactors } from '../store/calibration.js';
 import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
-import { batchLaneAdapters } from './batch-lane.js';
+import { adaptersFor } from './batch-lane.js';
 import { runChunksOf, spendLimitOf } from './chunked.js';
 import { type ProcessOptions, SETTLE_RESERVE_MS } from './delivery.js';
 import { earlyEvidenceOcr, withEvidence } from './grounding.js';
@@ -32,9 +32,7 @@ export interface ExecuteOptions extends Pick<ProcessOptions, 'adapters' | 'remai
 export async function executeRun(run: RunRecord, options: ExecuteOptions): Promise<Settlement> {
   const deadlineMs = Date.now() + options.remainingMs - SETTLE_RESERVE_MS;
   // A batch run's provider calls go through the batch lane: the first delivery parks it (./batch-lane.ts).
-  const adapters = options.guard(
-    run.priority === 'batch' ? batchLaneAdapters(run, options.adapters) : options.adapters,
-  );
+  const adapters = options.guard(adaptersFor(run, options.adapters));
   // The run's tenant's calibration as its estimate was made (a batch run's with its batch keys).
   const keys = calibrationKeysFor([...run.candidates, ...(run.ocrCandidates ?? [])], run.task, run.priority);
   const factors = await loadFactors(run.tenantId, keys);
@@ -58,8 +56,12 @@ export async function executeRun(run: RunRecord, options: ExecuteOptions): Promi
     return runPacket(run, bytes, { adapters: pooled, capMicros, factors, deadlineMs }, afterWrite);
   }
   // An image a language model answers comes back without words: its evidence OCR runs beside the model's call, and
-  // is awaited before the run settles either way (no OCR is left running into the next invocation).
-  const early = run.ocrCandidates ? undefined : earlyEvidenceOcr(run, bytes, run.candidates, deadlineMs);
+  // is awaited before the run settles either way (no OCR is left running into the next invocation). Not a batch run's:
+  // most of its deliveries only park it, and the one with the answer waits on no call (grounding reads the page then).
+  const early =
+    run.ocrCandidates || run.priority === 'batch'
+      ? undefined
+      : earlyEvidenceOcr(run, bytes, run.candidates, deadlineMs);
   try {
     return await runSinglePass(run, bytes, { adapters, capMicros, factors, deadlineMs, early });
   } finally {

@@ -14,10 +14,13 @@
  *   nothing twice; a group whose pages fail, or whose last delivery fails, fails the run, and the others then stop.
  *   Its lease is short and renewed by a heartbeat (./heartbeat.ts): a group whose invocation died is taken up again
  *   after one lease, from its checkpoints; one whose lease was taken over stops asking and settles nothing.
+ * - A batch run's group parks on its own (./batch-lane.ts): its chunks' calls wait in the batch lane, its lease is
+ *   given up, and the batcher sends the group's message back once one of them is resolved.
  * Why and the sequence: docs/decisions.md#long-documents-run-in-page-chunks.
  */
 
 import { enqueueGroups } from '../aws/run-message.js';
+import { BatchParked } from '../batching/parked.js';
 import { config } from '../config.js';
 import { log } from '../log.js';
 import { fanoutOf, groupRange, type PageRange } from '../planning/chunks.js';
@@ -29,11 +32,13 @@ import {
   countGroup,
   groupsToSend,
   isQueued,
+  parkGroup,
   releaseGroup,
   renewGroup,
 } from '../store/groups.js';
 import type { Settlement } from '../store/ledger.js';
 import { leaseOf, type RunRecord } from '../store/runs.js';
+import { adaptersFor } from './batch-lane.js';
 import { addTo, summariseAttempts, totalsOf } from './checkpoints.js';
 import { type ChunkedOutcome, runChunksOf } from './chunked.js';
 import { afterFailure, held, keepLease, newLease, type ProcessOptions, type ProcessResult } from './delivery.js';
@@ -101,10 +106,16 @@ export async function deliverGroup(
   const subject = { jobId, group };
   const heartbeat = keepLease(lease, options, (until) => renewGroup(jobId, group, lease.holder, until), subject);
   const range = groupRange(run.file.pages, run.fanout, group);
+  const adapters = heartbeat.guard(adaptersFor(run, options.adapters, group));
   try {
-    return await runGroup(run, group, range, { ...options, adapters: heartbeat.guard(options.adapters) }, heartbeat);
+    return await runGroup(run, group, range, { ...options, adapters }, heartbeat);
   } catch (error: unknown) {
     if (error instanceof RunFinal) return 'already-final';
+    if (error instanceof BatchParked) {
+      await heartbeat.stop();
+      await parkGroup(jobId, group, lease.holder);
+      return 'batched';
+    }
     // As a whole run's last delivery: failed and refunded, once (the settlement's conditions), whatever the others do.
     return await afterFailure(error, {
       heartbeat,

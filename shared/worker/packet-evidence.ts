@@ -8,6 +8,7 @@
  * Not to undo: evidence never fails a run. A page whose model answer is missing or malformed gets the local engine's
  * evidence from its text layer (logged), so every page has evidence and the split stays a partition.
  */
+import { BatchParked } from '../batching/parked.js';
 import type { EvidenceWord } from '../fields/types.js';
 import { log } from '../log.js';
 import { hasTextLayer, type PdfFile } from '../media/index.js';
@@ -84,6 +85,8 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
   const scanned = model ? new Map<number, EvidenceWord[]>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
   const numbers = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1);
+  // A batch run's page whose call parked (./batch-lane.ts) leaves the others to park theirs in the same delivery.
+  let parked: BatchParked | undefined;
   const pages = await Promise.all(
     numbers.map(async (page): Promise<PageEvidence | undefined> => {
       const kept = saved.savedEvidence(page);
@@ -97,7 +100,13 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
         saved.keepEvidence(evidence, 'local', noTotals());
         return evidence;
       }
-      const answer = await saved.step(() => classifyPage(input, task, page));
+      const answer = await saved
+        .step(() => classifyPage(input, task, page))
+        .catch((error: unknown) => {
+          if (!(error instanceof BatchParked)) throw error;
+          parked ??= error;
+          return undefined;
+        });
       if (!answer) return undefined;
       addTo(used, answer.used);
       if (answer.evidence && answer.provider) {
@@ -114,6 +123,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
     }),
   );
   await saved.finish();
+  if (parked) throw parked;
   return { pages: pages as PageEvidence[], used };
 }
 
@@ -198,6 +208,7 @@ export async function callOnPages(
     cheaperStep: steps.cheaperStep,
     ...(call.factors ? { factors: call.factors } : {}),
     ...(run.marginPct !== undefined ? { marginPct: run.marginPct } : {}),
+    ...(run.priority ? { priority: run.priority } : {}),
   });
   const used: Totals = {
     attempts: outcome.attempts,

@@ -12,6 +12,7 @@
  *   extraction every candidate failed fails the run (nothing is charged for a failed run).
  */
 
+import { BatchParked } from '../batching/parked.js';
 import { config } from '../config.js';
 import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
@@ -79,6 +80,9 @@ export async function runPacket(
     const documents = splitPacket(evidence.pages, packet.schemaIds);
     const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
     await saved.finish();
+    // A batch run's documents all park in one delivery (./batch-lane.ts); their pages' evidence is kept.
+    const parked = extracted.find((e) => e.kind === 'parked');
+    if (parked?.kind === 'parked') throw parked.error;
     return await packetSettlement(run, bytes, documents, extracted, evidence.used, input.deadlineMs);
   } finally {
     pdf.close();
@@ -97,6 +101,8 @@ type Extraction =
   | { kind: 'other' }
   /** Not asked: the run stopped first (its `finish` throws why). */
   | { kind: 'stopped' }
+  /** Waiting in the batch lane: the delivery parks the run once every document's call has. */
+  | { kind: 'parked'; error: BatchParked }
   | { kind: 'failed'; used: Totals }
   | {
       kind: 'answered';
@@ -138,18 +144,26 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   const read: { text: string; words: PageWords['words']; page: number }[] = [];
   for (let page = range.first; page <= range.last; page++) read.push({ ...pageWords(pdf, page), page });
   const kept = saved.savedDocument(range);
+  let parked: BatchParked | undefined;
   const asked = kept
     ? { output: kept.output, used: kept.used }
-    : await saved.step(async () => {
-        const { outcome, used } = await callOnPages(
-          { ...context, ...input },
-          range,
-          task,
-          read.map((r) => r.text),
-        );
-        if (outcome.output && outcome.provider) saved.keepDocument(range, outcome.provider, outcome.output, used);
-        return { output: outcome.output as SavedOutput | null, used };
-      });
+    : await saved
+        .step(async () => {
+          const { outcome, used } = await callOnPages(
+            { ...context, ...input },
+            range,
+            task,
+            read.map((r) => r.text),
+          );
+          if (outcome.output && outcome.provider) saved.keepDocument(range, outcome.provider, outcome.output, used);
+          return { output: outcome.output as SavedOutput | null, used };
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof BatchParked)) throw error;
+          parked = error;
+          return undefined;
+        });
+  if (parked) return { kind: 'parked', error: parked };
   if (!asked) return { kind: 'stopped' };
   const { output, used } = asked;
   if (!output) return { kind: 'failed', used };

@@ -36,6 +36,8 @@ export interface LaneMemory {
   runs: Map<string, RunRecord>;
   runUpdates: UpdateCommandInput[];
   settlements: TransactWriteCommandInput[];
+  /** A chunked run's checkpoints (the Chunks table) by `<jobId>#<first page>`, written by their transactions. */
+  chunks: Map<string, Record<string, unknown>>;
   /** The DynamoDB mock, for a test that reads the calls themselves. */
   ddb: AwsClientStub<DynamoDBDocumentClient>;
 }
@@ -80,9 +82,10 @@ export function laneMemory(upload: Uint8Array): LaneMemory {
     runs: new Map(),
     runUpdates: [],
     settlements: [],
+    chunks: new Map(),
     ddb,
   };
-  const { table, objects, runs, runUpdates, settlements } = memory;
+  const { table, objects, runs, runUpdates, settlements, chunks } = memory;
 
   beforeEach(() => {
     table.clear();
@@ -90,6 +93,7 @@ export function laneMemory(upload: Uint8Array): LaneMemory {
     runs.clear();
     runUpdates.length = 0;
     settlements.length = 0;
+    chunks.clear();
     ddb.reset();
     s3.reset();
     ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
@@ -106,7 +110,11 @@ export function laneMemory(upload: Uint8Array): LaneMemory {
           : { Item: structuredClone(table.get(String(input.Key?.requestId))) },
       );
     ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
-      settlements.push(input);
+      const checkpoints = (input.TransactItems ?? []).flatMap((i) =>
+        i.Put?.TableName === tableName('runChunks') ? [i.Put.Item as Record<string, unknown>] : [],
+      );
+      if (checkpoints.length === 0) settlements.push(input);
+      for (const item of checkpoints) chunks.set(`${item.jobId}#${item.first}`, structuredClone(item));
       return {};
     });
     ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
@@ -119,12 +127,24 @@ export function laneMemory(upload: Uint8Array): LaneMemory {
       applyUpdate(input, item as Record<string, unknown>);
       return {};
     });
-    ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => ({
+    ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
+      if (input.TableName !== tableName('runChunks')) return openItems(input);
+      const values = input.ExpressionAttributeValues ?? {};
+      const within = (first: number) =>
+        values[':first'] === undefined || (first >= Number(values[':first']) && first <= Number(values[':last']));
+      return {
+        Items: [...chunks.values()]
+          .filter((c) => c.jobId === values[':jobId'] && within(Number(c.first)))
+          .sort((a, b) => Number(a.first) - Number(b.first))
+          .map((c) => structuredClone(c)),
+      };
+    });
+    const openItems = (input: QueryCommandInput) => ({
       Items: [...table.values()]
         .filter((i) => i.openState === input.ExpressionAttributeValues?.[':open'])
         .sort((a, b) => String(a.since).localeCompare(String(b.since)))
         .map((i) => structuredClone(i)),
-    }));
+    });
     s3.on(PutObjectCommand).callsFake((input) => {
       objects.set(String(input.Key), String(input.Body));
       return {};

@@ -69,6 +69,19 @@ describe('a packet run is accepted', () => {
     expect(answer.body.estimatedCostUsd).toBe(2 * estimateUsd(1));
   });
 
+  test.each([
+    ['split', { split: true }, 'split'],
+    ['schemaId "auto"', { schemaId: 'auto' }, 'auto'],
+  ])('%s at batch priority is a batch run, due in 24 hours', async (_what, patch, mode) => {
+    arrangeCreateRun(mocks, { file: 'text.pdf' });
+    const answer = await create({ ...minimal, ...patch, priority: 'batch' });
+    expect(answer.status).toBe(202);
+    expect(answer.body.priority).toBe('batch');
+    expect(Date.parse(answer.body.expiresAt) - Date.parse(answer.body.createdAt)).toBe(24 * 3_600_000);
+    expect(storedRun()?.priority).toBe('batch');
+    expect(storedRun()?.packet?.mode).toBe(mode);
+  });
+
   test('an ordinary run records no packet', async () => {
     arrangeCreateRun(mocks);
     expect((await create({ ...minimal, schemaId: 'receipt' })).status).toBe(202);
@@ -107,8 +120,6 @@ describe('a bad packet request holds nothing and queues nothing', () => {
     ['split with text output', { split: true, outputFormat: 'text' }, 'outputFormat'],
     ['schemaId "auto" with text output', { schemaId: 'auto', outputFormat: 'text' }, 'outputFormat'],
     ['a string split', { split: 'yes' }, 'split'],
-    ['split at batch priority (not built yet)', { split: true, priority: 'batch' }, 'priority'],
-    ['schemaId "auto" at batch priority (not built yet)', { schemaId: 'auto', priority: 'batch' }, 'priority'],
   ])('%s answers 400 INVALID_REQUEST naming the field', async (_what, patch, path) => {
     arrangeCreateRun(mocks, { file: 'text.pdf' });
     const error = expectError(await create({ ...minimal, ...patch }), 'INVALID_REQUEST');
