@@ -165,6 +165,16 @@ describe('merchant', () => {
     ).toBe('HAPPY DRAGON VEGETARIAN RESTAURANT SDN BHD');
   });
 
+  test("the name's words are every word it was read from, a misread form included, not its registration", () => {
+    // `SON BHD` is read `SDN BHD` only beside `BHD`: the word `SON` alone is not in the name's text, yet the name was
+    // read from it (a second read of the name cuts from its first word to its last, SON included).
+    const found = findMerchant(
+      rows(['GOLDEN LEAF TRADING SON BHD (123456-X)', 'NO. 12, JALAN MAWAR 3,', 'Rice   3.00']),
+    );
+    expect(found?.value).toBe('GOLDEN LEAF TRADING SDN BHD');
+    expect(found?.words?.map((w) => w.text)).toEqual(['GOLDEN', 'LEAF', 'TRADING', 'SON', 'BHD']);
+  });
+
   test('without a suffix, the largest print of the top rows', () => {
     const found = findMerchant(
       rows(['Welcome!', { text: 'BLUE HERON', size: 2 }, '123 Market Street', 'Phone 415-555-0101', 'Latte   4.50']),

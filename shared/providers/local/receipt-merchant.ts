@@ -5,7 +5,7 @@
  * Not to undo: no list of merchants, nothing keyed to particular receipts (docs/decisions.md#local-field-extraction).
  */
 import type { ReadWord, Row } from './layout.js';
-import { amountsOf, type Finding, readerOf } from './receipt-rules.js';
+import { amountsOf, type Finding, readerOf, wordsAt } from './receipt-rules.js';
 
 const COMPANY_SUFFIX =
   /(?<![\p{L}])(?:sdn\.?\s*bhd|bhd|s\/b|inc|llc|l\.l\.c|ltd|limited|gmbh|corp(?:oration)?|company|co\.|plc|ag|s\.?a\.?r?\.?l?|pty|pte|enterprise|trading|holdings|group|restaurant|restoran|cafe|café|store|stores|mart|shop|bakery|pharmacy|farmasi|hardware|stationery|supermarket|hotel|kedai|syarikat|s\.?r\.?l|b\.?v|n\.?v|oy|ab)(?![\p{L}])/iu;
@@ -56,19 +56,28 @@ function nameShape(text: string): Record<string, number> {
   };
 }
 
-/** A company's trailing registration number or note in brackets: `SDN BHD (860671-D)` → `SDN BHD`. */
+/** A company's trailing registration number or note in brackets (`SDN BHD (860671-D)`). */
+const REGISTRATION = /\s*[([][^()[\]]*\d[^()[\]]*[)\]]?[\s.,;]*$/u;
+
+/** A row's text without its trailing registration: `SDN BHD (860671-D)` → `SDN BHD`. */
 function withoutRegistration(text: string): string {
   return text
-    .replace(/\s*[([][^()[\]]*\d[^()[\]]*[)\]]?[\s.,;]*$/u, '')
+    .replace(REGISTRATION, '')
     .replace(/\s{2,}/g, ' ')
     .trim();
 }
 
-/** The words a name is made of on its rows (not a registration number dropped from them); all of them if none. */
-function nameWords(value: string, named: readonly Row[]): ReadWord[] {
-  const printed = named.flatMap((row) => row.words);
-  const own = printed.filter((w) => value.includes(cleanName(w.text)));
-  return own.length > 0 ? own : printed;
+/**
+ * The words a name is made of on its rows: every word but a trailing registration number's. By place, not by text: a
+ * word whose correction needs its neighbour (`SON` in `SON BHD`) is still one of the name's, and a second read of the
+ * name (./second-read.ts) reads the run from its first word to its last, so each word in between must be in it.
+ */
+function nameWords(named: readonly Row[]): ReadWord[] {
+  return named.flatMap((row) => {
+    const kept = REGISTRATION.exec(row.text)?.index ?? row.text.length;
+    const words = wordsAt(row, 0, kept);
+    return words.length > 0 ? words : row.words;
+  });
 }
 
 /**
@@ -91,7 +100,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
       tall: named.some((row) => row.height >= medianHeight * 1.15) ? 1 : 0,
       reader: reader.confidence,
       low: reader.low,
-      sure: readerOf(nameWords(value, named)).sure,
+      sure: readerOf(nameWords(named)).sure,
       ...nameShape(value),
     };
   };
@@ -114,7 +123,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
     return {
       value,
       row: row ?? r.i,
-      words: nameWords(value, named),
+      words: nameWords(named),
       signals: { suffix: 1, ...signals(value, named, k) },
     };
   }
@@ -124,7 +133,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
   return {
     value,
     row: tallest.i,
-    words: nameWords(value, [tallest.row]),
+    words: nameWords([tallest.row]),
     signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) },
   };
 }
