@@ -105,6 +105,12 @@ describe('total', () => {
     expect(findTotal(rows(['Noodles   9.00', 'Rounding   0.00', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
   });
 
+  test('a till that prints the cash tendered as a deduction: cash less change still confirms the total', () => {
+    const found = findTotal(rows(['Noodles   14.35', 'TOTAL   17.35', 'CASH   -20.00', 'CHANGE   2.65']));
+    expect(found?.value).toBe(17.35);
+    expect(found?.signals.agreesPaid).toBe(1);
+  });
+
   test('nothing that reads as a total: null, never a guess', () => {
     expect(findTotal(rows(['Thank you', 'Visit again']))).toBeNull();
   });

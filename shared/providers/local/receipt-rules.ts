@@ -206,7 +206,8 @@ function paidAmount(rows: readonly Row[]): { value: number; low: number; sure: n
     else if (CASH.test(row.text)) cash ??= money;
   }
   if (cash !== undefined && change !== undefined) {
-    const value = Math.round((cash.value - change.value) * 100) / 100;
+    // Both are money handed over, whatever sign the till prints them with (`Cash -50.00`, `CHANGE 29.00`).
+    const value = Math.round((Math.abs(cash.value) - Math.abs(change.value)) * 100) / 100;
     return { value, low: Math.min(cash.low, change.low), sure: Math.min(cash.sure, change.sure) };
   }
   // Otherwise the one amount paid: by card, or in cash when no change was given (none printed, or 0.00).
