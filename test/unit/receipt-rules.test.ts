@@ -16,15 +16,16 @@ const WIDTH = 48;
 const LINE = 1 / 60;
 
 /**
- * A page from lines: `text` at `indent` characters, or `{text, size}` for larger print. A run of 3+ spaces inside a
- * line is a tab stop (the amount column): the rest of the line is right-aligned.
+ * A page from lines: `text` (its leading spaces an indent), or `{text, size}` for larger print. A run of 3+ spaces
+ * inside a line is a tab stop (the amount column): the rest of the line is right-aligned.
  */
 function page(lines: (string | { text: string; size: number })[]): EvidenceWord[] {
   const words: EvidenceWord[] = [];
   let y = 0.02;
   for (const line of lines) {
     const { text, size } = typeof line === 'string' ? { text: line, size: 1 } : line;
-    const [left = '', right] = text.split(/ {3,}/);
+    const indent = text.length - text.trimStart().length;
+    const [left = '', right] = text.trimStart().split(/ {3,}/);
     const place = (part: string, start: number) => {
       let at = start;
       for (const token of part.split(' ')) {
@@ -39,7 +40,7 @@ function page(lines: (string | { text: string; size: number })[]): EvidenceWord[
         at += token.length + 1;
       }
     };
-    place(left, 0);
+    place(left, indent);
     if (right !== undefined) place(right, WIDTH / size - right.length);
     y += LINE * size;
   }
@@ -179,6 +180,36 @@ describe('merchant', () => {
     );
     expect(found?.value).toBe('GOLDEN LEAF TRADING SDN BHD');
     expect(found?.words?.map((w) => w.text)).toEqual(['GOLDEN', 'LEAF', 'TRADING', 'SON', 'BHD']);
+  });
+
+  test("a name whose first word detection lost stands off a centred block's axis: it goes to review", () => {
+    const centred = (text: string) => `${' '.repeat(Math.floor((WIDTH - text.length) / 2))}${text}`;
+    const header = (name: string) => [
+      name,
+      centred('(123456-X)'),
+      centred('NO. 12, JALAN MAWAR 3, TAMAN MAWAR'),
+      centred('47301 PETALING JAYA, SELANGOR'),
+      centred('TEL: 03-1234 5678'),
+      'Rice   3.00',
+      'TOTAL   3.00',
+      'Date: 01/11/2026',
+    ];
+    // The whole name centred as printed, and the same print with its first word too faint to be read.
+    const whole = header(centred('GOLDEN LEAF TRADING SDN BHD'));
+    const cut = header(centred('GOLDEN LEAF TRADING SDN BHD').replace('GOLDEN', '      '));
+    const fields: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const read = (lines: string[]) => {
+      const r = rows(lines);
+      return extractWithLayout(r, r.map((x) => x.text).join('\n'), fields, NOW);
+    };
+    expect(findMerchant(rows(whole))?.signals.offCentre).toBe(0);
+    expect(findMerchant(rows(cut))?.signals.offCentre).toBe(1);
+    expect(read(cut).result.merchant).toBe('LEAF TRADING SDN BHD');
+    expect(read(cut).confidence.merchant).toBeLessThan(0.8);
+    expect(read(whole).confidence.merchant).toBeGreaterThanOrEqual(0.8);
+    // A block that is not centred (lines flush left) says nothing of a short name.
+    const flush = ['LEAF TRADING SDN BHD', '(123456-X)', 'NO. 12, JALAN MAWAR 3, TAMAN MAWAR', '47301 PETALING JAYA'];
+    expect(findMerchant(rows([...flush, 'Rice   3.00']))?.signals.offCentre).toBe(0);
   });
 
   test('without a suffix, the largest print of the top rows', () => {

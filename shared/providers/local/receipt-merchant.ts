@@ -80,6 +80,37 @@ function nameWords(named: readonly Row[]): ReadWord[] {
   });
 }
 
+/** Rows of at least this many characters show where a top block's lines are centred (a short one may be a logo). */
+const CENTRED_CHARS = 8;
+/** A block is centred when its rows' centres stand, in the median, within this many characters of their axis (a
+ * monospace printer centres a line of odd length half a character off). */
+const CENTRED_SPREAD = 0.75;
+/**
+ * A name's row this many characters or more off a centred block's axis has lost print at one end. Right names of the
+ * dev set's centred blocks stand 0.6 at most off it (docs/decisions.md#local-field-extraction).
+ */
+export const OFF_CENTRE_CHARS = 1.5;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/**
+ * Whether the name's rows stand off the axis the top block's lines are centred on, by OFF_CENTRE_CHARS characters of
+ * their own print or more: a name whose first or last word was printed too faintly for a text region to be drawn
+ * reads whole but short, and off-centre by half that word. A block that is not centred says nothing.
+ */
+function offCentre(block: readonly Row[], named: readonly Row[]): number {
+  const lines = block.filter((r) => r.text.length >= CENTRED_CHARS);
+  if (lines.length < 3) return 0;
+  const centre = (r: Row) => (r.bbox[0] + r.bbox[2]) / 2;
+  const inChars = (r: Row, d: number) => (d * r.text.length) / Math.max(1e-6, r.bbox[2] - r.bbox[0]);
+  const axis = median(lines.map(centre));
+  if (median(lines.map((r) => inChars(r, Math.abs(centre(r) - axis)))) > CENTRED_SPREAD) return 0;
+  return named.some((r) => inChars(r, Math.abs(centre(r) - axis)) >= OFF_CENTRE_CHARS) ? 1 : 0;
+}
+
 /**
  * The merchant: in the top block (the rows before the first amount), the first row that carries a company suffix
  * (`SDN BHD`, `LTD`, `GmbH`, `Restaurant`…, a suffix alone on its row joining the row above), else the row in the
@@ -101,6 +132,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
       reader: reader.confidence,
       low: reader.low,
       sure: readerOf(nameWords(named)).sure,
+      offCentre: offCentre(block, named),
       ...nameShape(value),
     };
   };
