@@ -112,6 +112,12 @@ describe('total', () => {
     expect(found?.signals.agreesPaid).toBe(1);
   });
 
+  test("a credit note's total payable is negative; a negative amount under a plain or excluded label is no total", () => {
+    const credit = ['Bread   2.50', 'Returned: Cake   -8.00', 'Total supplies   2.50', 'Total Payable:   -5.50'];
+    expect(findTotal(rows(credit))?.value).toBe(-5.5);
+    expect(findTotal(rows(['TOTAL   21.00', 'Total   -6.40', 'Total Savings   -6.40']))?.value).toBe(21);
+  });
+
   test('nothing that reads as a total: null, never a guess', () => {
     expect(findTotal(rows(['Thank you', 'Visit again']))).toBeNull();
   });

@@ -267,7 +267,9 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
     if (!strong && (!PLAIN_TOTAL.test(row.text) || NOT_TOTAL.test(row.text))) return;
     if (strong && /\bsub[\s-]*total/i.test(row.text)) return;
     const money = labelledAmount(rows, i);
-    if (money !== undefined && money.value > 0) candidates.push({ row: i, money, strong });
+    // A negative amount is a credit (a return, an adjustment note) only where a strong total keyword labels it.
+    if (money !== undefined && (money.value > 0 || (strong && money.value < 0)))
+      candidates.push({ row: i, money, strong });
   });
   const payment = paidAmount(rows);
   const paid = payment?.value;
