@@ -1,7 +1,8 @@
 /**
  * The merchant of a sale, read from a page's rows (layout.ts): the business name in the top block (a company form,
  * else the largest print), OCR's usual confusions in it undone, with the signals of its confidence (how a misread
- * name looks, the reader's least sure character). Pure; part of ./receipt-rules.ts.
+ * name looks, the reader's least sure character, a row off the axis of a centred block). Pure; part of
+ * ./receipt-rules.ts.
  * Not to undo: no list of merchants, nothing keyed to particular receipts (docs/decisions.md#local-field-extraction).
  */
 import type { ReadWord, Row } from './layout.js';
