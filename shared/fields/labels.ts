@@ -49,24 +49,50 @@ export interface LabelWindow {
   explicit: boolean;
 }
 
+/** Words that say what an amount includes or leaves out: `Total Incl. GST` labels a total, not the tax. */
+const QUALIFIERS = new Set([
+  'incl',
+  'inc',
+  'including',
+  'inclusive',
+  'excl',
+  'exc',
+  'excluding',
+  'exclusive',
+  'inkl',
+  'exkl',
+]);
+
+/** The tokens of a label, in order, but the word a qualifier governs (`incl GST`, `incl. of GST`: `gst`). */
+function unqualified(label: readonly string[]): string[] {
+  const out: string[] = [];
+  let governed = false;
+  for (const t of label) {
+    if (governed && STOPWORDS.has(t)) continue;
+    if (!governed) out.push(t);
+    governed = QUALIFIERS.has(t);
+  }
+  return out;
+}
+
 /** The label words before a span (and a label fused into its first word by OCR, as in `Total:42.50`). */
 export function labelWindow(index: WordIndex, span: Span): LabelWindow {
   const words = index.page(span).words;
-  const found = new Set<string>();
+  const label: string[] = [];
   let explicit = false;
-  const fused = words[span.first]?.text ?? '';
-  const colon = fused.lastIndexOf(':');
-  if (colon > 0 && colon < fused.length - 1) {
-    for (const t of tokens(fused.slice(0, colon))) found.add(t);
-    explicit = true;
-  }
   for (let w = span.first - 1, n = 0; w >= 0 && n < LABEL_WORDS; w--, n++) {
     const text = words[w]?.text ?? '';
     if (/\d/.test(text)) break;
     if (n === 0 && /:\s*$/.test(text)) explicit = true;
-    for (const t of tokens(text)) found.add(t);
+    label.unshift(...tokens(text));
   }
-  return { tokens: found, explicit };
+  const fused = words[span.first]?.text ?? '';
+  const colon = fused.lastIndexOf(':');
+  if (colon > 0 && colon < fused.length - 1) {
+    label.push(...tokens(fused.slice(0, colon)));
+    explicit = true;
+  }
+  return { tokens: new Set(unqualified(label)), explicit };
 }
 
 /** How a field's name (and description) are recognised in a label. */

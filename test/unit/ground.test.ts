@@ -236,6 +236,19 @@ describe('the signals of a field confidence', () => {
     expect(fields.total?.confidence).toBeLessThan(fields.subtotal?.confidence ?? 0);
   });
 
+  test('a tax the label says the amount includes or leaves out does not make it a tax label', () => {
+    const total = (label: string) => {
+      const receipt = [page(1, 'Subtotal 46.54', 'GST 6% 2.63', 'Rounding Adj 0.01', `${label} 46.55`)];
+      return groundFields(input({ subtotal: 46.54, tax: 2.63, total: 46.55 }, receipt)).fields.total?.confidence;
+    };
+    const plain = total('Amount Payable');
+    for (const label of ['Total After Adj Incl GST', 'Total Incl. of GST', 'Amount Excl VAT']) {
+      expect(total(label)).toBeCloseTo(plain ?? 0, 3);
+    }
+    // The tax itself, labelled, is still a tax label: a total printed only there is suspect.
+    expect(total('Adj GST')).toBeLessThan(plain ?? 0);
+  });
+
   test('booleans have no box; their confidence is the native one', () => {
     const { fields, unsupported } = groundFields(input({ paid: true }, words, { nativeConfidence: 0.7 }));
     expect(fields.paid).toEqual({ confidence: 0.7 });

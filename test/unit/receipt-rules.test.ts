@@ -16,15 +16,16 @@ const WIDTH = 48;
 const LINE = 1 / 60;
 
 /**
- * A page from lines: `text` at `indent` characters, or `{text, size}` for larger print. A run of 3+ spaces inside a
- * line is a tab stop (the amount column): the rest of the line is right-aligned.
+ * A page from lines: `text` (its leading spaces an indent), or `{text, size}` for larger print. A run of 3+ spaces
+ * inside a line is a tab stop (the amount column): the rest of the line is right-aligned.
  */
 function page(lines: (string | { text: string; size: number })[]): EvidenceWord[] {
   const words: EvidenceWord[] = [];
   let y = 0.02;
   for (const line of lines) {
     const { text, size } = typeof line === 'string' ? { text: line, size: 1 } : line;
-    const [left = '', right] = text.split(/ {3,}/);
+    const indent = text.length - text.trimStart().length;
+    const [left = '', right] = text.trimStart().split(/ {3,}/);
     const place = (part: string, start: number) => {
       let at = start;
       for (const token of part.split(' ')) {
@@ -39,7 +40,7 @@ function page(lines: (string | { text: string; size: number })[]): EvidenceWord[
         at += token.length + 1;
       }
     };
-    place(left, 0);
+    place(left, indent);
     if (right !== undefined) place(right, WIDTH / size - right.length);
     y += LINE * size;
   }
@@ -105,6 +106,18 @@ describe('total', () => {
     expect(findTotal(rows(['Noodles   9.00', 'Rounding   0.00', 'Cash   20.00', 'Change   8.50']))?.value).toBe(11.5);
   });
 
+  test('a till that prints the cash tendered as a deduction: cash less change still confirms the total', () => {
+    const found = findTotal(rows(['Noodles   14.35', 'TOTAL   17.35', 'CASH   -20.00', 'CHANGE   2.65']));
+    expect(found?.value).toBe(17.35);
+    expect(found?.signals.agreesPaid).toBe(1);
+  });
+
+  test("a credit note's total payable is negative; a negative amount under a plain or excluded label is no total", () => {
+    const credit = ['Bread   2.50', 'Returned: Cake   -8.00', 'Total supplies   2.50', 'Total Payable:   -5.50'];
+    expect(findTotal(rows(credit))?.value).toBe(-5.5);
+    expect(findTotal(rows(['TOTAL   21.00', 'Total   -6.40', 'Total Savings   -6.40']))?.value).toBe(21);
+  });
+
   test('nothing that reads as a total: null, never a guess', () => {
     expect(findTotal(rows(['Thank you', 'Visit again']))).toBeNull();
   });
@@ -163,6 +176,46 @@ describe('merchant', () => {
     expect(
       findMerchant(rows(['HAPPY DRAGON VEGETARIAN RESTAURANT', 'SDN BHD', '(998877-A)', 'Tea   1.00']))?.value,
     ).toBe('HAPPY DRAGON VEGETARIAN RESTAURANT SDN BHD');
+  });
+
+  test("the name's words are every word it was read from, a misread form included, not its registration", () => {
+    // `SON BHD` is read `SDN BHD` only beside `BHD`: the word `SON` alone is not in the name's text, yet the name was
+    // read from it (a second read of the name cuts from its first word to its last, SON included).
+    const found = findMerchant(
+      rows(['GOLDEN LEAF TRADING SON BHD (123456-X)', 'NO. 12, JALAN MAWAR 3,', 'Rice   3.00']),
+    );
+    expect(found?.value).toBe('GOLDEN LEAF TRADING SDN BHD');
+    expect(found?.words?.map((w) => w.text)).toEqual(['GOLDEN', 'LEAF', 'TRADING', 'SON', 'BHD']);
+  });
+
+  test("a name whose first word detection lost stands off a centred block's axis: it goes to review", () => {
+    const centred = (text: string) => `${' '.repeat(Math.floor((WIDTH - text.length) / 2))}${text}`;
+    const header = (name: string) => [
+      name,
+      centred('(123456-X)'),
+      centred('NO. 12, JALAN MAWAR 3, TAMAN MAWAR'),
+      centred('47301 PETALING JAYA, SELANGOR'),
+      centred('TEL: 03-1234 5678'),
+      'Rice   3.00',
+      'TOTAL   3.00',
+      'Date: 01/11/2026',
+    ];
+    // The whole name centred as printed, and the same print with its first word too faint to be read.
+    const whole = header(centred('GOLDEN LEAF TRADING SDN BHD'));
+    const cut = header(centred('GOLDEN LEAF TRADING SDN BHD').replace('GOLDEN', '      '));
+    const fields: FieldSpec[] = [{ name: 'merchant', type: 'string', required: true }];
+    const read = (lines: string[]) => {
+      const r = rows(lines);
+      return extractWithLayout(r, r.map((x) => x.text).join('\n'), fields, NOW);
+    };
+    expect(findMerchant(rows(whole))?.signals.offCentre).toBe(0);
+    expect(findMerchant(rows(cut))?.signals.offCentre).toBe(1);
+    expect(read(cut).result.merchant).toBe('LEAF TRADING SDN BHD');
+    expect(read(cut).confidence.merchant).toBeLessThan(0.8);
+    expect(read(whole).confidence.merchant).toBeGreaterThanOrEqual(0.8);
+    // A block that is not centred (lines flush left) says nothing of a short name.
+    const flush = ['LEAF TRADING SDN BHD', '(123456-X)', 'NO. 12, JALAN MAWAR 3, TAMAN MAWAR', '47301 PETALING JAYA'];
+    expect(findMerchant(rows([...flush, 'Rice   3.00']))?.signals.offCentre).toBe(0);
   });
 
   test('without a suffix, the largest print of the top rows', () => {

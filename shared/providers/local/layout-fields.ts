@@ -40,8 +40,8 @@ export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
   date: { intercept: -6, label: 0.8, time: 0.6, agree: 0.5, rivals: -0.8, ambiguous: -0.5, reader: 2.0, low: 8 },
   // A business name: one with a company suffix, near the top, read surely to its least sure letter (`sure`) and shaped
   // like a name is right; single letters alone, 14+ letters run together, odd case, digits among letters or quotes,
-  // and a company form that starts the name (`ENTERPRISE LSETIA`: the name before it was lost) are what misreads look
-  // like.
+  // a company form that starts the name (`ENTERPRISE LSETIA`: the name before it was lost) and a name off the axis of a
+  // centred block (a word at one end too faint to be read) are what misreads look like.
   vendor: {
     intercept: -8,
     suffix: 1.5,
@@ -51,6 +51,7 @@ export const WEIGHTS: Record<'total' | 'date' | 'vendor', Weights> = {
     odd: -3,
     digits: -3,
     formFirst: -4,
+    offCentre: -4,
     reader: 8,
     sure: 2,
   },

@@ -26,6 +26,7 @@ import { extractFields, extractKeyValues } from './extract-fields.js';
 import { type ReadWord, type Row, readingRows } from './layout.js';
 import { extractWithLayout } from './layout-fields.js';
 import { tesseractWords } from './ocr-words.js';
+import type { TextRegion } from './paddle-geometry.js';
 import { type GreyImage, paddleReadPage, paddleReady, paddleReread, releasePaddleModels } from './paddle-ocr.js';
 import { type Claim, doubted, secondRead } from './second-read.js';
 
@@ -412,7 +413,10 @@ function resultFor(
   return extractWithLayout(rows, text, input.task.fields, new Date());
 }
 
-async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
+/** Reads a part of a text region of a page again, for the second read (PaddleOCR's recognition model: `paddleReread`). */
+type Reread = (image: OcrImage, region: TextRegion, deadline: Deadline) => Promise<string>;
+
+async function invoke(input: ProviderInput, options: InvokeOptions, reread: Reread): Promise<ProviderOutput> {
   const deadline = new Deadline(options.signal, options.deadlineMs, 'local provider');
   deadline.check('starting');
 
@@ -464,7 +468,7 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
     image !== undefined && claims !== undefined && read.confidence !== undefined
       ? doubted(
           read.confidence,
-          await costing(() => secondRead(image, claims, (img, region) => paddleReread(img, region, deadline))),
+          await costing(() => secondRead(image, claims, (img, region) => reread(img, region, deadline))),
         )
       : read.confidence;
   return {
@@ -477,4 +481,9 @@ async function invoke(input: ProviderInput, options: InvokeOptions): Promise<Pro
   };
 }
 
-export const localProvider: ProviderAdapter = { id: 'local', invoke };
+/** The local provider with another second reader: tests give one that reads a value otherwise, to see it doubted. */
+export function localProviderWith(reread: Reread): ProviderAdapter {
+  return { id: 'local', invoke: (input, options) => invoke(input, options, reread) };
+}
+
+export const localProvider: ProviderAdapter = localProviderWith(paddleReread);

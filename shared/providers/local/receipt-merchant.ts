@@ -1,11 +1,12 @@
 /**
  * The merchant of a sale, read from a page's rows (layout.ts): the business name in the top block (a company form,
  * else the largest print), OCR's usual confusions in it undone, with the signals of its confidence (how a misread
- * name looks, the reader's least sure character). Pure; part of ./receipt-rules.ts.
+ * name looks, the reader's least sure character, a row off the axis of a centred block). Pure; part of
+ * ./receipt-rules.ts.
  * Not to undo: no list of merchants, nothing keyed to particular receipts (docs/decisions.md#local-field-extraction).
  */
 import type { ReadWord, Row } from './layout.js';
-import { amountsOf, type Finding, readerOf } from './receipt-rules.js';
+import { amountsOf, type Finding, readerOf, wordsAt } from './receipt-rules.js';
 
 const COMPANY_SUFFIX =
   /(?<![\p{L}])(?:sdn\.?\s*bhd|bhd|s\/b|inc|llc|l\.l\.c|ltd|limited|gmbh|corp(?:oration)?|company|co\.|plc|ag|s\.?a\.?r?\.?l?|pty|pte|enterprise|trading|holdings|group|restaurant|restoran|cafe|café|store|stores|mart|shop|bakery|pharmacy|farmasi|hardware|stationery|supermarket|hotel|kedai|syarikat|s\.?r\.?l|b\.?v|n\.?v|oy|ab)(?![\p{L}])/iu;
@@ -56,19 +57,59 @@ function nameShape(text: string): Record<string, number> {
   };
 }
 
-/** A company's trailing registration number or note in brackets: `SDN BHD (860671-D)` → `SDN BHD`. */
+/** A company's trailing registration number or note in brackets (`SDN BHD (860671-D)`). */
+const REGISTRATION = /\s*[([][^()[\]]*\d[^()[\]]*[)\]]?[\s.,;]*$/u;
+
+/** A row's text without its trailing registration: `SDN BHD (860671-D)` → `SDN BHD`. */
 function withoutRegistration(text: string): string {
   return text
-    .replace(/\s*[([][^()[\]]*\d[^()[\]]*[)\]]?[\s.,;]*$/u, '')
+    .replace(REGISTRATION, '')
     .replace(/\s{2,}/g, ' ')
     .trim();
 }
 
-/** The words a name is made of on its rows (not a registration number dropped from them); all of them if none. */
-function nameWords(value: string, named: readonly Row[]): ReadWord[] {
-  const printed = named.flatMap((row) => row.words);
-  const own = printed.filter((w) => value.includes(cleanName(w.text)));
-  return own.length > 0 ? own : printed;
+/**
+ * The words a name is made of on its rows: every word but a trailing registration number's. By place, not by text: a
+ * word whose correction needs its neighbour (`SON` in `SON BHD`) is still one of the name's, and a second read of the
+ * name (./second-read.ts) reads the run from its first word to its last, so each word in between must be in it.
+ */
+function nameWords(named: readonly Row[]): ReadWord[] {
+  return named.flatMap((row) => {
+    const kept = REGISTRATION.exec(row.text)?.index ?? row.text.length;
+    const words = wordsAt(row, 0, kept);
+    return words.length > 0 ? words : row.words;
+  });
+}
+
+/** Rows of at least this many characters show where a top block's lines are centred (a short one may be a logo). */
+const CENTRED_CHARS = 8;
+/** A block is centred when its rows' centres stand, in the median, within this many characters of their axis (a
+ * monospace printer centres a line of odd length half a character off). */
+const CENTRED_SPREAD = 0.75;
+/**
+ * A name's row this many characters or more off a centred block's axis has lost print at one end. Right names of the
+ * dev set's centred blocks stand 0.6 at most off it (docs/decisions.md#local-field-extraction).
+ */
+export const OFF_CENTRE_CHARS = 1.5;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/**
+ * Whether the name's rows stand off the axis the top block's lines are centred on, by OFF_CENTRE_CHARS characters of
+ * their own print or more: a name whose first or last word was printed too faintly for a text region to be drawn
+ * reads whole but short, and off-centre by half that word. A block that is not centred says nothing.
+ */
+function offCentre(block: readonly Row[], named: readonly Row[]): number {
+  const lines = block.filter((r) => r.text.length >= CENTRED_CHARS);
+  if (lines.length < 3) return 0;
+  const centre = (r: Row) => (r.bbox[0] + r.bbox[2]) / 2;
+  const inChars = (r: Row, d: number) => (d * r.text.length) / Math.max(1e-6, r.bbox[2] - r.bbox[0]);
+  const axis = median(lines.map(centre));
+  if (median(lines.map((r) => inChars(r, Math.abs(centre(r) - axis)))) > CENTRED_SPREAD) return 0;
+  return named.some((r) => inChars(r, Math.abs(centre(r) - axis)) >= OFF_CENTRE_CHARS) ? 1 : 0;
 }
 
 /**
@@ -91,7 +132,8 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
       tall: named.some((row) => row.height >= medianHeight * 1.15) ? 1 : 0,
       reader: reader.confidence,
       low: reader.low,
-      sure: readerOf(nameWords(value, named)).sure,
+      sure: readerOf(nameWords(named)).sure,
+      offCentre: offCentre(block, named),
       ...nameShape(value),
     };
   };
@@ -114,7 +156,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
     return {
       value,
       row: row ?? r.i,
-      words: nameWords(value, named),
+      words: nameWords(named),
       signals: { suffix: 1, ...signals(value, named, k) },
     };
   }
@@ -124,7 +166,7 @@ export function findMerchant(rows: readonly Row[]): Finding<string> | null {
   return {
     value,
     row: tallest.i,
-    words: nameWords(value, [tallest.row]),
+    words: nameWords([tallest.row]),
     signals: { suffix: 0, ...signals(value, [tallest.row], usable.indexOf(tallest)) },
   };
 }

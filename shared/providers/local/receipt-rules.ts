@@ -206,7 +206,8 @@ function paidAmount(rows: readonly Row[]): { value: number; low: number; sure: n
     else if (CASH.test(row.text)) cash ??= money;
   }
   if (cash !== undefined && change !== undefined) {
-    const value = Math.round((cash.value - change.value) * 100) / 100;
+    // Both are money handed over, whatever sign the till prints them with (`Cash -50.00`, `CHANGE 29.00`).
+    const value = Math.round((Math.abs(cash.value) - Math.abs(change.value)) * 100) / 100;
     return { value, low: Math.min(cash.low, change.low), sure: Math.min(cash.sure, change.sure) };
   }
   // Otherwise the one amount paid: by card, or in cash when no change was given (none printed, or 0.00).
@@ -266,7 +267,9 @@ export function findTotal(rows: readonly Row[]): Finding<number> | null {
     if (!strong && (!PLAIN_TOTAL.test(row.text) || NOT_TOTAL.test(row.text))) return;
     if (strong && /\bsub[\s-]*total/i.test(row.text)) return;
     const money = labelledAmount(rows, i);
-    if (money !== undefined && money.value > 0) candidates.push({ row: i, money, strong });
+    // A negative amount is a credit (a return, an adjustment note) only where a strong total keyword labels it.
+    if (money !== undefined && (money.value > 0 || (strong && money.value < 0)))
+      candidates.push({ row: i, money, strong });
   });
   const payment = paidAmount(rows);
   const paid = payment?.value;
