@@ -34,9 +34,9 @@ export const CLASSIFY_MARKER = 'PACKET PAGE CLASSIFICATION.';
 
 export interface PacketEvidenceInput {
   run: RunRecord;
-  /** The packet's file, and the same opened. */
+  /** The packet's file, and the same opened; `pdf` null for an image (`schemaId: "auto"`: one page, no text layer). */
   bytes: Uint8Array;
-  pdf: PdfFile;
+  pdf: PdfFile | null;
   schemaIds: readonly string[];
   adapters: Partial<Record<ProviderId, ProviderAdapter>>;
   capMicros: Micros;
@@ -47,9 +47,14 @@ export interface PacketEvidenceInput {
   factors?: FactorsFor;
 }
 
-/** The page's words from its text layer (empty for a page without one). */
-export function pageWords(pdf: PdfFile, page: number): { text: string; words: EvidenceWord[] } {
-  return pdf.textAndWords(page - 1);
+/** The page's words from its text layer (empty for a page without one, and for an image). */
+export function pageWords(pdf: PdfFile | null, page: number): { text: string; words: EvidenceWord[] } {
+  return pdf ? pdf.textAndWords(page - 1) : { text: '', words: [] };
+}
+
+/** The file's pages: a PDF's, or an image's one. */
+function pageCount(pdf: PdfFile | null): number {
+  return pdf ? pdf.pageCount : 1;
 }
 
 /** Whether this run's pages are classified by a language model (its plan's first candidate is one). */
@@ -83,7 +88,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
   const model = classifiesWithModel(input.run);
   const scanned = model ? new Map<number, EvidenceWord[]>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
-  const numbers = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1);
+  const numbers = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1);
   const pages = await Promise.all(
     numbers.map(async (page): Promise<PageEvidence | undefined> => {
       const kept = saved.savedEvidence(page);
@@ -123,7 +128,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
  * page OCR could not read in time keeps what its text layer has (logged by `ocrPagesForEvidence`).
  */
 async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, EvidenceWord[]>> {
-  const pages = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1).filter(
+  const pages = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1).filter(
     (page) => input.saved.savedEvidence(page) === undefined && !hasTextLayer(pageWords(input.pdf, page).text),
   );
   const read = await ocrPagesForEvidence({
@@ -146,7 +151,7 @@ async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number,
  * kept (mupdf's own text puts each table cell on a line of its own, so a continued table reads as a list of words).
  * The text layer as it is when it has no words (nothing to lay out).
  */
-export function pageLayoutText(pdf: PdfFile, page: number): string {
+export function pageLayoutText(pdf: PdfFile | null, page: number): string {
   const { text, words } = pageWords(pdf, page);
   return words.length === 0
     ? text
@@ -165,7 +170,7 @@ async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: nu
 }
 
 /** What a call on the packet's pages needs: the run, its file, its adapters, and the packet's one spend limit. */
-export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved' | 'bytes'>;
+export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved'>;
 
 /**
  * Some of the packet's pages (one page to classify, a document to extract) given to the run's candidates with `task`,
@@ -178,18 +183,19 @@ export async function callOnPages(
   texts: readonly string[],
 ) {
   const { run, pdf } = call;
-  const layer = textLayerOf([...texts]);
-  const facts = chunkFacts(run.file, range);
+  // An image is given whole, as it is (no text layer to read).
+  const layer = pdf ? textLayerOf([...texts]) : undefined;
+  const facts = pdf ? chunkFacts(run.file, range) : run.file;
   const steps = chooseSteps(facts, run.candidates, layer);
   const outcome = await tryCandidates({
     candidates: run.candidates,
     adapters: call.adapters,
     input: {
-      bytes: pdf.extractPages(range.first - 1, range.last - 1),
+      bytes: pdf ? pdf.extractPages(range.first - 1, range.last - 1) : call.bytes,
       facts,
       task,
-      pages: range,
-      ...(layer.text !== undefined ? { documentText: layer.text } : {}),
+      ...(pdf ? { pages: range } : {}),
+      ...(layer?.text !== undefined ? { documentText: layer.text } : {}),
     },
     capMicros: call.capMicros,
     deadlineMs: call.deadlineMs,

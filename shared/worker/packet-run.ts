@@ -2,7 +2,8 @@
  * A packet run (contract-v1.2 §3): `split` gathers every page's evidence in parallel (./packet-evidence.ts), divides
  * the pages into documents in one deterministic pass (shared/packets `splitPacket`), then extracts every document
  * that is not `other` with its schema, in parallel, grounded on the PACKET's page numbers; `auto` classifies the whole
- * file from the same evidence and runs it as an ordinary run with the chosen schema (./single-pass.ts).
+ * file (a PDF, or an image as one page) from the same evidence and runs it as an ordinary run with the chosen schema
+ * (./single-pass.ts), recording the class on the run.
  * Not to undo:
  * - Each page's evidence and each extracted document is a checkpoint (./packet-checkpoints.ts): a redelivery after a
  *   crash asks the providers only for what none covers, and counts what the checkpoints used in its one settlement.
@@ -21,10 +22,12 @@ import { log } from '../log.js';
 import { Deadline, PdfFile } from '../media/index.js';
 import {
   checkPartition,
+  classifyFile,
   documentReview,
   OTHER,
   type PacketDocument,
   type PacketDocumentResult,
+  type PageEvidence,
   packetReview,
   splitPacket,
 } from '../packets/index.js';
@@ -53,40 +56,60 @@ export async function runPacket(
 ): Promise<Settlement> {
   const packet = run.packet;
   if (!packet) throw new Error('runPacket: not a packet run');
-  if (packet.mode === 'auto' && run.file.kind !== 'pdf') return runSinglePass(run, bytes, input);
-  let pdf: PdfFile;
-  try {
-    pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
-  } catch (error: unknown) {
-    if (error instanceof ProviderFailure && error.kind === 'unreadable_file')
-      return { status: 'failed', error: undecodable(), attempts: [] };
-    throw error;
+  // An image (only `auto` takes one) is one page without a text layer: nothing to open.
+  let pdf: PdfFile | null = null;
+  if (run.file.kind === 'pdf') {
+    try {
+      pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
+    } catch (error: unknown) {
+      if (error instanceof ProviderFailure && error.kind === 'unreadable_file')
+        return { status: 'failed', error: undecodable(), attempts: [] };
+      throw error;
+    }
   }
   try {
     const saved = await PacketCheckpoints.load(run, afterWrite);
     const spend = new PacketSpend(saved.spentBefore);
-    const context = { run, bytes, pdf, spend, saved, input, schemaIds: packet.schemaIds };
-    const evidence = await gatherEvidence({ ...context, ...input });
-    if (packet.mode === 'auto') {
-      const schemaId = classifyWhole(evidence.pages, packet.schemaIds);
-      log.info('auto: classified the file', { jobId: run.jobId, schemaId });
-      const single = await runSinglePass({ ...run, task: schemaTask(run, schemaId), schemaId }, bytes, {
-        ...input,
-        capMicros: Math.max(0, input.capMicros - spend.spent),
-      });
-      return withUsed(run, single, evidence.used);
-    }
+    const evidence = await gatherEvidence({ run, bytes, pdf, spend, saved, schemaIds: packet.schemaIds, ...input });
+    if (packet.mode === 'auto' || pdf === null) return await runAuto(run, bytes, input, evidence, spend);
+    const context = { run, bytes, pdf, spend, saved, input };
     const documents = splitPacket(evidence.pages, packet.schemaIds);
     const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
     await saved.finish();
     return await packetSettlement(run, bytes, documents, extracted, evidence.used, input.deadlineMs);
   } finally {
-    pdf.close();
+    pdf?.close();
   }
+}
+
+/**
+ * `schemaId: "auto"`: the whole file classed from its pages' evidence, then run as an ordinary run with the chosen
+ * schema (./single-pass.ts) within what the classification left of the spend limit; the settlement records the class
+ * and the schema's task, so the run shows which schema answered (`classification`, `expectedFields`).
+ */
+async function runAuto(
+  run: RunRecord,
+  bytes: Uint8Array,
+  input: SinglePassInput,
+  evidence: { pages: PageEvidence[]; used: Totals },
+  spend: PacketSpend,
+): Promise<Settlement> {
+  const chosen = classifyFile(evidence.pages, run.packet?.schemaIds ?? []);
+  log.info('auto: classified the file', { jobId: run.jobId, ...chosen });
+  const task = schemaTask(run, chosen.schemaId);
+  const single = await runSinglePass({ ...run, task, schemaId: chosen.schemaId }, bytes, {
+    ...input,
+    capMicros: Math.max(0, input.capMicros - spend.spent),
+  });
+  const settlement = withUsed(run, single, evidence.used);
+  if (settlement.status !== 'completed') return settlement;
+  const review = documentReview(chosen.confidence, settlement.review, config.reviewConfidence);
+  return { ...settlement, review, classified: { ...chosen, task } };
 }
 
 interface Context {
   run: RunRecord;
+  bytes: Uint8Array;
   pdf: PdfFile;
   spend: PacketSpend;
   saved: PacketCheckpoints;
@@ -107,23 +130,6 @@ type Extraction =
 /** The task of a document of `schemaId`: the run's prompt with that registry schema. */
 function schemaTask(run: RunRecord, schemaId: string): TaskSpec {
   return buildTask({ prompt: run.prompt, outputFormat: 'json', schemaId, schema: registry.get(schemaId) });
-}
-
-/** `auto`: the allowed schema the whole file's pages score highest, summed over its legible pages. */
-export function classifyWhole(
-  pages: readonly { blank: boolean; classes: Record<string, number> }[],
-  schemaIds: readonly string[],
-) {
-  let best = schemaIds[0] as string;
-  let bestScore = -1;
-  for (const id of schemaIds) {
-    const score = pages.reduce((sum, p) => sum + (p.blank ? 0 : (p.classes[id] ?? 0)), 0);
-    if (score > bestScore) {
-      best = id;
-      bestScore = score;
-    }
-  }
-  return best;
 }
 
 /**

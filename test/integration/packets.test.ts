@@ -90,6 +90,28 @@ describe('a split run with the local engine', () => {
     expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
   });
 
+  test('schemaId "auto" on an image: classed from what OCR reads, extracted with that schema, the class shown', async () => {
+    const uploadId = await upload('card.png', await fixture('business-card.png'));
+    const created = await call('POST', '/v1/runs', {
+      body: {
+        uploadId,
+        prompt: 'Extract',
+        schemaId: 'auto',
+        schemaIds: ['receipt', 'business_card'],
+        confirmCost: true,
+      },
+    });
+    expect(created.status).toBe(202);
+    const final = await waitForFinal(String(created.body.jobId), { timeoutMs: 120_000 });
+    expect(final.body.status).toBe('completed');
+    // As asked, and what it was answered with: the schema's fields, the class and how sure it is.
+    expect(final.body.schemaId).toBe('auto');
+    expect(final.body.classification).toEqual({ schemaId: 'business_card', confidence: expect.any(Number) });
+    const fields = (final.body.expectedFields as { name: string }[]).map((f) => f.name);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'email']));
+    expect(Object.keys(final.body.result as object)).toEqual(expect.arrayContaining(fields));
+  });
+
   test('a split needs a PDF, and schemaIds names registry schemas', async () => {
     const png = await upload('receipt.png', await fixture('receipt.png'));
     const refused = await call('POST', '/v1/runs', { body: { uploadId: png, prompt: 'x', split: true } });

@@ -298,26 +298,110 @@ describe('a split run redone after a crash', () => {
 });
 
 describe('schemaId auto', () => {
-  test('classifies the whole file and extracts it once with the chosen schema', async () => {
-    const invoice = { bytes: fixture('invoice.pdf'), pages: 1 };
-    const local = model('local');
-    const facts = {
-      mime: 'application/pdf' as const,
-      kind: 'pdf' as const,
-      sizeBytes: invoice.bytes.byteLength,
-      pages: invoice.pages,
-    };
+  /** A queued `auto` run of a fixture file among every registry schema. */
+  function autoRun(name: string, candidates: ProviderId[]) {
+    const bytes = fixture(name);
+    const image = name.endsWith('.png');
+    const facts = image
+      ? { mime: 'image/png' as const, kind: 'image' as const, sizeBytes: bytes.byteLength, pages: 1 }
+      : { mime: 'application/pdf' as const, kind: 'pdf' as const, sizeBytes: bytes.byteLength, pages: 1 };
+    runs += 1;
     const run = runItem({
+      jobId: `run_auto_${runs}`,
       task: buildTask({ prompt: 'Extract', outputFormat: 'json' }),
+      schemaId: 'auto',
       file: facts,
-      candidates: ['local'],
+      candidates,
       packet: { mode: 'auto', schemaIds: SCHEMAS },
       estimateMicros: 1_000_000,
     });
-    const settlement = await runPacket(run, invoice.bytes, input({ local }));
-    expect(settlement.status).toBe('completed');
+    return { run, bytes };
+  }
+
+  /** The class an `auto` settlement records, and the task it records with it. */
+  function classifiedOf(settlement: Awaited<ReturnType<typeof runPacket>>) {
+    if (settlement.status !== 'completed') throw new Error(`run ${settlement.status}`);
+    return settlement.classified;
+  }
+
+  test('a PDF: classified from its pages, extracted once with the chosen schema, the class recorded', async () => {
+    const { run, bytes } = autoRun('invoice.pdf', ['local']);
+    const local = model('local');
+    const classified = classifiedOf(await runPacket(run, bytes, input({ local })));
     expect(local.calls).toHaveLength(1);
     expect(local.calls[0]?.task.schemaId).toBe('invoice');
+    expect(classified?.schemaId).toBe('invoice');
+    expect(classified?.task).toEqual(
+      buildTask({ prompt: run.prompt, outputFormat: 'json', schemaId: 'invoice', schema: registry.get('invoice') }),
+    );
+    // Measured as a split document's: the same file split is one invoice of the same confidence.
+    const split = documentsOf(
+      await runPacket(
+        { ...autoRun('invoice.pdf', ['local']).run, packet: { mode: 'split', schemaIds: SCHEMAS } },
+        bytes,
+        input({ local: model('local') }),
+      ),
+    ) as { classification: { confidence: number } }[];
+    expect(split).toHaveLength(1);
+    expect(classified?.confidence).toBe(split[0]?.classification.confidence);
+  });
+
+  test('an image with the local engine: classified from the words OCR reads on it, then extracted', async () => {
+    const { run, bytes } = autoRun('business-card.png', ['local']);
+    const local = model('local');
+    const settlement = await runPacket(run, bytes, input({ local }));
+    const classified = classifiedOf(settlement);
+    expect(classified?.schemaId).toBe('business_card');
+    // One extraction call, of the whole image with the card's schema; the classification cost nothing.
+    expect(local.calls.map((c) => [c.task.schemaId, c.facts.kind, c.pages])).toEqual([
+      ['business_card', 'image', undefined],
+    ]);
+    expect(settlement.usage?.costMicros).toBe(50);
+  }, 60_000);
+
+  test('an image with a language model: one classification call on the image, one extraction, both priced', async () => {
+    const { run, bytes } = autoRun('receipt.png', ['openai']);
+    const calls: ProviderInput[] = [];
+    const openai: ProviderAdapter = {
+      id: 'openai',
+      async invoke(call) {
+        calls.push(call);
+        const usage = { billableUnits: 1, costMicros: 50 };
+        if (!call.task.prompt.startsWith(CLASSIFY_MARKER)) return { result: { total: 12.5 }, usage };
+        return { result: { pages: [{ page: 1, classes: { receipt: 0.9, invoice: 0.2 }, startCue: true }] }, usage };
+      },
+    };
+    const settlement = await runPacket(run, bytes, input({ openai }));
+    const classified = classifiedOf(settlement);
+    expect(classified?.schemaId).toBe('receipt');
+    // The model was given the image itself (no pages of a PDF, no text), then asked with the receipt schema.
+    expect(calls.map((c) => [c.task.prompt.startsWith(CLASSIFY_MARKER), c.task.schemaId, c.facts.kind])).toEqual([
+      [true, null, 'image'],
+      [false, 'receipt', 'image'],
+    ]);
+    expect(calls[0]?.bytes).toBe(bytes);
+    expect(calls[0]?.documentText).toBeUndefined();
+    expect(settlement.usage?.costMicros).toBe(100);
+    expect(settlement.attempts).toHaveLength(2);
+  });
+
+  test('an image that looks like none of the schemas: classed, its review needed for the classification', async () => {
+    const { run, bytes } = autoRun('receipt.png', ['openai']);
+    const openai: ProviderAdapter = {
+      id: 'openai',
+      async invoke(call) {
+        const usage = { billableUnits: 1, costMicros: 50 };
+        if (!call.task.prompt.startsWith(CLASSIFY_MARKER)) return { result: {}, usage };
+        return { result: { pages: [{ page: 1, classes: { other: 0.95, receipt: 0.1 } }] }, usage };
+      },
+    };
+    const settlement = await runPacket(run, bytes, input({ openai }));
+    const classified = classifiedOf(settlement);
+    expect(classified?.schemaId).toBe('receipt');
+    expect(classified?.confidence).toBeLessThan(0.5);
+    if (settlement.status !== 'completed') throw new Error('not completed');
+    expect(settlement.review?.needed).toBe(true);
+    expect(settlement.review?.reasons.join(' ')).toMatch(/classification: below/);
   });
 });
 
