@@ -13,6 +13,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { checkPartition } from '../../shared/packets/result.js';
 import { countSplit, scoreOf } from '../../shared/packets/score.js';
+import { CLASSIFY_MARKER } from '../../shared/worker/packet-evidence.js';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 import { packetModel } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
@@ -206,6 +207,15 @@ describe('a split run with a language model', () => {
     const extracted = documents.filter((d) => d.schemaId !== 'other').length;
     expect(fake.requests).toHaveLength(PACKET.pages + extracted);
     expect(run.attempts).toHaveLength(PACKET.pages + extracted);
+    // Pages are classified on OpenAI's smaller model (pricing.json classificationModel); documents on the configured one.
+    const models = (classify: boolean) =>
+      new Set(
+        fake.requests
+          .filter((r) => JSON.stringify(r.body).includes(CLASSIFY_MARKER) === classify)
+          .map((r) => (r.body as { model?: string }).model),
+      );
+    expect(models(true)).toEqual(new Set(['gpt-5.4-nano']));
+    expect(models(false)).toEqual(new Set(['gpt-5.4-mini']));
   });
 
   test('a crash after a checkpoint: the redelivery asks the model nothing again; one hold, one settlement', async () => {
