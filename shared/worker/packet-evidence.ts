@@ -102,7 +102,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
         saved.keepEvidence(evidence, 'local', noTotals());
         return evidence;
       }
-      const answer = await saved.step(() => classifyPage(input, task, page));
+      const answer = await saved.step(1, () => classifyPage(input, task, page));
       if (!answer) return undefined;
       addTo(used, answer.used);
       if (answer.evidence && answer.provider) {

@@ -68,10 +68,10 @@ export async function runPacket(
     }
   }
   try {
-    const saved = await PacketCheckpoints.load(run, afterWrite);
+    const saved = await PacketCheckpoints.load(run, input.deadlineMs, afterWrite);
     const spend = new PacketSpend(saved.spentBefore);
     const evidence = await gatherEvidence({ run, bytes, pdf, spend, saved, schemaIds: packet.schemaIds, ...input });
-    if (packet.mode === 'auto' || pdf === null) return await runAuto(run, bytes, input, evidence, spend);
+    if (packet.mode === 'auto' || pdf === null) return await runAuto(run, bytes, input, evidence, saved, spend);
     const context = { run, bytes, pdf, spend, saved, input };
     const documents = splitPacket(evidence.pages, packet.schemaIds);
     const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
@@ -92,8 +92,11 @@ async function runAuto(
   bytes: Uint8Array,
   input: SinglePassInput,
   evidence: { pages: PageEvidence[]; used: Totals },
+  saved: PacketCheckpoints,
   spend: PacketSpend,
 ): Promise<Settlement> {
+  // The classification is kept; an extraction that could not finish in time is the next delivery's.
+  saved.checkTime(run.file.pages);
   const chosen = classifyFile(evidence.pages, run.packet?.schemaIds ?? []);
   log.info('auto: classified the file', { jobId: run.jobId, ...chosen });
   const task = schemaTask(run, chosen.schemaId);
@@ -146,7 +149,7 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   const kept = saved.savedDocument(range);
   const asked = kept
     ? { output: kept.output, used: kept.used }
-    : await saved.step(async () => {
+    : await saved.step(range.last - range.first + 1, async () => {
         const { outcome, used } = await callOnPages(
           { ...context, ...input },
           range,

@@ -14,6 +14,7 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { jest } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { localPageEvidence } from '../../shared/packets/local-evidence.js';
 import { checkPartition } from '../../shared/packets/result.js';
@@ -23,6 +24,7 @@ import type { ProviderAdapter, ProviderInput, ProviderOutput } from '../../share
 import { buildTask, registry } from '../../shared/registry/registry.js';
 import type { RunRecord } from '../../shared/store/runs.js';
 import { ProviderFailure, type ProviderId } from '../../shared/task.js';
+import { MIN_CHUNK_MS, RunIncomplete } from '../../shared/worker/chunked.js';
 import { CLASSIFY_MARKER, parseAnswer } from '../../shared/worker/packet-evidence.js';
 import { runPacket } from '../../shared/worker/packet-run.js';
 import { fixture, runItem } from '../support/aws.js';
@@ -124,7 +126,13 @@ function documentsOf(settlement: Awaited<ReturnType<typeof runPacket>>) {
   if (settlement.status !== 'completed') throw new Error(`run ${settlement.status}`);
   return (
     settlement.result as {
-      documents: { index: number; schemaId: string; pages: { first: number; last: number }; result?: unknown }[];
+      documents: {
+        index: number;
+        schemaId: string;
+        pages: { first: number; last: number };
+        classification: { confidence: number };
+        result?: unknown;
+      }[];
     }
   ).documents;
 }
@@ -297,6 +305,77 @@ describe('a split run redone after a crash', () => {
   });
 });
 
+describe('a split run out of time', () => {
+  const asked = (calls: readonly ProviderInput[]) =>
+    calls.map((c) =>
+      c.task.prompt.startsWith(CLASSIFY_MARKER)
+        ? `classify ${c.pages?.first}`
+        : `extract ${c.pages?.first}-${c.pages?.last}`,
+    );
+
+  test('stops starting calls before the deadline, hands itself back; the next delivery goes on, nothing asked twice', async () => {
+    const expected = documentsOf(
+      await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai: model('openai') })),
+    );
+    const extracted = expected.filter((d) => d.schemaId !== 'other').length;
+    // Two calls at a time; once the third has answered, the clock jumps to within MIN_CHUNK_MS of the deadline.
+    const realNow = Date.now;
+    let late = 0;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + late);
+    const inner = model('openai', false, 20);
+    const openai: Recorded = {
+      ...inner,
+      async invoke(call, options) {
+        const output = await inner.invoke(call, options);
+        if (inner.calls.length >= 3 && late === 0) late = 60_000 - MIN_CHUNK_MS + 1_000;
+        return output;
+      },
+    };
+    const run = packetRun(['openai']);
+    const handedBack = await runPacket(run, PACKET.bytes, input({ openai })).catch((error: unknown) => error);
+    clock.mockRestore();
+    expect(handedBack).toBeInstanceOf(RunIncomplete);
+    const first = openai.calls.length;
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(PACKET.pages);
+    // What it asked is kept: one checkpoint per page it classified.
+    expect(chunkItems.get(run.jobId)).toHaveLength(first);
+    expect((handedBack as RunIncomplete).pagesLeft).toBe(PACKET.pages - first);
+
+    const settlement = await runPacket(run, PACKET.bytes, input({ openai }));
+    expect(shapes(documentsOf(settlement))).toEqual(shapes(expected));
+    const all = asked(openai.calls);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toHaveLength(PACKET.pages + extracted);
+    // Every call paid once, in the one settlement.
+    expect(settlement.usage?.costMicros).toBe(50 * (PACKET.pages + extracted));
+    expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
+  });
+
+  test('an auto run classified with too little time left for its extraction hands itself back first', async () => {
+    const bytes = fixture('invoice.pdf');
+    runs += 1;
+    const run = runItem({
+      jobId: `run_auto_late_${runs}`,
+      task: buildTask({ prompt: 'Extract', outputFormat: 'json' }),
+      schemaId: 'auto',
+      file: { mime: 'application/pdf', kind: 'pdf', sizeBytes: bytes.byteLength, pages: 1 },
+      candidates: ['openai'],
+      packet: { mode: 'auto', schemaIds: SCHEMAS },
+      estimateMicros: 1_000_000,
+    });
+    // Time for the page's classification (it starts with MIN_CHUNK_MS left), none for the extraction after it.
+    const openai = model('openai', false, 300);
+    const short = { ...input({ openai }), deadlineMs: Date.now() + MIN_CHUNK_MS + 200 };
+    await expect(runPacket(run, bytes, short)).rejects.toBeInstanceOf(RunIncomplete);
+    expect(openai.calls.map((c) => c.task.prompt.startsWith(CLASSIFY_MARKER))).toEqual([true]);
+    const settlement = await runPacket(run, bytes, input({ openai }));
+    // The next delivery asks only the extraction, with the class the first one kept.
+    expect(openai.calls.map((c) => c.task.schemaId)).toEqual([null, 'invoice']);
+    expect(settlement.usage?.costMicros).toBe(100);
+  });
+});
+
 describe('schemaId auto', () => {
   /** A queued `auto` run of a fixture file among every registry schema. */
   function autoRun(name: string, candidates: ProviderId[]) {
@@ -341,7 +420,7 @@ describe('schemaId auto', () => {
         bytes,
         input({ local: model('local') }),
       ),
-    ) as { classification: { confidence: number } }[];
+    );
     expect(split).toHaveLength(1);
     expect(classified?.confidence).toBe(split[0]?.classification.confidence);
   });
