@@ -8,7 +8,7 @@
  * Not to undo: evidence never fails a run. A page whose model answer is missing or malformed gets the local engine's
  * evidence from its text layer (logged), so every page has evidence and the split stays a partition.
  */
-import type { EvidenceWord } from '../fields/types.js';
+import type { EvidenceWord, PageWords } from '../fields/types.js';
 import { log } from '../log.js';
 import { hasTextLayer, type PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
@@ -78,15 +78,18 @@ export function classificationTask(schemaIds: readonly string[]): TaskSpec {
 }
 
 /**
- * Every page's evidence (1-based, in order) and what it cost, this delivery's and earlier ones'. Throws what stopped
- * the run (the crash seam, a failed checkpoint write) once every page that was asked is kept.
+ * Every page's evidence (1-based, in order) and what it cost, this delivery's and earlier ones'; and the words local
+ * OCR read on the scanned pages it classified (`scanned`, by page: their fields are grounded on them). Throws what
+ * stopped the run (the crash seam, a failed checkpoint write) once every page that was asked is kept.
  */
-export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ pages: PageEvidence[]; used: Totals }> {
+export async function gatherEvidence(
+  input: PacketEvidenceInput,
+): Promise<{ pages: PageEvidence[]; used: Totals; scanned: Map<number, PageWords> }> {
   const { saved } = input;
   const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
   const used = noTotals();
   const model = classifiesWithModel(input.run);
-  const scanned = model ? new Map<number, EvidenceWord[]>() : await scannedPageWords(input);
+  const scanned = model ? new Map<number, PageWords>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
   const numbers = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1);
   const pages = await Promise.all(
@@ -98,7 +101,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
       }
       if (!model) {
         const read = scanned.get(page);
-        const evidence = read ? localPageEvidence(page, read, input.schemaIds) : local(page);
+        const evidence = read ? localPageEvidence(page, read.words, input.schemaIds) : local(page);
         saved.keepEvidence(evidence, 'local', noTotals());
         return evidence;
       }
@@ -119,7 +122,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
     }),
   );
   await saved.finish();
-  return { pages: pages as PageEvidence[], used };
+  return { pages: pages as PageEvidence[], used, scanned };
 }
 
 /**
@@ -127,7 +130,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
  * earlier delivery classified, by page; a page keeps its text layer when OCR reads no more there. Never throws: a
  * page OCR could not read in time keeps what its text layer has (logged by `ocrPagesForEvidence`).
  */
-async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, EvidenceWord[]>> {
+async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, PageWords>> {
   const pages = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1).filter(
     (page) => input.saved.savedEvidence(page) === undefined && !hasTextLayer(pageWords(input.pdf, page).text),
   );
@@ -140,9 +143,7 @@ async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number,
   });
   const chars = (words: readonly EvidenceWord[]) => words.reduce((sum, w) => sum + w.text.length, 0);
   return new Map(
-    read
-      .filter((p) => chars(p.words) > chars(pageWords(input.pdf, p.page).words))
-      .map((p) => [p.page, p.words] as const),
+    read.filter((p) => chars(p.words) > chars(pageWords(input.pdf, p.page).words)).map((p) => [p.page, p] as const),
   );
 }
 

@@ -36,6 +36,7 @@ import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../task.js';
 import type { Totals } from './checkpoints.js';
+import { ocrPagesForEvidence } from './evidence.js';
 import { undecodable, usageOf } from './outcome.js';
 import { PacketCheckpoints, type SavedOutput } from './packet-checkpoints.js';
 import { callOnPages, gatherEvidence, pageWords } from './packet-evidence.js';
@@ -72,7 +73,7 @@ export async function runPacket(
     const spend = new PacketSpend(saved.spentBefore);
     const evidence = await gatherEvidence({ run, bytes, pdf, spend, saved, schemaIds: packet.schemaIds, ...input });
     if (packet.mode === 'auto' || pdf === null) return await runAuto(run, bytes, input, evidence, saved, spend);
-    const context = { run, bytes, pdf, spend, saved, input };
+    const context = { run, bytes, pdf, spend, saved, input, evidence };
     const documents = splitPacket(evidence.pages, packet.schemaIds);
     const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
     await saved.finish();
@@ -114,6 +115,8 @@ interface Context {
   run: RunRecord;
   bytes: Uint8Array;
   pdf: PdfFile;
+  /** Every page's evidence, and the words local OCR read on the scanned pages this delivery classified. */
+  evidence: { pages: readonly PageEvidence[]; scanned: Map<number, PageWords> };
   spend: PacketSpend;
   saved: PacketCheckpoints;
   input: SinglePassInput;
@@ -163,10 +166,7 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   const { output, used } = asked;
   if (!output) return { kind: 'failed', used };
   const result = shapeResult(task, output);
-  // Grounded on the packet's own page numbers: the text layer's words of the document's pages.
-  const words: PageWords[] = read
-    .filter((r) => r.words.length > 0)
-    .map((r) => ({ page: r.page, source: 'text-layer', words: r.words }));
+  const words = await documentWords(context, read);
   const grounded = groundFields({
     result,
     fieldSpecs: task.fields,
@@ -178,6 +178,40 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   });
   const review = documentReview(doc.classification.confidence, grounded.review, config.reviewConfidence);
   return { kind: 'answered', used, document: { result, fields: grounded.fields, review, words } };
+}
+
+/**
+ * The words a document's fields are grounded on, on the PACKET's page numbers: a page's text layer, or for a scanned
+ * page the words local OCR read on it: those it was classified from, else read now (a model classified it from its
+ * image, or an earlier delivery did), within the deadline; a blank page is not read. Never throws (evidence never
+ * fails a run).
+ */
+async function documentWords(
+  context: Context,
+  read: readonly { text: string; words: PageWords['words']; page: number }[],
+): Promise<PageWords[]> {
+  const words = new Map<number, PageWords>();
+  const unread: number[] = [];
+  for (const r of read) {
+    const scanned = context.evidence.scanned.get(r.page);
+    if (scanned) words.set(r.page, scanned);
+    else if (r.words.length > 0) words.set(r.page, { page: r.page, source: 'text-layer', words: r.words });
+    // A page its evidence calls blank (a separator sheet) has nothing to ground on: not read.
+    else if (context.evidence.pages[r.page - 1]?.blank === false) unread.push(r.page);
+  }
+  if (unread.length > 0) {
+    const facts = context.run.file;
+    const { bytes, input } = context;
+    const ocr = await ocrPagesForEvidence({
+      bytes,
+      facts,
+      pages: unread,
+      deadlineMs: input.deadlineMs,
+      maxPages: unread.length,
+    });
+    for (const page of ocr) words.set(page.page, page);
+  }
+  return [...words.values()].sort((a, b) => a.page - b.page);
 }
 
 /** The split run's settlement: `{documents}` in page order, or the failure of a document no candidate answered. */

@@ -238,6 +238,49 @@ describe('a split run with scanned pages', () => {
   }, 60_000);
 });
 
+describe('a scanned document is grounded', () => {
+  /** An adapter that classifies as `model` does and reads the card's e-mail address (printed on the page-3 scan). */
+  function cardReader(id: ProviderId): Recorded {
+    const inner = model(id);
+    return {
+      ...inner,
+      async invoke(call, options) {
+        const output = await inner.invoke(call, options);
+        const scan = { 2: 'receipt', 3: 'business_card' }[call.pages?.first ?? 0];
+        if (call.task.prompt.startsWith(CLASSIFY_MARKER) && !call.documentText && scan !== undefined) {
+          // A model reads a scanned page from its image.
+          return { ...output, result: { pages: [{ page: 1, classes: { [scan]: 0.9 }, startCue: true }] } };
+        }
+        if (call.task.prompt.startsWith(CLASSIFY_MARKER) || call.task.schemaId !== 'business_card') return output;
+        return { ...output, result: { name: 'Jane Doe', email: 'jane.doe@example.com' } };
+      },
+    };
+  }
+
+  test.each([
+    ['the local engine: on the words OCR read to classify it', 'local'],
+    ['a language model: on the words local OCR reads on it for its fields', 'openai'],
+  ] as const)(
+    '%s',
+    async (_, provider) => {
+      const scans = await textAndScansPdf();
+      const run = packetRun([provider], {
+        file: { ...packetRun([]).file, sizeBytes: scans.bytes.byteLength, pages: scans.pages },
+      });
+      const settlement = await runPacket(run, scans.bytes, input({ [provider]: cardReader(provider) }));
+      const card = documentsOf(settlement).find((d) => d.pages.first === 3) as unknown as {
+        schemaId: string;
+        fields: Record<string, { page?: number; bbox?: number[]; confidence: number }>;
+      };
+      expect(card).toBeDefined();
+      // The e-mail address stands on the scanned page 3 of the packet, boxed where OCR read it.
+      expect(card.fields.email?.page).toBe(3);
+      expect(card.fields.email?.bbox).toHaveLength(4);
+    },
+    90_000,
+  );
+});
+
 describe('a split run redone after a crash', () => {
   /** A crash seam that throws once, after the `at`-th checkpoint is written. */
   function crashAfter(at: number) {
