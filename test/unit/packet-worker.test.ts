@@ -137,6 +137,33 @@ function documentsOf(settlement: Awaited<ReturnType<typeof runPacket>>) {
   ).documents;
 }
 
+/** Each call as what it asked: `classify p` or `extract first-last`. */
+const asked = (calls: readonly ProviderInput[]) =>
+  calls.map((c) =>
+    c.task.prompt.startsWith(CLASSIFY_MARKER)
+      ? `classify ${c.pages?.first}`
+      : `extract ${c.pages?.first}-${c.pages?.last}`,
+  );
+
+/**
+ * A run redone after its first delivery stopped: the split the run had uninterrupted, every page classified and every
+ * document extracted once over both deliveries, each call paid once in the one settlement.
+ */
+function expectEachCallOnce(
+  settlement: Awaited<ReturnType<typeof runPacket>>,
+  calls: readonly ProviderInput[],
+  expected: ReturnType<typeof documentsOf>,
+) {
+  const extracted = expected.filter((d) => d.schemaId !== 'other').length;
+  expect(shapes(documentsOf(settlement))).toEqual(shapes(expected));
+  const all = asked(calls);
+  expect(new Set(all).size).toBe(all.length);
+  expect(all).toHaveLength(PACKET.pages + extracted);
+  expect(settlement.usage?.costMicros).toBe(50 * (PACKET.pages + extracted));
+  expect(settlement.usage?.requests).toBe(PACKET.pages + extracted);
+  expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
+}
+
 describe('a split run', () => {
   test('the local engine: a partition close to the truth, one extraction per non-other document', async () => {
     const local = model('local');
@@ -291,14 +318,6 @@ describe('a split run redone after a crash', () => {
     };
   }
 
-  /** Each call as what it asked: `classify p` or `extract first-last`. */
-  const asked = (calls: readonly ProviderInput[]) =>
-    calls.map((c) =>
-      c.task.prompt.startsWith(CLASSIFY_MARKER)
-        ? `classify ${c.pages?.first}`
-        : `extract ${c.pages?.first}-${c.pages?.last}`,
-    );
-
   test.each([
     ['while the pages are classified', 2],
     ['while the documents are extracted', PACKET.pages + 1],
@@ -314,15 +333,7 @@ describe('a split run redone after a crash', () => {
     // The crash is real: the first delivery stopped short.
     expect(first.length).toBeLessThan(PACKET.pages + extracted);
 
-    const settlement = await runPacket(run, PACKET.bytes, input({ openai }));
-    expect(shapes(documentsOf(settlement))).toEqual(shapes(expected));
-    const all = asked(openai.calls);
-    // Every page classified once and every document extracted once, across both deliveries.
-    expect(new Set(all).size).toBe(all.length);
-    expect(all).toHaveLength(PACKET.pages + extracted);
-    expect(settlement.usage?.costMicros).toBe(50 * (PACKET.pages + extracted));
-    expect(settlement.usage?.requests).toBe(PACKET.pages + extracted);
-    expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
+    expectEachCallOnce(await runPacket(run, PACKET.bytes, input({ openai })), openai.calls, expected);
   });
 
   test('the spend limit counts what the crashed delivery spent: with no room left past it, nothing more is asked', async () => {
@@ -349,18 +360,10 @@ describe('a split run redone after a crash', () => {
 });
 
 describe('a split run out of time', () => {
-  const asked = (calls: readonly ProviderInput[]) =>
-    calls.map((c) =>
-      c.task.prompt.startsWith(CLASSIFY_MARKER)
-        ? `classify ${c.pages?.first}`
-        : `extract ${c.pages?.first}-${c.pages?.last}`,
-    );
-
   test('stops starting calls before the deadline, hands itself back; the next delivery goes on, nothing asked twice', async () => {
     const expected = documentsOf(
       await runPacket(packetRun(['openai']), PACKET.bytes, input({ openai: model('openai') })),
     );
-    const extracted = expected.filter((d) => d.schemaId !== 'other').length;
     // Two calls at a time; once the third has answered, the clock jumps to within MIN_CHUNK_MS of the deadline.
     const realNow = Date.now;
     let late = 0;
@@ -385,14 +388,7 @@ describe('a split run out of time', () => {
     expect(chunkItems.get(run.jobId)).toHaveLength(first);
     expect((handedBack as RunIncomplete).pagesLeft).toBe(PACKET.pages - first);
 
-    const settlement = await runPacket(run, PACKET.bytes, input({ openai }));
-    expect(shapes(documentsOf(settlement))).toEqual(shapes(expected));
-    const all = asked(openai.calls);
-    expect(new Set(all).size).toBe(all.length);
-    expect(all).toHaveLength(PACKET.pages + extracted);
-    // Every call paid once, in the one settlement.
-    expect(settlement.usage?.costMicros).toBe(50 * (PACKET.pages + extracted));
-    expect(settlement.attempts).toHaveLength(PACKET.pages + extracted);
+    expectEachCallOnce(await runPacket(run, PACKET.bytes, input({ openai })), openai.calls, expected);
   });
 
   test('an auto run classified with too little time left for its extraction hands itself back first', async () => {
