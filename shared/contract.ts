@@ -467,6 +467,20 @@ export const completedRun = z.object({
     ),
   ),
   review: z.optional(review),
+  classification: z.optional(
+    z
+      .object({
+        schemaId: z.string().check(z.meta({ description: 'The registry schema the file was classed as' })),
+        confidence: fraction(),
+      })
+      .check(
+        z.meta({
+          description:
+            'A `schemaId: "auto"` run: the schema it was classed as and extracted with (`expectedFields` are its ' +
+            'fields), and how sure the classification is; below the review threshold the run needs review',
+        }),
+      ),
+  ),
   expectedFields: z.optional(
     z.array(schemaField).check(
       z.meta({

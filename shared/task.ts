@@ -52,7 +52,16 @@ export interface TaskSpec {
   schemaLabel: string | null;
   /** Prompt template with optional {prompt} and {fields} placeholders. */
   promptScaffold: string | null;
+  /**
+   * `classification`: a short classification answer (a packet's page, shared/packets/estimate.ts), which runs on the
+   * provider's smaller model where its pricing.json names one (`classificationModel`), and is priced at its prices.
+   * Absent: the provider's configured model. Never set from a client's request.
+   */
+  modelTier?: ModelTier;
 }
+
+/** Which of a provider's models a task runs on (see `TaskSpec.modelTier`). */
+export type ModelTier = 'classification';
 
 /** Usage one attempt consumed, as the provider reported it. */
 export interface ProviderUsage {

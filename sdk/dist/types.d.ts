@@ -211,6 +211,15 @@ export interface CompletedRun<R = Record<string, unknown>> extends RunBase {
     review?: Review;
     /** The schema's fields as the run used them: the names and types a review's corrections must have. */
     expectedFields?: SchemaField[];
+    /**
+     * A `schemaId: 'auto'` run (contract-v1.2 §3): the registry schema the file was classed as and extracted with
+     * (`schemaId` stays `'auto'`, as asked; `expectedFields` are the chosen schema's), and how sure the class is, in
+     * [0, 1]. Below the review threshold the run's review is needed.
+     */
+    classification?: {
+        schemaId: string;
+        confidence: number;
+    };
 }
 /** The result of a run with `outputFormat: 'text'`: the text, and a multi-page document's text page by page. */
 export type TextResult = {

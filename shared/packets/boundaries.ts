@@ -244,12 +244,36 @@ export function splitPacket(pages: readonly PageEvidence[], schemaIds: readonly 
   return documents;
 }
 
-/** The class's share of the per-class geometric means of the document's page probabilities. */
-function confidenceOf(emissions: number[][], c: number): number {
+/** Each class's share of the per-class geometric means of the document's page probabilities (log emissions). */
+function classShares(emissions: number[][]): number[] {
   const C = emissions[0]?.length ?? 1;
   const means = Array.from({ length: C }, (_, k) =>
     Math.exp(emissions.reduce((s, e) => s + (e[k] as number), 0) / emissions.length),
   );
   const total = means.reduce((s, x) => s + x, 0);
-  return Math.round(((means[c] as number) / total) * 1000) / 1000;
+  return means.map((m) => m / total);
+}
+
+/** The class's share of the per-class geometric means of the document's page probabilities. */
+function confidenceOf(emissions: number[][], c: number): number {
+  return Math.round((classShares(emissions)[c] as number) * 1000) / 1000;
+}
+
+/**
+ * `schemaId: "auto"`: the class of a whole file that is one document, among the allowed schemas only (the run must
+ * extract with one; `other` is never chosen), with its confidence measured as a split document's, `other` included:
+ * a file that looks like none of the schemas is classed, with a low confidence that asks for a review. A file without
+ * a legible page gets the first schema at confidence 0.
+ */
+export function classifyFile(
+  pages: readonly PageEvidence[],
+  schemaIds: readonly string[],
+): { schemaId: string; confidence: number } {
+  const classes = packetClasses(schemaIds);
+  const content = pages.filter((p) => !p.blank);
+  if (content.length === 0) return { schemaId: classes[0] as string, confidence: 0 };
+  const shares = classShares(content.map((p) => classProbabilities(p, classes).map(Math.log)));
+  let best = 0;
+  for (let c = 1; c < classes.length - 1; c++) if ((shares[c] as number) > (shares[best] as number)) best = c;
+  return { schemaId: classes[best] as string, confidence: Math.round((shares[best] as number) * 1000) / 1000 };
 }

@@ -23,6 +23,8 @@ export const CLASSIFICATION_TASK: TaskSpec = {
   schemaId: null,
   schemaLabel: 'Page classification',
   promptScaffold: null,
+  // A compact answer per page: the provider's smaller model where it has one, priced as such (estimate and charge).
+  modelTier: 'classification',
 };
 
 export interface PacketEstimate {

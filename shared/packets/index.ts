@@ -6,7 +6,7 @@
  * The API uses `packetRequestOf` and `packetEstimate` (imported directly: this index also loads the local engine's
  * layout rules). docs/decisions.md#packets-boundaries-by-evidence.
  */
-export { LINK, linkScore, type PacketDocument, packetClasses, splitPacket } from './boundaries.js';
+export { classifyFile, LINK, linkScore, type PacketDocument, packetClasses, splitPacket } from './boundaries.js';
 export { CLASSIFICATION_TASK, type PacketEstimate, packetEstimate } from './estimate.js';
 export { blankEvidence, OTHER, type PageEvidence, pageEvidence } from './evidence.js';
 export { localPageEvidence } from './local-evidence.js';

@@ -66,7 +66,8 @@ export function predictAttempt(
     const standardKey = calibrationKey(provider, task, step);
     const key = batch ? batchKey(standardKey) : standardKey;
     const tokens = profile.predictTokens(scoped, task, step, options);
-    const cost = profile.tokenCostMicros(calibrated(tokens, factors(key)), options);
+    const tier = task.modelTier !== undefined ? { modelTier: task.modelTier } : {};
+    const cost = profile.tokenCostMicros(calibrated(tokens, factors(key)), { ...options, ...tier });
     return { costMicros: wholeMicros(batch ? discounted(cost, batch) : cost), tokens, key };
   }
   const cost = profile.predictCostMicros?.(scoped, task, step) ?? profile.stepCostMicros(scoped, task, step);

@@ -6,7 +6,7 @@
 import type { PageWords } from '../fields/types.js';
 import type { FileFacts } from '../file-facts.js';
 import type { Micros } from '../money.js';
-import type { ProviderId, ProviderUsage, Step, Strategy, TaskSpec } from '../task.js';
+import type { ModelTier, ProviderId, ProviderUsage, Step, Strategy, TaskSpec } from '../task.js';
 import type { TokenCounts } from './tokens.js';
 
 export interface ProviderInput {
@@ -70,6 +70,8 @@ export interface CostOptions {
 export interface PredictOptions {
   /** Where the configured model is read from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The task's model tier (`TaskSpec.modelTier`), for `tokenCostMicros`, which is not given the task. */
+  modelTier?: ModelTier;
   /** For an `analyze` step: the characters of the text it is given, when known (default: a typical page's per page). */
   documentTextChars?: number;
 }

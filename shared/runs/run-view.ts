@@ -79,6 +79,9 @@ export function toRunResponse(run: RunRecord): RunResponse {
       completedAt: run.completedAt ?? run.createdAt,
       ...(run.verification ? { verification: run.verification } : {}),
       ...evidenceView(run),
+      ...(run.classification
+        ? { classification: { schemaId: run.classification.schemaId, confidence: run.classification.confidence } }
+        : {}),
       ...(run.task.fields
         ? {
             expectedFields: run.task.fields.map((f) => ({

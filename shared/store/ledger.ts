@@ -11,6 +11,7 @@ import { log } from '../log.js';
 import { type Micros, microsToUsd } from '../money.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { checkAtInit, resource } from '../resource-name.js';
+import type { TaskSpec } from '../task.js';
 import { type EvaluationRecord, evaluationPut, evaluationSettlement } from './evaluations.js';
 import { eventPut } from './events.js';
 import { IdempotencyConflict, type IdempotencyRecord, idempotencyPut } from './idempotency.js';
@@ -197,6 +198,11 @@ export type Settlement =
       fields?: Fields;
       /** Whether a person must check the result; `needed` puts the run in the tenant's review queue. */
       review?: Review;
+      /**
+       * `schemaId: "auto"` (contract-v1.2 §3): the schema the worker classed the file as, how sure it is, and the task
+       * it extracted with: recorded on the run (`classification`, and `task` in place of the schema-less one).
+       */
+      classified?: { schemaId: string; confidence: number; task: TaskSpec };
     }
   | { status: 'failed'; error: RunError; usage?: RunUsage; attempts: Attempt[] };
 
@@ -268,6 +274,12 @@ async function settleAs(run: RunRecord, outcome: Settlement, now: Date): Promise
     if (outcome.calibration) {
       update += ', calibration = :calibration';
       values[':calibration'] = outcome.calibration;
+    }
+    if (outcome.classified) {
+      const { task, ...classification } = outcome.classified;
+      update += ', classification = :classification, task = :task';
+      values[':classification'] = classification;
+      values[':task'] = task;
     }
     if (split) {
       update += ', resultParts = :parts';

@@ -171,7 +171,8 @@ export const VERSION = 'v';
 function slotsOf(run: RunRecord): string[] {
   const day = run.createdAt.slice(0, 10);
   const workflow = run.workflow ?? '';
-  const schemaId = run.schemaId ?? '';
+  // An `auto` run counts under the schema it was classed as and answered with.
+  const schemaId = run.classification?.schemaId ?? run.schemaId ?? '';
   return [
     slotKey(ANY, ANY, day),
     slotKey(workflow, ANY, day),

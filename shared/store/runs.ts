@@ -113,6 +113,11 @@ export interface RunRecord {
    * among these registry schemas. Absent for an ordinary run.
    */
   packet?: { mode: 'split' | 'auto'; schemaIds: string[] };
+  /**
+   * A completed `auto` run: the schema the file was classed as (its `task` is then that schema's) and how sure the
+   * class is. Written by the settlement.
+   */
+  classification?: { schemaId: string; confidence: number };
   /** A run fanned out to several worker invocations (store/groups.ts): set once, by the delivery that fanned it out. */
   fanout?: { groups: number; groupPages: number };
   /** Per group (keyed by its 0-based index): the lease of the delivery running it, and when it was counted done. */

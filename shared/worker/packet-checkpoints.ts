@@ -8,6 +8,9 @@
  * - Once the run stops (the crash seam threw, a write failed), no new call starts; every call that finished is still
  *   written (it was paid for), then `finish` rethrows so that the delivery is redone from the checkpoints.
  * - What earlier deliveries spent is spent: the packet's one spend limit starts from it (`spentBefore`).
+ * - Out of time (less than MIN_CHUNK_MS before the delivery's deadline, as for a chunk), no new call starts either;
+ *   the finished ones are written and `finish` throws `RunIncomplete`: the run is handed back, and the next delivery
+ *   goes on from the checkpoints, as a chunked run's does (./chunked.ts).
  */
 import { config } from '../config.js';
 import type { Micros } from '../money.js';
@@ -18,6 +21,7 @@ import { type ChunkCheckpoint, listCheckpoints } from '../store/chunks.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId } from '../task.js';
 import { CheckpointWriter, type Totals, totalsOf } from './checkpoints.js';
+import { MIN_CHUNK_MS, RunIncomplete } from './chunked.js';
 import { Semaphore } from './pool.js';
 
 /** A document's answer as a provider gave it (the words are not kept: the worker reads them from the text layer). */
@@ -40,11 +44,15 @@ export class PacketCheckpoints {
   private readonly slots = new Semaphore(config.providerConcurrency);
   /** What earlier deliveries of the run spent (every checkpoint's cost). */
   readonly spentBefore: Micros;
+  /** Pages of the calls not started for lack of time (0: none was refused). */
+  private pagesLeft = 0;
 
   private constructor(
     run: Pick<RunRecord, 'jobId' | 'expiresAtEpoch'> | undefined,
     saved: readonly ChunkCheckpoint[],
     afterWrite?: () => void | Promise<void>,
+    /** Epoch ms by which the delivery must be done (none: no time limit, the bench). */
+    private readonly deadlineMs = Number.POSITIVE_INFINITY,
   ) {
     this.writer = run && new CheckpointWriter(run, afterWrite);
     for (const c of saved) {
@@ -60,12 +68,16 @@ export class PacketCheckpoints {
     this.spentBefore = saved.reduce((sum, c) => sum + c.costMicros, 0);
   }
 
-  /** The run's checkpoints so far; `afterWrite` runs after each one is written (the crash seam). */
+  /**
+   * The run's checkpoints so far; `afterWrite` runs after each one is written (the crash seam); no call starts later
+   * than MIN_CHUNK_MS before `deadlineMs`.
+   */
   static async load(
     run: Pick<RunRecord, 'jobId' | 'expiresAtEpoch'>,
+    deadlineMs: number,
     afterWrite?: () => void | Promise<void>,
   ): Promise<PacketCheckpoints> {
-    return new PacketCheckpoints(run, await listCheckpoints(run.jobId), afterWrite);
+    return new PacketCheckpoints(run, await listCheckpoints(run.jobId), afterWrite, deadlineMs);
   }
 
   /** Nothing kept and nothing written: the pages' evidence outside a run's delivery (the bench). */
@@ -115,23 +127,36 @@ export class PacketCheckpoints {
   }
 
   /**
-   * Runs `call` once one of the run's slots is free, unless the run has stopped meanwhile
-   * (then `undefined`: nothing is asked).
+   * Runs `call` (on `pages` pages) once one of the run's slots is free, unless the run has stopped meanwhile or its
+   * time is short (then `undefined`: nothing is asked).
    */
-  async step<T>(call: () => Promise<T>): Promise<T | undefined> {
+  async step<T>(pages: number, call: () => Promise<T>): Promise<T | undefined> {
     const release = await this.slots.acquire();
     try {
       if (this.writer?.stopped !== undefined) return undefined;
+      if (this.pagesLeft > 0 || this.deadlineMs - Date.now() < MIN_CHUNK_MS) {
+        this.pagesLeft += pages;
+        return undefined;
+      }
       return await call();
     } finally {
       release();
     }
   }
 
-  /** Waits for every checkpoint's write; throws what stopped the run, if anything did. */
+  /**
+   * Waits for every checkpoint's write; throws what stopped the run, if anything did, or `RunIncomplete` when calls
+   * were left for lack of time.
+   */
   async finish(): Promise<void> {
     await this.writer?.done();
     if (this.writer?.stopped !== undefined) throw this.writer.stopped;
+    if (this.pagesLeft > 0) throw new RunIncomplete(this.pagesLeft);
+  }
+
+  /** Throws `RunIncomplete` when less than MIN_CHUNK_MS is left: a call started now could not finish in time. */
+  checkTime(pages: number): void {
+    if (this.deadlineMs - Date.now() < MIN_CHUNK_MS) throw new RunIncomplete(pages);
   }
 }
 

@@ -9,7 +9,7 @@
  * evidence from its text layer (logged), so every page has evidence and the split stays a partition.
  */
 import { BatchParked } from '../batching/parked.js';
-import type { EvidenceWord } from '../fields/types.js';
+import type { EvidenceWord, PageWords } from '../fields/types.js';
 import { log } from '../log.js';
 import { hasTextLayer, type PdfFile } from '../media/index.js';
 import type { Micros } from '../money.js';
@@ -35,9 +35,9 @@ export const CLASSIFY_MARKER = 'PACKET PAGE CLASSIFICATION.';
 
 export interface PacketEvidenceInput {
   run: RunRecord;
-  /** The packet's file, and the same opened. */
+  /** The packet's file, and the same opened; `pdf` null for an image (`schemaId: "auto"`: one page, no text layer). */
   bytes: Uint8Array;
-  pdf: PdfFile;
+  pdf: PdfFile | null;
   schemaIds: readonly string[];
   adapters: Partial<Record<ProviderId, ProviderAdapter>>;
   capMicros: Micros;
@@ -48,9 +48,14 @@ export interface PacketEvidenceInput {
   factors?: FactorsFor;
 }
 
-/** The page's words from its text layer (empty for a page without one). */
-export function pageWords(pdf: PdfFile, page: number): { text: string; words: EvidenceWord[] } {
-  return pdf.textAndWords(page - 1);
+/** The page's words from its text layer (empty for a page without one, and for an image). */
+export function pageWords(pdf: PdfFile | null, page: number): { text: string; words: EvidenceWord[] } {
+  return pdf ? pdf.textAndWords(page - 1) : { text: '', words: [] };
+}
+
+/** The file's pages: a PDF's, or an image's one. */
+function pageCount(pdf: PdfFile | null): number {
+  return pdf ? pdf.pageCount : 1;
 }
 
 /** Whether this run's pages are classified by a language model (its plan's first candidate is one). */
@@ -74,17 +79,20 @@ export function classificationTask(schemaIds: readonly string[]): TaskSpec {
 }
 
 /**
- * Every page's evidence (1-based, in order) and what it cost, this delivery's and earlier ones'. Throws what stopped
- * the run (the crash seam, a failed checkpoint write) once every page that was asked is kept.
+ * Every page's evidence (1-based, in order) and what it cost, this delivery's and earlier ones'; and the words local
+ * OCR read on the scanned pages it classified (`scanned`, by page: their fields are grounded on them). Throws what
+ * stopped the run (the crash seam, a failed checkpoint write) once every page that was asked is kept.
  */
-export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ pages: PageEvidence[]; used: Totals }> {
+export async function gatherEvidence(
+  input: PacketEvidenceInput,
+): Promise<{ pages: PageEvidence[]; used: Totals; scanned: Map<number, PageWords> }> {
   const { saved } = input;
   const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
   const used = noTotals();
   const model = classifiesWithModel(input.run);
-  const scanned = model ? new Map<number, EvidenceWord[]>() : await scannedPageWords(input);
+  const scanned = model ? new Map<number, PageWords>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
-  const numbers = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1);
+  const numbers = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1);
   // A batch run's page whose call parked (./batch-lane.ts) leaves the others to park theirs in the same delivery.
   let parked: BatchParked | undefined;
   const pages = await Promise.all(
@@ -96,12 +104,12 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
       }
       if (!model) {
         const read = scanned.get(page);
-        const evidence = read ? localPageEvidence(page, read, input.schemaIds) : local(page);
+        const evidence = read ? localPageEvidence(page, read.words, input.schemaIds) : local(page);
         saved.keepEvidence(evidence, 'local', noTotals());
         return evidence;
       }
       const answer = await saved
-        .step(() => classifyPage(input, task, page))
+        .step(1, () => classifyPage(input, task, page))
         .catch((error: unknown) => {
           if (!(error instanceof BatchParked)) throw error;
           parked ??= error;
@@ -124,7 +132,7 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
   );
   await saved.finish();
   if (parked) throw parked;
-  return { pages: pages as PageEvidence[], used };
+  return { pages: pages as PageEvidence[], used, scanned };
 }
 
 /**
@@ -132,8 +140,8 @@ export async function gatherEvidence(input: PacketEvidenceInput): Promise<{ page
  * earlier delivery classified, by page; a page keeps its text layer when OCR reads no more there. Never throws: a
  * page OCR could not read in time keeps what its text layer has (logged by `ocrPagesForEvidence`).
  */
-async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, EvidenceWord[]>> {
-  const pages = Array.from({ length: input.pdf.pageCount }, (_, i) => i + 1).filter(
+async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number, PageWords>> {
+  const pages = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1).filter(
     (page) => input.saved.savedEvidence(page) === undefined && !hasTextLayer(pageWords(input.pdf, page).text),
   );
   const read = await ocrPagesForEvidence({
@@ -145,9 +153,7 @@ async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number,
   });
   const chars = (words: readonly EvidenceWord[]) => words.reduce((sum, w) => sum + w.text.length, 0);
   return new Map(
-    read
-      .filter((p) => chars(p.words) > chars(pageWords(input.pdf, p.page).words))
-      .map((p) => [p.page, p.words] as const),
+    read.filter((p) => chars(p.words) > chars(pageWords(input.pdf, p.page).words)).map((p) => [p.page, p] as const),
   );
 }
 
@@ -156,7 +162,7 @@ async function scannedPageWords(input: PacketEvidenceInput): Promise<Map<number,
  * kept (mupdf's own text puts each table cell on a line of its own, so a continued table reads as a list of words).
  * The text layer as it is when it has no words (nothing to lay out).
  */
-export function pageLayoutText(pdf: PdfFile, page: number): string {
+export function pageLayoutText(pdf: PdfFile | null, page: number): string {
   const { text, words } = pageWords(pdf, page);
   return words.length === 0
     ? text
@@ -175,7 +181,7 @@ async function classifyPage(input: PacketEvidenceInput, task: TaskSpec, page: nu
 }
 
 /** What a call on the packet's pages needs: the run, its file, its adapters, and the packet's one spend limit. */
-export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved' | 'bytes'>;
+export type PagesCall = Omit<PacketEvidenceInput, 'schemaIds' | 'saved'>;
 
 /**
  * Some of the packet's pages (one page to classify, a document to extract) given to the run's candidates with `task`,
@@ -188,18 +194,19 @@ export async function callOnPages(
   texts: readonly string[],
 ) {
   const { run, pdf } = call;
-  const layer = textLayerOf([...texts]);
-  const facts = chunkFacts(run.file, range);
+  // An image is given whole, as it is (no text layer to read).
+  const layer = pdf ? textLayerOf([...texts]) : undefined;
+  const facts = pdf ? chunkFacts(run.file, range) : run.file;
   const steps = chooseSteps(facts, run.candidates, layer);
   const outcome = await tryCandidates({
     candidates: run.candidates,
     adapters: call.adapters,
     input: {
-      bytes: pdf.extractPages(range.first - 1, range.last - 1),
+      bytes: pdf ? pdf.extractPages(range.first - 1, range.last - 1) : call.bytes,
       facts,
       task,
-      pages: range,
-      ...(layer.text !== undefined ? { documentText: layer.text } : {}),
+      ...(pdf ? { pages: range } : {}),
+      ...(layer?.text !== undefined ? { documentText: layer.text } : {}),
     },
     capMicros: call.capMicros,
     deadlineMs: call.deadlineMs,

@@ -2,7 +2,8 @@
  * A packet run (contract-v1.2 §3): `split` gathers every page's evidence in parallel (./packet-evidence.ts), divides
  * the pages into documents in one deterministic pass (shared/packets `splitPacket`), then extracts every document
  * that is not `other` with its schema, in parallel, grounded on the PACKET's page numbers; `auto` classifies the whole
- * file from the same evidence and runs it as an ordinary run with the chosen schema (./single-pass.ts).
+ * file (a PDF, or an image as one page) from the same evidence and runs it as an ordinary run with the chosen schema
+ * (./single-pass.ts), recording the class on the run.
  * Not to undo:
  * - Each page's evidence and each extracted document is a checkpoint (./packet-checkpoints.ts): a redelivery after a
  *   crash asks the providers only for what none covers, and counts what the checkpoints used in its one settlement.
@@ -22,10 +23,12 @@ import { log } from '../log.js';
 import { Deadline, PdfFile } from '../media/index.js';
 import {
   checkPartition,
+  classifyFile,
   documentReview,
   OTHER,
   type PacketDocument,
   type PacketDocumentResult,
+  type PageEvidence,
   packetReview,
   splitPacket,
 } from '../packets/index.js';
@@ -34,6 +37,7 @@ import type { Settlement } from '../store/ledger.js';
 import type { RunRecord } from '../store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../task.js';
 import type { Totals } from './checkpoints.js';
+import { ocrPagesForEvidence } from './evidence.js';
 import { undecodable, usageOf } from './outcome.js';
 import { PacketCheckpoints, type SavedOutput } from './packet-checkpoints.js';
 import { callOnPages, gatherEvidence, pageWords } from './packet-evidence.js';
@@ -54,29 +58,23 @@ export async function runPacket(
 ): Promise<Settlement> {
   const packet = run.packet;
   if (!packet) throw new Error('runPacket: not a packet run');
-  if (packet.mode === 'auto' && run.file.kind !== 'pdf') return runSinglePass(run, bytes, input);
-  let pdf: PdfFile;
-  try {
-    pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
-  } catch (error: unknown) {
-    if (error instanceof ProviderFailure && error.kind === 'unreadable_file')
-      return { status: 'failed', error: undecodable(), attempts: [] };
-    throw error;
+  // An image (only `auto` takes one) is one page without a text layer: nothing to open.
+  let pdf: PdfFile | null = null;
+  if (run.file.kind === 'pdf') {
+    try {
+      pdf = await PdfFile.open(bytes, new Deadline(new AbortController().signal, input.deadlineMs, 'worker'));
+    } catch (error: unknown) {
+      if (error instanceof ProviderFailure && error.kind === 'unreadable_file')
+        return { status: 'failed', error: undecodable(), attempts: [] };
+      throw error;
+    }
   }
   try {
-    const saved = await PacketCheckpoints.load(run, afterWrite);
+    const saved = await PacketCheckpoints.load(run, input.deadlineMs, afterWrite);
     const spend = new PacketSpend(saved.spentBefore);
-    const context = { run, bytes, pdf, spend, saved, input, schemaIds: packet.schemaIds };
-    const evidence = await gatherEvidence({ ...context, ...input });
-    if (packet.mode === 'auto') {
-      const schemaId = classifyWhole(evidence.pages, packet.schemaIds);
-      log.info('auto: classified the file', { jobId: run.jobId, schemaId });
-      const single = await runSinglePass({ ...run, task: schemaTask(run, schemaId), schemaId }, bytes, {
-        ...input,
-        capMicros: Math.max(0, input.capMicros - spend.spent),
-      });
-      return withUsed(run, single, evidence.used);
-    }
+    const evidence = await gatherEvidence({ run, bytes, pdf, spend, saved, schemaIds: packet.schemaIds, ...input });
+    if (packet.mode === 'auto' || pdf === null) return await runAuto(run, bytes, input, evidence, saved, spend);
+    const context = { run, bytes, pdf, spend, saved, input, evidence };
     const documents = splitPacket(evidence.pages, packet.schemaIds);
     const extracted = await Promise.all(documents.map((doc) => extractDocument(context, doc)));
     await saved.finish();
@@ -85,13 +83,44 @@ export async function runPacket(
     if (parked?.kind === 'parked') throw parked.error;
     return await packetSettlement(run, bytes, documents, extracted, evidence.used, input.deadlineMs);
   } finally {
-    pdf.close();
+    pdf?.close();
   }
+}
+
+/**
+ * `schemaId: "auto"`: the whole file classed from its pages' evidence, then run as an ordinary run with the chosen
+ * schema (./single-pass.ts) within what the classification left of the spend limit; the settlement records the class
+ * and the schema's task, so the run shows which schema answered (`classification`, `expectedFields`).
+ */
+async function runAuto(
+  run: RunRecord,
+  bytes: Uint8Array,
+  input: SinglePassInput,
+  evidence: { pages: PageEvidence[]; used: Totals },
+  saved: PacketCheckpoints,
+  spend: PacketSpend,
+): Promise<Settlement> {
+  // The classification is kept; an extraction that could not finish in time is the next delivery's.
+  saved.checkTime(run.file.pages);
+  const chosen = classifyFile(evidence.pages, run.packet?.schemaIds ?? []);
+  log.info('auto: classified the file', { jobId: run.jobId, ...chosen });
+  const task = schemaTask(run, chosen.schemaId);
+  const single = await runSinglePass({ ...run, task, schemaId: chosen.schemaId }, bytes, {
+    ...input,
+    capMicros: Math.max(0, input.capMicros - spend.spent),
+  });
+  const settlement = withUsed(run, single, evidence.used);
+  if (settlement.status !== 'completed') return settlement;
+  const review = documentReview(chosen.confidence, settlement.review, config.reviewConfidence);
+  return { ...settlement, review, classified: { ...chosen, task } };
 }
 
 interface Context {
   run: RunRecord;
+  bytes: Uint8Array;
   pdf: PdfFile;
+  /** Every page's evidence, and the words local OCR read on the scanned pages this delivery classified. */
+  evidence: { pages: readonly PageEvidence[]; scanned: Map<number, PageWords> };
   spend: PacketSpend;
   saved: PacketCheckpoints;
   input: SinglePassInput;
@@ -115,23 +144,6 @@ function schemaTask(run: RunRecord, schemaId: string): TaskSpec {
   return buildTask({ prompt: run.prompt, outputFormat: 'json', schemaId, schema: registry.get(schemaId) });
 }
 
-/** `auto`: the allowed schema the whole file's pages score highest, summed over its legible pages. */
-export function classifyWhole(
-  pages: readonly { blank: boolean; classes: Record<string, number> }[],
-  schemaIds: readonly string[],
-) {
-  let best = schemaIds[0] as string;
-  let bestScore = -1;
-  for (const id of schemaIds) {
-    const score = pages.reduce((sum, p) => sum + (p.blank ? 0 : (p.classes[id] ?? 0)), 0);
-    if (score > bestScore) {
-      best = id;
-      bestScore = score;
-    }
-  }
-  return best;
-}
-
 /**
  * One document given to the plan's candidates with its schema: its pages as a small PDF, with their text; or its
  * answer as an earlier delivery kept it.
@@ -148,7 +160,7 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   const asked = kept
     ? { output: kept.output, used: kept.used }
     : await saved
-        .step(async () => {
+        .step(range.last - range.first + 1, async () => {
           const { outcome, used } = await callOnPages(
             { ...context, ...input },
             range,
@@ -168,10 +180,7 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   const { output, used } = asked;
   if (!output) return { kind: 'failed', used };
   const result = shapeResult(task, output);
-  // Grounded on the packet's own page numbers: the text layer's words of the document's pages.
-  const words: PageWords[] = read
-    .filter((r) => r.words.length > 0)
-    .map((r) => ({ page: r.page, source: 'text-layer', words: r.words }));
+  const words = await documentWords(context, read);
   const grounded = groundFields({
     result,
     fieldSpecs: task.fields,
@@ -183,6 +192,40 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
   });
   const review = documentReview(doc.classification.confidence, grounded.review, config.reviewConfidence);
   return { kind: 'answered', used, document: { result, fields: grounded.fields, review, words } };
+}
+
+/**
+ * The words a document's fields are grounded on, on the PACKET's page numbers: a page's text layer, or for a scanned
+ * page the words local OCR read on it: those it was classified from, else read now (a model classified it from its
+ * image, or an earlier delivery did), within the deadline; a blank page is not read. Never throws (evidence never
+ * fails a run).
+ */
+async function documentWords(
+  context: Context,
+  read: readonly { text: string; words: PageWords['words']; page: number }[],
+): Promise<PageWords[]> {
+  const words = new Map<number, PageWords>();
+  const unread: number[] = [];
+  for (const r of read) {
+    const scanned = context.evidence.scanned.get(r.page);
+    if (scanned) words.set(r.page, scanned);
+    else if (r.words.length > 0) words.set(r.page, { page: r.page, source: 'text-layer', words: r.words });
+    // A page its evidence calls blank (a separator sheet) has nothing to ground on: not read.
+    else if (context.evidence.pages[r.page - 1]?.blank === false) unread.push(r.page);
+  }
+  if (unread.length > 0) {
+    const facts = context.run.file;
+    const { bytes, input } = context;
+    const ocr = await ocrPagesForEvidence({
+      bytes,
+      facts,
+      pages: unread,
+      deadlineMs: input.deadlineMs,
+      maxPages: unread.length,
+    });
+    for (const page of ocr) words.set(page.page, page);
+  }
+  return [...words.values()].sort((a, b) => a.page - b.page);
 }
 
 /** The split run's settlement: `{documents}` in page order, or the failure of a document no candidate answered. */

@@ -13,6 +13,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { checkPartition } from '../../shared/packets/result.js';
 import { countSplit, scoreOf } from '../../shared/packets/score.js';
+import { CLASSIFY_MARKER } from '../../shared/worker/packet-evidence.js';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 import { packetModel } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
@@ -88,6 +89,28 @@ describe('a split run with the local engine', () => {
     expectPartition((final.body.result as { documents: Doc[] }).documents, PACKET.pages);
     const entries = await ledgerEntries('tenant-a', jobId);
     expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'settle']);
+  });
+
+  test('schemaId "auto" on an image: classed from what OCR reads, extracted with that schema, the class shown', async () => {
+    const uploadId = await upload('card.png', await fixture('business-card.png'));
+    const created = await call('POST', '/v1/runs', {
+      body: {
+        uploadId,
+        prompt: 'Extract',
+        schemaId: 'auto',
+        schemaIds: ['receipt', 'business_card'],
+        confirmCost: true,
+      },
+    });
+    expect(created.status).toBe(202);
+    const final = await waitForFinal(String(created.body.jobId), { timeoutMs: 120_000 });
+    expect(final.body.status).toBe('completed');
+    // As asked, and what it was answered with: the schema's fields, the class and how sure it is.
+    expect(final.body.schemaId).toBe('auto');
+    expect(final.body.classification).toEqual({ schemaId: 'business_card', confidence: expect.any(Number) });
+    const fields = (final.body.expectedFields as { name: string }[]).map((f) => f.name);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'email']));
+    expect(Object.keys(final.body.result as object)).toEqual(expect.arrayContaining(fields));
   });
 
   test('a split needs a PDF, and schemaIds names registry schemas', async () => {
@@ -184,6 +207,15 @@ describe('a split run with a language model', () => {
     const extracted = documents.filter((d) => d.schemaId !== 'other').length;
     expect(fake.requests).toHaveLength(PACKET.pages + extracted);
     expect(run.attempts).toHaveLength(PACKET.pages + extracted);
+    // Pages are classified on OpenAI's smaller model (pricing.json classificationModel); documents on the configured one.
+    const models = (classify: boolean) =>
+      new Set(
+        fake.requests
+          .filter((r) => JSON.stringify(r.body).includes(CLASSIFY_MARKER) === classify)
+          .map((r) => (r.body as { model?: string }).model),
+      );
+    expect(models(true)).toEqual(new Set(['gpt-5.4-nano']));
+    expect(models(false)).toEqual(new Set(['gpt-5.4-mini']));
   });
 
   test('a crash after a checkpoint: the redelivery asks the model nothing again; one hold, one settlement', async () => {

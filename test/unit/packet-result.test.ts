@@ -6,7 +6,9 @@ import type { FileFacts } from '../../shared/file-facts.js';
 import { CLASSIFICATION_TASK, packetEstimate } from '../../shared/packets/estimate.js';
 import { checkPartition, documentReview, packetResult, packetReview } from '../../shared/packets/result.js';
 import { addCounts, countSplit, scoreOf } from '../../shared/packets/score.js';
+import { predictAttempt, seedFactors } from '../../shared/planning/estimate.js';
 import { planRun } from '../../shared/planning/plan.js';
+import { catalog } from '../../shared/providers/catalog.js';
 import { buildTask, registry } from '../../shared/registry/registry.js';
 
 const doc = (index: number, schemaId: string, first: number, last: number) => ({
@@ -85,6 +87,31 @@ describe('packetEstimate', () => {
     const cheap = packetEstimate(pdf, { prompt: 'Extract', schemaIds: ['business_card'] }, ['openai']);
     expect(cheap.extraction.schemaId).toBe('business_card');
     expect(cheap.estimateMicros).toBeLessThan(all.estimateMicros);
+  });
+
+  test.each([
+    ['openai', { OPENAI_MODEL: 'gpt-5.4-nano' }],
+    ['gemini', { GEMINI_MODEL: 'gemini-3.1-flash-lite' }],
+  ] as const)('%s: classification is priced at the provider’s smaller model, as its calls run', (provider, small) => {
+    const { modelTier: _, ...asDefault } = CLASSIFICATION_TASK;
+    for (const step of ['vision', 'analyze'] as const) {
+      // The prediction and the bound of a classification call are the small model's, not the configured one's.
+      const classify = predictAttempt(provider, pdf, CLASSIFICATION_TASK, step)?.costMicros;
+      expect(classify).toBe(predictAttempt(provider, pdf, asDefault, step, seedFactors, { env: small })?.costMicros);
+      expect(classify).toBeLessThan(predictAttempt(provider, pdf, asDefault, step)?.costMicros ?? 0);
+      const bound = catalog[provider]?.stepCostMicros(pdf, CLASSIFICATION_TASK, step);
+      expect(bound).toBe(catalog[provider]?.stepCostMicros(pdf, asDefault, step, { env: small }));
+    }
+    // So the packet's hold for classifying its pages is the small model's.
+    const estimate = packetEstimate(pdf, { prompt: 'Extract', schemaIds: ['invoice'] }, [provider]);
+    expect(estimate.classification.estimateMicros).toBeLessThan(planRun(pdf, asDefault, [provider]).estimateMicros);
+  });
+
+  test('a provider without a smaller model (Anthropic: Haiku is its default) classifies on its own model', () => {
+    const { modelTier: _, ...asDefault } = CLASSIFICATION_TASK;
+    expect(predictAttempt('anthropic', pdf, CLASSIFICATION_TASK, 'vision')?.costMicros).toBe(
+      predictAttempt('anthropic', pdf, asDefault, 'vision')?.costMicros,
+    );
   });
 
   test('an id outside the registry is a caller’s bug', () => {

@@ -16,7 +16,7 @@ import {
   geminiPricing,
   type ModelPrices,
   mediaTokenBound,
-  modelId,
+  modelFor,
   pricesFor,
   promptTokenBound,
   REPAIR_MESSAGE_MAX_TOKENS,
@@ -62,7 +62,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     const deadline = new Deadline(invokeOptions.signal, invokeOptions.deadlineMs, 'gemini');
     deadline.check('starting');
 
-    const model = modelId(env);
+    const model = modelFor(input.task, env);
     const pricing: ModelPrices | undefined = pricesFor(model);
     if (!pricing) {
       const known = Object.keys(geminiPricing.models).join(', ');

@@ -55,6 +55,8 @@ const pricingTable = z
     $comment: z.optional(z.string()),
     currency: z.literal('USD'),
     defaultModel: z.string().check(z.minLength(1)),
+    /** The smaller model a `classification` task runs on (TaskSpec.modelTier), whatever GEMINI_MODEL says. */
+    classificationModel: z.optional(z.string().check(z.minLength(1))),
     models: z.record(z.string(), modelEntry),
     tokenModel: z.object({
       pdfPageTextTokens: z.number().check(z.int(), z.nonnegative()),
@@ -63,7 +65,12 @@ const pricingTable = z
       date: z.iso.date(),
     }),
   })
-  .check(z.refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' }));
+  .check(
+    z.refine((table) => table.defaultModel in table.models, { message: 'defaultModel must be one of models' }),
+    z.refine((table) => table.classificationModel === undefined || table.classificationModel in table.models, {
+      message: 'classificationModel must be one of models',
+    }),
+  );
 
 export type ModelPrices = z.infer<typeof modelEntry>;
 export type GeminiPricingTable = z.infer<typeof pricingTable>;
@@ -105,6 +112,16 @@ export function repairMessage(error: string): string {
 /** The model the adapter runs: `GEMINI_MODEL` when set, else pricing.json's default. */
 export function modelId(env: NodeJS.ProcessEnv = process.env): string {
   return env.GEMINI_MODEL?.trim() || geminiPricing.defaultModel;
+}
+
+/** The model a task runs on: pricing.json's `classificationModel` for a classification task, else `modelId`. */
+export function modelFor(task: Pick<TaskSpec, 'modelTier'>, env: NodeJS.ProcessEnv = process.env): string {
+  return tierModel(task.modelTier, env);
+}
+
+/** The model of a tier (`modelFor` when the task is not at hand: `predictedTokenCostMicros`). */
+function tierModel(tier: TaskSpec['modelTier'], env?: NodeJS.ProcessEnv): string {
+  return (tier === 'classification' ? geminiPricing.classificationModel : undefined) ?? modelId(env);
 }
 
 /** The pricing entry of a model, or undefined when pricing.json does not list it (the adapter then refuses to run). */
@@ -196,7 +213,7 @@ export function mediaTokenBound(facts: FileFacts, step: Step, pricing: ModelPric
 
 /** Upper bound, in micros at list price, of one attempt of `step`: a request and one repair request. */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
-  const pricing = estimatePricing(modelId(options.env));
+  const pricing = estimatePricing(modelFor(task, options.env));
   const cap = outputTokenCap(task, step, facts.pages, pricing);
   const firstInput = promptTokenBound(task, step) + mediaTokenBound(facts, step, pricing);
   // The repair request resends everything, plus the first answer (at most the cap) and the repair message.
@@ -240,7 +257,7 @@ const FRAMING_TOKENS = 5;
  * or the document text; the answer as predict.ts sizes it plus LOW thinking.
  */
 export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
-  const pricing = estimatePricing(modelId(options.env));
+  const pricing = estimatePricing(modelFor(task, options.env));
   const effective = taskForStep(task, step);
   const schema = effective.outputFormat === 'json' ? jsonTokens(resultJsonSchema(effective), 'gemini') : 0;
   const prompt = proseTokens(buildInstruction(effective), 'gemini') + schema + FRAMING_TOKENS;
@@ -264,7 +281,7 @@ const PROMOTION_MARGIN_MS = 86_400_000;
  * (a run is billed within minutes of its estimate), else at list price. The bound always takes list price.
  */
 export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
-  const rates = ratesAt(estimatePricing(modelId(options.env)), Date.now() + PROMOTION_MARGIN_MS);
+  const rates = ratesAt(estimatePricing(tierModel(options.modelTier, options.env)), Date.now() + PROMOTION_MARGIN_MS);
   return tokens.input * rates.inputPerMTokUsd + tokens.output * rates.outputPerMTokUsd;
 }
 
@@ -275,7 +292,7 @@ export const geminiProfile = languageModelProfile({
   credentialEnv: ['GEMINI_API_KEY'],
   stepCostMicros,
   outputFits: (facts, task, step, env) => {
-    const pricing = estimatePricing(modelId(env));
+    const pricing = estimatePricing(modelFor(task, env));
     return outputTokenCap(task, step, facts.pages, pricing) < pricing.maxOutputTokens;
   },
   predictTokens,

@@ -15,7 +15,7 @@ import { apiKeyFor } from '../credentials.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { failureFromError, MESSAGE_MAX_CHARS, rejectsLogprobs } from './failures.js';
-import { modelId, pricesFor, type TokenUsage, usageUsd } from './profile.js';
+import { modelFor, pricesFor, type TokenUsage, usageUsd } from './profile.js';
 import { documentFor, firstMessages, planRequest, repairMessages, requestBody } from './request.js';
 import { type Answer, checkAnswer, readResponse, shapeOutput } from './response.js';
 import { confidenceFromLogprobs, valueConfidences } from './value-confidence.js';
@@ -48,7 +48,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     const deadline = new Deadline(invokeOptions.signal, invokeOptions.deadlineMs, 'openai');
     deadline.check('starting');
 
-    const model = modelId(env);
+    const model = modelFor(input.task, env);
     const prices = pricesFor(model);
     if (!prices) {
       throw new ProviderFailure('client', `openai: model "${model}" has no prices in providers/openai/pricing.json`);

@@ -39,6 +39,8 @@ const pricingFile = z
     $comment: z.optional(z.string()),
     currency: z.literal('USD'),
     defaultModel: z.string().check(z.minLength(1)),
+    /** The smaller model a `classification` task runs on (TaskSpec.modelTier), whatever OPENAI_MODEL says. */
+    classificationModel: z.optional(z.string().check(z.minLength(1))),
     models: z.record(z.string().check(z.minLength(1)), modelEntry),
     tokenModel: z.object({
       imagePatchPx: z.number().check(z.int(), z.positive()),
@@ -49,7 +51,13 @@ const pricingFile = z
       ...source,
     }),
   })
-  .check(z.refine((p) => p.defaultModel in p.models, 'defaultModel must have prices in models'));
+  .check(
+    z.refine((p) => p.defaultModel in p.models, 'defaultModel must have prices in models'),
+    z.refine(
+      (p) => p.classificationModel === undefined || p.classificationModel in p.models,
+      'classificationModel must have prices in models',
+    ),
+  );
 
 export type ModelPrices = z.infer<typeof modelEntry>;
 export type OpenAIPricing = z.infer<typeof pricingFile>;
@@ -60,6 +68,16 @@ export const openaiPricing: OpenAIPricing = pricingFile.parse(raw);
 /** The model the adapter runs: `OPENAI_MODEL`, else the table's default. */
 export function modelId(env: NodeJS.ProcessEnv = process.env): string {
   return env.OPENAI_MODEL?.trim() || openaiPricing.defaultModel;
+}
+
+/** The model a task runs on: pricing.json's `classificationModel` for a classification task, else `modelId`. */
+export function modelFor(task: Pick<TaskSpec, 'modelTier'>, env: NodeJS.ProcessEnv = process.env): string {
+  return tierModel(task.modelTier, env);
+}
+
+/** The model of a tier (`modelFor` when the task is not at hand: `tokenCostMicros`). */
+function tierModel(tier: TaskSpec['modelTier'], env?: NodeJS.ProcessEnv): string {
+  return (tier === 'classification' ? openaiPricing.classificationModel : undefined) ?? modelId(env);
 }
 
 /** Prices of a model, or undefined when pricing.json does not list it (the adapter refuses such a model). */
@@ -254,7 +272,7 @@ export function usageUsd(usages: readonly TokenUsage[], prices: ModelPrices): nu
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
   // An unpriced OPENAI_MODEL is refused by the adapter before any request; estimate with the default model so that
   // the hold is never below what a working configuration costs.
-  const prices = pricesFor(modelId(options.env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
+  const prices = predictionPrices(options.env, task.modelTier);
   const { call, repair } = attemptTokenBounds(facts, task, step, prices);
   const usd =
     ((call.input + repair.input) * prices.inputPerMTokUsd + (call.output + repair.output) * prices.outputPerMTokUsd) /
@@ -272,8 +290,8 @@ const FRAMING_TOKENS = 20;
 const PDF_PAGE_IMAGE = { width: 1275, height: 1650 };
 
 /** The configured model's prices, or the default model's (an unpriced model is refused before any request). */
-function predictionPrices(env?: NodeJS.ProcessEnv): ModelPrices {
-  return pricesFor(modelId(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
+function predictionPrices(env?: NodeJS.ProcessEnv, tier?: TaskSpec['modelTier']): ModelPrices {
+  return pricesFor(tierModel(tier, env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
 }
 
 /** Predicted tokens of a step's texts: the system instructions, the instruction (piece by piece) and the JSON schema. */
@@ -294,7 +312,7 @@ export function predictedTextTokens(task: TaskSpec, step: Step): number {
  * counted piece by piece: each seam between a fixed piece and the client's text can shift the count by about a token.
  */
 export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, options: PredictOptions = {}): TokenCounts {
-  const prices = predictionPrices(options.env);
+  const prices = predictionPrices(options.env, task.modelTier);
   const prompt = predictedTextTokens(task, step) + FRAMING_TOKENS;
   const image = (size: { width: number; height: number }) =>
     openaiPatchTokens(size, prices.imagePatchBudget, prices.imagePatchMultiplier);
@@ -315,7 +333,7 @@ export function predictTokens(facts: FileFacts, task: TaskSpec, step: Step, opti
 
 /** What tokens cost on the configured model, in micros (every input token at the full input price). */
 export function predictedTokenCostMicros(tokens: TokenCounts, options: PredictOptions = {}): number {
-  const prices = predictionPrices(options.env);
+  const prices = predictionPrices(options.env, options.modelTier);
   return tokens.input * prices.inputPerMTokUsd + tokens.output * prices.outputPerMTokUsd;
 }
 
@@ -331,7 +349,7 @@ export const openaiProfile = languageModelProfile({
   credentialEnv: ['OPENAI_API_KEY'],
   stepCostMicros,
   outputFits: (facts, task, step, env) => {
-    const prices = pricesFor(modelId(env)) ?? (openaiPricing.models[openaiPricing.defaultModel] as ModelPrices);
+    const prices = predictionPrices(env, task.modelTier);
     return outputTokenCap(task, step, facts.pages, prices) < prices.maxOutputTokens;
   },
   predictTokens,

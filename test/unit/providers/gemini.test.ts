@@ -365,6 +365,16 @@ describe('gemini adapter: success over the wire', () => {
     await invoke(RECEIPT_PNG, RECEIPT_TASK, { adapter });
     expect(server.requests[0]?.path).toBe(GENERATE_PATH);
   });
+
+  test('a classification task (a packet page) runs on pricing.json classificationModel at its prices', async () => {
+    server.respond(() => ({ json: geminiBody(JSON.stringify(RECEIPT_ANSWER), { prompt: 1000, candidates: 100 }) }));
+    const adapter = providerAt(PROMO_NOW, { GEMINI_API_KEY: SECRET, GEMINI_BASE_URL: server.url });
+    const output = await invoke(RECEIPT_PNG, { ...RECEIPT_TASK, modelTier: 'classification' }, { adapter });
+    expect(geminiPricing.classificationModel).toBe('gemini-3.1-flash-lite');
+    expect(server.requests[0]?.path).toBe('/v1beta/models/gemini-3.1-flash-lite:generateContent');
+    // 1000 × 0.25 + 100 × 1.50 = 400 micros: Flash-Lite's list prices (it has no promotion).
+    expect(output.usage.costMicros).toBe(400);
+  });
 });
 
 const PROMO_RATES = { inputPerMTokUsd: 0.75, cachedInputPerMTokUsd: 0.075, outputPerMTokUsd: 3.75 };

@@ -483,6 +483,20 @@ describe('openai adapter: request and result', () => {
     // 1000 × 0.20 + 100 × 1.25 = 325 micros.
     expect(output.usage.costMicros).toBe(325);
   });
+
+  it('a classification task (a packet page) runs on pricing.json classificationModel at its prices', async () => {
+    env.OPENAI_MODEL = 'gpt-5.4-mini';
+    server.respond(() => answer(RECEIPT_ANSWER, { input: 1000, output: 100 }));
+    const classify = { ...receiptTask, modelTier: 'classification' as const };
+    const output = await createOpenAIProvider({ env }).invoke(await inputFor('receipt.png', classify), options());
+    expect(pricingRaw.classificationModel).toBe('gpt-5.4-nano');
+    expect(bodyOf(server.requests[0]).model).toBe('gpt-5.4-nano');
+    // 1000 × 0.20 + 100 × 1.25 = 325 micros: nano's prices, not mini's.
+    expect(output.usage.costMicros).toBe(325);
+    // The client's own task still runs on OPENAI_MODEL.
+    await createOpenAIProvider({ env }).invoke(await inputFor('receipt.png', receiptTask), options());
+    expect(bodyOf(server.requests[1]).model).toBe('gpt-5.4-mini');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
