@@ -2,6 +2,8 @@
  * The money path: a run is created with its hold (`createRunWithHold`) and finished with its settlement (`settleRun`),
  * each ONE DynamoDB transaction keyed by the run id, whose conditions make it exactly-once. Items are named, and a
  * cancellation is read by name (transact.ts). Why: docs/decisions.md#one-transaction-per-money-step
+ * Over 400 lines: the hold, the settlement's shape and the settlement's transaction stay together, so one read shows
+ * every condition that makes a money step exactly-once.
  */
 import type { Attempt } from '../contract.js';
 import { InsufficientCreditError, runError } from '../errors.js';

@@ -8,34 +8,18 @@
  * packet at batch priority sends its pages' classifications in one wave and its documents' extractions in the next.
  * Its own stack: the provider list, the fan-out threshold and the batcher's short intervals are global.
  */
-import { readFile } from 'node:fs/promises';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type BatchFakes, type BatchItem, startBatchFakes } from '../../bench/batch-fakes.js';
 import type { RecordedRequest } from '../support/fake-server.js';
 import { openaiAnswer } from '../support/openai-answers.js';
 import { packetModel } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
-import { waitForRunQueueDrained } from './client.js';
+import { type BatchLaneClient, batchLaneClient, micros, type Run } from './batch-lane-client.js';
 import { type RunningStack, startStack } from './stack.js';
 
 const KEY = 'vk_batch_chunks_tenant_0123456789abcd';
 const TENANT = 'batchchunks';
 const USAGE = { input: 900, output: 40 };
 
-type Run = Record<string, unknown> & {
-  jobId: string;
-  status: string;
-  stage?: string;
-  result?: { pages: Array<{ page: number; text: string }> };
-  usage?: { costUsd: number; priceUsd: number; requests: number };
-  chargedUsd?: number;
-  refundedUsd?: number;
-  estimatedCostUsd: number;
-};
-
-const micros = (usd: unknown) => Math.round(Number(usd) * 1e6);
 /** The pages of a request's chunk, from its custom id (`<jobId>#openai#<step>#<first>-<last>`). */
 const pagesOf = (item: BatchItem) => item.customId.split('#').pop() ?? '';
 /** A packet's request (its id names the task: `#classify` or `#<schemaId>`), answered by the packet model. */
@@ -56,8 +40,7 @@ const PACKET = makePackets(30, 6).find((p) => p.truth.some((d) => d.schemaId !==
 describe('batch runs in page chunks on the local stack', () => {
   let fakes: BatchFakes;
   let stack: RunningStack;
-  let ddb: DynamoDBDocumentClient;
-  let sqs: SQSClient;
+  let lane: BatchLaneClient;
 
   beforeAll(async () => {
     fakes = await startBatchFakes({
@@ -78,12 +61,10 @@ describe('batch runs in page chunks on the local stack', () => {
       SERVICE_BATCH_MAX_WAIT_SECONDS: '1',
       LOCAL_VISIBILITY_TIMEOUT_SECONDS: '3',
     });
-    ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.info.endpoints.dynamodb }));
-    sqs = new SQSClient({ endpoint: stack.info.endpoints.sqs, useQueueUrlAsEndpoint: false });
+    lane = batchLaneClient(stack, KEY, TENANT);
   }, 150_000);
   afterAll(async () => {
-    sqs?.destroy();
-    ddb?.destroy();
+    lane?.close();
     await stack?.stop();
     await fakes?.close();
   });
@@ -91,73 +72,22 @@ describe('batch runs in page chunks on the local stack', () => {
     fakes.configure({ outcome: answerByPages, pollsBeforeEnd: 1, expire: false, doneBeforeExpiry: 0 });
   });
 
-  const api = (path: string, init?: RequestInit) =>
-    fetch(`${stack.info.baseUrl}${path}`, {
-      ...init,
-      headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init?.headers },
-    });
-
   async function create(file: string, body: Record<string, unknown> = {}, given?: Uint8Array): Promise<Run> {
-    const bytes = given ? Buffer.from(given) : await readFile(new URL(`../fixtures/${file}`, import.meta.url));
-    const presign = (await (
-      await api('/v1/uploads/presign', {
-        method: 'POST',
-        body: JSON.stringify({ fileName: file, contentLength: bytes.length }),
-      })
-    ).json()) as { uploadId: string; uploadUrl: string };
-    await fetch(presign.uploadUrl, { method: 'PUT', body: new Blob([bytes]) });
-    const reply = await api('/v1/runs', {
-      method: 'POST',
-      body: JSON.stringify({
-        uploadId: presign.uploadId,
-        prompt: 'Transcribe',
-        outputFormat: 'text',
-        confirmCost: true,
-        ...body,
-      }),
-    });
-    expect(reply.status).toBe(202);
-    return (await reply.json()) as Run;
+    const uploadId = await lane.upload(file, given);
+    return lane.create({ uploadId, prompt: 'Transcribe', outputFormat: 'text', confirmCost: true, ...body });
   }
-
-  const get = async (jobId: string) => (await (await api(`/v1/runs/${jobId}`)).json()) as Run;
-
-  async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`never ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  const final = (jobId: string) =>
-    waitFor(`final: ${jobId}`, async () => {
-      const run = await get(jobId);
-      return run.status === 'completed' || run.status === 'failed' ? run : undefined;
-    });
+  const final = (jobId: string) => lane.final(jobId);
+  const ledgerKinds = (jobId: string) => lane.ledgerKinds(jobId);
   /** The run's requests that reached the provider's batch API, every time they did. */
   const sentOf = (jobId: string) =>
     fakes.batches.flatMap((b) => b.items.filter((i) => i.customId.startsWith(`${jobId}#`)));
   /** Waits until `count` requests of the run are in provider batches, and the run shows `batched`. */
   const allSubmitted = (jobId: string, count: number) =>
-    waitFor(`${count} requests of ${jobId} submitted`, async () =>
-      sentOf(jobId).length >= count && (await get(jobId)).stage === 'batched' ? true : undefined,
+    lane.waitFor(
+      jobId,
+      (run) => sentOf(jobId).length >= count && run.stage === 'batched',
+      `had ${count} requests submitted`,
     );
-
-  async function ledgerKinds(jobId: string): Promise<string[]> {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: stack.info.resources.tables.ledger,
-        KeyConditionExpression: 'tenantId = :t AND begins_with(entryId, :j)',
-        ExpressionAttributeValues: { ':t': TENANT, ':j': `${jobId}#` },
-        ConsistentRead: true,
-      }),
-    );
-    return (out.Items ?? []).map((e) => String(e.kind)).sort();
-  }
-  const send = (body: Record<string, unknown>) =>
-    sqs.send(new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify(body) }));
 
   /** The 2-page file run at standard priority (once): one call's cost, with the same tokens, and its estimate. */
   let standardRun: Promise<{ callMicros: number; estimateMicros: number }> | undefined;
@@ -174,7 +104,7 @@ describe('batch runs in page chunks on the local stack', () => {
   /** Completed once, pages in order, each request sent once, at half the standard price to the micro-dollar. */
   async function expectSettledOnceAtHalf(run: Run, pages: number): Promise<void> {
     expect(run.status).toBe('completed');
-    expect(run.result?.pages).toEqual(
+    expect((run.result as { pages?: unknown } | undefined)?.pages).toEqual(
       Array.from({ length: pages }, (_, i) => ({ page: i + 1, text: `Transcribed pages ${i + 1}-${i + 1}` })),
     );
     const sent = sentOf(run.jobId).map(pagesOf);
@@ -199,8 +129,8 @@ describe('batch runs in page chunks on the local stack', () => {
     expect(batches).toHaveLength(1);
 
     // Delivered again while it waits: parked again, nothing sent twice, nothing settled.
-    await send({ jobId: created.jobId });
-    await waitForRunQueueDrained(60_000, stack.info);
+    await lane.redeliver(created.jobId);
+    await lane.queueDrained();
     expect(sentOf(created.jobId)).toHaveLength(2);
     expect(await ledgerKinds(created.jobId)).toEqual(['hold']);
 
@@ -212,37 +142,18 @@ describe('batch runs in page chunks on the local stack', () => {
     fakes.configure({ pollsBeforeEnd: 1_000_000 });
     const created = await create('twenty-pages.pdf', { priority: 'batch' });
     await allSubmitted(created.jobId, 20);
-    const item = await ddb.send(
-      new GetCommand({
-        TableName: stack.info.resources.tables.runs,
-        Key: { jobId: created.jobId },
-        ConsistentRead: true,
-      }),
-    );
-    expect(item.Item?.fanout).toEqual({ groups: 2, groupPages: 10 });
+    expect((await lane.runItem(created.jobId))?.fanout).toEqual({ groups: 2, groupPages: 10 });
 
     // The run's and both groups' messages delivered again while they wait: nothing sent twice, nothing settled.
-    for (const body of [
-      { jobId: created.jobId },
-      { jobId: created.jobId, group: 0 },
-      { jobId: created.jobId, group: 1 },
-    ])
-      await send(body);
-    await waitForRunQueueDrained(60_000, stack.info);
+    for (const group of [undefined, 0, 1]) await lane.redeliver(created.jobId, group);
+    await lane.queueDrained();
     expect(sentOf(created.jobId)).toHaveLength(20);
     expect(await ledgerKinds(created.jobId)).toEqual(['hold']);
 
     fakes.configure({ pollsBeforeEnd: 0 });
     const run = await final(created.jobId);
     await expectSettledOnceAtHalf(run, 20);
-    const stored = await ddb.send(
-      new GetCommand({
-        TableName: stack.info.resources.tables.runs,
-        Key: { jobId: created.jobId },
-        ConsistentRead: true,
-      }),
-    );
-    expect(stored.Item?.groupsDone).toBe(2);
+    expect((await lane.runItem(created.jobId))?.groupsDone).toBe(2);
   });
 
   test('a packet at batch priority: its classifications in one batch, its extractions in the next, settled once', async () => {

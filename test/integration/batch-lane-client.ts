@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { waitForRunQueueDrained } from './client.js';
 import type { RunningStack } from './stack.js';
 
@@ -25,7 +25,8 @@ export const micros = (usd: unknown) => Math.round(Number(usd) * 1e6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface BatchLaneClient {
-  upload(file: string): Promise<string>;
+  /** Uploads a fixture by name, or the bytes given under that name. */
+  upload(file: string, bytes?: Uint8Array): Promise<string>;
   create(body: Record<string, unknown>): Promise<Run>;
   get(jobId: string): Promise<Run>;
   /** POST /v1/estimates: both prices for a run's body. */
@@ -41,7 +42,10 @@ export interface BatchLaneClient {
   updateBatchItem(requestId: string, fields: Record<string, unknown>): Promise<void>;
   /** Reopens the provider batch holding one of the run's requests and waits until the batcher polled it again. */
   pollAgain(jobId: string): Promise<void>;
-  redeliver(jobId: string): Promise<void>;
+  /** The run's own item in the Runs table, read consistently. */
+  runItem(jobId: string): Promise<Record<string, unknown> | undefined>;
+  /** Sends the run's message (a fanned-out group's, when given) again. */
+  redeliver(jobId: string, group?: number): Promise<void>;
   queueDrained(): Promise<void>;
   close(): void;
 }
@@ -83,8 +87,8 @@ export function batchLaneClient(stack: RunningStack, key: string, tenant: string
   };
 
   return {
-    async upload(file) {
-      const bytes = await readFile(new URL(`../fixtures/${file}`, import.meta.url));
+    async upload(file, given) {
+      const bytes = given ? Buffer.from(given) : await readFile(new URL(`../fixtures/${file}`, import.meta.url));
       const reply = await api('/v1/uploads/presign', {
         method: 'POST',
         body: JSON.stringify({ fileName: file, contentLength: bytes.length }),
@@ -132,9 +136,16 @@ export function batchLaneClient(stack: RunningStack, key: string, tenant: string
         await sleep(200);
       }
     },
-    async redeliver(jobId) {
+    async runItem(jobId) {
+      const out = await ddb.send(
+        new GetCommand({ TableName: stack.info.resources.tables.runs, Key: { jobId }, ConsistentRead: true }),
+      );
+      return out.Item;
+    },
+    async redeliver(jobId, group) {
+      const body = group === undefined ? { jobId } : { jobId, group };
       await sqs.send(
-        new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify({ jobId }) }),
+        new SendMessageCommand({ QueueUrl: stack.info.resources.queueUrl, MessageBody: JSON.stringify(body) }),
       );
     },
     queueDrained: () => waitForRunQueueDrained(60_000, stack.info),

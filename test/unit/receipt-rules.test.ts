@@ -2,6 +2,7 @@
  * The local provider's layout rules on receipt-like pages written here (not copies of any dataset receipt): each page
  * is lines of text laid out as an engine would read them (one word per token, monospace boxes, one row per line), so
  * the rules see rows, amounts at the right edge and print sizes as on paper.
+ * Over 400 lines: every rule (total, date, merchant, tax, currency) is driven through the one page builder below.
  */
 import type { EvidenceWord } from '../../shared/fields/types.js';
 import { readingRows } from '../../shared/providers/local/layout.js';
