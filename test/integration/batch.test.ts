@@ -3,7 +3,8 @@
  * answers the synchronous Responses API for standard runs. A batch run shows `expiresAt`, waits `batched` while its
  * provider batch runs, and completes at half the standard price to the micro-dollar; a failed or expired batch item
  * falls back to the next candidate within the spend limit; a redelivered run and a batch polled twice settle once. An
- * evaluation at batch priority makes batch runs, held at the batch price, through OpenAI's and Anthropic's batch fakes.
+ * evaluation at batch priority makes batch runs, held at the batch price, through OpenAI's and Anthropic's batch fakes;
+ * an Anthropic batch's failed and expired items fail their runs (named alone, it has no fallback), refunded.
  * Its own stack: the provider list and the batcher's short intervals are global.
  */
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
@@ -184,6 +185,95 @@ describe('the batch lane on the local stack', () => {
     expect(sent(created.jobId)).toBe(1);
     expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
     expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+  });
+
+  /** An evaluation at batch priority through Anthropic alone, over `count` copies of the receipt; read when final. */
+  async function anthropicEvaluation(count: number, before?: (jobIds: string[]) => Promise<void>) {
+    const reply = await api('/v1/evaluations', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'anthropic batch',
+        schemaId: 'receipt',
+        providers: ['anthropic'],
+        priority: 'batch',
+        items: Array.from({ length: count }, () => ({ uploadId, expected: { total: ANSWER.total } })),
+      }),
+    });
+    expect(reply.status).toBe(202);
+    const created = (await reply.json()) as { evaluationId: string; estimatedCostUsd: number };
+    const read = async () =>
+      (await (await api(`/v1/evaluations/${created.evaluationId}`)).json()) as Record<string, unknown> & {
+        status: string;
+        chargedUsd: number;
+        refundedUsd: number;
+        items?: Array<{ jobId?: string }>;
+      };
+    const deadline = Date.now() + 120_000;
+    let jobIds: string[] = [];
+    while (jobIds.length < count) {
+      if (Date.now() > deadline) throw new Error('the evaluation never made its runs');
+      await new Promise((r) => setTimeout(r, 300));
+      jobIds = ((await read()).items ?? []).flatMap((i) => (i.jobId ? [i.jobId] : []));
+    }
+    await before?.(jobIds);
+    let evaluation = await read();
+    while (evaluation.status === 'queued') {
+      if (Date.now() > deadline) throw new Error('the evaluation never finished');
+      await new Promise((r) => setTimeout(r, 500));
+      evaluation = await read();
+    }
+    return { created, evaluation, runs: await Promise.all(jobIds.map((jobId) => final(jobId))) };
+  }
+  const anthropicIdOf = (jobId: string) => customIdOf(`${jobId}#anthropic#vision#all`);
+
+  test("Anthropic's batch fails one item: that run fails and is refunded, the others complete, each settled once", async () => {
+    fakes.configure({ pollsBeforeEnd: 1_000_000 });
+    let bad = '';
+    const { created, evaluation, runs } = await anthropicEvaluation(3, async (jobIds) => {
+      const deadline = Date.now() + 60_000;
+      const sentIds = () => new Set(fakes.batches.flatMap((b) => b.items.map((i) => i.customId)));
+      while (!jobIds.every((id) => sentIds().has(anthropicIdOf(id)))) {
+        if (Date.now() > deadline) throw new Error('the runs never reached the Anthropic batch API');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      bad = anthropicIdOf(jobIds[1] as string);
+      fakes.configure({
+        pollsBeforeEnd: 0,
+        outcome: (item) => (item.customId === bad ? { kind: 'error', status: 500, message: 'internal' } : ok()),
+      });
+    });
+    expect(evaluation.status).toBe('completed');
+    let charged = 0;
+    let refunded = 0;
+    for (const run of runs) {
+      const failed = anthropicIdOf(run.jobId) === bad;
+      // Named alone, Anthropic has no candidate after it: its failed item fails the run, refunded in full.
+      expect(run.status).toBe(failed ? 'failed' : 'completed');
+      expect(run.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+        failed ? ['anthropic', 'failed', 'server'] : ['anthropic', 'succeeded', undefined],
+      ]);
+      if (failed) expect(micros(run.chargedUsd)).toBe(0);
+      // Each request reached the batch API once; one settlement per run.
+      expect(fakes.batches.flatMap((b) => b.items).filter((i) => i.customId === anthropicIdOf(run.jobId))).toHaveLength(
+        1,
+      );
+      expect(await ledgerKinds(run.jobId)).toEqual(['settle']);
+      charged += micros(run.chargedUsd);
+      refunded += micros(run.refundedUsd);
+    }
+    expect(charged + refunded).toBe(micros(created.estimatedCostUsd));
+    expect(micros(evaluation.chargedUsd)).toBe(charged);
+  });
+
+  test("Anthropic's expired batch: its run fails as a timed-out attempt and is refunded, settled once", async () => {
+    fakes.configure({ expire: true, doneBeforeExpiry: 0 });
+    const { created, runs } = await anthropicEvaluation(1);
+    const run = runs[0] as Run;
+    expect(run.status).toBe('failed');
+    expect(run.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([['anthropic', 'failed', 'timeout']]);
+    expect(micros(run.chargedUsd)).toBe(0);
+    expect(micros(run.refundedUsd)).toBe(micros(created.estimatedCostUsd));
+    expect(await ledgerKinds(run.jobId)).toEqual(['settle']);
   });
 
   test('an evaluation at batch priority: its runs are batch runs, held and charged at the batch price', async () => {
