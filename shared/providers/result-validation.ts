@@ -145,15 +145,15 @@ export function coerce(value: unknown, type: FieldType): unknown {
         : typeof value === 'number' || typeof value === 'boolean'
           ? String(value)
           : null;
+    case 'integer': {
+      const n = coerce(value, 'number');
+      return typeof n === 'number' && Number.isInteger(n) ? n : null;
+    }
     case 'number': {
       // An amount as printed ("$1,042.50", "42,50 €", "(12.00)"), parsed as the local provider reads one; digits
       // amid other text are not a number ("DE89 3704 0044" is an IBAN, not 89,370,400,440).
       const n = typeof value === 'number' ? value : typeof value === 'string' ? coerceNumber(value) : null;
       return n !== null && Number.isFinite(n) ? n : null;
-    }
-    case 'integer': {
-      const n = coerce(value, 'number');
-      return typeof n === 'number' && Number.isInteger(n) ? n : null;
     }
     case 'boolean':
       if (typeof value === 'boolean') return value;
