@@ -19,11 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { BatchWriteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../shared/aws/dynamodb.js';
-import { calibrate } from '../shared/evaluation/calibration.js';
-import { scoreDocument } from '../shared/evaluation/compare.js';
-import { buildReport, type Report, type ScoredItem } from '../shared/evaluation/report.js';
 import { finishIfDone } from '../shared/evaluations/finish.js';
 import { tables } from '../shared/infra/resources.js';
+import { calibrate } from '../shared/scoring/calibration.js';
+import { scoreDocument } from '../shared/scoring/compare.js';
+import { buildReport, type Report, type ScoredItem } from '../shared/scoring/report.js';
 import type { EvaluationItemRecord, EvaluationRecord } from '../shared/store/evaluations.js';
 import {
   ANY,

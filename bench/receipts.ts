@@ -18,13 +18,13 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { calibrate, scoreDocument } from '../shared/evaluation/index.js';
 import { groundFields } from '../shared/fields/ground.js';
 import type { Fields } from '../shared/fields/types.js';
 import { setLogSink } from '../shared/log.js';
 import { localProvider, shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
 import type { ProviderInput } from '../shared/providers/types.js';
 import { registry } from '../shared/registry/registry.js';
+import { calibrate, scoreDocument } from '../shared/scoring/index.js';
 import type { FieldSpec } from '../shared/task.js';
 import { percentile } from './stats.js';
 

@@ -3,8 +3,9 @@
  * read of the evaluation or the reconciler's sweep (whichever comes first; the write is conditional, so one wins).
  * The report is computed from the scored items alone (store/evaluations.ts): one query, never a read of the runs.
  */
-import { buildReport } from '../evaluation/report.js';
+
 import { log } from '../log.js';
+import { buildReport } from '../scoring/report.js';
 import {
   allScoredItems,
   type EvaluationRecord,

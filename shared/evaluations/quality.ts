@@ -5,8 +5,8 @@
  * A period counts the runs created on the UTC days it touches (the counters are per day of a run's creation).
  */
 import type { QualityQuery, QualityResponse } from '../contract.js';
-import { calibrate } from '../evaluation/calibration.js';
-import { round } from '../evaluation/compare.js';
+import { calibrate } from '../scoring/calibration.js';
+import { round } from '../scoring/compare.js';
 import { ANY, addCounts, CONFIDENCE_LEVELS, emptyCounts, type QualityCounts } from '../store/quality.js';
 import { readQuality } from '../store/quality-read.js';
 

@@ -10,8 +10,8 @@ import type {
   ListEvaluationsResponse,
 } from '../contract.js';
 import { InvalidRequestError, NotFoundError } from '../errors.js';
-import type { Report } from '../evaluation/report.js';
 import { microsToUsd } from '../money.js';
+import type { Report } from '../scoring/report.js';
 import {
   type EvaluationItemRecord,
   type EvaluationRecord,

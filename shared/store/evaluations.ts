@@ -10,13 +10,13 @@
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applied, ddb } from '../aws/dynamodb.js';
 import type { Attempt } from '../contract.js';
-import { type FieldScore, scoreDocument } from '../evaluation/compare.js';
-import type { Report, ScoredItem } from '../evaluation/report.js';
 import type { Fields, Review } from '../fields/types.js';
 import type { FileFacts } from '../file-facts.js';
 import { evaluationSettings, tables } from '../infra/resources.js';
 import type { Micros } from '../money.js';
 import { resource } from '../resource-name.js';
+import { type FieldScore, scoreDocument } from '../scoring/compare.js';
+import type { Report, ScoredItem } from '../scoring/report.js';
 import type { ProviderId, Strategy, TaskSpec } from '../task.js';
 import type { RunRecord } from './runs.js';
 import { plainObjectsAsMaps, type TransactItem } from './transact.js';

@@ -11,9 +11,9 @@
  * a read costs by the numbers it returns, and a snapshot is one string. Why: docs/decisions.md#accuracy-from-reviews
  */
 import type { Verification } from '../contract.js';
-import { compareValue } from '../evaluation/compare.js';
 import { tables } from '../infra/resources.js';
 import { resource } from '../resource-name.js';
+import { compareValue } from '../scoring/compare.js';
 import type { RunRecord } from './runs.js';
 import type { TransactItem } from './transact.js';
 

@@ -3,8 +3,8 @@
  * same runs), the money (Σ item charges + refund = the hold, to the micro-dollar, once, under duplicates and crashes),
  * the cost contract, idempotency, tenant isolation, and runs that never enter the review queue.
  */
-import { scoreDocument } from '../../shared/evaluation/compare.js';
-import { buildReport, type ScoredItem } from '../../shared/evaluation/report.js';
+import { scoreDocument } from '../../shared/scoring/compare.js';
+import { buildReport, type ScoredItem } from '../../shared/scoring/report.js';
 import {
   call,
   fixture,

@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // Per-field evidence: the words on the pages and grounding a result on them (pure).
   ['fields'],
   // Scoring answers against expected values: comparison by field type, calibration, an evaluation's report (pure).
-  ['evaluation'],
+  ['scoring'],
   // Configuration and the AWS clients.
   ['config', 'metrics', 'aws'],
   // The contract, prices, and what a file is: inspection (the API) and preparation (the worker).

@@ -3,9 +3,9 @@
  * value equals itself after formatting round trips; symmetry where the rule is symmetric).
  */
 import fc from 'fast-check';
-import { compareLists, compareValue, scoreDocument } from '../../shared/evaluation/compare.js';
-import { bestPairs } from '../../shared/evaluation/hungarian.js';
-import { dateReadings, editDistance, normaliseText, sameDay } from '../../shared/evaluation/values.js';
+import { compareLists, compareValue, scoreDocument } from '../../shared/scoring/compare.js';
+import { bestPairs } from '../../shared/scoring/hungarian.js';
+import { dateReadings, editDistance, normaliseText, sameDay } from '../../shared/scoring/values.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const LONG_MONTHS = [

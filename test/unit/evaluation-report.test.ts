@@ -1,8 +1,8 @@
-/** An evaluation's report from scored items, and calibration (shared/evaluation/report.ts, calibration.ts). */
+/** An evaluation's report from scored items, and calibration (shared/scoring/report.ts, calibration.ts). */
 import fc from 'fast-check';
-import { calibrate } from '../../shared/evaluation/calibration.js';
-import type { FieldScore, Outcome } from '../../shared/evaluation/compare.js';
-import { buildReport, type ScoredItem } from '../../shared/evaluation/report.js';
+import { calibrate } from '../../shared/scoring/calibration.js';
+import type { FieldScore, Outcome } from '../../shared/scoring/compare.js';
+import { buildReport, type ScoredItem } from '../../shared/scoring/report.js';
 
 const field = (outcome: Outcome, confidence: number | null, score = outcome === 'right' ? 1 : 0): FieldScore => ({
   expected: 'x',

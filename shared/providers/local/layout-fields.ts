@@ -7,7 +7,7 @@
  * the weights below were set on one half of the dev receipts and checked on the other (both figures, and why they
  * are set by hand rather than fitted: docs/decisions.md#local-field-extraction); check again with bench/receipts.ts.
  */
-import { normaliseText } from '../../evaluation/values.js';
+import { normaliseText } from '../../scoring/values.js';
 import type { FieldSpec } from '../../task.js';
 import { coerceText } from '../fields.js';
 import { conceptOf } from './concepts.js';
