@@ -5,7 +5,7 @@
  * (≤ 0.25), whatever the provider says of itself: a model's self-assessment never vouches for a value alone.
  */
 
-/** The provider's confidence when it reports none (as shared/worker/result.ts always assumed). */
+/** The provider's confidence when it reports none (the worker's run confidence assumes it too: shared/worker/outcome.ts). */
 export const DEFAULT_NATIVE = 0.5;
 
 /** conf = EVIDENCE_WEIGHT × evidence + NATIVE_WEIGHT × native, then × the factors below. */

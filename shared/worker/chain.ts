@@ -3,6 +3,7 @@
  * chunk of it (./chunked.ts passes the chunk's facts as `run.file`).
  */
 
+import { DEFAULT_NATIVE } from '../fields/confidence.js';
 import { predictAttempt } from '../planning/estimate.js';
 import { primaryPathCost } from '../planning/plan.js';
 import { catalog } from '../providers/catalog.js';
@@ -10,7 +11,6 @@ import type { ProviderOutput } from '../providers/types.js';
 import type { RunRecord } from '../store/runs.js';
 import type { ProviderId, Step } from '../task.js';
 import { type AttemptsInput, type AttemptsOutcome, tryCandidates } from './attempts.js';
-import { DEFAULT_NATIVE } from './result.js';
 
 /** The text an OCR step read. */
 export function readText(output: ProviderOutput): string {

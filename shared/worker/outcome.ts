@@ -2,23 +2,29 @@
  * What a run's execution comes to: the settlement to write (./settle.ts writes it), from a single pass's attempts or
  * a chunked run's merged chunks, and the evidence its answer brought for grounding; the usage every path prices with
  * the run's margin (a packet's too, ./packet-run.ts), and what a completed run teaches calibration. Pure.
+ * The answer is shaped as the contract promises (`shapeResult`: a schema's exact field names, values coerced to their
+ * types, missing or uncoercible values null; text as `{text}`) with its confidence in [0, 1] (`computeConfidence`,
+ * docs/confidence.md: without a schema the provider's own, 0.5 when it has none; with one 0.5 x native + 0.3 x
+ * coverage + 0.2 x the share of values found verbatim in the document text).
  * Not to undo: a run that cannot be stored (a result over ~3 MB, run-results.ts) or whose file no provider could
  * decode is failed here, not thrown, so SQS does not redeliver it (and pay the providers) again and again.
  */
 import type { Attempt } from '../contract.js';
 import { runError } from '../errors.js';
+import { DEFAULT_NATIVE } from '../fields/confidence.js';
 import { log } from '../log.js';
 import { predictAttempt } from '../planning/estimate.js';
 import type { CalibrationSample } from '../pricing/calibration.js';
 import { priceFor } from '../pricing/pricing.js';
+import { coerce } from '../providers/result-validation.js';
 import type { ProviderOutput } from '../providers/types.js';
 import type { Settlement } from '../store/ledger.js';
 import { resultTooLarge } from '../store/run-results.js';
 import type { RunRecord, RunUsage } from '../store/runs.js';
+import type { FieldSpec, TaskSpec } from '../task.js';
 import type { AttemptsOutcome } from './attempts.js';
 import type { ChunkedOutcome } from './chunked.js';
 import type { AnswerEvidence } from './grounding.js';
-import { computeConfidence, shapeResult } from './result.js';
 
 /** The settlement of a run executed in one pass (or one chain): its shaped answer, or why no provider gave one. */
 export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): Settlement {
@@ -146,4 +152,56 @@ export function calibrationSample(run: RunRecord, outcome: AttemptsOutcome): Cal
   const { inputTokens, outputTokens } = output.usage;
   if (!predicted?.tokens || !predicted.key || inputTokens === undefined || outputTokens === undefined) return undefined;
   return { key: predicted.key, predicted: predicted.tokens, actual: { input: inputTokens, output: outputTokens } };
+}
+
+/** Shapes the result the contract promises for the task. */
+export function shapeResult(task: TaskSpec, output: ProviderOutput): Record<string, unknown> {
+  if (task.outputFormat === 'text') {
+    const text = typeof output.result.text === 'string' ? output.result.text : (output.documentText ?? '');
+    return { text };
+  }
+  if (task.fields === null) return output.result;
+  const shaped: Record<string, unknown> = {};
+  for (const field of task.fields) shaped[field.name] = coerce(output.result[field.name], field.type);
+  return shaped;
+}
+
+function normalise(text: string): string {
+  return text.toLowerCase().replace(/[\s,$€£]+/g, '');
+}
+
+function grounded(value: unknown, documentText: string): boolean {
+  if (typeof value === 'number') {
+    const doc = normalise(documentText);
+    return doc.includes(String(value)) || doc.includes(value.toFixed(2));
+  }
+  if (typeof value === 'string') return normalise(documentText).includes(normalise(value));
+  return false;
+}
+
+/** The envelope's confidence, rounded to 3 decimals. */
+export function computeConfidence(
+  fields: FieldSpec[] | null,
+  result: Record<string, unknown>,
+  output: ProviderOutput,
+): number {
+  const native = clamp(output.nativeConfidence ?? DEFAULT_NATIVE);
+  if (fields === null || fields.length === 0) return round3(native);
+  const present = fields.filter((f) => result[f.name] !== null && result[f.name] !== undefined);
+  const coverage = present.length / fields.length;
+  const checkable = present.filter((f) => typeof result[f.name] === 'string' || typeof result[f.name] === 'number');
+  const grounding =
+    output.documentText && checkable.length > 0
+      ? checkable.filter((f) => grounded(result[f.name], output.documentText ?? '')).length / checkable.length
+      : coverage > 0
+        ? 0.5
+        : 0;
+  return round3(clamp(0.5 * native + 0.3 * coverage + 0.2 * grounding));
+}
+
+function clamp(x: number): number {
+  return Math.min(1, Math.max(0, Number.isFinite(x) ? x : 0));
+}
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
 }

@@ -38,12 +38,11 @@ import type { RunRecord } from '../store/runs.js';
 import { ProviderFailure, type TaskSpec } from '../task.js';
 import type { Totals } from './checkpoints.js';
 import { ocrPagesForEvidence } from './evidence.js';
-import { undecodable, usageOf } from './outcome.js';
+import { shapeResult, undecodable, usageOf } from './outcome.js';
 import { PacketCheckpoints, type SavedOutput } from './packet-checkpoints.js';
 import { callOnPages, gatherEvidence, pageWords } from './packet-evidence.js';
 import { PacketSpend } from './packet-spend.js';
 import { pagesWithBoxes, storePagePreviews } from './page-previews.js';
-import { shapeResult } from './result.js';
 import { runSinglePass, type SinglePassInput } from './single-pass.js';
 
 /**

@@ -10,7 +10,7 @@ import { availableProviders, catalog } from '../../shared/providers/catalog.js';
 import { coerce } from '../../shared/providers/result-validation.js';
 import type { ProviderOutput } from '../../shared/providers/types.js';
 import type { FieldSpec, TaskSpec } from '../../shared/task.js';
-import { computeConfidence, shapeResult } from '../../shared/worker/result.js';
+import { computeConfidence, shapeResult } from '../../shared/worker/outcome.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS } from '../support/pricing.js';
 
 describe('money', () => {
