@@ -87,11 +87,11 @@ export async function gatherEvidence(
   input: PacketEvidenceInput,
 ): Promise<{ pages: PageEvidence[]; used: Totals; scanned: Map<number, PageWords> }> {
   const { saved } = input;
-  const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
   const used = noTotals();
   const model = classifiesWithModel(input.run);
-  const scanned = model ? new Map<number, PageWords>() : await scannedPageWords(input);
   const task = classificationTask(input.schemaIds);
+  const scanned = model ? new Map<number, PageWords>() : await scannedPageWords(input);
+  const local = (page: number) => localPageEvidence(page, pageWords(input.pdf, page).words, input.schemaIds);
   const numbers = Array.from({ length: pageCount(input.pdf) }, (_, i) => i + 1);
   // A batch run's page whose call parked (./batch-lane.ts) leaves the others to park theirs in the same delivery.
   let parked: BatchParked | undefined;
