@@ -15,8 +15,8 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Deadline } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { analyzeText, textTokenBound } from '../language-model.js';
+import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../output-cap.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';

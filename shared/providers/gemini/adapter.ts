@@ -8,8 +8,8 @@ import type { Content, GenerateContentResponse } from '@google/genai';
 import { Deadline } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../output-cap.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {

@@ -11,8 +11,9 @@ import type {
 import { hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
 import type { Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
+import { base64, isPlainObject } from '../common.js';
 import { textTokenBound } from '../language-model.js';
+import { firstAnswerCapWithin } from '../output-cap.js';
 import { truncateUtf8 } from '../task-prompt.js';
 import type { TokenCounts } from '../tokens.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
@@ -58,19 +59,12 @@ export function planRequest(
   const step: Step = input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
   const task = taskForStep(input.task, step);
   const cost = (tokens: TokenCounts) => predictedTokenCostMicros(tokens, { env });
-  const predictedInput = predictTokens(input.facts, input.task, step, {
-    env,
-    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-  }).input;
-  const cap = outputCapWithin(
-    outputTokenCap(input.task, step, input.facts.pages, prices),
-    maxCostMicros,
-    predictedInput,
+  const { cap, predictedInput } = firstAnswerCapWithin({ ...input, step }, maxCostMicros, env, {
+    predictTokens,
+    stepCap: outputTokenCap(input.task, step, input.facts.pages, prices),
     cost,
-  );
-  if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-    throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
-  }
+    refuse: (message) => new ProviderFailure('client', `openai: ${message}`),
+  });
   return { step, task, predictedInput, cap, cost };
 }
 
