@@ -1,7 +1,7 @@
 /**
- * The output cap a language model's request carries within the attempt's spend limit (InvokeOptions.maxCostMicros):
- * the first request's from its predicted input. One rule for openai, anthropic, gemini and bedrock; each brings its
- * own prediction, step cap, prices and failure.
+ * The output caps a language model's requests carry within the attempt's spend limit (InvokeOptions.maxCostMicros):
+ * the first request's from its predicted input, a repair's from what the attempt already spent. One rule for openai,
+ * anthropic, gemini and bedrock; each brings its own prediction, step cap, prices and failure.
  * Not to undo:
  * - The input is counted with a safety margin (predictions are ratios of characters), and a cap under
  *   MIN_USEFUL_OUTPUT_TOKENS refuses the request unsent: a request the limit cannot pay for is never made.
@@ -24,7 +24,7 @@ export const MIN_USEFUL_OUTPUT_TOKENS = 16;
  * `cap`. The spend limit (docs/pricing.md): a request can then not push the run past SERVICE_MAX_OVERRUN_RATIO x its
  * estimate by its output.
  */
-export function outputCapWithin(
+function outputCapWithin(
   cap: number,
   maxCostMicros: number | undefined,
   inputTokens: number,
@@ -76,4 +76,22 @@ export function firstAnswerCapWithin(
     throw parts.refuse('the request would cross the run spend limit (not sent)');
   }
   return { cap, predictedInput };
+}
+
+/**
+ * A repair request's output cap within the spend limit, or undefined when the attempt may not send one: the repair
+ * resends the first request's input and answer (`first`), so its cap is what the limit leaves after what the attempt
+ * already spent and that input, never above `cap`. Undefined when that is under MIN_USEFUL_OUTPUT_TOKENS or under the
+ * first answer's own length (a corrected answer would be cut short).
+ */
+export function repairCapWithin(
+  cap: number,
+  maxCostMicros: number | undefined,
+  spentMicros: number,
+  first: TokenCounts,
+  cost: (tokens: TokenCounts) => number,
+): number | undefined {
+  const left = maxCostMicros === undefined ? undefined : maxCostMicros - spentMicros;
+  const repairCap = outputCapWithin(cap, left, first.input + first.output, cost);
+  return repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, first.output) ? undefined : repairCap;
 }

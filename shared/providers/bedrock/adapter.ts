@@ -16,7 +16,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Deadline } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
 import { analyzeText, textTokenBound } from '../language-model.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../output-cap.js';
+import { repairCapWithin } from '../output-cap.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
@@ -128,13 +128,14 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     let errors = call ? answerErrors(task, call.input) : [`no call of the ${RESULT_TOOL_NAME} tool`];
     if (errors.length > 0) {
       // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
-      const repairCap = outputCapWithin(
+      const repairCap = repairCapWithin(
         maxTokens,
-        options.maxCostMicros === undefined ? undefined : options.maxCostMicros - (meter.usage()?.costMicros ?? 0),
-        meter.inputTokens + meter.outputTokens,
+        options.maxCostMicros,
+        meter.usage()?.costMicros ?? 0,
+        { input: meter.inputTokens, output: meter.outputTokens },
         cost,
       );
-      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, meter.outputTokens)) {
+      if (repairCap === undefined) {
         throw new ProviderFailure(
           'invalid_output',
           'bedrock: the result does not match the schema; a repair would cross the run spend limit',

@@ -1,7 +1,8 @@
 /**
- * The first request's output cap within the spend limit (shared/providers/output-cap.ts): the step's cap shrunk to what
- * the limit leaves after the predicted input, never raised, and a request refused unsent, with the provider's own
- * failure, when too little is left. Each language model's request module plans through it with its own parts.
+ * The output caps within the spend limit (shared/providers/output-cap.ts). The first request's: the step's cap shrunk
+ * to what the limit leaves after the predicted input, never raised, and a request refused unsent, with the provider's
+ * own failure, when too little is left; each language model's request module plans through it with its own parts.
+ * A repair's: what the limit leaves after what was spent and the resent input and answer, or none at all.
  */
 import type { FileFacts } from '../../../shared/file-facts.js';
 import * as anthropic from '../../../shared/providers/anthropic/profile.js';
@@ -16,6 +17,7 @@ import {
   type FirstAnswerParts,
   firstAnswerCapWithin,
   MIN_USEFUL_OUTPUT_TOKENS,
+  repairCapWithin,
 } from '../../../shared/providers/output-cap.js';
 import type { TokenCounts } from '../../../shared/providers/tokens.js';
 import type { PredictOptions, ProviderInput } from '../../../shared/providers/types.js';
@@ -80,6 +82,32 @@ test("a limit that leaves fewer than the useful minimum refuses the request unse
   expect(() => firstAnswerCapWithin(INPUT, 1_000_000, {}, parts(MIN_USEFUL_OUTPUT_TOKENS - 1))).toThrow(
     ProviderFailure,
   );
+});
+
+describe('a repair', () => {
+  const cost = (t: TokenCounts) => t.input + 10 * t.output;
+  // The first request sent 900 tokens and got 100 back: the repair resends 1,000, counted as 1,100 with the margin.
+  const first = { input: 900, output: 100 };
+
+  test('without a spend limit it may use the whole cap', () => {
+    expect(repairCapWithin(4_000, undefined, 5_000, first, cost)).toBe(4_000);
+  });
+
+  test('its cap is what the limit leaves after what was spent and the resent input, at the output price', () => {
+    expect(repairCapWithin(4_000, 2_000 + 1_100 + 10 * 300, 2_000, first, cost)).toBe(300);
+    expect(repairCapWithin(4_000, 1_000_000, 2_000, first, cost)).toBe(4_000);
+  });
+
+  test('none is sent when the cap left is under the first answer or the useful minimum', () => {
+    // Room for 99 tokens: less than the 100 the first answer took, so a corrected one would be cut short.
+    expect(repairCapWithin(4_000, 2_000 + 1_100 + 10 * 99, 2_000, first, cost)).toBeUndefined();
+    expect(repairCapWithin(4_000, 2_000 + 1_100 + 10 * 100, 2_000, first, cost)).toBe(100);
+    const short = { input: 1_000, output: 0 };
+    expect(repairCapWithin(4_000, 1_100 + 10 * (MIN_USEFUL_OUTPUT_TOKENS - 1), 0, short, cost)).toBeUndefined();
+    expect(repairCapWithin(4_000, 1_100 + 10 * MIN_USEFUL_OUTPUT_TOKENS, 0, short, cost)).toBe(
+      MIN_USEFUL_OUTPUT_TOKENS,
+    );
+  });
 });
 
 describe("each language model refuses with its own words (the request module's parts)", () => {
