@@ -13,7 +13,7 @@ import { prepareImage } from '../../media/index.js';
 import type { TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { base64 } from '../common.js';
-import { analyzeText } from '../language-model.js';
+import { analyzeText, givenText } from '../language-model.js';
 import { firstAnswerCapWithin } from '../output-cap.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import { type Attempt, LABEL } from './failures.js';
@@ -118,9 +118,10 @@ export async function firstTurn(
   options: InvokeOptions,
 ): Promise<MessageParam> {
   const instruction: ContentBlockParam = { type: 'text', text: instructionFor(task) };
-  if (input.step === 'analyze' && input.documentText !== undefined) {
+  const given = givenText(input);
+  if (given !== undefined) {
     // Cut to what the estimate holds per page (promptTokenBound), so a dense text never bills past the run's hold.
-    const allowed = analyzeText(input.documentText, input.facts.pages);
+    const allowed = analyzeText(given, input.facts.pages);
     const text = allowed.trim() === '' ? '(the document has no legible text)' : allowed;
     return { role: 'user', content: [{ type: 'text', text: `<document>\n${text}\n</document>` }, instruction] };
   }

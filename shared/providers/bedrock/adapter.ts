@@ -15,7 +15,7 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Deadline } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { analyzeText, textTokenBound } from '../language-model.js';
+import { analyzeText, givenText, textTokenBound } from '../language-model.js';
 import { repairCapWithin } from '../output-cap.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
@@ -83,7 +83,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     }
     const { task, facts } = input;
     const step = input.step;
-    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const fromText = givenText(input) !== undefined;
     const json = usesResultTool(task, step);
     const billableUnits = Math.max(1, facts.pages);
     const meter = new UsageMeter(model, billableUnits);

@@ -15,7 +15,7 @@ import { Deadline, prepareImage, renderPdfPages } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
 import type { BatchCodec } from '../batch-codec.js';
 import { base64, isPlainObject } from '../common.js';
-import { analyzeText, textTokenBound } from '../language-model.js';
+import { analyzeText, givenText, textTokenBound } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { ProviderInput, ProviderOutput } from '../types.js';
@@ -78,7 +78,7 @@ export const bedrockBatchCodec: BatchCodec = {
     const env = options.env ?? process.env;
     const model = modelOrFail(env);
     const { task, facts, step } = input;
-    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const fromText = givenText(input) !== undefined;
     const json = usesResultTool(task, step);
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
     const maxTokens = firstAnswerCap(input, model.price, options.maxCostMicros, env);
@@ -109,7 +109,7 @@ export const bedrockBatchCodec: BatchCodec = {
       throw new ProviderFailure('invalid_output', 'bedrock: the batch answer is not a response');
     // Nova's InvokeModel answer has Converse's shape: {output: {message}, stopReason, usage}.
     const response = body as unknown as ConverseCommandOutput;
-    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const fromText = givenText(input) !== undefined;
     const json = usesResultTool(task, step);
     const meter = new UsageMeter(model, Math.max(1, facts.pages));
     const sentTextBytes = fromText ? textTokenBound(analyzeText(input.documentText ?? '', facts.pages)) : undefined;

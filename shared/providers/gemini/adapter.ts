@@ -9,6 +9,7 @@ import { Deadline } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { apiKeyFor } from '../credentials.js';
+import { givenText } from '../language-model.js';
 import { repairCapWithin } from '../output-cap.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
@@ -179,12 +180,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     }
 
     const result = value ? shapeAnswer(task, value) : { text };
-    const documentText =
-      input.step === 'analyze' && input.documentText !== undefined
-        ? input.documentText
-        : typeof result.text === 'string'
-          ? result.text
-          : undefined;
+    const documentText = givenText(input) ?? (typeof result.text === 'string' ? result.text : undefined);
     const nativeConfidence =
       answer.avgLogprobs !== undefined && Number.isFinite(answer.avgLogprobs)
         ? Math.min(1, Math.max(0, Math.exp(answer.avgLogprobs)))

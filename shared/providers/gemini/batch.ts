@@ -15,6 +15,7 @@ import { Deadline } from '../../media/index.js';
 import { ProviderFailure, type ProviderUsage } from '../../task.js';
 import { type BatchCodec, batchPrices } from '../batch-codec.js';
 import { isPlainObject } from '../common.js';
+import { givenText } from '../language-model.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { ProviderOutput } from '../types.js';
 import {
@@ -94,12 +95,7 @@ export const geminiBatchCodec: BatchCodec = {
       }
       result = shapeAnswer(task, verdict.value);
     }
-    const documentText =
-      input.step === 'analyze' && input.documentText !== undefined
-        ? input.documentText
-        : typeof result.text === 'string'
-          ? result.text
-          : undefined;
+    const documentText = givenText(input) ?? (typeof result.text === 'string' ? result.text : undefined);
     const confidence = answer.avgLogprobs !== undefined ? Math.min(1, Math.max(0, Math.exp(answer.avgLogprobs))) : NaN;
     return {
       result,

@@ -7,7 +7,7 @@ import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGen
 import { type Deadline, prepareImage } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
 import { base64, redact } from '../common.js';
-import { analyzeText } from '../language-model.js';
+import { analyzeText, givenText } from '../language-model.js';
 import { firstAnswerCapWithin } from '../output-cap.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import { apiFailure, describe, errorName, isAbortError } from './failures.js';
@@ -104,8 +104,9 @@ export async function send(attempt: Attempt, contents: Content[]): Promise<Gener
 
 /** The parts that carry the document: the text another step read, the PDF inline, or the prepared image inline. */
 export async function documentParts(input: ProviderInput, options: InvokeOptions, deadline: Deadline): Promise<Part[]> {
-  if (input.step === 'analyze' && input.documentText !== undefined) {
-    const text = analyzeText(input.documentText, input.facts.pages);
+  const given = givenText(input);
+  if (given !== undefined) {
+    const text = analyzeText(given, input.facts.pages);
     return [{ text: `Document text (read from the file):\n"""\n${text}\n"""` }];
   }
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'gemini: the file is empty');
