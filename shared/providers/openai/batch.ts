@@ -12,7 +12,7 @@ import { ProviderFailure } from '../../task.js';
 import { type BatchCodec, batchPrices } from '../batch-codec.js';
 import { givenText } from '../language-model.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import { modelId, pricesFor, SYSTEM_INSTRUCTIONS, taskForStep, usageUsd } from './profile.js';
+import { modelFor, pricesFor, SYSTEM_INSTRUCTIONS, taskForStep, usageUsd } from './profile.js';
 import { documentFor, planRequest, stepSent, strictCompatible } from './request.js';
 import { checkAnswer, responseSchema, shapeOutput } from './response.js';
 
@@ -20,7 +20,8 @@ export const openaiBatchCodec: BatchCodec = {
   id: 'openai',
   async line(input, options) {
     const env = options.env ?? process.env;
-    const model = modelId(env);
+    // The adapter's model: a packet page's classification runs on the classification model the estimate priced.
+    const model = modelFor(input.task, env);
     const prices = batchPrices('openai', model, pricesFor(model));
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
     const { step, task, cap } = planRequest(input, options.maxCostMicros, prices, env);
@@ -49,7 +50,8 @@ export const openaiBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}) {
     const env = options.env ?? process.env;
-    const prices = batchPrices('openai', modelId(env), pricesFor(modelId(env)));
+    const model = modelFor(input.task, env);
+    const prices = batchPrices('openai', model, pricesFor(model));
     const step = stepSent(input);
     const parsed = responseSchema.safeParse(body);
     if (!parsed.success) throw new ProviderFailure('invalid_output', 'openai: the batch answer is not a response');
