@@ -20,19 +20,17 @@ import { repairCapWithin } from '../output-cap.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
-import { clientFailure, failureFor, withUsage } from './failures.js';
+import { failureFor, withUsage } from './failures.js';
 import {
-  configuredModel,
   documentTextBlock,
   instructionFor,
-  modelId,
   predictedTokenCostMicros,
   promptTokenBound,
   RESULT_TOOL_NAME,
   SYSTEM_PROMPT,
   usesResultTool,
 } from './profile.js';
-import { firstAnswerCap, mediaBlock, pdfText, quoteErrors, replayable, resultTool } from './request.js';
+import { firstAnswerCap, mediaBlock, pdfText, pricedModel, quoteErrors, replayable, resultTool } from './request.js';
 import { checkStopReason, output, textOf, toolCallOf, UsageMeter, withUsageOption } from './response.js';
 
 /** Connection setup allowance; the rest of the attempt's time is the request timeout. */
@@ -77,10 +75,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
   async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
     const deadline = new Deadline(options.signal, options.deadlineMs, 'bedrock');
     deadline.check('starting');
-    const model = configuredModel(env);
-    if (!model) {
-      throw clientFailure(`BEDROCK_MODEL_ID ${modelId(env)} has no price in infra/bedrock-pricing.json`);
-    }
+    const model = pricedModel(env);
     const { task, facts } = input;
     const step = input.step;
     const fromText = givenText(input) !== undefined;

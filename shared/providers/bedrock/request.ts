@@ -11,9 +11,12 @@ import { firstAnswerCapWithin } from '../output-cap.js';
 import type { ProviderInput } from '../types.js';
 import { clientFailure } from './failures.js';
 import {
+  type BedrockModel,
+  configuredModel,
   IMAGE_TARGET,
   MAX_PDF_BYTES,
   type ModelPrices,
+  modelId,
   outputTokenCap,
   predictedTokenCostMicros,
   predictTokens,
@@ -37,6 +40,13 @@ export function firstAnswerCap(
     cost: (t) => predictedTokenCostMicros(t, { env }),
     refuse: (message) => clientFailure(message),
   }).cap;
+}
+
+/** The configured model with its prices; a model without a row in the price table fails (client), unsent. */
+export function pricedModel(env: NodeJS.ProcessEnv): BedrockModel {
+  const model = configuredModel(env);
+  if (!model) throw clientFailure(`BEDROCK_MODEL_ID ${modelId(env)} has no price in infra/bedrock-pricing.json`);
+  return model;
 }
 
 /** The media content block for the file: a prepared image, or the PDF as a document. */
