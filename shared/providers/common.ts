@@ -1,10 +1,7 @@
-import type { TokenCounts } from './tokens.js';
-
 /**
- * Plumbing every provider adapter shares: scrubbing secrets from the text that goes into a failure, the small JSON and
- * byte helpers, and the output cap a spend limit leaves. No SDK, no I/O. Redaction is one function
- * for every provider, so a credential shape learnt for one is scrubbed from all
- * (docs/decisions.md#secrets-never-leave-an-adapter).
+ * Plumbing every provider adapter shares: scrubbing secrets from the text that goes into a failure, and the small JSON
+ * and byte helpers. No SDK, no I/O. Redaction is one function for every provider, so a credential shape learnt for one
+ * is scrubbed from all (docs/decisions.md#secrets-never-leave-an-adapter).
  */
 
 /** True for a JSON object: not null, not an array. */
@@ -48,29 +45,3 @@ export function redact(text: string, secrets: Iterable<string | undefined>, maxC
   for (const [shape, replacement] of CREDENTIAL_SHAPES) out = out.replace(shape, replacement);
   return maxChars === undefined ? out : truncate(out, maxChars);
 }
-
-/** Input predictions are ratios of characters; the spend limit counts this much more input to be safe. */
-const INPUT_SAFETY = 1.1;
-
-/**
- * The output cap a request may carry when the attempt may cost at most `maxCostMicros` more: what remains after the
- * request's input (its prediction, with a safety margin) at the output price, never above `cap`. Without a limit,
- * `cap`. The spend limit (docs/pricing.md): a request can then not push the run past SERVICE_MAX_OVERRUN_RATIO x its
- * estimate by its output.
- */
-export function outputCapWithin(
-  cap: number,
-  maxCostMicros: number | undefined,
-  inputTokens: number,
-  cost: (tokens: TokenCounts) => number,
-): number {
-  if (maxCostMicros === undefined) return cap;
-  const input = Math.ceil(inputTokens * INPUT_SAFETY);
-  const fixed = cost({ input, output: 0 });
-  const perToken = cost({ input, output: 1 }) - fixed;
-  if (!(perToken > 0)) return cap;
-  return Math.max(0, Math.min(cap, Math.floor((maxCostMicros - fixed) / perToken)));
-}
-
-/** The fewest output tokens worth a request: below it the answer could not be complete, so the request is not sent. */
-export const MIN_USEFUL_OUTPUT_TOKENS = 16;

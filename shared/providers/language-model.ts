@@ -1,7 +1,8 @@
 /**
- * What the language-model providers (openai, anthropic, gemini, bedrock) share: how much of a document's text an
- * `analyze` request carries per page, the bound on the tokens a text can become, and the profile shape they have in
- * common (`languageModelProfile`). No SDK: profiles (and so the API's estimate) use it as the adapters do.
+ * What the language-model providers (openai, anthropic, gemini, bedrock) share: whether an `analyze` request was given
+ * a document's text and how much of it it carries per page, the bound on the tokens a text can become, and the profile
+ * shape they have in common (`languageModelProfile`); their output caps within the spend limit are ./output-cap.ts's.
+ * No SDK: profiles (and so the API's estimate) use it as the adapters do.
  * Each provider folder names its parts alike: profile.ts exports `modelId`, `pricesFor`, `ModelPrices`,
  * `IMAGE_TARGET`, `REPAIR_ERROR_MAX_CHARS`, `outputTokenCap`, `predictTokens` and `predictedTokenCostMicros`.
  * Not to undo:
@@ -13,7 +14,7 @@
 import type { Micros } from '../money.js';
 import { singlePassSteps } from '../task.js';
 import { truncateUtf8 } from './task-prompt.js';
-import type { ProviderProfile } from './types.js';
+import type { ProviderInput, ProviderProfile } from './types.js';
 
 /** UTF-8 bytes of another step's text an `analyze` step sends per page of the document (the rest is cut). */
 export const ANALYZE_TEXT_BYTES_PER_PAGE = 6_000;
@@ -26,6 +27,14 @@ export function analyzeTextAllowance(pages: number): number {
 /** The text as sent: cut to the allowance for `pages` pages, on a character boundary. */
 export function analyzeText(documentText: string, pages: number): string {
   return truncateUtf8(documentText, analyzeTextAllowance(pages));
+}
+
+/**
+ * The text an `analyze` step was given by an earlier step (a chained plan's OCR), or undefined: the step then reads
+ * the file itself.
+ */
+export function givenText(input: Pick<ProviderInput, 'step' | 'documentText'>): string | undefined {
+  return input.step === 'analyze' ? input.documentText : undefined;
 }
 
 /** An upper bound of the tokens a text becomes: its UTF-8 length. */

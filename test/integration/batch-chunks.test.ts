@@ -5,10 +5,13 @@
  * fixture in two groups) parks each group's chunks and the batcher sends each group back. Either way every chunk's
  * request reaches the batch API once, also when the run's and its groups' messages are delivered again while they
  * wait, the pages come back in order, and the run settles once at half the standard price to the micro-dollar. A
- * packet at batch priority sends its pages' classifications in one wave and its documents' extractions in the next.
+ * packet at batch priority sends its pages' classifications in one wave (on the classification model) and its
+ * documents' extractions in the next.
  * Its own stack: the provider list, the fan-out threshold and the batcher's short intervals are global.
  */
 import { type BatchFakes, type BatchItem, startBatchFakes } from '../../bench/batch-fakes.js';
+import { usdToMicrosCeil } from '../../shared/money.js';
+import { type ModelPrices, openaiPricing, pricesFor, usageUsd } from '../../shared/providers/openai/profile.js';
 import type { RecordedRequest } from '../support/fake-server.js';
 import { openaiAnswer } from '../support/openai-answers.js';
 import { packetModel } from '../support/packet-model.js';
@@ -178,9 +181,27 @@ describe('batch runs in page chunks on the local stack', () => {
     const batches = fakes.batches.filter((b) => b.items.some((i) => i.customId.startsWith(`${created.jobId}#`)));
     for (const b of batches) expect(new Set(b.items.map((i) => i.customId.endsWith('#classify'))).size).toBe(1);
     expect(batches[0]?.items[0]?.customId.endsWith('#classify')).toBe(true);
+    // Pages are classified on OpenAI's smaller model (pricing.json classificationModel); documents on the configured one.
+    const models = (classifying: boolean) =>
+      new Set(
+        sentOf(created.jobId)
+          .filter((i) => i.customId.endsWith('#classify') === classifying)
+          .map((i) => i.body.model),
+      );
+    expect(models(true)).toEqual(new Set([openaiPricing.classificationModel]));
+    expect(models(false)).toEqual(new Set(['gpt-5.4-mini']));
     expect(run.usage?.requests).toBe(sent.length);
+    // Each call at half its model's price for the same tokens: the standard run's for an extraction.
     const { callMicros } = await standard();
-    expect(micros(run.usage?.costUsd)).toBe(sent.length * Math.ceil(callMicros / 2));
+    const classifyMicros = usdToMicrosCeil(
+      usageUsd(
+        [{ inputTokens: USAGE.input, cachedInputTokens: 0, outputTokens: USAGE.output }],
+        pricesFor(String(openaiPricing.classificationModel)) as ModelPrices,
+      ),
+    );
+    expect(micros(run.usage?.costUsd)).toBe(
+      classify.length * Math.ceil(classifyMicros / 2) + extracted * Math.ceil(callMicros / 2),
+    );
     expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
     expect(await ledgerKinds(run.jobId)).toEqual(['hold', 'settle']);
   });

@@ -155,6 +155,22 @@ describe('the codec', () => {
     await expect(parse(novaOutput([{ text: '{' }], 'max_tokens'))).rejects.toMatchObject({ kind: 'truncated' });
     await expect(parse(novaOutput([], 'content_filtered'))).rejects.toMatchObject({ kind: 'refusal' });
   });
+
+  test('a model without a price is refused unsent, by the adapter and the codec alike', async () => {
+    const env = { ...NOVA_LITE, BEDROCK_MODEL_ID: 'us.amazon.nova-unknown-v9:0' };
+    const refused = {
+      kind: 'client',
+      message: 'bedrock: BEDROCK_MODEL_ID us.amazon.nova-unknown-v9:0 has no price in infra/bedrock-pricing.json',
+    };
+    runtime.reset();
+    const adapter = createBedrockProvider({ env, client: new BedrockRuntimeClient({ region: 'us-east-1' }) });
+    await expect(
+      adapter.invoke(input(), { signal: new AbortController().signal, deadlineMs: Date.now() + 30_000 }),
+    ).rejects.toMatchObject(refused);
+    await expect(bedrockBatchCodec.line(input(), { env })).rejects.toMatchObject(refused);
+    await expect(bedrockBatchCodec.parse(toolAnswer(ANSWER), input(), { env })).rejects.toMatchObject(refused);
+    expect(runtime.calls()).toHaveLength(0);
+  });
 });
 
 describe('the batch API on the wire fake', () => {

@@ -9,8 +9,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import type { Step } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { repairCapWithin } from '../output-cap.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { Attempt, LABEL, toFailure } from './failures.js';
 import { modelId, pricesFor, requestCostMicros, taskForStep } from './profile.js';
@@ -110,14 +110,14 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
         );
       }
       // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
-      const spent = attempt.usage()?.costMicros ?? 0;
-      const repairCap = outputCapWithin(
+      const repairCap = repairCapWithin(
         maxTokens,
-        invokeOptions.maxCostMicros === undefined ? undefined : invokeOptions.maxCostMicros - spent,
-        usage.inputTokens + usage.outputTokens,
+        invokeOptions.maxCostMicros,
+        attempt.usage()?.costMicros ?? 0,
+        { input: usage.inputTokens, output: usage.outputTokens },
         cost,
       );
-      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, usage.outputTokens)) {
+      if (repairCap === undefined) {
         throw attempt.fail(
           'invalid_output',
           'the result does not match the schema; a repair would cross the run spend limit',

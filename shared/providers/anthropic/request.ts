@@ -12,8 +12,9 @@ import type {
 import { prepareImage } from '../../media/index.js';
 import type { TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
-import { analyzeText } from '../language-model.js';
+import { base64 } from '../common.js';
+import { analyzeText, givenText } from '../language-model.js';
+import { firstAnswerCapWithin } from '../output-cap.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import { type Attempt, LABEL } from './failures.js';
 import {
@@ -33,9 +34,8 @@ import {
 import type { ParsedResponse } from './response.js';
 
 /**
- * The first request's `max_tokens` within the spend limit: what the attempt's allowance leaves after its predicted
- * input, never above the step's own cap. Throws (not sent) when too little is left for a useful answer. The adapter and
- * the batch line (./batch.ts) plan alike.
+ * The first request's `max_tokens` within the spend limit (../output-cap.ts), at `prices`. The adapter and the batch
+ * line (./batch.ts) plan alike.
  */
 export function firstAnswerCap(
   input: ProviderInput,
@@ -43,20 +43,12 @@ export function firstAnswerCap(
   maxCostMicros: number | undefined,
   env: NodeJS.ProcessEnv,
 ): number {
-  const predictedInput = predictTokens(input.facts, input.task, input.step, {
-    env,
-    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-  }).input;
-  const maxTokens = outputCapWithin(
-    outputTokenCap(input.facts, input.task, input.step, prices),
-    maxCostMicros,
-    predictedInput,
-    (t) => requestCostMicros(prices, { inputTokens: t.input, outputTokens: t.output }),
-  );
-  if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
-    throw new ProviderFailure('client', `${LABEL}: the request would cross the run spend limit (not sent)`);
-  }
-  return maxTokens;
+  return firstAnswerCapWithin(input, maxCostMicros, env, {
+    predictTokens,
+    stepCap: outputTokenCap(input.facts, input.task, input.step, prices),
+    cost: (t) => requestCostMicros(prices, { inputTokens: t.input, outputTokens: t.output }),
+    refuse: (message) => new ProviderFailure('client', `${LABEL}: ${message}`),
+  }).cap;
 }
 
 /** The body of one `messages.create` call: the result tool forced, thinking off (forced tool use requires it). */
@@ -126,9 +118,10 @@ export async function firstTurn(
   options: InvokeOptions,
 ): Promise<MessageParam> {
   const instruction: ContentBlockParam = { type: 'text', text: instructionFor(task) };
-  if (input.step === 'analyze' && input.documentText !== undefined) {
+  const given = givenText(input);
+  if (given !== undefined) {
     // Cut to what the estimate holds per page (promptTokenBound), so a dense text never bills past the run's hold.
-    const allowed = analyzeText(input.documentText, input.facts.pages);
+    const allowed = analyzeText(given, input.facts.pages);
     const text = allowed.trim() === '' ? '(the document has no legible text)' : allowed;
     return { role: 'user', content: [{ type: 'text', text: `<document>\n${text}\n</document>` }, instruction] };
   }

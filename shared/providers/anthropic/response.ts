@@ -6,6 +6,7 @@
 import type { ContentBlockParam } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import type { ProviderUsage, TaskSpec } from '../../task.js';
 import { isPlainObject } from '../common.js';
+import { givenText } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { ProviderInput, ProviderOutput } from '../types.js';
@@ -117,7 +118,7 @@ export function outputFor(
   input: ProviderInput,
   usage: ProviderUsage,
 ): ProviderOutput {
-  const given = input.step === 'analyze' ? input.documentText : undefined;
+  const given = givenText(input);
   if (task.outputFormat === 'text') {
     const text = typeof value.text === 'string' ? value.text : '';
     return { result: { text }, documentText: given ?? text, usage };

@@ -15,24 +15,22 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Deadline } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
-import { analyzeText, textTokenBound } from '../language-model.js';
+import { analyzeText, givenText, textTokenBound } from '../language-model.js';
+import { repairCapWithin } from '../output-cap.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
-import { clientFailure, failureFor, withUsage } from './failures.js';
+import { failureFor, withUsage } from './failures.js';
 import {
-  configuredModel,
   documentTextBlock,
   instructionFor,
-  modelId,
   predictedTokenCostMicros,
   promptTokenBound,
   RESULT_TOOL_NAME,
   SYSTEM_PROMPT,
   usesResultTool,
 } from './profile.js';
-import { firstAnswerCap, mediaBlock, pdfText, quoteErrors, replayable, resultTool } from './request.js';
+import { firstAnswerCap, mediaBlock, pdfText, pricedModel, quoteErrors, replayable, resultTool } from './request.js';
 import { checkStopReason, output, textOf, toolCallOf, UsageMeter, withUsageOption } from './response.js';
 
 /** Connection setup allowance; the rest of the attempt's time is the request timeout. */
@@ -77,13 +75,10 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
   async function invoke(input: ProviderInput, options: InvokeOptions): Promise<ProviderOutput> {
     const deadline = new Deadline(options.signal, options.deadlineMs, 'bedrock');
     deadline.check('starting');
-    const model = configuredModel(env);
-    if (!model) {
-      throw clientFailure(`BEDROCK_MODEL_ID ${modelId(env)} has no price in infra/bedrock-pricing.json`);
-    }
+    const model = pricedModel(env);
     const { task, facts } = input;
     const step = input.step;
-    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const fromText = givenText(input) !== undefined;
     const json = usesResultTool(task, step);
     const billableUnits = Math.max(1, facts.pages);
     const meter = new UsageMeter(model, billableUnits);
@@ -128,13 +123,14 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     let errors = call ? answerErrors(task, call.input) : [`no call of the ${RESULT_TOOL_NAME} tool`];
     if (errors.length > 0) {
       // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
-      const repairCap = outputCapWithin(
+      const repairCap = repairCapWithin(
         maxTokens,
-        options.maxCostMicros === undefined ? undefined : options.maxCostMicros - (meter.usage()?.costMicros ?? 0),
-        meter.inputTokens + meter.outputTokens,
+        options.maxCostMicros,
+        meter.usage()?.costMicros ?? 0,
+        { input: meter.inputTokens, output: meter.outputTokens },
         cost,
       );
-      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, meter.outputTokens)) {
+      if (repairCap === undefined) {
         throw new ProviderFailure(
           'invalid_output',
           'bedrock: the result does not match the schema; a repair would cross the run spend limit',

@@ -15,18 +15,15 @@ import { Deadline, prepareImage, renderPdfPages } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
 import type { BatchCodec } from '../batch-codec.js';
 import { base64, isPlainObject } from '../common.js';
-import { analyzeText, textTokenBound } from '../language-model.js';
+import { analyzeText, givenText, textTokenBound } from '../language-model.js';
 import { answerErrors } from '../result-validation.js';
 import { normaliseOpenResult, resultFromAnswer } from '../task-prompt.js';
 import type { ProviderInput, ProviderOutput } from '../types.js';
 import { clientFailure } from './failures.js';
 import {
-  type BedrockModel,
-  configuredModel,
   documentTextBlock,
   IMAGE_TARGET,
   instructionFor,
-  modelId,
   outputTokenCap,
   promptTokenBound,
   RESULT_TOOL_NAME,
@@ -34,17 +31,11 @@ import {
   SYSTEM_PROMPT,
   usesResultTool,
 } from './profile.js';
-import { firstAnswerCap, pdfText } from './request.js';
+import { firstAnswerCap, pdfText, pricedModel } from './request.js';
 import { checkStopReason, output, textOf, toolCallOf, UsageMeter, withUsageOption } from './response.js';
 
 /** Nova takes at most 20 images in one request: a PDF of more pages is not sent through a batch (it falls back). */
 export const MAX_PDF_PAGE_IMAGES = 20;
-
-function modelOrFail(env: NodeJS.ProcessEnv): BedrockModel {
-  const model = configuredModel(env);
-  if (!model) throw clientFailure(`BEDROCK_MODEL_ID ${modelId(env)} has no price in infra/bedrock-pricing.json`);
-  return model;
-}
 
 const attemptDeadline = () => {
   const signal = new AbortController().signal;
@@ -76,9 +67,9 @@ export const bedrockBatchCodec: BatchCodec = {
   id: 'bedrock',
   async line(input, options) {
     const env = options.env ?? process.env;
-    const model = modelOrFail(env);
+    const model = pricedModel(env);
     const { task, facts, step } = input;
-    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const fromText = givenText(input) !== undefined;
     const json = usesResultTool(task, step);
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
     const maxTokens = firstAnswerCap(input, model.price, options.maxCostMicros, env);
@@ -103,13 +94,13 @@ export const bedrockBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}): Promise<ProviderOutput> {
     const env = options.env ?? process.env;
-    const model = modelOrFail(env);
+    const model = pricedModel(env);
     const { task, facts, step } = input;
     if (!isPlainObject(body))
       throw new ProviderFailure('invalid_output', 'bedrock: the batch answer is not a response');
     // Nova's InvokeModel answer has Converse's shape: {output: {message}, stopReason, usage}.
     const response = body as unknown as ConverseCommandOutput;
-    const fromText = step === 'analyze' && input.documentText !== undefined;
+    const fromText = givenText(input) !== undefined;
     const json = usesResultTool(task, step);
     const meter = new UsageMeter(model, Math.max(1, facts.pages));
     const sentTextBytes = fromText ? textTokenBound(analyzeText(input.documentText ?? '', facts.pages)) : undefined;

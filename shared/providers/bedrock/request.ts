@@ -6,13 +6,17 @@
 import type { ContentBlock, Tool, ToolInputSchema } from '@aws-sdk/client-bedrock-runtime';
 import { type Deadline, pdfTextLayer, prepareImage } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, truncate } from '../common.js';
+import { truncate } from '../common.js';
+import { firstAnswerCapWithin } from '../output-cap.js';
 import type { ProviderInput } from '../types.js';
 import { clientFailure } from './failures.js';
 import {
+  type BedrockModel,
+  configuredModel,
   IMAGE_TARGET,
   MAX_PDF_BYTES,
   type ModelPrices,
+  modelId,
   outputTokenCap,
   predictedTokenCostMicros,
   predictTokens,
@@ -21,8 +25,8 @@ import {
 } from './profile.js';
 
 /**
- * The first request's maxTokens (the adapter's Converse request and a batch record alike): what the attempt's spend
- * limit leaves after its predicted input, at list price. A cap too small to be useful refuses the request unsent.
+ * The first request's maxTokens within the spend limit (../output-cap.ts), the adapter's Converse request and a batch
+ * record alike, at the configured model's list price.
  */
 export function firstAnswerCap(
   input: ProviderInput,
@@ -30,18 +34,19 @@ export function firstAnswerCap(
   maxCostMicros: number | undefined,
   env: NodeJS.ProcessEnv,
 ): number {
-  const { facts, task, step } = input;
-  const predictedInput = predictTokens(facts, task, step, {
-    env,
-    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-  }).input;
-  const maxTokens = outputCapWithin(outputTokenCap(facts, task, step, price), maxCostMicros, predictedInput, (t) =>
-    predictedTokenCostMicros(t, { env }),
-  );
-  if (maxTokens < MIN_USEFUL_OUTPUT_TOKENS) {
-    throw clientFailure('the request would cross the run spend limit (not sent)');
-  }
-  return maxTokens;
+  return firstAnswerCapWithin(input, maxCostMicros, env, {
+    predictTokens,
+    stepCap: outputTokenCap(input.facts, input.task, input.step, price),
+    cost: (t) => predictedTokenCostMicros(t, { env }),
+    refuse: (message) => clientFailure(message),
+  }).cap;
+}
+
+/** The configured model with its prices; a model without a row in the price table fails (client), unsent. */
+export function pricedModel(env: NodeJS.ProcessEnv): BedrockModel {
+  const model = configuredModel(env);
+  if (!model) throw clientFailure(`BEDROCK_MODEL_ID ${modelId(env)} has no price in infra/bedrock-pricing.json`);
+  return model;
 }
 
 /** The media content block for the file: a prepared image, or the PDF as a document. */

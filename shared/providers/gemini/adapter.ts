@@ -8,8 +8,9 @@ import type { Content, GenerateContentResponse } from '@google/genai';
 import { Deadline } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { givenText } from '../language-model.js';
+import { repairCapWithin } from '../output-cap.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import {
@@ -150,13 +151,8 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       let verdict = judge(task, answer.text);
       if ('error' in verdict) {
         // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
-        const repairCap = outputCapWithin(
-          cap,
-          invokeOptions.maxCostMicros === undefined ? undefined : invokeOptions.maxCostMicros - usage().costMicros,
-          totals.input + totals.output,
-          cost,
-        );
-        if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, totals.output)) {
+        const repairCap = repairCapWithin(cap, invokeOptions.maxCostMicros, usage().costMicros, totals, cost);
+        if (repairCap === undefined) {
           throw new ProviderFailure(
             'invalid_output',
             `gemini: invalid answer; a repair would cross the run spend limit: ${verdict.error}`,
@@ -184,12 +180,7 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
     }
 
     const result = value ? shapeAnswer(task, value) : { text };
-    const documentText =
-      input.step === 'analyze' && input.documentText !== undefined
-        ? input.documentText
-        : typeof result.text === 'string'
-          ? result.text
-          : undefined;
+    const documentText = givenText(input) ?? (typeof result.text === 'string' ? result.text : undefined);
     const nativeConfidence =
       answer.avgLogprobs !== undefined && Number.isFinite(answer.avgLogprobs)
         ? Math.min(1, Math.max(0, Math.exp(answer.avgLogprobs)))

@@ -15,11 +15,12 @@ import { Deadline } from '../../media/index.js';
 import { ProviderFailure, type ProviderUsage } from '../../task.js';
 import { type BatchCodec, batchPrices } from '../batch-codec.js';
 import { isPlainObject } from '../common.js';
+import { givenText } from '../language-model.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { ProviderOutput } from '../types.js';
 import {
   mediaTokenBound,
-  modelId,
+  modelFor,
   outputTokenCap,
   pricesFor,
   promptTokenBound,
@@ -33,7 +34,8 @@ export const geminiBatchCodec: BatchCodec = {
   id: 'gemini',
   async line(input, options) {
     const env = options.env ?? process.env;
-    const model = modelId(env);
+    // The adapter's model: a packet page's classification runs on the classification model the estimate priced.
+    const model = modelFor(input.task, env);
     const prices = batchPrices('gemini', model, pricesFor(model));
     // The spend limit at list price (the discount only lowers what the answer costs).
     const cap = firstAnswerCap(input, prices, prices, options.maxCostMicros, env);
@@ -60,7 +62,8 @@ export const geminiBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}): Promise<ProviderOutput> {
     const env = options.env ?? process.env;
-    const prices = batchPrices('gemini', modelId(env), pricesFor(modelId(env)));
+    const model = modelFor(input.task, env);
+    const prices = batchPrices('gemini', model, pricesFor(model));
     if (!isPlainObject(body)) throw new ProviderFailure('invalid_output', 'gemini: the batch answer is not a response');
     const response = body as unknown as GenerateContentResponse;
     // A response without usage is priced at the request's bound: its input and the largest cap it could have had.
@@ -94,12 +97,7 @@ export const geminiBatchCodec: BatchCodec = {
       }
       result = shapeAnswer(task, verdict.value);
     }
-    const documentText =
-      input.step === 'analyze' && input.documentText !== undefined
-        ? input.documentText
-        : typeof result.text === 'string'
-          ? result.text
-          : undefined;
+    const documentText = givenText(input) ?? (typeof result.text === 'string' ? result.text : undefined);
     const confidence = answer.avgLogprobs !== undefined ? Math.min(1, Math.max(0, Math.exp(answer.avgLogprobs))) : NaN;
     return {
       result,

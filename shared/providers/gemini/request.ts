@@ -6,8 +6,9 @@
 import type { Content, GenerateContentConfig, GenerateContentResponse, GoogleGenAI, Part } from '@google/genai';
 import { type Deadline, prepareImage } from '../../media/index.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
-import { analyzeText } from '../language-model.js';
+import { base64, redact } from '../common.js';
+import { analyzeText, givenText } from '../language-model.js';
+import { firstAnswerCapWithin } from '../output-cap.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
 import { apiFailure, describe, errorName, isAbortError } from './failures.js';
 import {
@@ -20,8 +21,9 @@ import {
 } from './profile.js';
 
 /**
- * The first request's output cap (the adapter's request and a batch line alike): what the attempt's spend limit leaves
- * after its predicted input, at `rates`. A cap too small to be useful refuses the request unsent.
+ * The first request's output cap within the spend limit (../output-cap.ts), the adapter's request and a batch line
+ * alike: the step's cap is `pricing`'s model's, the cost is at `rates` (the adapter's are the rates billed now, which
+ * may be a promotion's; a batch line's are the list price, since a batch answer is priced at it).
  */
 export function firstAnswerCap(
   input: ProviderInput,
@@ -30,20 +32,12 @@ export function firstAnswerCap(
   maxCostMicros: number | undefined,
   env: NodeJS.ProcessEnv,
 ): number {
-  const predictedInput = predictTokens(input.facts, input.task, input.step, {
-    env,
-    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-  }).input;
-  const cap = outputCapWithin(
-    outputTokenCap(input.task, input.step, input.facts.pages, pricing),
-    maxCostMicros,
-    predictedInput,
-    (t) => t.input * rates.inputPerMTokUsd + t.output * rates.outputPerMTokUsd,
-  );
-  if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-    throw new ProviderFailure('client', 'gemini: the request would cross the run spend limit (not sent)');
-  }
-  return cap;
+  return firstAnswerCapWithin(input, maxCostMicros, env, {
+    predictTokens,
+    stepCap: outputTokenCap(input.task, input.step, input.facts.pages, pricing),
+    cost: (t) => t.input * rates.inputPerMTokUsd + t.output * rates.outputPerMTokUsd,
+    refuse: (message) => new ProviderFailure('client', `gemini: ${message}`),
+  }).cap;
 }
 
 export type GenAiModule = typeof import('@google/genai');
@@ -110,8 +104,9 @@ export async function send(attempt: Attempt, contents: Content[]): Promise<Gener
 
 /** The parts that carry the document: the text another step read, the PDF inline, or the prepared image inline. */
 export async function documentParts(input: ProviderInput, options: InvokeOptions, deadline: Deadline): Promise<Part[]> {
-  if (input.step === 'analyze' && input.documentText !== undefined) {
-    const text = analyzeText(input.documentText, input.facts.pages);
+  const given = givenText(input);
+  if (given !== undefined) {
+    const text = analyzeText(given, input.facts.pages);
     return [{ text: `Document text (read from the file):\n"""\n${text}\n"""` }];
   }
   if (input.bytes.byteLength === 0) throw new ProviderFailure('unreadable_file', 'gemini: the file is empty');

@@ -10,8 +10,9 @@ import { Deadline, MAX_TIMER_MS } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
 import type { FailureKind, ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin, redact } from '../common.js';
+import { redact } from '../common.js';
 import { apiKeyFor } from '../credentials.js';
+import { repairCapWithin } from '../output-cap.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { failureFromError, MESSAGE_MAX_CHARS, rejectsLogprobs } from './failures.js';
@@ -110,13 +111,14 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     if ('error' in checked) {
       // A repair that could cross the spend limit is skipped: the attempt fails as the repair would have.
       const first = usages.at(-1);
-      const repairCap = outputCapWithin(
+      const repairCap = repairCapWithin(
         cap,
-        invokeOptions.maxCostMicros === undefined ? undefined : invokeOptions.maxCostMicros - usage().costMicros,
-        (first?.inputTokens ?? predictedInput) + (first?.outputTokens ?? cap),
+        invokeOptions.maxCostMicros,
+        usage().costMicros,
+        { input: first?.inputTokens ?? predictedInput, output: first?.outputTokens ?? cap },
         cost,
       );
-      if (repairCap < Math.max(MIN_USEFUL_OUTPUT_TOKENS, first?.outputTokens ?? 0)) {
+      if (repairCap === undefined) {
         throw fail(
           'invalid_output',
           'openai: the answer does not match the result schema; a repair would cross the run spend limit',

@@ -8,22 +8,20 @@
  */
 import { pdfTextLayer } from '../../media/index.js';
 import { usdToMicrosCeil } from '../../money.js';
-import { ProviderFailure, type Step } from '../../task.js';
+import { ProviderFailure } from '../../task.js';
 import { type BatchCodec, batchPrices } from '../batch-codec.js';
+import { givenText } from '../language-model.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
-import type { ProviderInput } from '../types.js';
-import { modelId, pricesFor, SYSTEM_INSTRUCTIONS, taskForStep, usageUsd } from './profile.js';
-import { documentFor, planRequest, strictCompatible } from './request.js';
+import { modelFor, pricesFor, SYSTEM_INSTRUCTIONS, taskForStep, usageUsd } from './profile.js';
+import { documentFor, planRequest, stepSent, strictCompatible } from './request.js';
 import { checkAnswer, responseSchema, shapeOutput } from './response.js';
-
-const stepOf = (input: ProviderInput): Step =>
-  input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
 
 export const openaiBatchCodec: BatchCodec = {
   id: 'openai',
   async line(input, options) {
     const env = options.env ?? process.env;
-    const model = modelId(env);
+    // The adapter's model: a packet page's classification runs on the classification model the estimate priced.
+    const model = modelFor(input.task, env);
     const prices = batchPrices('openai', model, pricesFor(model));
     // The spend limit as the adapter applies it (at list price: the discount only lowers what the answer costs).
     const { step, task, cap } = planRequest(input, options.maxCostMicros, prices, env);
@@ -52,8 +50,9 @@ export const openaiBatchCodec: BatchCodec = {
 
   async parse(body, input, options = {}) {
     const env = options.env ?? process.env;
-    const prices = batchPrices('openai', modelId(env), pricesFor(modelId(env)));
-    const step = stepOf(input);
+    const model = modelFor(input.task, env);
+    const prices = batchPrices('openai', model, pricesFor(model));
+    const step = stepSent(input);
     const parsed = responseSchema.safeParse(body);
     if (!parsed.success) throw new ProviderFailure('invalid_output', 'openai: the batch answer is not a response');
     const response = parsed.data;
@@ -97,13 +96,12 @@ export const openaiBatchCodec: BatchCodec = {
     const checked = checkAnswer(text, task);
     if ('error' in checked) throw fail('invalid_output', `openai: the batch answer does not match the schema`);
     const readText =
-      step === 'analyze' && input.documentText !== undefined
-        ? input.documentText
-        : input.facts.mime === 'application/pdf'
-          ? (await pdfTextLayer(input.bytes, { signal: new AbortController().signal, deadlineMs: Date.now() + 60_000 }))
-              .filter((p) => p !== '')
-              .join('\n\n') || undefined
-          : undefined;
+      givenText(input) ??
+      (input.facts.mime === 'application/pdf'
+        ? (await pdfTextLayer(input.bytes, { signal: new AbortController().signal, deadlineMs: Date.now() + 60_000 }))
+            .filter((p) => p !== '')
+            .join('\n\n') || undefined
+        : undefined);
     return { ...shapeOutput(input.task, step, checked.value, readText), usage };
   },
 };

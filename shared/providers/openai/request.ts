@@ -11,8 +11,9 @@ import type {
 import { hasTextLayer, pdfTextLayer, prepareImage } from '../../media/index.js';
 import type { Step, TaskSpec } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { base64, isPlainObject, MIN_USEFUL_OUTPUT_TOKENS, outputCapWithin } from '../common.js';
-import { textTokenBound } from '../language-model.js';
+import { base64, isPlainObject } from '../common.js';
+import { givenText, textTokenBound } from '../language-model.js';
+import { firstAnswerCapWithin } from '../output-cap.js';
 import { truncateUtf8 } from '../task-prompt.js';
 import type { TokenCounts } from '../tokens.js';
 import type { InvokeOptions, ProviderInput } from '../types.js';
@@ -44,6 +45,11 @@ export interface RequestPlan {
   cost: (tokens: TokenCounts) => number;
 }
 
+/** The step a request runs: an `analyze` step given no text reads the file itself, like `vision`. */
+export function stepSent(input: ProviderInput): Step {
+  return input.step === 'analyze' && givenText(input) === undefined ? 'vision' : input.step;
+}
+
 /**
  * Plans a request as the adapter and the batch line both send it: an `analyze` step without text from an earlier step
  * reads the file itself, like `vision`; the output cap is what the spend limit leaves after the predicted input (at
@@ -55,22 +61,15 @@ export function planRequest(
   prices: ModelPrices,
   env: NodeJS.ProcessEnv,
 ): RequestPlan {
-  const step: Step = input.step === 'analyze' && input.documentText === undefined ? 'vision' : input.step;
+  const step = stepSent(input);
   const task = taskForStep(input.task, step);
   const cost = (tokens: TokenCounts) => predictedTokenCostMicros(tokens, { env });
-  const predictedInput = predictTokens(input.facts, input.task, step, {
-    env,
-    ...(input.documentText !== undefined ? { documentTextChars: input.documentText.length } : {}),
-  }).input;
-  const cap = outputCapWithin(
-    outputTokenCap(input.task, step, input.facts.pages, prices),
-    maxCostMicros,
-    predictedInput,
+  const { cap, predictedInput } = firstAnswerCapWithin({ ...input, step }, maxCostMicros, env, {
+    predictTokens,
+    stepCap: outputTokenCap(input.task, step, input.facts.pages, prices),
     cost,
-  );
-  if (cap < MIN_USEFUL_OUTPUT_TOKENS) {
-    throw new ProviderFailure('client', 'openai: the request would cross the run spend limit (not sent)');
-  }
+    refuse: (message) => new ProviderFailure('client', `openai: ${message}`),
+  });
   return { step, task, predictedInput, cap, cost };
 }
 

@@ -1,6 +1,7 @@
 /**
  * What the language-model providers share (shared/providers/language-model.ts): an `analyze` step's text allowance
- * per page, the text cut to it on a character boundary, the UTF-8 bound on a text's tokens, and the common profile.
+ * per page, the text cut to it on a character boundary, which step is given text, the UTF-8 bound on a text's tokens,
+ * and the common profile.
  */
 
 import type { FileFacts } from '../../../shared/file-facts.js';
@@ -8,6 +9,7 @@ import {
   ANALYZE_TEXT_BYTES_PER_PAGE,
   analyzeText,
   analyzeTextAllowance,
+  givenText,
   languageModelProfile,
   textTokenBound,
 } from '../../../shared/providers/language-model.js';
@@ -25,6 +27,14 @@ test('a text within the allowance is sent whole; a longer one is cut on a charac
   const sent = analyzeText(text, 1);
   expect(sent).toBe('a'.repeat(ANALYZE_TEXT_BYTES_PER_PAGE - 1));
   expect(textTokenBound(sent)).toBeLessThanOrEqual(ANALYZE_TEXT_BYTES_PER_PAGE);
+});
+
+test('only an analyze step is given text: any other step reads the file, whatever text it carries', () => {
+  expect(givenText({ step: 'analyze', documentText: 'Total 12.50' })).toBe('Total 12.50');
+  expect(givenText({ step: 'analyze', documentText: '' })).toBe('');
+  expect(givenText({ step: 'analyze' })).toBeUndefined();
+  expect(givenText({ step: 'vision', documentText: 'Total 12.50' })).toBeUndefined();
+  expect(givenText({ step: 'ocr', documentText: 'Total 12.50' })).toBeUndefined();
 });
 
 test('the token bound is the UTF-8 length: more than the characters for CJK and emoji', () => {
