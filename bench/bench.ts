@@ -28,7 +28,7 @@ import { measurePacketsModel } from './packets-model.js';
 import { alive, descendants } from './procs.js';
 import { measureUsageRead, type UsageReadResult } from './usage-read.js';
 import { measureWebhooks, type WebhooksResult } from './webhooks.js';
-import { measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
+import { type AwsCalls, measureWorkerOverhead, type WorkerOverheadResult } from './worker-overhead.js';
 
 const run = promisify(execFile);
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -543,23 +543,22 @@ function variantTable(r: BundlesResult): string {
 }
 
 function awsCallsTable(worker: WorkerOverheadResult): string {
-  const lines = ['| what | AWS calls per run (count × ms) | AWS time per run |', '| --- | --- | --- |'];
-  const describe = (perRun: Record<string, { calls: number; ms: number }>) =>
-    Object.entries(perRun)
+  // Bytes and CPU time move only when the work does; wall times also move with the machine's load.
+  const lines = [
+    '| what | AWS calls per run (count × ms) | AWS time per run | bytes sent / received per run | CPU per run: this process (median) / DynamoDB Local / rest of the machine |',
+    '| --- | --- | --- | --- | --- |',
+  ];
+  const describe = (calls: AwsCalls) =>
+    `${Object.entries(calls.perRun)
       .map(([name, v]) => `${name.replace(/Command$/, '')} ${v.calls}× ${v.ms} ms`)
-      .join(', ');
+      .join(', ')} | ${calls.totalMsPerRun} ms | ${calls.bytesOutPerRun} / ${calls.bytesInPerRun}`;
   for (const c of worker.overhead) {
-    lines.push(
-      `| processRun, ${c.label} (fake provider) | ${describe(c.awsCalls.perRun)} | ${c.awsCalls.totalMsPerRun} ms |`,
-    );
+    const cpu = `${c.cpuMs.processMedian} / ${c.cpuMs.dynamoDbLocalMean} / ${c.cpuMs.otherMean} ms`;
+    lines.push(`| processRun, ${c.label} (fake provider) | ${describe(c.awsCalls)} | ${cpu} |`);
   }
-  lines.push(
-    `| createRun core, receipt.png | ${describe(worker.createRunCore.awsCalls.perRun)} | ${worker.createRunCore.awsCalls.totalMsPerRun} ms |`,
-  );
+  lines.push(`| createRun core, receipt.png | ${describe(worker.createRunCore.awsCalls)} | — |`);
   const cc = worker.createRunCoreConcurrent;
-  lines.push(
-    `| createRun core, receipt.png, ${cc.concurrency} in flight | ${describe(cc.awsCalls.perRun)} | ${cc.awsCalls.totalMsPerRun} ms |`,
-  );
+  lines.push(`| createRun core, receipt.png, ${cc.concurrency} in flight | ${describe(cc.awsCalls)} | — |`);
   return lines.join('\n');
 }
 

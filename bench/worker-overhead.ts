@@ -1,9 +1,8 @@
 /**
  * Worker overhead, in process against DynamoDB Local and fauxqs: runs created with the create-run core and processed by
  * calling `processRun` directly, with a fake provider whose own time is subtracted; every AWS call is timed.
- * docs/decisions.md#worker-overhead-benchmark describes each figure.
- * Over 400 lines: one phase sharing one emulator set-up and one AWS-call recorder across its four measurements
- * (overhead, real provider, create-run core alone and concurrent); split, each would repeat the set-up.
+ * docs/decisions.md#worker-overhead-benchmark describes each figure. Each overhead case also records the CPU time
+ * of this process and of DynamoDB Local per run: unlike wall times, other work on the machine barely moves them.
  */
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -23,83 +22,12 @@ import { presignUpload } from '../shared/runs/presign.js';
 import { getRun } from '../shared/store/runs.js';
 import { ensureTenant } from '../shared/store/tenants.js';
 import { processRun } from '../shared/worker/process-run.js';
+import { type AwsCalls, type CallRecord, perRun, recordAwsCalls } from './aws-recorder.js';
+import { descendants, machineBusyCpuMs, processCpuMs } from './procs.js';
 import { median, round, type Summary, summarize } from './stats.js';
+import { CASES, type FileCase, WORKER_TENANT } from './worker-cases.js';
 
-export const WORKER_TENANT = 'bench';
-
-interface FileCase {
-  id: 'image' | 'image-model' | 'pdf';
-  file: string;
-  /** How the row names the case. */
-  label: string;
-  /**
-   * The words the fake's answer carries: `local` the real local provider's (recorded in the first, unmeasured run:
-   * tesseract's boxes, so grounding needs no OCR), `none` a language model's (the worker OCRs the page for evidence).
-   */
-  words: 'local' | 'none';
-  /** Pages of the file (1 for an image): the overhead is also reported per page. */
-  pages: number;
-  body: Record<string, unknown>;
-  fake: ProviderOutput;
-}
-
-const RECEIPT_TEXT = [
-  'ACME HARDWARE',
-  'Date: 2026-11-02',
-  'Invoice Number: INV-1042',
-  'Subtotal: 38.50',
-  'Tax: 4.00',
-  'Total: 42.50',
-  'Thank you',
-].join('\n');
-
-const RECEIPT_ANSWER: ProviderOutput = {
-  result: { merchant: 'ACME HARDWARE', date: '2026-11-02', subtotal: 38.5, tax: 4, total: 42.5, currency: null },
-  documentText: RECEIPT_TEXT,
-  nativeConfidence: 0.9,
-  usage: { billableUnits: 1, costMicros: 200 },
-};
-
-const CASES: FileCase[] = [
-  {
-    id: 'image',
-    file: 'receipt.png',
-    label: "receipt.png, the local provider's answer with its words",
-    words: 'local',
-    pages: 1,
-    body: { prompt: 'Extract the receipt', schemaId: 'receipt' },
-    fake: RECEIPT_ANSWER,
-  },
-  {
-    id: 'image-model',
-    file: 'receipt.png',
-    label: "receipt.png, a language model's answer (no words: the image is OCR'd for evidence)",
-    words: 'none',
-    pages: 1,
-    body: { prompt: 'Extract the receipt', schemaId: 'receipt' },
-    fake: RECEIPT_ANSWER,
-  },
-  {
-    id: 'pdf',
-    file: 'twenty-pages.pdf',
-    label: 'twenty-pages.pdf',
-    words: 'none',
-    pages: 20,
-    body: { prompt: 'Summarise the document', outputFormat: 'text' },
-    fake: {
-      result: { text: 'Twenty pages, a paragraph each.' },
-      documentText: 'Twenty pages, a paragraph each.',
-      nativeConfidence: 0.99,
-      usage: { billableUnits: 20, costMicros: 200 },
-    },
-  },
-];
-
-export interface AwsCalls {
-  /** Calls per command name, summed over the measured runs and divided by the number of runs. */
-  perRun: Record<string, { calls: number; ms: number }>;
-  totalMsPerRun: number;
-}
+export type { AwsCalls } from './aws-recorder.js';
 
 export interface OverheadCase {
   file: string;
@@ -116,6 +44,11 @@ export interface OverheadCase {
   /** overheadMedianMs ÷ pages: the worker's own cost per page of a text-layer PDF. */
   overheadPerPageMedianMs: number;
   awsCalls: AwsCalls;
+  /**
+   * CPU time per measured run: this process's (worker code, AWS SDK, fauxqs's S3 and SQS) median, DynamoDB Local's
+   * JVM mean (its /proc figures move in 10 ms ticks), and the rest of the machine's mean (other work competing).
+   */
+  cpuMs: { processMedian: number; dynamoDbLocalMean: number; otherMean: number };
   /** Runs whose outcome was not `settled` + `completed` (should be none). */
   unexpected: string[];
 }
@@ -172,8 +105,11 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
   const emulatorStartMs = round(performance.now() - t0);
   options.log(`  emulators up in ${emulatorStartMs} ms`);
   let shutdownProvider: (() => Promise<void>) | undefined;
-  const realFetch = globalThis.fetch;
+  let recorder: ReturnType<typeof recordAwsCalls> | undefined;
   try {
+    // This phase's DynamoDB Local: the JVM among this process's children (the latency phase's stack has stopped).
+    const jvmPids = (await descendants(process.pid)).filter((p) => p.comm === 'java').map((p) => p.pid);
+    const dynamoDbLocalCpuMs = async () => (await Promise.all(jvmPids.map(processCpuMs))).reduce((a, b) => a + b, 0);
     process.env.AWS_ENDPOINT_URL_DYNAMODB = emulators.endpoints.dynamodb;
     process.env.AWS_ENDPOINT_URL_S3 = emulators.endpoints.s3;
     process.env.AWS_ENDPOINT_URL_SQS = emulators.endpoints.sqs;
@@ -186,69 +122,10 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
     process.env[runQueue.envVar] = names.queueUrl;
     shutdownProvider = shutdownLocalProvider;
 
-    // Times every AWS call made through the shared clients (the document client shares the DynamoDB client's stack),
-    // and the S3 requests the API handlers send with fetch through presigned addresses (shared/aws/s3-urls.ts).
-    let calls = new Map<string, { calls: number; ms: number }>();
-    const record = (name: string, started: number): void => {
-      const entry = calls.get(name) ?? { calls: 0, ms: 0 };
-      entry.calls += 1;
-      entry.ms += performance.now() - started;
-      calls.set(name, entry);
-    };
-    type Next = (args: unknown) => Promise<unknown>;
-    type Stack = {
-      add(
-        middleware: (next: Next, context: { commandName?: string }) => Next,
-        options: { step: 'initialize'; name: string; override: boolean },
-      ): void;
-    };
-    for (const client of [ddb, s3(), sqs] as unknown as { middlewareStack: Stack }[]) {
-      client.middlewareStack.add(
-        (next, context) => async (args) => {
-          const started = performance.now();
-          try {
-            return await next(args);
-          } finally {
-            record(String(context.commandName ?? 'unknown'), started);
-          }
-        },
-        { step: 'initialize', name: 'benchTiming', override: true },
-      );
-    }
-    const PRESIGNED_NAMES: Record<string, string> = { GET: 'GetObject', HEAD: 'HeadObject', PUT: 'PutObject' };
-    globalThis.fetch = async (input, init) => {
-      const url = input instanceof Request ? input.url : String(input);
-      if (!url.startsWith(emulators.endpoints.s3)) return realFetch(input, init);
-      const started = performance.now();
-      try {
-        return await realFetch(input, init);
-      } finally {
-        record(`${PRESIGNED_NAMES[init?.method ?? 'GET'] ?? init?.method} (presigned)`, started);
-      }
-    };
-    /** Returns the calls recorded since the last take and starts a new record. */
-    const takeCalls = (): Map<string, { calls: number; ms: number }> => {
-      const taken = calls;
-      calls = new Map();
-      return taken;
-    };
-    const perRun = (records: Map<string, { calls: number; ms: number }>[]): AwsCalls => {
-      const sum = new Map<string, { calls: number; ms: number }>();
-      for (const record of records) {
-        for (const [name, v] of record) {
-          const e = sum.get(name) ?? { calls: 0, ms: 0 };
-          sum.set(name, { calls: e.calls + v.calls, ms: e.ms + v.ms });
-        }
-      }
-      const n = Math.max(1, records.length);
-      const out: AwsCalls['perRun'] = {};
-      let total = 0;
-      for (const [name, v] of sum) {
-        out[name] = { calls: round(v.calls / n, 2), ms: round(v.ms / n, 2) };
-        total += v.ms;
-      }
-      return { perRun: out, totalMsPerRun: round(total / n, 2) };
-    };
+    // Every AWS call made through the shared clients (the document client shares the DynamoDB client's stack), and
+    // the S3 requests the API handlers send with fetch through presigned addresses (shared/aws/s3-urls.ts).
+    recorder = recordAwsCalls([ddb, s3(), sqs], { s3Endpoint: emulators.endpoints.s3 });
+    const takeCalls = recorder.take;
 
     await ensureTenant(WORKER_TENANT);
     const uploads = new Map<string, string>();
@@ -265,7 +142,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
     }
 
     const createTimes: number[] = [];
-    const createCalls: Map<string, { calls: number; ms: number }>[] = [];
+    const createCalls: CallRecord[] = [];
     const create = async (c: FileCase, timed: boolean): Promise<string> => {
       const body = createRunRequest.parse({ uploadId: uploads.get(c.file), ...c.body });
       takeCalls();
@@ -303,7 +180,8 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       };
       const walls: number[] = [];
       const providers: number[] = [];
-      const processCalls: Map<string, { calls: number; ms: number }>[] = [];
+      const processCalls: CallRecord[] = [];
+      const cpu = { process: [] as number[], dynamoDbLocal: 0, machine: 0 };
       const unexpected: string[] = [];
       for (let i = 0; i < options.warmup + options.runs; i++) {
         const measured = i >= options.warmup;
@@ -311,11 +189,18 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
         const jobId = await create(c, measured && c.id === 'image');
         providerMs = 0;
         takeCalls();
+        const [jvm0, machine0] = [await dynamoDbLocalCpuMs(), await machineBusyCpuMs()];
+        const cpu0 = process.cpuUsage();
         const started = performance.now();
         const outcome = await processRun(jobId, { adapters: { local: fake }, ...processOptions });
         const wall = performance.now() - started;
+        const used = process.cpuUsage(cpu0);
+        const [jvm1, machine1] = [await dynamoDbLocalCpuMs(), await machineBusyCpuMs()];
         const record = takeCalls();
         if (!measured) continue;
+        cpu.process.push((used.user + used.system) / 1000);
+        cpu.dynamoDbLocal += jvm1 - jvm0;
+        cpu.machine += machine1 - machine0;
         walls.push(wall);
         providers.push(providerMs);
         processCalls.push(record);
@@ -335,11 +220,18 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
         overheadMedianMs: round(median(overheads)),
         overheadPerPageMedianMs: round(median(overheads) / c.pages, 2),
         awsCalls: perRun(processCalls),
+        cpuMs: {
+          processMedian: round(median(cpu.process)),
+          dynamoDbLocalMean: round(cpu.dynamoDbLocal / options.runs),
+          otherMean: round((cpu.machine - cpu.dynamoDbLocal - cpu.process.reduce((a, b) => a + b, 0)) / options.runs),
+        },
         unexpected,
       });
       options.log(
         `  overhead ${c.file}: median ${round(median(overheads))} ms (${JSON.stringify(summarize(overheads))})`,
       );
+      const done = overhead.at(-1);
+      options.log(`  CPU per run ${c.file}: ${JSON.stringify(done?.cpuMs)}`);
     }
 
     // --- create-run core at concurrency, nothing else running (information) -----------------------------------
@@ -359,12 +251,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       }),
     );
     const concurrentWallMs = performance.now() - concurrentStarted;
-    const concurrentCalls = perRun([takeCalls()]);
-    for (const v of Object.values(concurrentCalls.perRun)) {
-      v.calls = round(v.calls / Math.max(1, concurrentSamples.length), 2);
-      v.ms = round(v.ms / Math.max(1, concurrentSamples.length), 2);
-    }
-    concurrentCalls.totalMsPerRun = round(concurrentCalls.totalMsPerRun / Math.max(1, concurrentSamples.length), 2);
+    const concurrentCalls = perRun([takeCalls()], concurrentSamples.length);
     const createRunCoreConcurrent = {
       concurrency: options.concurrency,
       runs: concurrentSamples.length,
@@ -436,7 +323,7 @@ export async function measureWorkerOverhead(options: Options): Promise<WorkerOve
       createRunCoreConcurrent,
     };
   } finally {
-    globalThis.fetch = realFetch;
+    recorder?.stop();
     await shutdownProvider?.();
     await emulators.stop();
     for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
