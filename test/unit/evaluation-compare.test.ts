@@ -106,6 +106,9 @@ describe('dates: the same calendar day in several conventions', () => {
         const other = new Date(Date.UTC(date.y, date.m - 1, date.d + shift));
         const later = { y: other.getUTCFullYear(), m: other.getUTCMonth() + 1, d: other.getUTCDate() };
         if (later.y > 2068 || later.d > 28) return true;
+        // The day and month swapped: 11/06/1970 read month first is 6 November. An ambiguous date beside one that
+        // shows no order (ISO) may be read either way (the test above), so this pair is no counterexample.
+        if (later.y === date.y && later.m === date.d && later.d === date.m) return true;
         const a = dayFirstRenderings(date)[i % 12] as string;
         const b = dayFirstRenderings(later)[j % 12] as string;
         return compareValue('date', a, b).outcome === 'wrong' && compareValue('date', b, a).outcome === 'wrong';
