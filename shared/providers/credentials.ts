@@ -7,6 +7,7 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ENV } from '../infra/env.js';
+import { ProviderFailure } from '../task.js';
 
 export const API_KEY_VARIABLES = {
   openai: 'OPENAI_API_KEY',
@@ -55,6 +56,27 @@ export async function apiKeyFor(
     });
   }
   return (await secretValues)[variable];
+}
+
+/**
+ * The key `read` returns (usually `apiKeyFor`), or the attempt's failure: `auth` when none is configured (the operator
+ * must act), `server` when the secret store could not be read (throttling, network: transient, so the plan moves on
+ * and a later run may succeed). Every language-model adapter reads its key through this.
+ */
+export async function requiredApiKey(
+  provider: KeyedProvider,
+  read: () => Promise<string | undefined>,
+): Promise<string> {
+  let key: string | undefined;
+  try {
+    key = await read();
+  } catch (error: unknown) {
+    if (error instanceof ProviderFailure) throw error;
+    const why = error instanceof Error ? error.name : 'error';
+    throw new ProviderFailure('server', `${provider}: the API key secret could not be read (${why})`, { cause: error });
+  }
+  if (!key) throw new ProviderFailure('auth', `${API_KEY_VARIABLES[provider]} is not configured`);
+  return key;
 }
 
 export { hasAwsCredentials } from './aws-credentials.js';

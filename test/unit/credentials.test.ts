@@ -7,7 +7,19 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { jest } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
-import { apiKeyFor, resetCredentialCache, SECRET_TTL_MS } from '../../shared/providers/credentials.js';
+import { createAnthropicProvider } from '../../shared/providers/anthropic/adapter.js';
+import {
+  apiKeyFor,
+  type KeyedProvider,
+  requiredApiKey,
+  resetCredentialCache,
+  SECRET_TTL_MS,
+} from '../../shared/providers/credentials.js';
+import { createGeminiProvider } from '../../shared/providers/gemini/adapter.js';
+import { createOpenAIProvider } from '../../shared/providers/openai/adapter.js';
+import type { ProviderAdapter } from '../../shared/providers/types.js';
+import { ProviderFailure } from '../../shared/task.js';
+import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 
 const secrets = mockClient(SecretsManagerClient);
 const ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:vision-providers-AbCdEf';
@@ -65,4 +77,68 @@ test('a failed read is not cached: the next call reads again', async () => {
 test('without a secret or a variable there is no key', async () => {
   expect(await apiKeyFor('openai', {})).toBeUndefined();
   expect(secrets).not.toHaveReceivedCommand(GetSecretValueCommand);
+});
+
+describe('requiredApiKey: what an adapter makes of the key it reads', () => {
+  test('a configured key is returned', async () => {
+    expect(await requiredApiKey('gemini', async () => 'g-key')).toBe('g-key');
+  });
+
+  test('no key is `auth`, naming the variable to set', async () => {
+    const failure = await requiredApiKey('openai', async () => undefined).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ProviderFailure);
+    expect((failure as ProviderFailure).kind).toBe('auth');
+    expect((failure as ProviderFailure).message).toBe('OPENAI_API_KEY is not configured');
+  });
+
+  test('a secret store that cannot be read is `server` (transient), not a missing key', async () => {
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+    const failure = await requiredApiKey('anthropic', () => Promise.reject(throttled)).catch((e: unknown) => e);
+    expect((failure as ProviderFailure).kind).toBe('server');
+    expect((failure as ProviderFailure).message).toContain('ThrottlingException');
+  });
+});
+
+describe('every keyed adapter: an unreadable secret is `server`, no key is `auth`, and nothing is sent', () => {
+  let server: FakeServer;
+  beforeAll(async () => {
+    server = await startFakeServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const adapters: Record<KeyedProvider, (env: NodeJS.ProcessEnv) => ProviderAdapter> = {
+    openai: (e) => createOpenAIProvider({ env: { ...e, OPENAI_BASE_URL: server.url } }),
+    anthropic: (e) => createAnthropicProvider({ env: { ...e, ANTHROPIC_BASE_URL: server.url } }),
+    gemini: (e) => createGeminiProvider({ env: { ...e, GEMINI_BASE_URL: server.url } }),
+  };
+  const input = {
+    bytes: new Uint8Array([0x89, 0x50, 0x4e, 0x47]),
+    facts: { mime: 'image/png' as const, kind: 'image' as const, sizeBytes: 4, pages: 1, width: 10, height: 10 },
+    task: {
+      prompt: 'Read the receipt.',
+      outputFormat: 'text' as const,
+      fields: null,
+      schemaId: null,
+      schemaLabel: null,
+      promptScaffold: null,
+    },
+    step: 'vision' as const,
+  };
+  const failureOf = (adapter: ProviderAdapter) =>
+    adapter
+      .invoke(input, { signal: new AbortController().signal, deadlineMs: Date.now() + 10_000 })
+      .then(() => undefined)
+      .catch((e: unknown) => e as ProviderFailure);
+
+  test.each(Object.keys(adapters) as KeyedProvider[])('%s', async (provider) => {
+    secrets.on(GetSecretValueCommand).rejects(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }));
+    expect((await failureOf(adapters[provider](env)))?.kind).toBe('server');
+    secrets.reset();
+    resetCredentialCache();
+    secrets.on(GetSecretValueCommand).resolves({ SecretString: '{}' });
+    expect((await failureOf(adapters[provider](env)))?.kind).toBe('auth');
+    expect(server.requests).toHaveLength(0);
+  });
 });

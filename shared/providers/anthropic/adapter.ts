@@ -9,7 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages/messages.js';
 import type { Step } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { apiKeyFor } from '../credentials.js';
+import { apiKeyFor, requiredApiKey } from '../credentials.js';
 import { repairCapWithin } from '../output-cap.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
 import { Attempt, LABEL, toFailure } from './failures.js';
@@ -40,24 +40,6 @@ function clientFor(apiKey: string, baseURL: string | undefined): Anthropic {
   return client;
 }
 
-async function resolveKey(
-  source: () => Promise<string | undefined>,
-  attempt: (key: string | undefined) => Attempt,
-): Promise<string> {
-  let key: string | undefined;
-  try {
-    key = await source();
-  } catch (error) {
-    // The secret store failing (throttling, network) is transient, not a missing credential.
-    throw attempt(undefined).fail(
-      'server',
-      `could not read the API key secret: ${error instanceof Error ? error.name : 'error'}`,
-    );
-  }
-  if (!key) throw attempt(undefined).fail('auth', 'no API key configured (ANTHROPIC_API_KEY or PROVIDER_SECRET_ARN)');
-  return key;
-}
-
 /** Creates the adapter; `options` replace the environment and key source (tests). */
 export function createAnthropicProvider(options: AnthropicProviderOptions = {}): ProviderAdapter {
   const envOf = (): NodeJS.ProcessEnv => options.env ?? process.env;
@@ -73,9 +55,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     if (!prices) {
       throw new ProviderFailure('client', `${LABEL}: model ${model} has no prices in anthropic/pricing.json`);
     }
-    const blank = (key: string | undefined) => new Attempt(prices, billableUnits, key, invokeOptions);
-    const apiKey = await resolveKey(keySource, blank);
-    const attempt = blank(apiKey);
+    const apiKey = await requiredApiKey('anthropic', keySource);
+    const attempt = new Attempt(prices, billableUnits, apiKey, invokeOptions);
     attempt.remainingMs('preparing the request');
 
     const client = clientFor(apiKey, env.ANTHROPIC_BASE_URL?.trim() || undefined);

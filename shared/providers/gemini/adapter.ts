@@ -8,7 +8,7 @@ import type { Content, GenerateContentResponse } from '@google/genai';
 import { Deadline } from '../../media/index.js';
 import type { ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
-import { apiKeyFor } from '../credentials.js';
+import { apiKeyFor, requiredApiKey } from '../credentials.js';
 import { givenText } from '../language-model.js';
 import { repairCapWithin } from '../output-cap.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
@@ -28,19 +28,6 @@ import {
 } from './profile.js';
 import { type Attempt, documentParts, firstAnswerCap, loadGenAi, send } from './request.js';
 import { countsOf, cutWhy, isCut, judge, type ReportedTokens, readAnswer, shapeAnswer } from './response.js';
-
-/** The API key, or an `auth` failure when none is configured or the secret cannot be read. */
-async function readApiKey(env: NodeJS.ProcessEnv, deadline: Deadline): Promise<string> {
-  let key: string | undefined;
-  try {
-    key = await deadline.race(apiKeyFor('gemini', env), 'reading the API key');
-  } catch (error) {
-    if (error instanceof ProviderFailure) throw error;
-    throw new ProviderFailure('auth', 'gemini: the API key could not be read from the provider secret');
-  }
-  if (!key) throw new ProviderFailure('auth', 'gemini: no API key (set GEMINI_API_KEY or PROVIDER_SECRET_ARN)');
-  return key;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The adapter
@@ -70,7 +57,10 @@ export function createGeminiProvider(options: GeminiProviderOptions = {}): Provi
       throw new ProviderFailure('client', `gemini: model "${model}" has no price in pricing.json (priced: ${known})`);
     }
     const rates = ratesAt(pricing, now());
-    const apiKey = await readApiKey(env, deadline);
+    const apiKey = await deadline.race(
+      requiredApiKey('gemini', () => apiKeyFor('gemini', env)),
+      'reading the API key',
+    );
     const task = taskForStep(input.task, input.step);
     const json = task.outputFormat === 'json';
     const schema = resultJsonSchema(task);

@@ -11,7 +11,7 @@ import { usdToMicrosCeil } from '../../money.js';
 import type { FailureKind, ProviderUsage } from '../../task.js';
 import { ProviderFailure } from '../../task.js';
 import { redact } from '../common.js';
-import { apiKeyFor } from '../credentials.js';
+import { apiKeyFor, requiredApiKey } from '../credentials.js';
 import { repairCapWithin } from '../output-cap.js';
 import { buildInstruction, resultJsonSchema } from '../task-prompt.js';
 import type { InvokeOptions, ProviderAdapter, ProviderInput, ProviderOutput } from '../types.js';
@@ -20,19 +20,6 @@ import { modelFor, pricesFor, type TokenUsage, usageUsd } from './profile.js';
 import { documentFor, firstMessages, planRequest, repairMessages, requestBody } from './request.js';
 import { type Answer, checkAnswer, readResponse, shapeOutput } from './response.js';
 import { confidenceFromLogprobs, valueConfidences } from './value-confidence.js';
-
-async function readApiKey(env: NodeJS.ProcessEnv): Promise<string> {
-  let key: string | undefined;
-  try {
-    key = await apiKeyFor('openai', env);
-  } catch (error) {
-    throw new ProviderFailure('server', 'openai: the API key could not be read from Secrets Manager', {
-      cause: error,
-    });
-  }
-  if (!key) throw new ProviderFailure('auth', 'OPENAI_API_KEY is not configured');
-  return key;
-}
 
 /** Settings of one adapter instance. */
 export interface OpenAIProviderOptions {
@@ -54,7 +41,7 @@ export function createOpenAIProvider(options: OpenAIProviderOptions = {}): Provi
     if (!prices) {
       throw new ProviderFailure('client', `openai: model "${model}" has no prices in providers/openai/pricing.json`);
     }
-    const apiKey = await readApiKey(env);
+    const apiKey = await requiredApiKey('openai', () => apiKeyFor('openai', env));
 
     // The step, its task and the output cap within the spend limit (throws, sending nothing, when it leaves too little).
     const { step, task, predictedInput, cap, cost } = planRequest(input, invokeOptions.maxCostMicros, prices, env);

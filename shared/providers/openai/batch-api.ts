@@ -3,21 +3,14 @@
  * lines), POST /v1/batches (window 24h), GET /v1/batches/{id}, and the output and error files. Plain fetch and the
  * key alone: the batcher's bundle carries no SDK and no media code (test/infra/bundle-contents.test.ts).
  */
-import { ProviderFailure } from '../../task.js';
 import type { BatchApi, BatchItemResult } from '../batch-codec.js';
-import { apiKeyFor } from '../credentials.js';
-
-async function readApiKey(env: NodeJS.ProcessEnv): Promise<string> {
-  const key = await apiKeyFor('openai', env);
-  if (!key) throw new ProviderFailure('auth', 'OPENAI_API_KEY is not configured');
-  return key;
-}
+import { apiKeyFor, requiredApiKey } from '../credentials.js';
 
 /** OpenAI's Batch API at OPENAI_BASE_URL (default https://api.openai.com/v1). */
 export function openaiBatchApi(env: NodeJS.ProcessEnv = process.env): BatchApi {
   const base = () => (env.OPENAI_BASE_URL || 'https://api.openai.com/v1').replace(/\/$/, '');
   const call = async (path: string, init: RequestInit = {}): Promise<Response> => {
-    const key = await readApiKey(env);
+    const key = await requiredApiKey('openai', () => apiKeyFor('openai', env));
     const response = await fetch(`${base()}${path}`, {
       ...init,
       headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) },
