@@ -12,7 +12,8 @@ import { s3Storage } from '../../bench/batch-fakes-s3.js';
 import { batchSettings } from '../../shared/infra/resources.js';
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { type BatchLaneClient, batchLaneClient, micros, type Run } from './batch-lane-client.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_batch_bedrock_tenant_0123456789abcdef';
 const TENANT = 'batchbedrock';
@@ -60,7 +61,7 @@ describe('Bedrock batch inference on the local stack', () => {
           ? converse()
           : { status: 404, json: { message: `unexpected ${req.method} ${req.path}` } },
     });
-    stack = await startStack({
+    stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
       VISION_PROVIDERS: 'bedrock,local',
       BEDROCK_MODEL_ID: MODEL,
