@@ -7,7 +7,8 @@
  * Not to undo: the signal handlers are installed before anything starts and the port is checked before the emulators
  * start, so Ctrl-C / SIGTERM at any moment, the end of the process that started it, a busy port or DynamoDB Local
  * dying ends everything this process started (the Java process included) within 5 s, with one line saying why
- * (scripts/local/stopping.ts).
+ * (scripts/local/stopping.ts). The service's own modules (scripts/local/service.ts) are imported only once the port
+ * is checked, and load while DynamoDB Local's JVM starts.
  * Over 400 lines: the local stack's start-up is one sequence (emulators, resources, keys, handlers, runners, shutdown)
  * whose order matters; its pieces live in scripts/local/.
  */
@@ -16,9 +17,6 @@ import { createServer } from 'node:net';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 // Namespace import: zod 4's named `z` object defeats tree-shaking and drags every locale into each bundle.
 import * as z from 'zod';
-import { enqueueRun, hideMessage, jobIdOf } from '../shared/aws/run-message.js';
-import { batchApis } from '../shared/batching/apis.js';
-import { runBatcher } from '../shared/batching/batcher.js';
 import { config } from '../shared/config.js';
 import { ENV } from '../shared/infra/env.js';
 import {
@@ -35,12 +33,6 @@ import {
 } from '../shared/infra/resources.js';
 import { gatewaySettings, routes } from '../shared/infra/routes.js';
 import { log, setLogSink } from '../shared/log.js';
-import { adapters } from '../shared/providers/adapters.js';
-import { shutdownLocalProvider } from '../shared/providers/local/local-provider.js';
-import { claimRun, getRun } from '../shared/store/runs.js';
-import { createApiKey, ensureTenant, findActiveKey } from '../shared/store/tenants.js';
-import { holderId } from '../shared/worker/heartbeat.js';
-import { DEFAULT_RECONCILE_OPTIONS, reconcileRuns } from '../shared/worker/reconcile.js';
 import { banner, shownDir } from './local/banner.js';
 import { captureForeignOutput, createConsoleSink, logFormat, type Writers } from './local/console.js';
 import {
@@ -215,6 +207,10 @@ async function main(): Promise<void> {
     process.env.VISION_DISABLE_IAM_PROVIDERS ??= 'true';
   }
 
+  // The service's own modules load while the emulators start (scripts/local/service.ts says why); a failure to load
+  // them is thrown where they are awaited.
+  const loadingService = import('./local/service.js');
+  loadingService.catch(() => {});
   const emulators = await startEmulators({
     ...(dataDir ? { data: { dynamodb: dataDir.dynamodb, s3: dataDir.s3 } } : {}),
     onUnexpectedExit: (how) => {
@@ -247,6 +243,23 @@ async function main(): Promise<void> {
   // reads and writes this stack's S3 itself, so the role Bedrock would assume is a name only, never used with AWS.
   if (process.env.AWS_ENDPOINT_URL_BEDROCK) process.env[bedrockBatch.roleEnvVar] ??= LOCAL_BEDROCK_BATCH_ROLE;
 
+  const {
+    adapters,
+    batchApis,
+    claimRun,
+    createApiKey,
+    DEFAULT_RECONCILE_OPTIONS,
+    enqueueRun,
+    ensureTenant,
+    findActiveKey,
+    getRun,
+    hideMessage,
+    holderId,
+    jobIdOf,
+    reconcileRuns,
+    runBatcher,
+    shutdownLocalProvider,
+  } = await loadingService;
   for (const { tenantId, key } of devKeys) {
     await ensureTenant(tenantId);
     if (!(await findActiveKey(key))) await createApiKey(tenantId, { key, label: 'dev' });

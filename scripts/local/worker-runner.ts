@@ -2,6 +2,9 @@
  * Drives the worker from the queue the way Lambda's SQS event source mapping does: long-poll batches, invoke the
  * handler, delete the messages that succeeded, and leave the reported failures to reappear after the visibility
  * timeout (the queue's redrive policy moves them to the DLQ after maxReceiveCount).
+ * Not to undo: receives wait up to 20 s, as the event source mapping's do, and stopping aborts them. fauxqs answers a
+ * waiting receive the moment a message is sent or becomes visible again, so the wait costs no latency; polling every
+ * second instead kept an idle stack busy (a dozen pollers: ~6 % of a core, docs/decisions.md "The integration suite").
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -19,6 +22,9 @@ export interface WorkerRunnerOptions {
   concurrency: number;
 }
 
+/** SQS's longest receive wait, the one Lambda's event source mapping uses. */
+const RECEIVE_WAIT_SECONDS = 20;
+
 export interface WorkerRunner {
   /**
    * Stops receiving, and waits up to `graceMs` for the invocations in flight; resolves with how many are still running
@@ -31,6 +37,8 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
   let running = true;
   let inFlight = 0;
+  /** Ends the receives waiting at stop. */
+  const stopped = new AbortController();
 
   async function poll(): Promise<void> {
     while (running) {
@@ -39,9 +47,10 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
             MaxNumberOfMessages: options.batchSize,
-            WaitTimeSeconds: 1,
+            WaitTimeSeconds: RECEIVE_WAIT_SECONDS,
             MessageSystemAttributeNames: ['All'],
           }),
+          { abortSignal: stopped.signal },
         );
         const messages = received.Messages ?? [];
         if (messages.length === 0) continue;
@@ -100,6 +109,7 @@ export function startWorkerRunner(options: WorkerRunnerOptions): WorkerRunner {
   return {
     stop: async (graceMs = Number.POSITIVE_INFINITY) => {
       running = false;
+      stopped.abort();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const grace = new Promise<void>((resolve) => {
         if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);

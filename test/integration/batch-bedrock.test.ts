@@ -12,7 +12,8 @@ import { s3Storage } from '../../bench/batch-fakes-s3.js';
 import { batchSettings } from '../../shared/infra/resources.js';
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { type BatchLaneClient, batchLaneClient, micros, type Run } from './batch-lane-client.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_batch_bedrock_tenant_0123456789abcdef';
 const TENANT = 'batchbedrock';
@@ -60,7 +61,7 @@ describe('Bedrock batch inference on the local stack', () => {
           ? converse()
           : { status: 404, json: { message: `unexpected ${req.method} ${req.path}` } },
     });
-    stack = await startStack({
+    stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
       VISION_PROVIDERS: 'bedrock,local',
       BEDROCK_MODEL_ID: MODEL,
@@ -147,7 +148,10 @@ describe('Bedrock batch inference on the local stack', () => {
     expect(String(sent.roleArn)).toMatch(/^arn:aws:iam::\d{12}:role\//);
 
     fakes.configure({ pollsBeforeEnd: 0, expire: true, doneBeforeExpiry: MIN_RECORDS - 2 });
-    const done = await Promise.all(runs.map((r) => client.final(r.jobId, 180_000)));
+    // One run polled at a time: by the time the first is final most others are, and a hundred pollers at once (400
+    // requests a second) would take the stack's CPU from the worker they wait for.
+    const done: Run[] = [];
+    for (const run of runs) done.push(await client.final(run.jobId, 180_000));
     const byPath = (path: string) =>
       done.filter((r) => JSON.stringify(r.attempts?.map((a) => [a.provider, a.outcome, a.failure ?? null])) === path);
     const answered = byPath(JSON.stringify([['bedrock', 'succeeded', null]]));

@@ -17,7 +17,8 @@ import { openaiAnswer } from '../support/openai-answers.js';
 import { packetModel } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
 import { type BatchLaneClient, batchLaneClient, micros, type Run } from './batch-lane-client.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_batch_chunks_tenant_0123456789abcd';
 const TENANT = 'batchchunks';
@@ -53,7 +54,7 @@ describe('batch runs in page chunks on the local stack', () => {
           ? openaiAnswer({ text: 'Transcribed' }, USAGE, { model: 'gpt-5.4-mini-2026-03-17' })
           : { status: 404, json: { error: { message: `unexpected ${req.method} ${req.path}` } } },
     });
-    stack = await startStack({
+    stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'sk-test-batch-chunks-0123456789',

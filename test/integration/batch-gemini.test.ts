@@ -13,7 +13,7 @@ import { type BatchFakes, type ItemOutcome, startBatchFakes } from '../../bench/
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { geminiPricing, tokenCostMicros } from '../../shared/providers/gemini/profile.js';
 import { batchLaneClient, micros, type Run } from './batch-lane-client.js';
-import { startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
 
 const KEY = 'vk_batch_gemini_tenant_0123456789abcdef';
 const TENANT = 'batchgemini';
@@ -50,7 +50,7 @@ async function start(extra: Record<string, string> = {}) {
         ? generateContent()
         : { status: 404, json: { error: { message: `unexpected ${req.method} ${req.path}` } } },
   });
-  const stack = await startStack({
+  const stack = await startStackOnSuiteEmulators({
     VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
     VISION_PROVIDERS: 'gemini,local',
     GEMINI_API_KEY: 'AIzaSy-batch-gemini-fake-0123456789',

@@ -12,7 +12,8 @@ import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { customIdOf } from '../../shared/providers/anthropic/batch-api.js';
 import { openaiAnswer } from '../support/openai-answers.js';
 import { type BatchLaneClient, batchLaneClient, micros, type Run } from './batch-lane-client.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_batch_lane_tenant_0123456789abcdef';
 const TENANT = 'batchlane';
@@ -37,7 +38,7 @@ describe('the batch lane on the local stack', () => {
           ? openaiAnswer(ANSWER, USAGE, { model: 'gpt-5.4-mini-2026-03-17' })
           : { status: 404, json: { error: { message: `unexpected ${req.method} ${req.path}` } } },
     });
-    stack = await startStack({
+    stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
       // Runs plan openai then local; evaluations may also name anthropic, whose batch API is on the same fake.
       VISION_PROVIDERS: 'openai,local,anthropic',

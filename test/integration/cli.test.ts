@@ -5,8 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { VisionClient, VisionError } from '../../sdk/index.js';
-import { KEYS, stack, visionCli } from './client.js';
-import { type RunningStack, startStack } from './stack.js';
+import { KEYS, stack, startStackOnSuiteEmulators, visionCli } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const fixture = (name: string) => `test/fixtures/${name}`;
@@ -255,7 +255,7 @@ describe('failed runs (a stack whose only provider is unreachable)', () => {
   let failing: RunningStack;
 
   beforeAll(async () => {
-    failing = await startStack({
+    failing = await startStackOnSuiteEmulators({
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'x',
       OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',

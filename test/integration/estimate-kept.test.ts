@@ -9,7 +9,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type FakeCase, type ProviderFakes, startProviderFakes } from '../../bench/provider-fakes.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_estimate_kept_tenant_0123456789ab';
 const FILE = 'short-page.pdf';
@@ -93,7 +94,7 @@ describe("issue #26's invoice on a fresh deployment, one provider at a time", ()
   test.each(providers)(
     '%s: completed with one analyze attempt, charged its price within the estimate',
     async (provider, env) => {
-      const stack = await startStack({
+      const stack = await startStackOnSuiteEmulators({
         VISION_DEV_API_KEYS: `estimate-kept:${KEY}`,
         VISION_PROVIDERS: provider,
         ...env(fakes.url),

@@ -4,8 +4,7 @@
  * batch interface: both prices equal); a stack of its own with OpenAI as a candidate shows the batch discount (no
  * provider is called: an estimate is computed from the file's facts).
  */
-import { call, fixture, KEYS, runCount, tenantRecord, upload } from './client.js';
-import { startStack } from './stack.js';
+import { call, fixture, KEYS, runCount, startStackOnSuiteEmulators, tenantRecord, upload } from './client.js';
 
 const TENANT = 'tenant-a';
 const task = { prompt: 'Extract the receipt', schemaId: 'receipt' };
@@ -58,7 +57,7 @@ test('errors are the contract’s: another tenant’s upload, a declared file ov
 
 test('with OpenAI as a candidate, a declared file’s batch price is half its standard one', async () => {
   const key = 'vk_estimates_openai_0123456789abcdef';
-  const stack = await startStack({
+  const stack = await startStackOnSuiteEmulators({
     VISION_DEV_API_KEYS: `estimates:${key}`,
     VISION_PROVIDERS: 'openai,local',
     OPENAI_API_KEY: 'sk-estimates-never-called',

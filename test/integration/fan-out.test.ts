@@ -11,7 +11,8 @@ import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-s
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 import { pageOf, transcribePages } from '../support/openai-answers.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_fan_out_tenant_0123456789abcdef';
 const TENANT = 'fanout';
@@ -27,7 +28,7 @@ describe('a long document fanned out over the local queue', () => {
 
   beforeAll(async () => {
     fake = await startFakeServer(transcribe);
-    stack = await startStack({
+    stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'sk-test-fan-out-0123456789',

@@ -7,7 +7,7 @@
  * another on their worker's stack, exactly as in band, so those assertions keep holding on 2 workers.
  * Settings chosen for testability, each a documented configuration value: two tenants with dev keys, a confirmation
  * threshold low enough that a multi-page PDF needs confirmation, a short visibility timeout and lease so redelivery
- * is observable, the crash-simulation seam switched on, a reconciler that sweeps every second with short waits, and a
+ * is observable, the crash-simulation seam switched on, a reconciler that sweeps every 5 s with short waits, and a
  * webhook retry schedule of seconds.
  */
 // Jest loads globalSetup through require() without the moduleNameMapper, so this import names the .ts file itself.
@@ -23,12 +23,15 @@ const SUITE_ENV: Record<string, string> = {
   // found dead within the tests' waits.
   SERVICE_LEASE_SECONDS: '10',
   VISION_LOCAL_FAULT_INJECTION: 'true',
-  // The reconciler sweeps every second; it resends a never-delivered run after 4 s, and fails a run whose third
-  // delivery began 30 s ago (well past any real run here, so a slow run redelivered under the 3 s visibility
-  // timeout is never taken for a dead one).
-  LOCAL_RECONCILE_INTERVAL_SECONDS: '1',
+  // The reconciler sweeps every 5 s; it resends a never-delivered run after 4 s, and fails a run delivered
+  // maxReceiveCount times 10 s after its last sign of life (its last delivery's start or the end of its last lease).
+  // A slow run is never taken for a dead one however often SQS redelivers it: its heartbeat keeps its lease in the
+  // future, and a run with a live lease waits (shared/worker/reconcile.ts `decide`). A sweep is ~10 queries (~0.1
+  // CPU-second): every second, the sweeps of three suite stacks took a sixth of the machine for the whole run; every
+  // 5 s, the few tests that wait on a sweep wait up to 4 s longer (docs/decisions.md, the integration suite's CPU).
+  LOCAL_RECONCILE_INTERVAL_SECONDS: '5',
   LOCAL_RECONCILE_RESEND_AFTER_SECONDS: '4',
-  LOCAL_RECONCILE_DEAD_AFTER_SECONDS: '30',
+  LOCAL_RECONCILE_DEAD_AFTER_SECONDS: '10',
   VISION_PROVIDERS: 'local',
   LOCAL_RATE_LIMIT_RPS: '1000',
   LOCAL_RATE_LIMIT_BURST: '1000',

@@ -14,8 +14,8 @@ import { type FakeBox, type FakeCase, fakeWordBoxes, startProviderFakes } from '
 import type { BBox, EvidenceWord, FieldEvidence, Fields, Review } from '../../shared/fields/types.js';
 import { pdfWords } from '../../shared/media/index.js';
 import { receiptWords } from '../support/grounding-corpus.js';
-import { KEYS, stack as suiteStack } from './client.js';
-import { type RunningStack, startStack } from './stack.js';
+import { KEYS, startStackOnSuiteEmulators, stack as suiteStack } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_grounding_tenant_0123456789abcdef';
 type Provider = 'local' | 'textract' | 'openai' | 'anthropic' | 'gemini' | 'bedrock';
@@ -275,7 +275,7 @@ describe.each(['textract', 'openai', 'anthropic', 'gemini', 'bedrock'] as const)
 
   beforeAll(async () => {
     fakes = await startProviderFakes();
-    stack = await startStack(envFor(provider, fakes.url));
+    stack = await startStackOnSuiteEmulators(envFor(provider, fakes.url));
   });
   afterAll(async () => {
     await stack?.stop();

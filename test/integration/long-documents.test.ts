@@ -8,7 +8,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 import { pageOf, transcribePages } from '../support/openai-answers.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 const KEY = 'vk_long_documents_tenant_0123456789';
 const TENANT = 'long';
@@ -57,7 +58,7 @@ describe('a long document on the local stack', () => {
 
   beforeAll(async () => {
     fake = await startFakeServer(transcribe);
-    stack = await startStack({
+    stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `${TENANT}:${KEY}`,
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'sk-test-long-documents-0123456789',

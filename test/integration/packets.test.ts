@@ -17,8 +17,17 @@ import { CLASSIFY_MARKER } from '../../shared/worker/packet-evidence.js';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 import { packetModel } from '../support/packet-model.js';
 import { makePackets } from '../support/packets.js';
-import { call, fixture, KEYS, ledgerEntries, upload, visionCli, waitForFinal } from './client.js';
-import { type RunningStack, startStack } from './stack.js';
+import {
+  call,
+  fixture,
+  KEYS,
+  ledgerEntries,
+  startStackOnSuiteEmulators,
+  upload,
+  visionCli,
+  waitForFinal,
+} from './client.js';
+import type { RunningStack } from './stack.js';
 
 const PACKETS = makePackets(30, 8).filter((p) => p.truth.length >= 3);
 const PACKET = PACKETS[0];
@@ -147,7 +156,7 @@ describe('a split run with a language model', () => {
   beforeAll(async () => {
     // Each answer after 100 ms, two calls of a run at once: a crash leaves pages not yet asked.
     fake = await startFakeServer(packetModel({ firstTokenMs: 100, tokensPerSecond: 100_000 }));
-    own = await startStack({
+    own = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `packets:${KEY}`,
       VISION_PROVIDERS: 'openai',
       OPENAI_API_KEY: 'sk-test-packets-0123456789',

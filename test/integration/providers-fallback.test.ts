@@ -7,7 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { type FakeServer, startFakeServer } from '../support/fake-server.js';
 import { openaiAnswer as answerOf } from '../support/openai-answers.js';
-import { type RunningStack, startStack } from './stack.js';
+import { startStackOnSuiteEmulators } from './client.js';
+import type { RunningStack } from './stack.js';
 
 /** A completed OpenAI answer as the dated model snapshot reports itself. */
 const openaiAnswer = (answer: unknown, usage: { input: number; output: number }) =>
@@ -74,7 +75,7 @@ describe('provider fallback on the local stack', () => {
   afterAll(async () => fake.close());
 
   test('when every candidate fails the run is failed with PROVIDER_ERROR, 502, retryable, nothing charged', async () => {
-    const stack = await startStack(stackEnv(fake, 'openai,anthropic'));
+    const stack = await startStackOnSuiteEmulators(stackEnv(fake, 'openai,anthropic'));
     try {
       const run = await analyse(stack, 'receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
       expect(run).toMatchObject({
@@ -97,7 +98,7 @@ describe('provider fallback on the local stack', () => {
   });
 
   test('when the first candidate fails and the second answers, the run completes and attempts show both', async () => {
-    const stack = await startStack(stackEnv(fake, 'openai,local'));
+    const stack = await startStackOnSuiteEmulators(stackEnv(fake, 'openai,local'));
     try {
       const run = await analyse(stack, 'receipt.png', { prompt: 'Receipt', schemaId: 'receipt' });
       expect(run.status).toBe('completed');
@@ -122,7 +123,7 @@ describe('provider fallback on the local stack', () => {
         ? { DocumentMetadata: { Pages: 1 }, ExpenseDocuments: [] }
         : { DocumentMetadata: { Pages: 1 }, Blocks: [] },
     }));
-    const stack = await startStack({
+    const stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `fallback:${KEY}`,
       VISION_PROVIDERS: 'textract,local',
       AWS_ACCESS_KEY_ID: 'AKIDLOCALSTACKTEST',
@@ -184,7 +185,7 @@ describe('provider fallback on the local stack', () => {
     });
     // No VISION_PROVIDERS (an explicit order is one pass): the plan is the service's choice among the providers with
     // credentials — OpenAI (key), Textract (AWS credentials) and local; Bedrock is left out with an unpriced model.
-    const stack = await startStack({
+    const stack = await startStackOnSuiteEmulators({
       VISION_DEV_API_KEYS: `fallback:${KEY}`,
       OPENAI_API_KEY: OPENAI_SECRET,
       OPENAI_BASE_URL: `${providers.url}/v1`,
@@ -226,7 +227,7 @@ describe('provider fallback on the local stack', () => {
     // Twenty pages, one call each (a chunked run), ~40 KB of text each.
     const text = `${'Line of a long transcribed document, with numbers 12345 and words. '.repeat(600)}end`;
     const openai = await startFakeServer(() => openaiAnswer({ text }, { input: 1_500, output: 2_000 }));
-    const stack = await startStack(stackEnv(openai, 'openai'));
+    const stack = await startStackOnSuiteEmulators(stackEnv(openai, 'openai'));
     try {
       const run = await analyse(stack, 'twenty-pages.pdf', {
         prompt: 'Transcribe the document',

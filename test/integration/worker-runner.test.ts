@@ -86,4 +86,22 @@ describe('local SQS event source runner', () => {
       await runner.stop();
     }
   });
+
+  test('an idle runner stops at once: its waiting receive is ended, not waited out', async () => {
+    const queue = await sqs.send(new CreateQueueCommand({ QueueName: 'runner-idle' }));
+    const runner = startWorkerRunner({
+      queueUrl: queue.QueueUrl ?? '',
+      queueArn: 'arn:aws:sqs:us-east-1:000000000000:runner-idle',
+      batchSize: 10,
+      timeoutSeconds: 5,
+      concurrency: 2,
+      handler: async () => ({ batchItemFailures: [] }),
+    });
+    // Both pollers are in a receive that would wait 20 s for a message; stopping must not wait for it to end.
+    await new Promise((r) => setTimeout(r, 500));
+    const waitedOut = new Promise<'waited out'>((resolve) => setTimeout(() => resolve('waited out'), 10_000).unref());
+    expect(await Promise.race([runner.stop().then((left) => `stopped, ${left} left`), waitedOut])).toBe(
+      'stopped, 0 left',
+    );
+  });
 });
