@@ -173,7 +173,7 @@ function boundParts(provider: ProviderId, facts: FileFacts, task: TaskSpec, tota
       const pricing = gemini.pricesFor(gemini.modelId());
       if (!pricing) return undefined;
       const step = boundingStep('gemini', facts, task);
-      const cap = gemini.outputTokenCap(task, step, facts.pages, pricing);
+      const cap = gemini.outputTokenCap(facts, task, step, pricing);
       const input = gemini.promptTokenBound(task, step) + gemini.mediaTokenBound(facts, step, pricing);
       const firstInput = input * pricing.inputPerMTokUsd;
       const firstOutputCap = cap * pricing.outputPerMTokUsd;

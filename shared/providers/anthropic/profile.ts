@@ -167,7 +167,12 @@ export const OUTPUT_TOKENS_CEILING = 32_000;
  * analysis adds a summary and key-value pairs; a field extraction gets ~250 tokens per field and 512 per page (line
  * items grow with pages). Thinking is disabled on our requests, so no output token goes to reasoning.
  */
-export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, prices?: ModelPrices): number {
+export function outputTokenCap(
+  facts: Pick<FileFacts, 'pages'>,
+  task: TaskSpec,
+  step: Step,
+  prices?: ModelPrices,
+): number {
   const pages = Math.max(1, facts.pages);
   const t = taskForStep(task, step);
   const wanted =

@@ -190,7 +190,12 @@ const IMAGE_TOKEN_OVERHEAD = 300;
 const PDF_PAGE_TOKENS = 6000;
 
 /** The `inferenceConfig.maxTokens` the adapter sends for this file, task and step. */
-export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, price: ModelPrices): number {
+export function outputTokenCap(
+  facts: Pick<FileFacts, 'pages'>,
+  task: TaskSpec,
+  step: Step,
+  prices: ModelPrices,
+): number {
   const pages = Math.max(1, facts.pages);
   let wanted = OUTPUT_BASE_TOKENS;
   if (step === 'ocr' || task.outputFormat === 'text' || task.fields === null) wanted += OUTPUT_TOKENS_PER_PAGE * pages;
@@ -200,7 +205,7 @@ export function outputTokenCap(facts: FileFacts, task: TaskSpec, step: Step, pri
       wanted += list ? OUTPUT_TOKENS_PER_LIST_FIELD_PAGE * pages : OUTPUT_TOKENS_PER_SCALAR_FIELD;
     }
   }
-  return Math.min(price.maxOutputTokens, wanted);
+  return Math.min(prices.maxOutputTokens, wanted);
 }
 
 /** Upper bound of the tokens Nova bills for one image of these stored dimensions, as the adapter sends it. */

@@ -67,7 +67,7 @@ export const geminiBatchCodec: BatchCodec = {
     if (!isPlainObject(body)) throw new ProviderFailure('invalid_output', 'gemini: the batch answer is not a response');
     const response = body as unknown as GenerateContentResponse;
     // A response without usage is priced at the request's bound: its input and the largest cap it could have had.
-    const cap = outputTokenCap(input.task, input.step, input.facts.pages, prices);
+    const cap = outputTokenCap(input.facts, input.task, input.step, prices);
     const bound = {
       input: promptTokenBound(input.task, input.step) + mediaTokenBound(input.facts, input.step, prices),
       cachedInput: 0,

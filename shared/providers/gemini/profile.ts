@@ -190,9 +190,14 @@ function answerTokens(task: TaskSpec, pages: number): number {
 }
 
 /** `maxOutputTokens` for one request of `step` on this task: thinking headroom plus the answer, within the model's limit. */
-export function outputTokenCap(task: TaskSpec, step: Step, pages: number, pricing: ModelPrices): number {
-  const answer = answerTokens(taskForStep(task, step), Math.max(1, pages));
-  return Math.min(pricing.maxOutputTokens, THINKING_HEADROOM_TOKENS + answer);
+export function outputTokenCap(
+  facts: Pick<FileFacts, 'pages'>,
+  task: TaskSpec,
+  step: Step,
+  prices: ModelPrices,
+): number {
+  const answer = answerTokens(taskForStep(task, step), Math.max(1, facts.pages));
+  return Math.min(prices.maxOutputTokens, THINKING_HEADROOM_TOKENS + answer);
 }
 
 /** Upper bound of the text tokens one request carries besides the media: instruction, schema, framing. */
@@ -214,7 +219,7 @@ export function mediaTokenBound(facts: FileFacts, step: Step, pricing: ModelPric
 /** Upper bound, in micros at list price, of one attempt of `step`: a request and one repair request. */
 function stepCostMicros(facts: FileFacts, task: TaskSpec, step: Step, options: CostOptions = {}): Micros {
   const pricing = estimatePricing(modelFor(task, options.env));
-  const cap = outputTokenCap(task, step, facts.pages, pricing);
+  const cap = outputTokenCap(facts, task, step, pricing);
   const firstInput = promptTokenBound(task, step) + mediaTokenBound(facts, step, pricing);
   // The repair request resends everything, plus the first answer (at most the cap) and the repair message.
   const repairInput = firstInput + cap + REPAIR_MESSAGE_MAX_TOKENS;
@@ -293,7 +298,7 @@ export const geminiProfile = languageModelProfile({
   stepCostMicros,
   outputFits: (facts, task, step, env) => {
     const pricing = estimatePricing(modelFor(task, env));
-    return outputTokenCap(task, step, facts.pages, pricing) < pricing.maxOutputTokens;
+    return outputTokenCap(facts, task, step, pricing) < pricing.maxOutputTokens;
   },
   predictTokens,
   tokenCostMicros: predictedTokenCostMicros,

@@ -34,7 +34,7 @@ export function firstAnswerCap(
 ): number {
   return firstAnswerCapWithin(input, maxCostMicros, env, {
     predictTokens,
-    stepCap: outputTokenCap(input.task, input.step, input.facts.pages, pricing),
+    stepCap: outputTokenCap(input.facts, input.task, input.step, pricing),
     cost: (t) => t.input * rates.inputPerMTokUsd + t.output * rates.outputPerMTokUsd,
     refuse: (message) => new ProviderFailure('client', `gemini: ${message}`),
   }).cap;

@@ -164,9 +164,14 @@ function fieldTokens(field: FieldSpec, pages: number): number {
  * `max_output_tokens` for a request: 1024 + 64 per field for extraction (plus 1024 per page for list fields); for
  * answers that repeat the document's text, 1024 + 2048 per page and at least 4096; never above the model's maximum.
  */
-export function outputTokenCap(task: TaskSpec, step: Step, pages: number, prices: ModelPrices): number {
+export function outputTokenCap(
+  facts: Pick<FileFacts, 'pages'>,
+  task: TaskSpec,
+  step: Step,
+  prices: ModelPrices,
+): number {
   const asked = taskForStep(task, step);
-  const n = Math.max(1, pages);
+  const n = Math.max(1, facts.pages);
   const cap =
     asked.outputFormat === 'json' && asked.fields !== null
       ? FIELDS_BASE_TOKENS + asked.fields.reduce((sum, f) => sum + fieldTokens(f, n), 0)
@@ -234,7 +239,7 @@ export function attemptTokenBounds(
   step: Step,
   prices: ModelPrices,
 ): { call: { input: number; output: number }; repair: { input: number; output: number } } {
-  const cap = outputTokenCap(task, step, facts.pages, prices);
+  const cap = outputTokenCap(facts, task, step, prices);
   const prompt = promptTokens(task, step);
   return {
     call: { input: prompt + documentTokens(facts, step, prices), output: cap },
@@ -350,7 +355,7 @@ export const openaiProfile = languageModelProfile({
   stepCostMicros,
   outputFits: (facts, task, step, env) => {
     const prices = predictionPrices(env, task.modelTier);
-    return outputTokenCap(task, step, facts.pages, prices) < prices.maxOutputTokens;
+    return outputTokenCap(facts, task, step, prices) < prices.maxOutputTokens;
   },
   predictTokens,
   tokenCostMicros: predictedTokenCostMicros,

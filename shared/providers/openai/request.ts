@@ -66,7 +66,7 @@ export function planRequest(
   const cost = (tokens: TokenCounts) => predictedTokenCostMicros(tokens, { env });
   const { cap, predictedInput } = firstAnswerCapWithin({ ...input, step }, maxCostMicros, env, {
     predictTokens,
-    stepCap: outputTokenCap(input.task, step, input.facts.pages, prices),
+    stepCap: outputTokenCap(input.facts, input.task, step, prices),
     cost,
     refuse: (message) => new ProviderFailure('client', `openai: ${message}`),
   });

@@ -242,7 +242,7 @@ describe('gemini adapter: success over the wire', () => {
     expect(body.generationConfig.responseMimeType).toBe('application/json');
     expect(body.generationConfig.responseJsonSchema).toEqual(resultJsonSchema(RECEIPT_TASK));
     expect(body.generationConfig.responseSchema).toBeUndefined();
-    expect(body.generationConfig.maxOutputTokens).toBe(outputTokenCap(RECEIPT_TASK, 'vision', 1, PRICING));
+    expect(body.generationConfig.maxOutputTokens).toBe(outputTokenCap({ pages: 1 }, RECEIPT_TASK, 'vision', PRICING));
     expect(body.generationConfig.thinkingConfig).toEqual({ thinkingLevel: 'LOW' });
     expect(body.generationConfig.responseLogprobs).toBeUndefined();
     // Not logged by Google (request-level `store`, a top-level request field).
@@ -330,7 +330,7 @@ describe('gemini adapter: success over the wire', () => {
     const config = bodyOf(server.requests[0]).generationConfig;
     expect(config.responseMimeType).toBeUndefined();
     expect(config.responseJsonSchema).toBeUndefined();
-    expect(config.maxOutputTokens).toBe(outputTokenCap(TEXT_TASK, 'vision', 2, PRICING));
+    expect(config.maxOutputTokens).toBe(outputTokenCap({ pages: 2 }, TEXT_TASK, 'vision', PRICING));
     expect(output.result).toEqual({ text: 'An invoice from Globex Ltd for 1250.00.' });
     expect(output.documentText).toBe('An invoice from Globex Ltd for 1250.00.');
   });
@@ -727,7 +727,7 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
   test.each(jsonCases)(
     '%s: a worst-case attempt (two requests at the input bounds and output caps) costs exactly the vision bound, within the estimate',
     async (_n, file, task) => {
-      const cap = outputTokenCap(task, 'vision', file.facts.pages, PRICING);
+      const cap = outputTokenCap(file.facts, task, 'vision', PRICING);
       const firstInput = promptTokenBound(task, 'vision') + mediaTokenBound(file.facts, 'vision', PRICING);
       let calls = 0;
       server.respond(() => {
@@ -746,7 +746,7 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
 
   test('a worst-case text answer (one request at the bounds, cut at the cap) stays within the estimate', async () => {
     const file = TWENTY_PAGES_PDF;
-    const cap = outputTokenCap(TEXT_TASK, 'vision', file.facts.pages, PRICING);
+    const cap = outputTokenCap(file.facts, TEXT_TASK, 'vision', PRICING);
     const prompt = promptTokenBound(TEXT_TASK, 'vision') + mediaTokenBound(file.facts, 'vision', PRICING);
     server.respond(() => ({
       json: geminiBody(
@@ -762,7 +762,7 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
   });
 
   test('the estimate is the list price of the bounds: exact figures for a receipt', () => {
-    const cap = outputTokenCap(RECEIPT_TASK, 'vision', 1, PRICING);
+    const cap = outputTokenCap({ pages: 1 }, RECEIPT_TASK, 'vision', PRICING);
     // 4,096 thinking + 256 + 6 scalar fields x 128.
     expect(cap).toBe(5120);
     const firstInput = promptTokenBound(RECEIPT_TASK, 'vision') + 1120;
@@ -771,14 +771,14 @@ describe('gemini profile: the estimate bounds the actual cost', () => {
   });
 
   test('caps grow with pages for transcriptions and list fields, within the model limit', () => {
-    expect(outputTokenCap(TEXT_TASK, 'vision', 20, PRICING)).toBe(4096 + 256 + 20 * 1500);
-    expect(outputTokenCap(TEXT_TASK, 'vision', 200, PRICING)).toBe(PRICING.maxOutputTokens);
+    expect(outputTokenCap({ pages: 20 }, TEXT_TASK, 'vision', PRICING)).toBe(4096 + 256 + 20 * 1500);
+    expect(outputTokenCap({ pages: 200 }, TEXT_TASK, 'vision', PRICING)).toBe(PRICING.maxOutputTokens);
     const statement = registry.get('bank_statement');
     if (!statement) throw new Error('registry lacks bank_statement');
     const task: TaskSpec = { ...RECEIPT_TASK, fields: normaliseFields(statement.expectedFields) };
     // 7 scalar fields and one array (transactions) that may hold a page's worth per page.
-    expect(outputTokenCap(task, 'vision', 3, PRICING)).toBe(4096 + 256 + 7 * 128 + 512 + 3 * 1500);
-    expect(outputTokenCap(RECEIPT_TASK, 'ocr', 3, PRICING)).toBe(4096 + 256 + 3 * 1500);
+    expect(outputTokenCap({ pages: 3 }, task, 'vision', PRICING)).toBe(4096 + 256 + 7 * 128 + 512 + 3 * 1500);
+    expect(outputTokenCap({ pages: 3 }, RECEIPT_TASK, 'ocr', PRICING)).toBe(4096 + 256 + 3 * 1500);
   });
 
   test('an analyze step is bounded by the text it is allowed to pass on', () => {
