@@ -8,7 +8,8 @@
  *
  * What each item answers is the test's `outcome` callback: the answer (wrapped in the provider's response: a tool call
  * when the request defined tools, else text) with token usage, or an error. A batch answers "in progress" to
- * `pollsBeforeEnd` status reads, then ends; with `expire`, it ends expired after `doneBeforeExpiry` items.
+ * `pollsBeforeEnd` status reads, then ends; with `expire`, it ends expired after `doneBeforeExpiry` items. A cancelled
+ * batch (each API's cancel) ends at its next status read, after `doneBeforeExpiry` items too.
  */
 import {
   type FakeServer,
@@ -93,12 +94,21 @@ export async function startBatchFakes(
     batch.results = batch.items.map((item, index) => (index >= done ? 'expired' : behaviour.outcome(item)));
     if (batch.provider === 'bedrock') await bedrock.ended(batch);
   };
-  /** Counts a status read; ends the batch after `pollsBeforeEnd` of them. */
+  /** Counts a status read; ends the batch after `pollsBeforeEnd` of them, or at the first after a cancel. */
   const poll = async (batch: Batch): Promise<boolean> => {
     if (batch.results) return true;
     batch.polls += 1;
+    if (batch.cancelled) {
+      await endBatch(batch, behaviour.doneBeforeExpiry);
+      return true;
+    }
     if (batch.polls <= behaviour.pollsBeforeEnd) return false;
     await endBatch(batch, behaviour.expire ? behaviour.doneBeforeExpiry : batch.items.length);
+    return true;
+  };
+  const cancel = (batch: Batch): boolean => {
+    if (batch.results) return false;
+    batch.cancelled = true;
     return true;
   };
   const expired = (batch: Batch) => batch.results?.some((r) => r === 'expired') ?? false;
@@ -119,6 +129,7 @@ export async function startBatchFakes(
     batches,
     submit,
     poll,
+    cancel,
     endBatch,
     expired,
     counts,

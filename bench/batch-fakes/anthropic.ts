@@ -1,8 +1,9 @@
 /**
  * Anthropic Message Batches in the batch fakes (../batch-fakes.ts): POST /v1/messages/batches ({requests: [{custom_id,
  * params}]}, custom_id unique and of [a-zA-Z0-9_-]{1,64}, else 400), GET /v1/messages/batches/{id} (in_progress →
- * ended, request_counts, results_url), GET …/results (JSONL {custom_id, result: {type: succeeded | errored | expired,
- * …}}, never in the order of the requests).
+ * ended, request_counts, results_url), GET …/results (JSONL {custom_id, result: {type: succeeded | errored | expired |
+ * canceled, …}}, never in the order of the requests), POST …/{id}/cancel (canceling → ended, the requests not yet run
+ * `canceled`; an ended batch cannot be canceled: 400).
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedRequest, ScriptedResponse } from '../../test/support/fake-server.js';
@@ -63,7 +64,7 @@ function anthropicMessage(item: BatchItem, outcome: Answered) {
 }
 
 export function anthropicBatchFake(ctx: FakeContext): Route {
-  const { batches, submit, poll, counts, notFound } = ctx;
+  const { batches, submit, poll, cancel, counts, notFound } = ctx;
   async function anthropic(req: RecordedRequest, path: string, base: string): Promise<ScriptedResponse> {
     if (req.method === 'POST' && path === '/v1/messages/batches') {
       const body = req.body as { requests?: Array<{ custom_id: string; params: Record<string, unknown> }> };
@@ -92,6 +93,16 @@ export function anthropicBatchFake(ctx: FakeContext): Route {
       await poll(batch);
       return { json: anthropicBatch(batch, base) };
     }
+    const canceling = /^\/v1\/messages\/batches\/([^/]+)\/cancel$/.exec(path);
+    if (req.method === 'POST' && canceling) {
+      const batch = batches.get(canceling[1] ?? '');
+      if (!batch) return notFound('batch');
+      if (!cancel(batch)) {
+        const message = 'Only a batch that has not ended can be canceled.';
+        return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message } } };
+      }
+      return { json: anthropicBatch(batch, base) };
+    }
     const results = /^\/v1\/messages\/batches\/([^/]+)\/results$/.exec(path);
     if (req.method === 'GET' && results) {
       const batch = batches.get(results[1] ?? '');
@@ -99,7 +110,7 @@ export function anthropicBatchFake(ctx: FakeContext): Route {
       const lines = batch.items.map((item, i) => {
         const result = batch.results?.[i];
         if (result === 'expired' || result === undefined)
-          return { custom_id: item.customId, result: { type: 'expired' } };
+          return { custom_id: item.customId, result: { type: batch.cancelled ? 'canceled' : 'expired' } };
         return result.kind === 'ok'
           ? { custom_id: item.customId, result: { type: 'succeeded', message: anthropicMessage(item, result) } }
           : {
@@ -122,19 +133,19 @@ export function anthropicBatchFake(ctx: FakeContext): Route {
     return {
       id: batch.id,
       type: 'message_batch',
-      processing_status: ended ? 'ended' : 'in_progress',
+      processing_status: ended ? 'ended' : batch.cancelled ? 'canceling' : 'in_progress',
       request_counts: {
         processing: ended ? 0 : batch.items.length,
         succeeded: c.ok,
         errored: c.failed,
-        canceled: 0,
-        expired: c.expired,
+        canceled: batch.cancelled ? c.expired : 0,
+        expired: batch.cancelled ? 0 : c.expired,
       },
       ended_at: ended ? new Date().toISOString() : null,
       created_at: batch.createdAt.toISOString(),
       expires_at: new Date(batch.createdAt.getTime() + 86_400_000).toISOString(),
       archived_at: null,
-      cancel_initiated_at: null,
+      cancel_initiated_at: batch.cancelled ? new Date().toISOString() : null,
       results_url: ended ? `${base}/v1/messages/batches/${batch.id}/results` : null,
     };
   }

@@ -3,9 +3,10 @@
  * through AWS_ENDPOINT_URL_BEDROCK. POST /model-invocation-job (S3 input JSONL of {recordId, modelInput}; the
  * reference's patterns for the job name, role ARN and clientRequestToken; the same token answers the same job), GET
  * /model-invocation-job/{jobArn} (Submitted → InProgress → Completed | PartiallyCompleted | Expired), POST
- * …/{jobArn}/stop (→ Stopped, the records done so far kept); output `<outputUri><jobId>/<input file>.out` lines
- * {recordId, modelInput, modelOutput | error} and `manifest.json.out`, read and written through the fake's storage (a
- * Map, or the local stack's S3: ../batch-fakes-s3.ts). A job of fewer than `bedrockMinRecords` records (100,
+ * …/{jobArn}/stop (Stopped at the next read, the records done so far kept; an ended job: ValidationException);
+ * output `<outputUri><jobId>/<input file>.out` lines {recordId, modelInput, modelOutput | error} and
+ * `manifest.json.out`, read and written through the fake's storage (a Map, or the local stack's S3:
+ * ../batch-fakes-s3.ts). A job of fewer than `bedrockMinRecords` records (100,
  * Bedrock's default quota) is refused (ValidationException).
  */
 import { randomUUID } from 'node:crypto';
@@ -65,7 +66,7 @@ const jobIdOf = (identifier: string) => {
 };
 
 export function bedrockBatchFake(ctx: FakeContext): { route: Route; ended(batch: Batch): Promise<void> } {
-  const { behaviour, storage, batches, submit, poll, endBatch, counts, expired, notFound } = ctx;
+  const { behaviour, storage, batches, submit, poll, cancel, counts, expired, notFound } = ctx;
   async function writeBedrockOutput(batch: Batch): Promise<void> {
     const lines = batch.items.map((item, i) => {
       const result = batch.results?.[i];
@@ -162,10 +163,8 @@ export function bedrockBatchFake(ctx: FakeContext): { route: Route; ended(batch:
     if (req.method === 'POST' && stop) {
       const batch = batches.get(jobIdOf(stop[1] ?? ''));
       if (!batch) return bedrockError(404, 'ResourceNotFoundException', 'job not found');
-      if (batch.results) return bedrockError(400, 'ValidationException', 'the job has already ended');
       // The records done so far (`doneBeforeExpiry`) keep their output; the others are never processed.
-      batch.stopped = true;
-      await endBatch(batch, behaviour().doneBeforeExpiry);
+      if (!cancel(batch)) return bedrockError(400, 'ValidationException', 'the job has already ended');
       return { json: {} };
     }
     const status = /^\/model-invocation-job\/(.+)$/.exec(path);
@@ -184,7 +183,7 @@ export function bedrockBatchFake(ctx: FakeContext): { route: Route; ended(batch:
             ? batch.polls === 1
               ? 'Submitted'
               : 'InProgress'
-            : batch.stopped
+            : batch.cancelled
               ? 'Stopped'
               : expired(batch)
                 ? 'Expired'

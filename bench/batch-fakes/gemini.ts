@@ -5,7 +5,9 @@
  * BATCH_STATE_PENDING → RUNNING → SUCCEEDED | EXPIRED; an inline batch's answers in
  * metadata.output.inlinedResponses.inlinedResponses [{response | error, metadata}], a file batch's in
  * metadata.output.responsesFile, a JSONL of {key, response | error} served at GET
- * /download/v1beta/files/{id}:download?alt=media). Other /v1beta/ paths (generateContent) are the test's.
+ * /download/v1beta/files/{id}:download?alt=media), POST /v1beta/batches/{id}:cancel (`{}`; the batch ends
+ * BATCH_STATE_CANCELLED with the answers it had; an ended one: 400 FAILED_PRECONDITION). Other /v1beta/ paths
+ * (generateContent) are the test's.
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedRequest, ScriptedResponse } from '../../test/support/fake-server.js';
@@ -36,7 +38,7 @@ function geminiResponse(item: BatchItem, outcome: Answered) {
 }
 
 export function geminiBatchFake(ctx: FakeContext): { files: Route; batches: Route } {
-  const { files, batches, submit, poll, counts, expired, notFound, otherwise } = ctx;
+  const { files, batches, submit, poll, cancel, counts, expired, notFound, otherwise } = ctx;
   const geminiError = (status: number, code: string, message: string): ScriptedResponse => ({
     status,
     json: { error: { code: status, message, status: code } },
@@ -137,6 +139,13 @@ export function geminiBatchFake(ctx: FakeContext): { files: Route; batches: Rout
       await poll(batch);
       return { json: geminiOperation(batch, String(batch.items[0]?.body.model ?? ''), '') };
     }
+    const cancelling = /^\/v1beta\/(batches\/[^/:]+):cancel$/.exec(path);
+    if (req.method === 'POST' && cancelling) {
+      const batch = batches.get(cancelling[1] ?? '');
+      if (!batch) return geminiError(404, 'NOT_FOUND', 'not found');
+      if (!cancel(batch)) return geminiError(400, 'FAILED_PRECONDITION', 'the batch has already ended');
+      return { json: {} };
+    }
     // Gemini's synchronous API shares the /v1beta/ prefix: it is the test's to answer.
     return otherwise(req);
   }
@@ -159,9 +168,11 @@ export function geminiBatchFake(ctx: FakeContext): { files: Route; batches: Rout
       ? batch.polls === 0
         ? 'BATCH_STATE_PENDING'
         : 'BATCH_STATE_RUNNING'
-      : expired(batch)
-        ? 'BATCH_STATE_EXPIRED'
-        : 'BATCH_STATE_SUCCEEDED';
+      : batch.cancelled
+        ? 'BATCH_STATE_CANCELLED'
+        : expired(batch)
+          ? 'BATCH_STATE_EXPIRED'
+          : 'BATCH_STATE_SUCCEEDED';
     let output: Record<string, unknown> | undefined;
     if (ended && batch.geminiFileOutput) {
       const name = `files/batch-${batch.id.slice('batches/'.length, 'batches/'.length + 12)}`;

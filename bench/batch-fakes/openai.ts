@@ -2,7 +2,9 @@
  * OpenAI Batch in the batch fakes (../batch-fakes.ts): POST /v1/files (multipart, purpose "batch", a JSONL of
  * {custom_id, method, url, body}), POST /v1/batches, GET /v1/batches/{id} (validating → in_progress → completed |
  * expired), GET /v1/files/{id}/content (output JSONL {id, custom_id, response: {status_code, request_id, body}, error};
- * failures in the error file).
+ * failures in the error file), POST /v1/batches/{id}/cancel (cancelling → cancelled, with the lines answered so far in
+ * its output file and the others in neither file, as the reference says: "partial results (if any)"; an ended batch
+ * cannot be cancelled: 400).
  */
 import { randomUUID } from 'node:crypto';
 import type { RecordedRequest, ScriptedResponse } from '../../test/support/fake-server.js';
@@ -45,7 +47,7 @@ function openaiResponse(item: BatchItem, outcome: Answered) {
 }
 
 export function openaiBatchFake(ctx: FakeContext): Route {
-  const { files, batches, submit, poll, counts, expired, notFound } = ctx;
+  const { files, batches, submit, poll, cancel, counts, expired, notFound } = ctx;
   async function openai(req: RecordedRequest, path: string): Promise<ScriptedResponse> {
     if (req.method === 'POST' && path === '/v1/files') {
       const form = await new Request('http://fake/', {
@@ -96,12 +98,31 @@ export function openaiBatchFake(ctx: FakeContext): Route {
       await poll(batch);
       return { json: openaiBatch(batch, '/v1/responses') };
     }
+    const cancelling = /^\/v1\/batches\/([^/]+)\/cancel$/.exec(path);
+    if (req.method === 'POST' && cancelling) {
+      const batch = batches.get(cancelling[1] ?? '');
+      if (!batch) return notFound('batch');
+      if (!cancel(batch)) {
+        const message = 'Only a batch that has not ended can be cancelled.';
+        return { status: 400, json: { error: { message, type: 'invalid_request_error' } } };
+      }
+      return { json: openaiBatch(batch, '/v1/responses') };
+    }
     const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
     if (req.method === 'GET' && content) {
       const body = files.get(content[1] ?? '');
       return body === undefined ? notFound('file') : { headers: { 'content-type': 'application/jsonl' }, raw: body };
     }
     return notFound(path);
+  }
+
+  function openaiStatus(batch: Batch): string {
+    if (batch.results === undefined) {
+      if (batch.cancelled) return 'cancelling';
+      return batch.polls === 0 ? 'validating' : 'in_progress';
+    }
+    if (batch.cancelled) return 'cancelled';
+    return expired(batch) ? 'expired' : 'completed';
   }
 
   function openaiBatch(batch: Batch, endpoint: string) {
@@ -115,7 +136,9 @@ export function openaiBatchFake(ctx: FakeContext): Route {
       batch.items.forEach((item, i) => {
         const result = batch.results?.[i];
         const id = `batch_req_${i}`;
-        if (result === 'expired') {
+        if (result === 'expired' && batch.cancelled) {
+          // A cancelled batch's lines never run are in neither file.
+        } else if (result === 'expired') {
           failed.push({
             id,
             custom_id: item.customId,
@@ -159,12 +182,16 @@ export function openaiBatchFake(ctx: FakeContext): Route {
       errors: null,
       input_file_id: batch.inputFileId,
       completion_window: '24h',
-      status: !ended ? (batch.polls === 0 ? 'validating' : 'in_progress') : expired(batch) ? 'expired' : 'completed',
+      status: openaiStatus(batch),
       output_file_id: outputFileId,
       error_file_id: errorFileId,
       created_at: seconds(batch.createdAt),
       expires_at: seconds(batch.createdAt) + 86_400,
-      request_counts: { total: batch.items.length, completed: c.ok, failed: c.failed + c.expired },
+      request_counts: {
+        total: batch.items.length,
+        completed: c.ok,
+        failed: c.failed + (batch.cancelled ? 0 : c.expired),
+      },
       metadata: null,
     };
   }

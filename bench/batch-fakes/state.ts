@@ -27,7 +27,7 @@ export interface BatchFakeBehaviour {
   pollsBeforeEnd: number;
   /** The batch ends expired: the provider's window passed. */
   expire: boolean;
-  /** With `expire`: how many items (in order) were done before it expired (default 0). */
+  /** With `expire`, or once the batch is cancelled: how many items (in order) were done before it ended (default 0). */
   doneBeforeExpiry: number;
   /**
    * Bedrock refuses a job of fewer records (ValidationException), as its default quota "minimum number of records
@@ -48,13 +48,14 @@ export interface Batch {
   items: BatchItem[];
   polls: number;
   createdAt: Date;
-  /** Set once the batch ended: each item's outcome, or `expired` for an item not done in time. */
+  /** Set once the batch ended: each item's outcome, or `expired` for an item never run (not done in time, cancelled). */
   results?: Array<ItemOutcome | 'expired'>;
-  /** Bedrock: where it writes, its model, and whether StopModelInvocationJob ended it. */
+  /** Its cancel was accepted (Bedrock: StopModelInvocationJob): the next status read ends it. */
+  cancelled?: boolean;
+  /** Bedrock: where it writes and its model. */
   outputUri?: string;
   inputFile?: string;
   model?: string;
-  stopped?: boolean;
   /** Gemini: its input came as a file, so its answers go out as one (`responsesFile`). */
   geminiFileOutput?: boolean;
   /** OpenAI: its input, output and error files. */
@@ -84,8 +85,13 @@ export interface FakeContext {
   files: Map<string, string>;
   batches: Map<string, Batch>;
   submit(provider: BatchProvider, id: string, items: BatchItem[], extra?: Partial<Batch>): Batch;
-  /** Counts a status read; true once the batch ended (after `pollsBeforeEnd` reads). */
+  /** Counts a status read; true once the batch ended (after `pollsBeforeEnd` reads, or the first after a cancel). */
   poll(batch: Batch): Promise<boolean>;
+  /**
+   * Cancels a running batch, as the four APIs do: it ends at its next status read, its first `doneBeforeExpiry` items
+   * answered (and billed), the others never run. False when it already ended (each API refuses that).
+   */
+  cancel(batch: Batch): boolean;
   /** Ends a batch now: the first `done` items get their outcome, the others are never processed. */
   endBatch(batch: Batch, done: number): Promise<void>;
   expired(batch: Batch): boolean;

@@ -1,6 +1,7 @@
 /**
  * The batcher (contract v1.2 §4): one pass over the batch lane, run on a schedule (functions/batcher.ts; the local
- * stack's timer). In order: polls the provider batches in flight and records each line's answer, failure or expiry;
+ * stack's timer). In order: polls the provider batches in flight and records each line's answer, failure or expiry
+ * (a batch still running near its runs' deadline expires their requests, and is cancelled once nobody waits for it);
  * groups the waiting requests (./groups.ts `decideBatches`) and submits each batch, or releases a request to be
  * called normally (a provider without a batch interface, a deadline too close); sends every run whose request was
  * resolved back to the worker, which finishes it on its normal path (shared/worker/batch-lane.ts).
@@ -14,6 +15,9 @@
  *   answer is then never read: at most one extra provider bill, the service's; never a second charge to the client).
  * - A run is promised by its `expiresAt`: a request still in a provider batch when its deadline is
  *   directMarginSeconds away is expired here, and its run falls back (docs/decisions.md, "The batch lane").
+ * - A running batch is cancelled only when every one of its requests is resolved for good (a resolved request never
+ *   moves again, so no line of it can change anything), once (a conditional mark set before the call; a refused
+ *   cancel is logged, not retried); it is polled to its end as before, and its lines are then not read at all.
  */
 import { randomUUID } from 'node:crypto';
 import { batchSettings } from '../infra/resources.js';
@@ -22,8 +26,11 @@ import type { BatchApi, BatchItemResult } from '../providers/batch-codec.js';
 import {
   type BatchRecord,
   type BatchRequestItem,
+  type BatchRequestState,
   closeItem,
+  getBatchRequest,
   listOpen,
+  markCancelRequested,
   moveRequest,
   putBatchRecord,
 } from '../store/batch-requests.js';
@@ -38,7 +45,7 @@ export interface BatcherOptions {
   limits?: LimitsFor;
   now?: () => number;
   /** Crash simulation for tests: throwing aborts the pass there. */
-  fault?: (point: 'after-submit') => void;
+  fault?: (point: 'after-submit' | 'after-record') => void;
 }
 
 export interface BatcherReport {
@@ -48,14 +55,27 @@ export interface BatcherReport {
   failed: number;
   expired: number;
   handedBack: number;
+  /** Provider batches nobody waited for any more, whose cancel the provider accepted. */
+  cancelled: number;
 }
 
 const RESOLVED = { openState: 'resolved' } as const;
 
+/** A request in one of these states is resolved for good: no state move leaves them, so no batch line changes it. */
+const FINAL: ReadonlySet<BatchRequestState> = new Set(['answered', 'failed', 'expired', 'direct']);
+
 /** One pass of the batcher. */
 export async function runBatcher(options: BatcherOptions): Promise<BatcherReport> {
   const now = options.now ?? Date.now;
-  const report: BatcherReport = { submitted: 0, direct: 0, answered: 0, failed: 0, expired: 0, handedBack: 0 };
+  const report: BatcherReport = {
+    submitted: 0,
+    direct: 0,
+    answered: 0,
+    failed: 0,
+    expired: 0,
+    handedBack: 0,
+    cancelled: 0,
+  };
   await poll(options, now, report);
   await recoverStale(now);
   await submit(options, now, report);
@@ -75,37 +95,55 @@ async function poll(options: BatcherOptions, now: () => number, report: BatcherR
       continue;
     }
     if (results === undefined) {
-      await expireNearDeadline(batch, now, report);
+      const expiredNow = await expireNearDeadline(batch, now, report);
+      if (expiredNow) await cancelUnwanted(batch, api, expiredNow, now, report);
       continue;
     }
-    for (const requestId of batch.requestIds) {
-      const result = results.get(requestId) ?? { kind: 'expired' };
-      const at = new Date(now());
-      if (result.kind === 'answer') {
-        const answerKey = batchObjectKey('answers', requestId);
-        await putJson(answerKey, result.body);
-        if (
-          await moveRequest(requestId, ['submitted'], { state: 'answered', ...RESOLVED, now: at, set: { answerKey } })
-        )
-          report.answered += 1;
-      } else {
-        const failure =
-          result.kind === 'failed'
-            ? { kind: result.failure, message: result.message }
-            : { kind: 'timeout' as const, message: `${batch.provider}: the batch item expired` };
-        const state = result.kind === 'failed' ? 'failed' : 'expired';
-        if (await moveRequest(requestId, ['submitted'], { state, ...RESOLVED, now: at, set: { failure } }))
-          report[state] += 1;
-      }
-    }
+    // A batch the batcher cancelled had every request resolved for good: its lines would change nothing.
+    if (batch.cancelRequestedAt === undefined) await recordResults(batch, results, now, report);
     await closeItem(batch.requestId, 'polling');
   }
 }
 
-/** A batch still running when a request's run must soon be finished: that request expires (its run falls back). */
-async function expireNearDeadline(batch: BatchRecord, now: () => number, report: BatcherReport): Promise<void> {
+/** Resolves each request of an ended batch by its line, once. */
+async function recordResults(
+  batch: BatchRecord,
+  results: Map<string, BatchItemResult>,
+  now: () => number,
+  report: BatcherReport,
+): Promise<void> {
+  for (const requestId of batch.requestIds) {
+    const result = results.get(requestId) ?? { kind: 'expired' };
+    const at = new Date(now());
+    if (result.kind === 'answer') {
+      const answerKey = batchObjectKey('answers', requestId);
+      await putJson(answerKey, result.body);
+      if (await moveRequest(requestId, ['submitted'], { state: 'answered', ...RESOLVED, now: at, set: { answerKey } }))
+        report.answered += 1;
+    } else {
+      const failure =
+        result.kind === 'failed'
+          ? { kind: result.failure, message: result.message }
+          : { kind: 'timeout' as const, message: `${batch.provider}: the batch item expired` };
+      const state = result.kind === 'failed' ? 'failed' : 'expired';
+      if (await moveRequest(requestId, ['submitted'], { state, ...RESOLVED, now: at, set: { failure } }))
+        report[state] += 1;
+    }
+  }
+}
+
+/**
+ * A batch still running when a request's run must soon be finished: that request expires (its run falls back).
+ * Answers the requests it expired now, or undefined when the deadline is not near yet.
+ */
+async function expireNearDeadline(
+  batch: BatchRecord,
+  now: () => number,
+  report: BatcherReport,
+): Promise<Set<string> | undefined> {
   const margin = batchSettings.directMarginSeconds * 1000;
-  if (batch.deadlineMs === undefined || now() < batch.deadlineMs - margin) return;
+  if (batch.deadlineMs === undefined || now() < batch.deadlineMs - margin) return undefined;
+  const expiredNow = new Set<string>();
   for (const requestId of batch.requestIds) {
     const failure = { kind: 'timeout', message: `${batch.provider}: the batch did not end before the run's deadline` };
     const moved = await moveRequest(requestId, ['submitted'], {
@@ -114,7 +152,52 @@ async function expireNearDeadline(batch: BatchRecord, now: () => number, report:
       now: new Date(now()),
       set: { failure },
     });
-    if (moved) report.expired += 1;
+    if (moved) {
+      report.expired += 1;
+      expiredNow.add(requestId);
+    }
+  }
+  return expiredNow;
+}
+
+/**
+ * Cancels a running batch nobody waits for any more: every one of its requests resolved for good (`expiredNow`, just
+ * expired, or read). A request still waiting, submitting or submitted could yet take one of its answers: the batch is
+ * then left alone. Once across passes: the mark is a conditional write set before the call, and a cancel the
+ * provider refuses (already ended, unknown, HTTP error) is logged, not asked again. Never fails the pass.
+ */
+async function cancelUnwanted(
+  batch: BatchRecord,
+  api: BatchApi | undefined,
+  expiredNow: ReadonlySet<string>,
+  now: () => number,
+  report: BatcherReport,
+): Promise<void> {
+  if (!api || batch.cancelRequestedAt !== undefined) return;
+  try {
+    for (const requestId of batch.requestIds) {
+      if (expiredNow.has(requestId)) continue;
+      const request = await getBatchRequest(requestId);
+      // A request gone from the table (past its expiry) waits for nothing.
+      if (request && !FINAL.has(request.state)) return;
+    }
+    if (!(await markCancelRequested(batch.requestId, new Date(now())))) return;
+  } catch (error: unknown) {
+    log.warn('could not decide whether to cancel a provider batch; the next pass tries again', {
+      batch: batch.requestId,
+      error,
+    });
+    return;
+  }
+  try {
+    await api.cancel(batch.ref);
+    report.cancelled += 1;
+    log.info('cancelled a provider batch nobody waits for', { batch: batch.requestId });
+  } catch (error: unknown) {
+    log.warn('a provider batch nobody waits for could not be cancelled; it runs to its end, not asked again', {
+      batch: batch.requestId,
+      error,
+    });
   }
 }
 
@@ -202,6 +285,7 @@ async function submit(options: BatcherOptions, now: () => number, report: Batche
       expiresAtEpoch: Math.max(...mine.map((item) => item.expiresAtEpoch)),
     };
     await putBatchRecord(record);
+    options.fault?.('after-record');
     for (const item of mine) {
       await moveRequest(item.requestId, ['submitting'], {
         state: 'submitted',

@@ -1,7 +1,7 @@
 /**
  * What a provider's batch interface needs beside its synchronous adapter (contract v1.2 §4): a codec that turns one
  * attempt into a batch line and a line's answer back into the adapter's output (each provider's `batch.ts`, built on
- * its adapter's own request and answer code), and the batch API itself (submit, poll). The batch lane
+ * its adapter's own request and answer code), and the batch API itself (submit, poll, cancel). The batch lane
  * (shared/batching/, shared/worker/batch-lane.ts) is written against these alone.
  * Not to undo: `parse` prices the answer at the provider's list price, as the adapter does; the batch discount is
  * applied once, by the lane (batch-terms.ts `discounted`), so that estimate and settlement apply it the same way.
@@ -39,6 +39,12 @@ export interface BatchApi {
    * `requestIds` are the ids the batch was submitted with, for an API whose own ids cannot carry them (Anthropic's).
    */
   poll(ref: string, requestIds: readonly string[]): Promise<Map<string, BatchItemResult> | undefined>;
+  /**
+   * Asks the provider to stop a running batch: its lines not yet run are never run (nor billed); the ones already
+   * answered still are. Resolves once the provider accepted; the batch then ends on its own and is polled as before.
+   * Throws when refused (the batch already ended, is unknown, an HTTP error).
+   */
+  cancel(ref: string): Promise<void>;
 }
 
 /** A model's prices for a batch line or answer: a model with none cannot be priced, so its attempt fails (client). */

@@ -71,6 +71,11 @@ export interface BatchRecord {
   openState?: 'polling';
   since: string;
   expiresAtEpoch: number;
+  /**
+   * When the batcher found every one of its requests resolved for good while it still ran, and asked the provider to
+   * cancel it (once, whatever the provider answered): its lines are never read after (shared/batching/batcher.ts).
+   */
+  cancelRequestedAt?: string;
 }
 
 /**
@@ -167,6 +172,24 @@ export async function closeItem(requestId: string, openState: OpenState): Promis
         UpdateExpression: 'REMOVE openState',
         ConditionExpression: 'openState = :open',
         ExpressionAttributeValues: { ':open': openState },
+      }),
+    ),
+  );
+}
+
+/**
+ * Marks a polled batch as cancelled by the batcher, once: false when it already was (another pass, concurrent or
+ * earlier, marked it) or is no longer polled.
+ */
+export function markCancelRequested(batchId: string, now: Date): Promise<boolean> {
+  return applied(
+    ddb.send(
+      new UpdateCommand({
+        TableName: batchRequestsTable(),
+        Key: { requestId: batchId },
+        UpdateExpression: 'SET cancelRequestedAt = :at',
+        ConditionExpression: 'openState = :open AND attribute_not_exists(cancelRequestedAt)',
+        ExpressionAttributeValues: { ':at': now.toISOString(), ':open': 'polling' },
       }),
     ),
   );

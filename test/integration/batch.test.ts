@@ -4,10 +4,12 @@
  * provider batch runs, and completes at half the standard price to the micro-dollar; a failed or expired batch item
  * falls back to the next candidate within the spend limit; a redelivered run and a batch polled twice settle once. An
  * evaluation at batch priority makes batch runs, held at the batch price, through OpenAI's and Anthropic's batch fakes;
- * an Anthropic batch's failed and expired items fail their runs (named alone, it has no fallback), refunded.
+ * an Anthropic batch's failed and expired items fail their runs (named alone, it has no fallback), refunded. A batch
+ * still running at its run's deadline is cancelled once, and its late answer changes nothing.
  * Its own stack: the provider list and the batcher's short intervals are global.
  */
 import { type BatchFakes, startBatchFakes } from '../../bench/batch-fakes.js';
+import { batchSettings } from '../../shared/infra/resources.js';
 import { priceFor, pricing } from '../../shared/pricing/pricing.js';
 import { customIdOf } from '../../shared/providers/anthropic/batch-api.js';
 import { openaiAnswer } from '../support/openai-answers.js';
@@ -186,6 +188,43 @@ describe('the batch lane on the local stack', () => {
     expect(sent(created.jobId)).toBe(1);
     expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
     expect(micros(run.chargedUsd) + micros(run.refundedUsd)).toBe(micros(run.estimatedCostUsd));
+  });
+
+  test("a batch still running at its run's deadline: the run falls back, the batch is cancelled once, its late answer changes nothing", async () => {
+    // Running until cancelled; cancelled, it ends with its line answered (and billed by the provider).
+    fakes.configure({ pollsBeforeEnd: 1_000_000, doneBeforeExpiry: 1 });
+    const created = await create({ priority: 'batch' });
+    await submitted(created.jobId);
+    const batch = (await client.batchItems()).find((i) =>
+      (i.requestIds as string[] | undefined)?.some((id) => id.startsWith(`${created.jobId}#`)),
+    );
+    const ref = String(batch?.ref);
+    // Its deadline within the margin (rather than waiting 23 hours): the next pass expires the request.
+    const soon = Date.now() + batchSettings.directMarginSeconds * 1000 - 1_000;
+    await client.updateBatchItem(String(batch?.requestId), { deadlineMs: soon });
+
+    const run = await final(created.jobId);
+    expect(run.status).toBe('completed');
+    expect(run.attempts?.map((a) => [a.provider, a.outcome, a.failure])).toEqual([
+      ['openai', 'failed', 'timeout'],
+      ['local', 'succeeded', undefined],
+    ]);
+    const cancels = () => fakes.requests.filter((r) => r.method === 'POST' && r.path === `/v1/batches/${ref}/cancel`);
+    // Polled to its end (cancelled), then closed without reading its answer.
+    const deadline = Date.now() + 30_000;
+    while ((await client.batchItems()).find((i) => i.requestId === batch?.requestId)?.openState) {
+      if (Date.now() > deadline) throw new Error('the cancelled batch was never closed');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await queueDrained();
+    expect(cancels()).toHaveLength(1);
+    const request = (await client.batchItems()).find((i) => i.requestId === `${created.jobId}#openai#vision#all`);
+    expect([request?.state, request?.answerKey]).toEqual(['expired', undefined]);
+    const after = await get(created.jobId);
+    expect(after.chargedUsd).toBe(run.chargedUsd);
+    expect(after.attempts).toEqual(run.attempts);
+    expect(await ledgerKinds(created.jobId)).toEqual(['hold', 'settle']);
+    expect(sent(created.jobId)).toBe(1);
   });
 
   /** An evaluation at batch priority through Anthropic alone, over `count` copies of the receipt; read when final. */

@@ -44,17 +44,23 @@ export interface LaneMemory {
 
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'conditional', $metadata: {} });
 
+/** The lane's conditions (clauses joined by AND); one it does not know fails the test rather than passing. */
 function conditionHolds(input: UpdateCommandInput, item: Record<string, unknown> | undefined): boolean {
   const condition = input.ConditionExpression ?? '';
   const values = input.ExpressionAttributeValues ?? {};
   if (!item) return false;
-  const inList = /#state IN \(([^)]*)\)/.exec(condition);
-  if (inList) {
-    const allowed = (inList[1] ?? '').split(',').map((k) => values[k.trim()]);
-    return allowed.includes(item.state);
-  }
-  if (condition === 'openState = :open') return item.openState === values[':open'];
-  return true;
+  return condition.split(' AND ').every((clause) => {
+    const inList = /^#state IN \(([^)]*)\)$/.exec(clause);
+    if (inList) {
+      const allowed = (inList[1] ?? '').split(',').map((k) => values[k.trim()]);
+      return allowed.includes(item.state);
+    }
+    const notExists = /^attribute_not_exists\((\w+)\)$/.exec(clause);
+    if (notExists) return item[notExists[1] as string] === undefined;
+    if (clause === 'openState = :open') return item.openState === values[':open'];
+    if (clause === '') return true;
+    throw new Error(`laneMemory: unknown condition ${clause}`);
+  });
 }
 
 function applyUpdate(input: UpdateCommandInput, item: Record<string, unknown>): void {

@@ -1,7 +1,8 @@
 /**
  * The batch API fakes (bench/batch-fakes.ts) driven by the providers' own SDKs where the service has one today
  * (openai, @anthropic-ai/sdk, @google/genai) and by plain HTTP in the shape of Bedrock's control plane (the service
- * drives it through @aws-sdk/client-bedrock in test/unit/bedrock-batch.test.ts): submit, status polling, results, a failed item and expiry, per provider.
+ * drives it through @aws-sdk/client-bedrock in test/unit/bedrock-batch.test.ts): submit, status polling, results, a failed item, expiry
+ * and cancellation, per provider.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -10,12 +11,27 @@ import { type BatchFakes, memoryStorage, startBatchFakes } from '../../bench/bat
 
 /** Per custom id: `ok <answer JSON> <input>/<output tokens>`, `error`, or `expired`. */
 type Outcomes = Record<string, string>;
-type Driver = (fakes: BatchFakes, ids: string[]) => Promise<{ status: string; polls: number; outcomes: Outcomes }>;
+/**
+ * Submits, polls until the batch ends and reads its results. With `cancel`, cancels it right after submitting, and
+ * once it ended tries to cancel it again (`cancelAgain`: what the API said).
+ */
+type Driver = (
+  fakes: BatchFakes,
+  ids: string[],
+  options?: { cancel?: boolean },
+) => Promise<{ status: string; polls: number; outcomes: Outcomes; cancelAgain?: 'accepted' | 'refused' }>;
+
+/** What a second cancel of an ended batch gets. */
+const cancelAgain = (call: () => Promise<unknown>) =>
+  call().then(
+    () => 'accepted' as const,
+    () => 'refused' as const,
+  );
 
 const ANSWER = { total: 42.5 };
 const USAGE = { input: 1200, output: 30 };
 
-const openaiDriver: Driver = async (fakes, ids) => {
+const openaiDriver: Driver = async (fakes, ids, options = {}) => {
   const client = new OpenAI({ apiKey: 'sk-batch-fake', baseURL: `${fakes.url}/v1`, maxRetries: 0 });
   const lines = ids.map((id) => ({
     custom_id: id,
@@ -32,6 +48,7 @@ const openaiDriver: Driver = async (fakes, ids) => {
     endpoint: '/v1/responses',
     completion_window: '24h',
   });
+  if (options.cancel) batch = await client.batches.cancel(batch.id);
   let polls = 0;
   while (!['completed', 'expired', 'failed', 'cancelled'].includes(batch.status)) {
     polls += 1;
@@ -50,10 +67,12 @@ const openaiDriver: Driver = async (fakes, ids) => {
     const r = JSON.parse(line);
     outcomes[r.custom_id] = r.error?.code === 'batch_expired' ? 'expired' : 'error';
   }
-  return { status: batch.status, polls, outcomes };
+  if (!options.cancel) return { status: batch.status, polls, outcomes };
+  const id = batch.id;
+  return { status: batch.status, polls, outcomes, cancelAgain: await cancelAgain(() => client.batches.cancel(id)) };
 };
 
-const anthropicDriver: Driver = async (fakes, ids) => {
+const anthropicDriver: Driver = async (fakes, ids, options = {}) => {
   const client = new Anthropic({ apiKey: 'sk-ant-batch-fake', baseURL: fakes.url, maxRetries: 0 });
   let batch = await client.messages.batches.create({
     requests: ids.map((id) => ({
@@ -67,6 +86,7 @@ const anthropicDriver: Driver = async (fakes, ids) => {
       },
     })),
   });
+  if (options.cancel) batch = await client.messages.batches.cancel(batch.id);
   let polls = 0;
   while (batch.processing_status !== 'ended') {
     polls += 1;
@@ -79,12 +99,16 @@ const anthropicDriver: Driver = async (fakes, ids) => {
       const answer = block?.type === 'tool_use' ? JSON.stringify(block.input) : '';
       const { input_tokens, output_tokens } = r.result.message.usage;
       outcomes[r.custom_id] = `ok ${answer} ${input_tokens}/${output_tokens}`;
-    } else outcomes[r.custom_id] = r.result.type === 'expired' ? 'expired' : 'error';
+    } else outcomes[r.custom_id] = ['expired', 'canceled'].includes(r.result.type) ? r.result.type : 'error';
   }
-  return { status: String(batch.request_counts.expired > 0 ? 'ended, some expired' : 'ended'), polls, outcomes };
+  const counts = batch.request_counts;
+  const status = counts.expired > 0 ? 'ended, some expired' : counts.canceled > 0 ? 'ended, some canceled' : 'ended';
+  if (!options.cancel) return { status, polls, outcomes };
+  const id = batch.id;
+  return { status, polls, outcomes, cancelAgain: await cancelAgain(() => client.messages.batches.cancel(id)) };
 };
 
-const geminiDriver: Driver = async (fakes, ids) => {
+const geminiDriver: Driver = async (fakes, ids, options = {}) => {
   // The global fetch, as the adapter passes it (the SDK's own dispatcher is not there under jest's VM modules).
   const ai = new GoogleGenAI({ apiKey: 'gemini-batch-fake', httpOptions: { baseUrl: fakes.url, fetch } });
   let job = await ai.batches.create({
@@ -92,6 +116,8 @@ const geminiDriver: Driver = async (fakes, ids) => {
     src: ids.map((id) => ({ contents: [{ role: 'user', parts: [{ text: 'Extract' }] }], metadata: { key: id } })),
     config: { displayName: 'vision-batch' },
   });
+  const name = String(job.name);
+  if (options.cancel) await ai.batches.cancel({ name });
   let polls = 0;
   const final = ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED', 'JOB_STATE_EXPIRED'];
   while (!final.includes(String(job.state))) {
@@ -109,11 +135,17 @@ const geminiDriver: Driver = async (fakes, ids) => {
       outcomes[key] = `ok ${answer} ${usage?.promptTokenCount}/${usage?.candidatesTokenCount}`;
     }
   }
-  return { status: String(job.state), polls, outcomes };
+  if (!options.cancel) return { status: String(job.state), polls, outcomes };
+  return {
+    status: String(job.state),
+    polls,
+    outcomes,
+    cancelAgain: await cancelAgain(() => ai.batches.cancel({ name })),
+  };
 };
 
 const storage = memoryStorage();
-const bedrockDriver: Driver = async (fakes, ids) => {
+const bedrockDriver: Driver = async (fakes, ids, options = {}) => {
   const input = 's3://vision-batch/input/run-batch.jsonl';
   await storage.write(
     input,
@@ -142,6 +174,13 @@ const bedrockDriver: Driver = async (fakes, ids) => {
     }),
   });
   const { jobArn } = (await created.json()) as { jobArn: string };
+  const stop = async () => {
+    const stopped = await fetch(`${fakes.url}/model-invocation-job/${encodeURIComponent(jobArn)}/stop`, {
+      method: 'POST',
+    });
+    if (!stopped.ok) throw new Error(`StopModelInvocationJob: HTTP ${stopped.status}`);
+  };
+  if (options.cancel) await stop();
   let job: { status: string; outputDataConfig: { s3OutputDataConfig: { s3Uri: string } } };
   let polls = 0;
   do {
@@ -161,18 +200,44 @@ const bedrockDriver: Driver = async (fakes, ids) => {
       outcomes[r.recordId] = `ok ${answer} ${usage.inputTokens}/${usage.outputTokens}`;
     }
   }
-  return { status: job.status, polls, outcomes };
+  if (!options.cancel) return { status: job.status, polls, outcomes };
+  return { status: job.status, polls, outcomes, cancelAgain: await cancelAgain(stop) };
 };
 
-const drivers: Array<[string, Driver, { done: string; partial: string; expired: string }]> = [
-  ['openai', openaiDriver, { done: 'completed', partial: 'completed', expired: 'expired' }],
-  ['anthropic', anthropicDriver, { done: 'ended', partial: 'ended', expired: 'ended, some expired' }],
+/**
+ * Each provider's end states, and how a cancelled batch's requests never run come back (`notRun`): OpenAI leaves them
+ * out of both files, Anthropic reports them `canceled`, Gemini and Bedrock leave them out (the drivers' `expired`).
+ */
+type States = { done: string; partial: string; expired: string; cancelled: string; notRun?: string };
+const drivers: Array<[string, Driver, States]> = [
+  ['openai', openaiDriver, { done: 'completed', partial: 'completed', expired: 'expired', cancelled: 'cancelled' }],
+  [
+    'anthropic',
+    anthropicDriver,
+    {
+      done: 'ended',
+      partial: 'ended',
+      expired: 'ended, some expired',
+      cancelled: 'ended, some canceled',
+      notRun: 'canceled',
+    },
+  ],
   [
     'gemini',
     geminiDriver,
-    { done: 'JOB_STATE_SUCCEEDED', partial: 'JOB_STATE_SUCCEEDED', expired: 'JOB_STATE_EXPIRED' },
+    {
+      done: 'JOB_STATE_SUCCEEDED',
+      partial: 'JOB_STATE_SUCCEEDED',
+      expired: 'JOB_STATE_EXPIRED',
+      cancelled: 'JOB_STATE_CANCELLED',
+      notRun: 'expired',
+    },
   ],
-  ['bedrock', bedrockDriver, { done: 'Completed', partial: 'PartiallyCompleted', expired: 'Expired' }],
+  [
+    'bedrock',
+    bedrockDriver,
+    { done: 'Completed', partial: 'PartiallyCompleted', expired: 'Expired', cancelled: 'Stopped', notRun: 'expired' },
+  ],
 ];
 
 let fakes: BatchFakes;
@@ -226,5 +291,21 @@ describe.each(drivers)('%s batch fake', (provider, drive, states) => {
     const result = await drive(fakes, ['run_a-1', 'run_b-1', 'run_c-1']);
     expect(result.status).toBe(states.expired);
     expect(result.outcomes).toEqual({ 'run_a-1': ok, 'run_b-1': 'expired', 'run_c-1': 'expired' });
+  });
+  test('cancel: the batch ends at once, its lines answered so far still answered (and billed), the others never run; an ended batch cannot be cancelled', async () => {
+    fakes.configure({
+      outcome: () => ({ kind: 'ok', answer: ANSWER, usage: USAGE }),
+      pollsBeforeEnd: 1_000,
+      expire: false,
+      doneBeforeExpiry: 1,
+    });
+    const result = await drive(fakes, ['run_a-1', 'run_b-1', 'run_c-1'], { cancel: true });
+    expect(result).toEqual({
+      status: states.cancelled,
+      // Its next status read (the first after the cancel) finds it ended: it would otherwise run 1,000 reads.
+      polls: provider === 'bedrock' ? 0 : 1,
+      outcomes: { 'run_a-1': ok, 'run_b-1': states.notRun, 'run_c-1': states.notRun },
+      cancelAgain: 'refused',
+    });
   });
 });

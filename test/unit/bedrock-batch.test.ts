@@ -6,12 +6,7 @@
  * reads `*.jsonl.out` back, partial failure and expiry included. Bedrock's minimum of records per job: the estimate
  * promises no discount, and the grouping never submits a job under it.
  */
-import {
-  BedrockClient,
-  CreateModelInvocationJobCommand,
-  GetModelInvocationJobCommand,
-  StopModelInvocationJobCommand,
-} from '@aws-sdk/client-bedrock';
+import { BedrockClient, CreateModelInvocationJobCommand, GetModelInvocationJobCommand } from '@aws-sdk/client-bedrock';
 import { BedrockRuntimeClient, ConverseCommand, type ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -271,25 +266,27 @@ describe('the batch API on the wire fake', () => {
     expect(fakes.batches).toHaveLength(2);
   });
 
-  test('a stopped job (StopModelInvocationJob) ends Stopped: the records done so far are answered, the others left out', async () => {
+  test('cancel is StopModelInvocationJob on the job ARN; the job ends Stopped with the records done so far', async () => {
     fakes.configure({ pollsBeforeEnd: 1_000_000, doneBeforeExpiry: 2 });
     const ids = ['one', 'two', 'three'];
     const ref = await api().submit('us.amazon.nova-lite-v1:0', lines(ids));
+    expect(await api().poll(ref, ids)).toBeUndefined();
+    await api().cancel(ref);
+    const stop = fakes.requests.at(-1);
+    // The SDK's request: POST /model-invocation-job/{jobIdentifier}/stop, the job's ARN as identifier, signed.
+    expect([stop?.method, stop?.path]).toEqual(['POST', `/model-invocation-job/${encodeURIComponent(ref)}/stop`]);
+    expect(stop?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/.*\/bedrock\//);
     const control = new BedrockClient({
       region: 'us-east-1',
       endpoint: fakes.url,
       credentials: { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'test-secret-for-the-fake' },
     });
-    expect(await api().poll(ref, ids)).toBeUndefined();
-    await control.send(new StopModelInvocationJobCommand({ jobIdentifier: ref }));
     expect((await control.send(new GetModelInvocationJobCommand({ jobIdentifier: ref }))).status).toBe('Stopped');
+    control.destroy();
     const results = (await api().poll(ref, ids)) as Map<string, BatchItemResult>;
     expect([...results.keys()].sort()).toEqual(['one', 'two']);
     // An ended job cannot be stopped again.
-    await expect(control.send(new StopModelInvocationJobCommand({ jobIdentifier: ref }))).rejects.toMatchObject({
-      name: 'ValidationException',
-    });
-    control.destroy();
+    await expect(api().cancel(ref)).rejects.toMatchObject({ name: 'ValidationException' });
   });
 
   test("a job the reference refuses: a role that is not an IAM role's ARN, a job name off its pattern", async () => {

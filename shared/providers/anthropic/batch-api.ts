@@ -1,8 +1,9 @@
 /**
  * Anthropic's Message Batches API for the batcher (shared/batching/batcher.ts): POST /v1/messages/batches with
  * `requests[{custom_id, params}]`, GET /v1/messages/batches/{id} until `processing_status` is `ended`, then the results
- * (JSONL, one `{custom_id, result: {type: succeeded | errored | canceled | expired}}` per request, in any order). Plain
- * fetch and the key alone: the batcher's bundle carries no SDK and no media code.
+ * (JSONL, one `{custom_id, result: {type: succeeded | errored | canceled | expired}}` per request, in any order);
+ * POST /v1/messages/batches/{id}/cancel (`canceling`, then `ended`: the requests not yet run come back `canceled`).
+ * Plain fetch and the key alone: the batcher's bundle carries no SDK and no media code.
  * Not to undo:
  * - A custom_id must match ^[a-zA-Z0-9_-]{1,64}$, which the lane's request ids (`run#provider#step#pages`) do not:
  *   each is sent as a hash of the request id (`customIdOf`), and read back through the ids the batch holds.
@@ -54,7 +55,8 @@ function itemResult(result: ResultLine['result']): BatchItemResult {
     case 'expired':
       return { kind: 'expired' };
     case 'canceled':
-      // The service never cancels a batch: a canceled request was canceled by someone else, not answered.
+      // Not answered. The batcher cancels only a batch whose requests are all resolved (it never reads its lines):
+      // a canceled request read here was canceled by someone else.
       return { kind: 'failed', failure: 'server', message: 'anthropic batch: the request was canceled' };
     default: {
       const type = result?.error?.error?.type;
@@ -104,6 +106,9 @@ export function anthropicBatchApi(env: NodeJS.ProcessEnv = process.env): BatchAp
         if (requestId !== undefined) results.set(requestId, itemResult(line.result));
       }
       return results;
+    },
+    async cancel(ref) {
+      await call(`/v1/messages/batches/${encodeURIComponent(ref)}/cancel`, { method: 'POST' });
     },
   };
 }

@@ -4,6 +4,7 @@
  * (CreateModelInvocationJob, InvokeModel format, the service role BEDROCK_BATCH_ROLE_ARN that Bedrock assumes to read
  * the input and write the output), GetModelInvocationJob until it ends (Completed | PartiallyCompleted | Failed |
  * Stopped | Expired), and the answers read from every `*.jsonl.out` under its output prefix (`modelOutput` or `error`).
+ * StopModelInvocationJob cancels a job (Bedrock bills only the tokens already processed; it ends Stopped).
  *
  * Not to undo:
  * - Record ids are `R` and a 10-digit index (the reference asks for an alphanumeric id; a custom id carries `#`), mapped
@@ -19,6 +20,7 @@ import {
   CreateModelInvocationJobCommand,
   GetModelInvocationJobCommand,
   type ModelInvocationJobStatus,
+  StopModelInvocationJobCommand,
 } from '@aws-sdk/client-bedrock';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../../aws/s3.js';
@@ -161,6 +163,10 @@ export function bedrockBatchApi(env: NodeJS.ProcessEnv = process.env, options: B
         }
       }
       return results;
+    },
+
+    async cancel(ref) {
+      await bedrock().send(new StopModelInvocationJobCommand({ jobIdentifier: ref }));
     },
   };
 }

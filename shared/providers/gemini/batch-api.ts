@@ -1,7 +1,8 @@
 /**
  * Gemini Batch Mode for the batcher (shared/batching/batcher.ts): POST /v1beta/models/{model}:batchGenerateContent,
  * then GET /v1beta/{batches/…} until the batch's `metadata.state` ends (BATCH_STATE_SUCCEEDED | FAILED | CANCELLED |
- * EXPIRED; the SDK calls them JOB_STATE_*). Two input modes, as the reference has them:
+ * EXPIRED; the SDK calls them JOB_STATE_*); POST /v1beta/{batches/…}:cancel (best effort: the batch then ends
+ * CANCELLED with the answers it had). Two input modes, as the reference has them:
  * - inline requests (each keyed by its custom id in `metadata.key`) while the request body stays within the API's
  *   inline limit (20 MB; GEMINI_BATCH_INLINE_MAX_BYTES); the answers come inline, in
  *   `metadata.output.inlinedResponses.inlinedResponses`;
@@ -168,6 +169,9 @@ export function geminiBatchApi(env: NodeJS.ProcessEnv = process.env): BatchApi {
         if (typeof key === 'string') results.set(key, resultOf(item));
       }
       return results;
+    },
+    async cancel(ref) {
+      await send(`/v1beta/${ref}:cancel`, { method: 'POST' });
     },
   };
 }

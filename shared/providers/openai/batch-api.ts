@@ -1,7 +1,9 @@
 /**
  * OpenAI's Batch API for the batcher (shared/batching/batcher.ts): POST /v1/files (purpose `batch`, the JSONL of
- * lines), POST /v1/batches (window 24h), GET /v1/batches/{id}, and the output and error files. Plain fetch and the
- * key alone: the batcher's bundle carries no SDK and no media code (test/infra/bundle-contents.test.ts).
+ * lines), POST /v1/batches (window 24h), GET /v1/batches/{id}, and the output and error files; POST
+ * /v1/batches/{id}/cancel (`cancelling` for up to 10 minutes, then `cancelled` with the lines answered so far in its
+ * output file). Plain fetch and the key alone: the batcher's bundle carries no SDK and no media code
+ * (test/infra/bundle-contents.test.ts).
  */
 import type { BatchApi, BatchItemResult } from '../batch-codec.js';
 import { apiKeyFor, requiredApiKey } from '../credentials.js';
@@ -72,6 +74,9 @@ export function openaiBatchApi(env: NodeJS.ProcessEnv = process.env): BatchApi {
         }
       }
       return results;
+    },
+    async cancel(ref) {
+      await call(`/batches/${encodeURIComponent(ref)}/cancel`, { method: 'POST' });
     },
   };
 }
