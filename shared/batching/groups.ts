@@ -8,9 +8,10 @@
  *   is sent twice.
  * - Groups are per provider AND model (a batch runs one model), oldest request first; a group is sent when it is full
  *   (the provider's or the service's request or byte limit) or when its oldest request has waited `maxWaitMs`.
- * - A group under the provider's minimum (Bedrock's 100 records) keeps waiting for company, but never past its runs'
- *   deadlines: once a request's deadline is `directMarginMs` away it is called normally, so the run still finishes
- *   when it was promised.
+ * - A request whose run's deadline is `directMarginMs` away or less is called normally, so the run still finishes when
+ *   it was promised (in a batch, the next pass would only expire it and the run fall back later), unless it is needed
+ *   to reach the provider's minimum in a batch that goes out now. A group under the minimum (Bedrock's 100 records)
+ *   keeps waiting for company until a deadline comes that close.
  */
 import { config } from '../config.js';
 import { batchSettings } from '../infra/resources.js';
@@ -53,7 +54,8 @@ export interface DirectRequest {
   request: WaitingRequest;
   /**
    * `no-interface`: its provider (or model) has no batch interface: called in this window at the normal price;
-   * `too-large`: larger than a whole batch may be; `deadline`: its group stayed under the provider's minimum.
+   * `too-large`: larger than a whole batch may be; `deadline`: its run's deadline is too close for a batch (a group
+   * under the provider's minimum waits for company until then).
    */
   reason: 'no-interface' | 'too-large' | 'deadline';
 }
@@ -151,6 +153,7 @@ export function decideBatches(
       for (const request of requests) decision.direct.push({ request, reason: 'no-interface' });
       continue;
     }
+    const late = (r: WaitingRequest) => nowMs >= r.deadlineMs - limits.directMarginMs;
     const { chunks, tooLarge } = pack([...requests].sort(oldestFirst), limits);
     for (const request of tooLarge) decision.direct.push({ request, reason: 'too-large' });
     for (const [index, chunk] of chunks.entries()) {
@@ -158,17 +161,23 @@ export function decideBatches(
       const oldest = (chunk[0] as WaitingRequest).waitingSinceMs;
       const aged = nowMs >= oldest + limits.maxWaitMs;
       if (chunk.length >= limits.minRequests && (closed || aged)) {
-        decision.submit.push({ provider, model, requests: chunk, reason: closed ? 'full' : 'aged' });
+        // A late request is called now rather than expired from the batch by the next pass, unless the batch needs
+        // it to reach the provider's minimum (Bedrock's): then it goes too, and the others get the batch price.
+        const onTime = chunk.filter((r) => !late(r));
+        const batched = onTime.length === 0 ? [] : onTime.length >= limits.minRequests ? onTime : chunk;
+        for (const request of chunk) {
+          if (!batched.includes(request)) decision.direct.push({ request, reason: 'deadline' });
+        }
+        if (batched.length > 0) {
+          decision.submit.push({ provider, model, requests: batched, reason: closed ? 'full' : 'aged' });
+        }
         continue;
       }
       // Still waiting: for its age limit, or (under the minimum) for company until a deadline comes too close.
       const stay: WaitingRequest[] = [];
       for (const request of chunk) {
-        if (chunk.length < limits.minRequests && nowMs >= request.deadlineMs - limits.directMarginMs) {
-          decision.direct.push({ request, reason: 'deadline' });
-        } else {
-          stay.push(request);
-        }
+        if (chunk.length < limits.minRequests && late(request)) decision.direct.push({ request, reason: 'deadline' });
+        else stay.push(request);
       }
       if (stay.length === 0) continue;
       if (stay.length >= limits.minRequests) wakeAt(oldest + limits.maxWaitMs);

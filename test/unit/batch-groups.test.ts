@@ -135,8 +135,8 @@ test('a provider without a batch interface is called in this window at the norma
 
 describe("a provider's minimum (Bedrock: 100 records a job)", () => {
   const bedrock = limits({ bedrock: { minRequests: 3, maxRequests: 10 } });
-  const onBedrock = (clock: { now: () => number }) =>
-    request(clock, { provider: 'bedrock', model: 'amazon.nova-lite-v1:0' });
+  const onBedrock = (clock: { now: () => number }, fields: Partial<WaitingRequest> = {}) =>
+    request(clock, { provider: 'bedrock', model: 'amazon.nova-lite-v1:0', ...fields });
 
   test('a group under it waits past its age limit for company, and goes out once it reaches it', () => {
     const clock = fakeClock();
@@ -153,6 +153,16 @@ describe("a provider's minimum (Bedrock: 100 records a job)", () => {
     expect(sent.submit.map((b) => [b.reason, ids(b.requests)])).toEqual([['aged', ids([...first, third])]]);
   });
 
+  test('a late request in a batch going out stays in it when the batch needs it to reach the minimum', () => {
+    const clock = fakeClock();
+    const late = onBedrock(clock, { deadlineMs: clock.now() + 70 * MINUTE });
+    const others = [onBedrock(clock), onBedrock(clock)];
+    clock.advance(10 * MINUTE);
+    const decision = decideBatches([late, ...others], bedrock, clock.now());
+    expect(decision.direct).toEqual([]);
+    expect(decision.submit.map((b) => ids(b.requests))).toEqual([ids([late, ...others])]);
+  });
+
   test('once a deadline is within the margin, its request is called normally so the run finishes in time', () => {
     const clock = fakeClock();
     const early = onBedrock(clock);
@@ -164,6 +174,18 @@ describe("a provider's minimum (Bedrock: 100 records a job)", () => {
     expect(decision.submit).toEqual([]);
     expect(decision.nextDecisionAtMs).toBe(late.deadlineMs - HOUR);
   });
+});
+
+test('a late request is called normally, not put in a batch the next pass would expire it from', () => {
+  const clock = fakeClock();
+  const onTime = request(clock);
+  const late = request(clock, { deadlineMs: clock.now() + 30 * MINUTE });
+  clock.advance(10 * MINUTE);
+  const decision = decideBatches([onTime, late], limits(), clock.now());
+  expect(decision.direct).toEqual([{ request: late, reason: 'deadline' }]);
+  expect(decision.submit).toEqual([{ provider: 'openai', model: 'gpt-5.4-mini', requests: [onTime], reason: 'aged' }]);
+  // Alone and late, it is called normally too.
+  expect(decideBatches([late], limits(), clock.now())).toMatchObject({ submit: [], direct: [{ request: late }] });
 });
 
 test("configured limits cap each provider's own, never below its minimum", () => {
