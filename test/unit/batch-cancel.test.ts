@@ -177,16 +177,16 @@ test('a batch a request may still take an answer from is left alone, and cancell
   expect(table.get(`${run.jobId}#openai#vision#all`)?.state).toBe('submitting');
 
   // Near the deadline the batch still runs, and its request is not resolved: no cancel. The same pass puts the stale
-  // request back to waiting and submits it again (a second batch: OpenAI takes a batch of one).
+  // request back to waiting and, its deadline being near, releases it to a normal call (groups.ts) rather than batch it.
   const near = nearDeadline(run);
-  expect(await pass({ now: near })).toMatchObject({ expired: 0, cancelled: 0, submitted: 1 });
+  expect(await pass({ now: near })).toMatchObject({ expired: 0, cancelled: 0, submitted: 0, direct: 1 });
   expect(cancels()).toHaveLength(0);
-  expect(fakes.batches).toHaveLength(2);
-  // The next pass expires it (its deadline is near): now nobody waits for either batch, and each is cancelled once.
-  expect(await pass({ now: near })).toMatchObject({ expired: 1, cancelled: 2 });
+  expect(fakes.batches).toHaveLength(1);
+  // The next pass finds the request resolved for good (called normally): nobody waits for the batch, cancelled once.
+  expect(await pass({ now: near })).toMatchObject({ expired: 0, cancelled: 1 });
   expect(cancels().map((r) => r.path)).toEqual(fakes.batches.map((b) => `/v1/batches/${b.batchId}/cancel`));
   expect(await pass({ now: near })).toMatchObject({ cancelled: 0 });
-  expect(cancels()).toHaveLength(2);
+  expect(cancels()).toHaveLength(1);
 });
 
 test('a cancel the provider refuses is logged, fails no pass, blocks no other batch, and is not asked again', async () => {
