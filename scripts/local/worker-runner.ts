@@ -4,7 +4,8 @@
  * timeout (the queue's redrive policy moves them to the DLQ after maxReceiveCount).
  * Not to undo: receives wait up to 20 s, as the event source mapping's do, and stopping aborts them. fauxqs answers a
  * waiting receive the moment a message is sent or becomes visible again, so the wait costs no latency; polling every
- * second instead kept an idle stack busy (a dozen pollers: ~6 % of a core, docs/decisions.md "The integration suite").
+ * second instead kept an idle stack busy (a dozen pollers, ~6 % of a core: docs/decisions.md, "The test suite's
+ * phases").
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';

@@ -28,7 +28,7 @@ const SUITE_ENV: Record<string, string> = {
   // A slow run is never taken for a dead one however often SQS redelivers it: its heartbeat keeps its lease in the
   // future, and a run with a live lease waits (shared/worker/reconcile.ts `decide`). A sweep is ~10 queries (~0.1
   // CPU-second): every second, the sweeps of three suite stacks took a sixth of the machine for the whole run; every
-  // 5 s, the few tests that wait on a sweep wait up to 4 s longer (docs/decisions.md, the integration suite's CPU).
+  // 5 s, the few tests that wait on a sweep wait up to 4 s longer (docs/decisions.md, "The test suite's phases").
   LOCAL_RECONCILE_INTERVAL_SECONDS: '5',
   LOCAL_RECONCILE_RESEND_AFTER_SECONDS: '4',
   LOCAL_RECONCILE_DEAD_AFTER_SECONDS: '10',
