@@ -84,6 +84,10 @@ export async function startFakeServer(
       res.end(payload);
     })();
   });
+  // A provider's endpoint keeps an idle connection open far longer than the gaps between a test's calls. Node's 5 s
+  // default closed it just as an SDK reused it: an ECONNRESET the adapter reports as a `server` failure, which under
+  // load failed a single-provider run before any request arrived (grounding.test.ts, bedrock). close() ends them all.
+  server.keepAliveTimeout = 10 * 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
