@@ -11,9 +11,9 @@
  *   `results_url` a response names: the key is sent to the API's own origin only.
  */
 import { createHash } from 'node:crypto';
-import { type FailureKind, ProviderFailure } from '../../task.js';
+import type { FailureKind } from '../../task.js';
 import type { BatchApi, BatchItemResult } from '../batch-codec.js';
-import { apiKeyFor } from '../credentials.js';
+import { apiKeyFor, requiredApiKey } from '../credentials.js';
 
 /** The API version the requests name (the Messages API's, as documented for the batch endpoints). */
 const API_VERSION = '2023-06-01';
@@ -69,8 +69,7 @@ function itemResult(result: ResultLine['result']): BatchItemResult {
 export function anthropicBatchApi(env: NodeJS.ProcessEnv = process.env): BatchApi {
   const base = () => (env.ANTHROPIC_BASE_URL?.trim() || 'https://api.anthropic.com').replace(/\/$/, '');
   const call = async (path: string, init: RequestInit = {}): Promise<Response> => {
-    const key = await apiKeyFor('anthropic', env);
-    if (!key) throw new ProviderFailure('auth', 'ANTHROPIC_API_KEY is not configured');
+    const key = await requiredApiKey('anthropic', () => apiKeyFor('anthropic', env));
     const response = await fetch(`${base()}${path}`, {
       ...init,
       headers: { 'x-api-key': key, 'anthropic-version': API_VERSION, ...(init.headers ?? {}) },

@@ -14,10 +14,9 @@
  * batch is left out of the results, so the batcher expires it (its run falls back). The key goes to the configured
  * origin only: an upload URL the API answers is followed on that origin, never on the host it names.
  */
-import { ProviderFailure } from '../../task.js';
 import type { BatchApi, BatchItemResult } from '../batch-codec.js';
 import { isPlainObject } from '../common.js';
-import { apiKeyFor } from '../credentials.js';
+import { apiKeyFor, requiredApiKey } from '../credentials.js';
 
 const ENDED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'EXPIRED']);
 
@@ -85,8 +84,7 @@ export function geminiBatchApi(env: NodeJS.ProcessEnv = process.env): BatchApi {
     ).replace(/\/$/, '');
   /** Fetches `path` (below the origin) with the key; the status alone on failure (Google's text may quote data). */
   const send = async (path: string, init: RequestInit = {}): Promise<Response> => {
-    const key = await apiKeyFor('gemini', env);
-    if (!key) throw new ProviderFailure('auth', 'GEMINI_API_KEY is not configured');
+    const key = await requiredApiKey('gemini', () => apiKeyFor('gemini', env));
     const response = await fetch(`${origin()}${path}`, {
       ...init,
       headers: { 'x-goog-api-key': key, ...(init.headers ?? {}) },
