@@ -4,8 +4,8 @@
  * this catches code that touches a resource handlerAccess (shared/infra/routes.ts) does not grant: without the env var
  * there is also no IAM grant, and the function would fail in AWS while every local test passes.
  *
- * Each module is imported in a fresh Node process (tsx loader) with only the function's variables plus region and
- * dummy credentials; nothing is called, no AWS request is made.
+ * Each module is bundled (test/support/node-bundle.ts) and imported in a fresh Node process with only the function's
+ * variables plus region and dummy credentials; nothing is called, no AWS request is made.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PROJECT_ROOT } from '../../lib/vision-function.js';
 import type { HandlerName } from '../../shared/infra/routes.js';
+import { bundled } from '../support/node-bundle.js';
 import { buildTestApp, logicalIdOf } from './synth.js';
 
 const run = promisify(execFile);
@@ -43,10 +44,10 @@ function environmentOf(handler: HandlerName): Record<string, string> {
 }
 
 async function importWith(handler: HandlerName): Promise<string | null> {
-  const file = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${handler}.ts`)).href;
+  const file = pathToFileURL(await bundled(path.join('functions', `${handler}.ts`))).href;
   const code = `const m = await import(${JSON.stringify(file)}); if (typeof m.handler !== 'function') throw new Error('no handler export');`;
   try {
-    await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', code], {
       cwd: PROJECT_ROOT,
       env: {
         PATH: process.env.PATH ?? '',

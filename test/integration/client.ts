@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { bundledProgram } from '../support/node-bundle.js';
 import { type RunningStack, type StackInfo, startStack } from './stack.js';
 
 export const KEYS = { a: 'vk_test_tenant_a_0123456789abcdef', b: 'vk_test_tenant_b_0123456789abcdef' };
@@ -258,14 +259,15 @@ export function visionCli(args: string[], env: Record<string, string | undefined
 /**
  * Runs `npm run keys` (scripts/keys.ts) as a child process with a clean target environment: no table or endpoint
  * variables inherited from the test process, and a state file that cannot exist, so no test picks up a developer's
- * running `npm start` by accident. `env` adds variables (a table target through the environment).
+ * running `npm start` by accident. `env` adds variables (a table target through the environment). The program is
+ * bundled (test/support/node-bundle.ts).
  */
-export function keysCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export async function keysCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
   for (const name of ['TENANTS_TABLE', 'API_KEYS_TABLE', 'RUNS_TABLE', 'USAGE_TABLE', 'AWS_ENDPOINT_URL']) {
     delete childEnv[name];
   }
   delete childEnv.AWS_ENDPOINT_URL_DYNAMODB;
   childEnv.VISION_LOCAL_STATE_FILE = join(tmpdir(), `no-such-stack-${randomUUID()}.json`);
-  return runNode(['--import', 'tsx', 'scripts/keys.ts', ...args], { ...childEnv, ...env });
+  return runNode([...(await bundledProgram('scripts/keys.ts')), ...args], { ...childEnv, ...env });
 }

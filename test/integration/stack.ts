@@ -1,6 +1,8 @@
 /**
  * Starts and stops the real local stack (`scripts/local.ts`) as a child process, as a user's `npm start` would, and
- * tells tests where it is. Used by the integration suite's globalSetup/globalTeardown and by the benchmark. Each stack
+ * tells tests where it is. The program is bundled once per process (test/support/node-bundle.ts): the same sources
+ * without tsx's loader, which made most of each start's CPU; `npm start` itself is tested as it is by
+ * local-stack-lifecycle.test.ts. Used by the integration suite's globalSetup/globalTeardown and by the benchmark. Each stack
  * starts empty, with its data in a private temporary folder removed when it stops, unless the caller names the folder
  * (VISION_LOCAL_DATA_DIR) to see data kept across restarts.
  */
@@ -10,6 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+// Named with its .ts extension: jest's globalSetup loads this module without the suite's moduleNameMapper.
+import { bundledProgram } from '../support/node-bundle.ts';
 
 export interface StackInfo {
   baseUrl: string;
@@ -47,7 +51,7 @@ export async function startStack(
   const ownDataDir = env.VISION_LOCAL_DATA_DIR === undefined;
   const dataDir = env.VISION_LOCAL_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'vision-stack-'));
   const stackArgs = ownDataDir && !args.includes('--in-memory') ? [...args, '--in-memory'] : args;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/local.ts', ...stackArgs], {
+  const child = spawn(process.execPath, [...(await bundledProgram('scripts/local.ts')), ...stackArgs], {
     cwd: new URL('../..', import.meta.url).pathname,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', VISION_LOCAL_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,10 +10,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundledProgram } from '../support/node-bundle.js';
 import { type PdfBomb, pdfBombs } from '../support/pdf-bombs.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CHILD = path.join(ROOT, 'test', 'support', 'hostile-pdf-child.ts');
+/** The child program, bundled in beforeAll (tsx's loader would be most of each reading's process). */
+let child: string[] = [];
 
 /** A reading that takes longer than this is stuck: the process is killed and the test fails. */
 const ANSWER_WITHIN_MS = { inspect: 20_000, render: 60_000, baseline: 20_000 } as const;
@@ -32,7 +34,7 @@ function read(mode: Mode, file: string): Promise<Reading> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', CHILD, mode, file],
+      [...child, mode, file],
       { cwd: ROOT, timeout: ANSWER_WITHIN_MS[mode], killSignal: 'SIGKILL', maxBuffer: 1 << 20 },
       (error, stdout, stderr) => {
         if (error) {
@@ -55,6 +57,7 @@ const figures: string[] = [];
 let baselineMiB = 0;
 
 beforeAll(async () => {
+  child = await bundledProgram('test/support/hostile-pdf-child.ts');
   for (const bomb of bombs) writeFileSync(fileOf(bomb), bomb.build());
   baselineMiB = (await read('baseline', fileOf(bombs[0] as PdfBomb))).maxRssMiB;
 });
