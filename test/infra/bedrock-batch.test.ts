@@ -7,12 +7,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Validations } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BEDROCK_BATCH_ACTIONS } from '../../lib/bedrock-batch.js';
 import type { StatelessStack } from '../../lib/stateless-stack.js';
 import { bedrockBatch } from '../../shared/infra/resources.js';
-import { buildTestApp, logicalIdOf, refersTo } from './synth.js';
+import { buildTestApp, logicalIdOf, refersTo, templateOf } from './synth.js';
 
 interface Statement {
   Effect: string;
@@ -23,7 +22,7 @@ interface Statement {
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
 const actionsOf = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
-const resourcesOf = (stack: StatelessStack) => Template.fromStack(stack).toJSON().Resources as Resources;
+const resourcesOf = (stack: StatelessStack) => templateOf(stack).toJSON().Resources as Resources;
 
 /** The Allow statements of the policies attached to a role (by its logical id). */
 function statementsOfRole(stack: StatelessStack, roleId: string): Statement[] {

@@ -3,19 +3,19 @@
  * function's event source, the key webhook secrets are sealed under, the EventBridge bus with the pipe that feeds it,
  * and their alarms and outputs.
  */
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import { ALARM_THRESHOLDS } from '../../lib/monitoring.js';
 import { STATEFUL_OUTPUTS } from '../../lib/outputs.js';
 import { ENV } from '../../shared/infra/env.js';
 import { deliverSettings, eventBus, webhookQueue, webhookSettings } from '../../shared/infra/resources.js';
 import { type HandlerName, handlerAccess } from '../../shared/infra/routes.js';
-import { buildTestApp, logicalIdOf, refersTo } from './synth.js';
+import { buildTestApp, logicalIdOf, refersTo, templateOf } from './synth.js';
 
 type Json = Record<string, unknown>;
 
 const { stateful, stateless } = buildTestApp();
-const statefulTemplate = Template.fromStack(stateful);
-const statelessTemplate = Template.fromStack(stateless);
+const statefulTemplate = templateOf(stateful);
+const statelessTemplate = templateOf(stateless);
 const statefulResources = statefulTemplate.toJSON().Resources as Record<string, { Type: string; Properties: Json }>;
 const id = (construct: Parameters<typeof logicalIdOf>[1]) => logicalIdOf(stateful, construct);
 
@@ -52,7 +52,7 @@ describe('webhook delivery queue', () => {
       ScalingConfig: { MaximumConcurrency: deliverSettings.maxConcurrency },
       EventSourceArn: Match.anyValue(),
     });
-    const fn = Template.fromStack(stateless).toJSON().Resources[logicalIdOf(stateless, stateless.functions.deliver)]
+    const fn = templateOf(stateless).toJSON().Resources[logicalIdOf(stateless, stateless.functions.deliver)]
       .Properties as Json;
     expect(fn).toEqual(
       expect.objectContaining({ Timeout: deliverSettings.timeoutSeconds, MemorySize: deliverSettings.memoryMb }),

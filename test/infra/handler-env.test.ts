@@ -12,11 +12,10 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { Template } from 'aws-cdk-lib/assertions';
 import { PROJECT_ROOT } from '../../lib/vision-function.js';
 import type { HandlerName } from '../../shared/infra/routes.js';
 import { bundled } from '../support/node-bundle.js';
-import { buildTestApp, logicalIdOf } from './synth.js';
+import { buildTestApp, logicalIdOf, templateOf } from './synth.js';
 
 const run = promisify(execFile);
 
@@ -27,7 +26,7 @@ const run = promisify(execFile);
 const KNOWN_DRIFT: Partial<Record<HandlerName, string>> = {};
 
 const { stateless } = buildTestApp();
-const resources = Template.fromStack(stateless).toJSON().Resources as Record<
+const resources = templateOf(stateless).toJSON().Resources as Record<
   string,
   { Properties: { Environment: { Variables: Record<string, unknown> } } }
 >;

@@ -4,7 +4,7 @@
  * without touching this file.
  * Over 400 lines: one synthesis shared by every assertion (synthesizing is the slow part).
  */
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { uploadExpiryDays } from '../../lib/app.js';
 import { PROVIDER_SECRET_ENV } from '../../lib/bind.js';
@@ -35,7 +35,7 @@ import {
   workerSettings,
 } from '../../shared/infra/resources.js';
 import { allHandlers, gatewaySettings, type HandlerName, handlerAccess, routes } from '../../shared/infra/routes.js';
-import { buildTestApp, logicalIdOf, refersTo } from './synth.js';
+import { buildTestApp, logicalIdOf, refersTo, templateOf } from './synth.js';
 
 type Json = Record<string, unknown>;
 interface Statement {
@@ -45,8 +45,8 @@ interface Statement {
 }
 
 const { stateful, stateless } = buildTestApp();
-const statefulTemplate = Template.fromStack(stateful);
-const statelessTemplate = Template.fromStack(stateless);
+const statefulTemplate = templateOf(stateful);
+const statelessTemplate = templateOf(stateless);
 const statelessResources = statelessTemplate.toJSON().Resources as Record<string, { Type: string; Properties: Json }>;
 
 const tableNames = Object.keys(tables) as TableName[];
@@ -69,7 +69,7 @@ function functionProps(handler: HandlerName): Json {
 
 /** Every statement of the policies attached to a handler's role (in `stack`, default: the default app's). */
 function statementsOf(handler: HandlerName, stack: StatelessStack = stateless): Statement[] {
-  const resources = Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string; Properties: Json }>;
+  const resources = templateOf(stack).toJSON().Resources as Record<string, { Type: string; Properties: Json }>;
   const fn = resources[logicalIdOf(stack, stack.functions[handler])]?.Properties ?? {};
   const role = (fn.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
   return Object.values(resources)
@@ -79,7 +79,7 @@ function statementsOf(handler: HandlerName, stack: StatelessStack = stateless): 
 
 /** A function's environment variables in `stack`. */
 function variablesOf(stack: StatelessStack, handler: HandlerName): Record<string, unknown> {
-  const resources = Template.fromStack(stack).toJSON().Resources as Record<string, { Properties: Json }>;
+  const resources = templateOf(stack).toJSON().Resources as Record<string, { Properties: Json }>;
   const fn = resources[logicalIdOf(stack, stack.functions[handler])]?.Properties ?? {};
   return (fn.Environment as { Variables: Record<string, unknown> }).Variables;
 }
@@ -573,7 +573,7 @@ describe('stateless stack: API', () => {
 
   test('stage throttling follows the stageThrottleRps / stageThrottleBurst context; the per-key plan does not', () => {
     const { stateless: l } = buildTestApp({ stageThrottleRps: '50', stageThrottleBurst: '100' });
-    const t = Template.fromStack(l);
+    const t = templateOf(l);
     t.hasResourceProperties('AWS::ApiGateway::Stage', {
       MethodSettings: Match.arrayWith([
         Match.objectLike({ ResourcePath: '/*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
@@ -649,15 +649,15 @@ describe('app settings', () => {
     });
     expect(s.stackName).toBe('VisionStateful-prod');
     expect(l.stackName).toBe('VisionStateless-prod');
-    const t = Template.fromStack(s);
+    const t = templateOf(s);
     t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
-    const worker = Template.fromStack(l).toJSON().Resources[logicalIdOf(l, l.functions.worker)].Properties;
+    const worker = templateOf(l).toJSON().Resources[logicalIdOf(l, l.functions.worker)].Properties;
     expect(worker.Environment.Variables.SERVICE_COST_CONFIRMATION_THRESHOLD_USD).toBe('2.5');
   });
 
   test('marginPct reaches every function that prices (create-run estimates, the worker settles) as PRICING_MARGIN_PCT', () => {
     const variables = (l: ReturnType<typeof buildTestApp>['stateless'], handler: 'create-run' | 'worker') =>
-      Template.fromStack(l).toJSON().Resources[logicalIdOf(l, l.functions[handler])].Properties.Environment.Variables;
+      templateOf(l).toJSON().Resources[logicalIdOf(l, l.functions[handler])].Properties.Environment.Variables;
     const { stateless: withMargin } = buildTestApp({ marginPct: '45' });
     expect(variables(withMargin, 'create-run').PRICING_MARGIN_PCT).toBe('45');
     expect(variables(withMargin, 'worker').PRICING_MARGIN_PCT).toBe('45');
@@ -670,7 +670,7 @@ describe('app settings', () => {
 
   test('workerPackaging=zip ships the worker as a Node.js 22 arm64 zip', () => {
     const { stateless: l } = buildTestApp({ workerPackaging: 'zip' });
-    const worker = Template.fromStack(l).toJSON().Resources[logicalIdOf(l, l.functions.worker)].Properties;
+    const worker = templateOf(l).toJSON().Resources[logicalIdOf(l, l.functions.worker)].Properties;
     expect(worker.Runtime).toBe('nodejs22.x');
     expect(worker.Architectures).toEqual(['arm64']);
   });
@@ -747,7 +747,7 @@ describe('app settings', () => {
         }),
       );
     }
-    Template.fromStack(s).hasResourceProperties('AWS::S3::Bucket', {
+    templateOf(s).hasResourceProperties('AWS::S3::Bucket', {
       LifecycleConfiguration: {
         Rules: Match.arrayWith([
           Match.objectLike({ Prefix: uploadsBucket.keyPrefix, ExpirationInDays: uploadExpiryDays(48) }),
@@ -955,7 +955,7 @@ describe('alarms and dashboard', () => {
   test('no subscription by default; alarmEmail subscribes that address', () => {
     statelessTemplate.resourceCountIs('AWS::SNS::Subscription', 0);
     const { stateless: l } = buildTestApp({ alarmEmail: 'oncall@example.com' });
-    const t = Template.fromStack(l);
+    const t = templateOf(l);
     t.resourceCountIs('AWS::SNS::Subscription', 1);
     t.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',

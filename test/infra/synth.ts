@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { buildStacks, type VisionStacks } from '../../lib/app.js';
 import { PROJECT_ROOT } from '../../lib/vision-function.js';
 
@@ -21,6 +22,21 @@ export function buildTestApp(context: Record<string, unknown> = {}): VisionStack
     context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context },
   });
   return { app, ...buildStacks(app) };
+}
+
+const templates = new WeakMap<Stack, Template>();
+
+/**
+ * A stack's template, synthesized once per stack: `Template.fromStack` synthesizes the whole app again at every call
+ * (~2.5 s for this app), and the tests read the same few stacks dozens of times. No test changes an app after reading it.
+ */
+export function templateOf(stack: Stack): Template {
+  let template = templates.get(stack);
+  if (!template) {
+    template = Template.fromStack(stack);
+    templates.set(stack, template);
+  }
+  return template;
 }
 
 /** Logical id of a construct's CloudFormation resource (its default child, or the construct itself). */
