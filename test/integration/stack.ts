@@ -2,9 +2,9 @@
  * Starts and stops the real local stack (`scripts/local.ts`) as a child process, as a user's `npm start` would, and
  * tells tests where it is. The program is bundled once per process (test/support/node-bundle.ts): the same sources
  * without tsx's loader, which made most of each start's CPU; `npm start` itself is tested as it is by
- * local-stack-lifecycle.test.ts. Used by the integration suite's globalSetup/globalTeardown and by the benchmark. Each stack
- * starts empty, with its data in a private temporary folder removed when it stops, unless the caller names the folder
- * (VISION_LOCAL_DATA_DIR) to see data kept across restarts.
+ * local-stack-lifecycle.test.ts. Used by the integration suite's globalSetup/globalTeardown and by the benchmark. Each
+ * stack starts empty, with its data in a private temporary folder removed when it stops, unless the caller names the
+ * folder (VISION_LOCAL_DATA_DIR) to see data kept across restarts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,7 +1,8 @@
 /**
  * Runs one reader over one PDF of the hostile corpus in a process of its own, so that its time and peak memory are
  * its own: `node --import tsx test/support/hostile-pdf-child.ts <inspect|render|baseline> <file.pdf>` (the test runs
- * it bundled, test/support/node-bundle.ts). Prints one JSON line: {ms, maxRssMiB, outcome}. The renderer is the worker's (mupdf): its text layer of every page, then page 1.
+ * it bundled, test/support/node-bundle.ts). Prints one JSON line: {ms, maxRssMiB, outcome}. The renderer is the
+ * worker's (mupdf): its text layer of every page, then page 1.
  */
 import { readFileSync } from 'node:fs';
 import { inspectUpload } from '../../shared/inspect/index.js';
