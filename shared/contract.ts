@@ -269,6 +269,15 @@ export const declaredFile = z
       message: 'width and height describe an image, not a PDF',
       path: ['width'],
     }),
+    // One side alone would be estimated at a default size, and the pixel limit could not be checked.
+    z.refine((f) => f.width === undefined || f.height !== undefined, {
+      message: 'height is required with width',
+      path: ['height'],
+    }),
+    z.refine((f) => f.height === undefined || f.width !== undefined, {
+      message: 'width is required with height',
+      path: ['width'],
+    }),
     z.refine((f) => f.type === 'application/pdf' || f.textLayer === undefined, {
       message: 'textLayer describes a PDF, not an image',
       path: ['textLayer'],

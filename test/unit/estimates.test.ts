@@ -143,6 +143,9 @@ describe('refused as a run would be, with nothing written', () => {
     ['neither uploadId nor file', {}],
     ['an image of two pages', { file: { ...RECEIPT_IMAGE, pages: 2 } }],
     ['a PDF with a width', { file: { type: 'application/pdf', sizeBytes: 1000, width: 10 } }],
+    // One side alone would escape the pixel limit.
+    ['an image with a width alone', { file: { type: 'image/png', sizeBytes: 1000, width: 30_000_000 } }],
+    ['an image with a height alone', { file: { type: 'image/png', sizeBytes: 1000, height: 30_000_000 } }],
     ['a text layer on an image', { file: { ...RECEIPT_IMAGE, textLayer: true } }],
     ['an unsupported type', { file: { type: 'image/gif', sizeBytes: 1000 } }],
     ['an unknown priority', { file: RECEIPT_IMAGE, priority: 'urgent' }],
