@@ -803,7 +803,9 @@ export const qualityQuery = z
     workflow: z.optional(workflow),
     schemaId: z.optional(text(1, 64)),
     from: z.optional(periodBound).check(z.meta({ description: 'Start (its UTC day included); default: 30 days ago' })),
-    to: z.optional(periodBound).check(z.meta({ description: 'End (exclusive); default: now' })),
+    to: z
+      .optional(periodBound)
+      .check(z.meta({ description: 'End (exclusive; a time inside a day includes that UTC day); default: now' })),
   })
   .check(
     z.refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
@@ -818,8 +820,8 @@ export const qualityFields = z.record(
 );
 
 export const qualityResponse = z.object({
-  from: isoTimestamp,
-  to: isoTimestamp,
+  from: isoTimestamp.check(z.meta({ description: "The period counted: the first counted UTC day's start" })),
+  to: isoTimestamp.check(z.meta({ description: 'The end of the last counted UTC day (exclusive)' })),
   verifiedRuns: integer(),
   accuracy: share().check(z.meta({ description: 'Verified fields found right, over every verified field' })),
   fields: qualityFields,

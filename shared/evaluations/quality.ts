@@ -2,9 +2,11 @@
  * `GET /v1/quality` (contract-v1.2 §1): accuracy from reviews over a period, per field, per provider, per day, and
  * calibration over the reviewed values, summed from the counters the verifies wrote (store/quality.ts): one small item
  * per day of the period read, whatever the number of runs (store/quality-read.ts).
- * A period counts the runs created on the UTC days it touches (the counters are per day of a run's creation).
+ * A period counts the runs created on the UTC days it touches (the counters are per day of a run's creation, so that a
+ * later review replaces the earlier one in the same counter), and the answer's `from` and `to` say which days those are.
  */
 import type { QualityQuery, QualityResponse } from '../contract.js';
+import { InvalidRequestError } from '../errors.js';
 import { calibrate } from '../scoring/calibration.js';
 import { round } from '../scoring/compare.js';
 import { ANY, addCounts, CONFIDENCE_LEVELS, emptyCounts, type QualityCounts } from '../store/quality.js';
@@ -37,6 +39,13 @@ export async function qualitySummary(
 ): Promise<QualityResponse> {
   const to = query.to !== undefined ? new Date(query.to) : now;
   const from = query.from !== undefined ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * DAY_MS);
+  // The schema compares the bounds when both are sent; `to` defaulting to now is only known here. An inverted range
+  // must not reach the counters' query: DynamoDB refuses a BETWEEN whose bounds are reversed (a 500).
+  if (from >= to) {
+    throw new InvalidRequestError('from must be before to', [
+      { path: 'from', message: 'from must be before to (to defaults to now)' },
+    ]);
+  }
   const fromDay = from.toISOString().slice(0, 10);
   const toDay = new Date(to.getTime() - 1).toISOString().slice(0, 10);
   // One item per day: the counters kept for exactly this filter.
@@ -55,8 +64,9 @@ export async function qualitySummary(
     corrected += f.corrected;
   }
   return {
-    from: from.toISOString(),
-    to: to.toISOString(),
+    // The period counted: whole UTC days, the first and the last the bounds touch.
+    from: `${fromDay}T00:00:00.000Z`,
+    to: new Date(Date.parse(`${toDay}T00:00:00.000Z`) + DAY_MS).toISOString(),
     verifiedRuns: total.verifiedRuns,
     accuracy: share(verified - corrected, verified),
     fields: fieldsView(total.fields),
