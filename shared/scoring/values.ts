@@ -56,7 +56,12 @@ const LETTERS_AT_START = /^([-−–(+]?\s*)\p{L}{1,4}\.?\s*/u;
 const LETTERS_AT_END = /\s*\p{L}{1,4}\.?(\s*[-−–)]?)$/u;
 const CURRENCY_SIGNS = /\p{Sc}/gu;
 
-/** Every number a value may mean: a JSON number itself, or a printed amount's readings (`1,234` is 1234 or 1.234). */
+/**
+ * The number a value means: a JSON number itself, or a printed amount read (empty when it is none). Not to undo: a
+ * notation with two readings, one separator before exactly three digits, is read one way, as the English-language
+ * convention does: a comma groups thousands (`1,000`, `$42,500`), a dot is a decimal point (`9.004`). Taking either
+ * reading scored an answer 1,000 times off (`42.5` for `$42,500`) as right. Two separators are never ambiguous.
+ */
 export function numberReadings(value: unknown): number[] {
   if (typeof value === 'number') return Number.isFinite(value) ? [value] : [];
   if (typeof value !== 'string') return [];
@@ -67,13 +72,18 @@ export function numberReadings(value: unknown): number[] {
     .replace(LETTERS_AT_END, '$1')
     .trim()
     .replace(/^\+\s*/, '');
-  return parseAmount(bare).filter(Number.isFinite);
+  const readings = parseAmount(bare).filter(Number.isFinite);
+  if (readings.length <= 1) return readings;
+  // Two readings (`1,000`: 1 and 1000; `9.004`: 9.004 and 9004): the grouped one is the larger in size.
+  const sizes = readings.map(Math.abs);
+  const grouped = bare.includes(',');
+  return [readings[sizes.indexOf(grouped ? Math.max(...sizes) : Math.min(...sizes))] as number];
 }
 
 /** Two amounts are equal within half a cent (contract-v1.2 §1). */
 export const NUMBER_TOLERANCE = 0.005;
 
-/** Whether some reading of each is within the tolerance; null when either is not a number. */
+/** Whether the two amounts are within the tolerance; null when either is not a number. */
 export function sameNumber(a: unknown, b: unknown): boolean | null {
   const x = numberReadings(a);
   const y = numberReadings(b);

@@ -138,6 +138,26 @@ describe('numbers: currency signs, separators and sign notations', () => {
     }
   });
 
+  test('a comma before three digits groups thousands: an answer 1,000 times off is wrong', () => {
+    for (const [printed, value] of [
+      ['$42,500', 42_500],
+      ['RM 4,000', 4000],
+      ['38,500', 38_500],
+      ['(1,000)', -1000],
+    ] as const) {
+      expect(compareValue('number', printed, value).outcome).toBe('right');
+      expect(compareValue('number', printed, value / 1000).outcome).toBe('wrong');
+      expect(compareValue('number', value / 1000, printed).outcome).toBe('wrong');
+    }
+    expect(compareValue('integer', '1,000', 1).outcome).toBe('wrong');
+    // A dot before three digits is a decimal point; two separators, or two decimals, leave no choice.
+    expect(compareValue('number', '4.500', 4.5).outcome).toBe('right');
+    expect(compareValue('number', '4.500', 4500).outcome).toBe('wrong');
+    expect(compareValue('number', '1.234.567', 1_234_567).outcome).toBe('right');
+    expect(compareValue('number', '42,50', 42.5).outcome).toBe('right');
+    expect(compareValue('number', '1,000.00', 1000).outcome).toBe('right');
+  });
+
   test('equal within half a cent, not beyond', () => {
     expect(compareValue('number', '9.00', '9.004').outcome).toBe('right');
     expect(compareValue('number', '9.00', '9.005').outcome).toBe('right');
