@@ -325,6 +325,27 @@ describe('arrays of objects: paired by the Hungarian method', () => {
     expect(wrongField.f1).toBeCloseTo(8 / 9, 6);
   });
 
+  test('columns the expected items do not name are not errors; an item the answer added still is', () => {
+    const labelled = [
+      { description: 'Consulting', amount: '1,000.00' },
+      { description: 'Travel', amount: 75 },
+    ];
+    const answered = [
+      { description: 'Travel', amount: 75, quantity: 2, unitPrice: 37.5 },
+      { description: 'Consulting', amount: 1000, quantity: 4, unitPrice: 250 },
+    ];
+    expect(compareValue('array', labelled, answered)).toEqual({
+      outcome: 'right',
+      score: 1,
+      precision: 1,
+      recall: 1,
+      f1: 1,
+    });
+    const added = compareValue('array', labelled, [...answered, { description: 'Tips', quantity: 1 }]);
+    expect(added).toMatchObject({ outcome: 'wrong', recall: 1 });
+    expect(added.precision).toBeCloseTo(4 / 5, 6);
+  });
+
   test('the pairing maximises the total: a near-copy is paired with its original, not greedily', () => {
     // Greedy on the first row would take the second answer (2 of 3 fields) and leave a worse total.
     const e = [
