@@ -154,11 +154,15 @@ export function calibrationSample(run: RunRecord, outcome: AttemptsOutcome): Cal
   return { key: predicted.key, predicted: predicted.tokens, actual: { input: inputTokens, output: outputTokens } };
 }
 
-/** Shapes the result the contract promises for the task. */
+/**
+ * Shapes the result the contract promises for the task, as it is stored. A text result is stored as its pages, as a
+ * chunked run's is (get-run joins the text, contract-v1.1 §2: runs/run-view.ts viewResult); one read in one pass is
+ * one page's, since a PDF of more pages runs in page chunks for text (planning/chunks.ts `pagesPerChunk`).
+ */
 export function shapeResult(task: TaskSpec, output: ProviderOutput): Record<string, unknown> {
   if (task.outputFormat === 'text') {
     const text = typeof output.result.text === 'string' ? output.result.text : (output.documentText ?? '');
-    return { text };
+    return { pages: [{ page: 1, text }] };
   }
   if (task.fields === null) return output.result;
   const shaped: Record<string, unknown> = {};

@@ -70,6 +70,8 @@ describe('client flow with the local provider', () => {
     expect(final.status).toBe('completed');
     expect(String(final.result.text)).toMatch(/ACME/i);
     expect(String(final.result.text)).toMatch(/42\.50/);
+    // contract-v1.1 §2: a text result is {text, pages} for one page as for many.
+    expect(final.result.pages).toEqual([{ page: 1, text: final.result.text }]);
   });
 
   test('a HEIC photo completes', async () => {

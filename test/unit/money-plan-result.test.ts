@@ -9,6 +9,7 @@ import rawPricing from '../../shared/pricing/pricing.json' with { type: 'json' }
 import { availableProviders, catalog } from '../../shared/providers/catalog.js';
 import { coerce } from '../../shared/providers/result-validation.js';
 import type { ProviderOutput } from '../../shared/providers/types.js';
+import { viewResult } from '../../shared/runs/run-view.js';
 import type { FieldSpec, TaskSpec } from '../../shared/task.js';
 import { computeConfidence, shapeResult } from '../../shared/worker/outcome.js';
 import { estimateMicros, OCR_PAGE_COST_MICROS } from '../support/pricing.js';
@@ -258,10 +259,13 @@ describe('shapeResult', () => {
     expect(coerce([1], 'object')).toBeNull();
   });
 
-  test('text output is {text}, from the provider text or else the document text', () => {
-    expect(shapeResult(task(null, 'text'), output({ text: 'hello' }))).toEqual({ text: 'hello' });
-    expect(shapeResult(task([f('a')], 'text'), output({ a: 1 }, { documentText: 'doc' }))).toEqual({ text: 'doc' });
-    expect(shapeResult(task(null, 'text'), output({}))).toEqual({ text: '' });
+  test('text output is its one page, from the provider text or else the document text (get-run joins the text)', () => {
+    const page = (text: string) => ({ pages: [{ page: 1, text }] });
+    expect(shapeResult(task(null, 'text'), output({ text: 'hello' }))).toEqual(page('hello'));
+    expect(shapeResult(task([f('a')], 'text'), output({ a: 1 }, { documentText: 'doc' }))).toEqual(page('doc'));
+    expect(shapeResult(task(null, 'text'), output({}))).toEqual(page(''));
+    // What the API shows for it: {text, pages} (contract-v1.1 §2), for one page as for many.
+    expect(viewResult('text', page('hello'))).toEqual({ text: 'hello', pages: [{ page: 1, text: 'hello' }] });
   });
 
   test('without a schema the provider result passes through', () => {

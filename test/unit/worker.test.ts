@@ -229,10 +229,10 @@ describe('a run that succeeds', () => {
     expect(ledger.chargedMicros).toBe(HOLD);
   });
 
-  test('a text run settles {text}', async () => {
+  test('a text run settles its one page (get-run shows {text, pages})', async () => {
     arrange(runItem({ outputFormat: 'text', task: { ...runItem().task, outputFormat: 'text', fields: null } }));
     await deliver({ local: succeeding('local', { result: { text: 'hello' }, documentText: 'hello' }) });
-    expect(theSettlement().values[':result']).toEqual({ text: 'hello' });
+    expect(theSettlement().values[':result']).toEqual({ pages: [{ page: 1, text: 'hello' }] });
   });
 
   test("a limited tenant's refund goes back to its available credit", async () => {
@@ -965,7 +965,7 @@ describe('a result too large for the run item', () => {
       expect(Buffer.byteLength(String(put?.Item?.data))).toBeLessThanOrEqual(350 * 1024);
       expect(String(put?.Item?.data)).not.toContain('\uFFFD');
     }
-    expect(JSON.parse(puts.map((p) => p?.Item?.data).join(''))).toEqual({ text });
+    expect(JSON.parse(puts.map((p) => p?.Item?.data).join(''))).toEqual({ pages: [{ page: 1, text }] });
   });
 
   test('a result DynamoDB cannot hold as a map (a number beyond 2^53, nesting past 16 levels) goes in parts, as JSON', async () => {
