@@ -215,6 +215,13 @@ export async function evaluate(ctx: EvalContext, args: string[]): Promise<number
       `not in the ${schemaId} schema, not compared: ${[...ignored].sort().join(', ')} (rename with --map)\n`,
     );
   }
+  // A document nothing would be compared on would be paid for and score nothing: refused before anything is uploaded.
+  const unscored = documents.filter((_, i) => Object.keys(items[i]?.expected ?? {}).length === 0);
+  if (unscored.length > 0) {
+    throw new UsageError(
+      `${unscored.map((d) => `${d.name}.json`).join(', ')}: no value of a ${schemaId} field to compare (rename with --map)`,
+    );
+  }
 
   let uploaded = 0;
   await eachLimit(documents, UPLOADS_AT_ONCE, async (document, i) => {

@@ -624,6 +624,8 @@ export const evaluationItemRequest = z.strictObject({
   uploadId: text(1, 128),
   expected: z.record(text(1, 128), z.unknown()).check(
     storable,
+    // An item nothing is compared on would be paid for and score nothing: a client's mistake, said at once.
+    z.refine((e) => Object.keys(e).length > 0, { message: 'expected must name at least one field' }),
     z.refine((e) => Buffer.byteLength(JSON.stringify(e)) <= evaluationSettings.maxExpectedBytes, {
       message: `expected may be at most ${evaluationSettings.maxExpectedBytes} bytes serialized`,
     }),

@@ -275,8 +275,21 @@ describe('bad input gets the contract error', () => {
     expect(unknownField.body).toMatchObject({
       error: { code: 'INVALID_REQUEST', details: { issues: [{ path: 'items.0.expected.totl' }] } },
     });
+    // An item nothing would be compared on would be paid for and score nothing.
+    const nothingExpected = await call('POST', '/v1/evaluations', {
+      body: { name: 'x', schemaId: 'receipt', confirmCost: true, items: [{ uploadId: png, expected: {} }] },
+    });
+    expect(nothingExpected.status).toBe(400);
+    expect(nothingExpected.body).toMatchObject({
+      error: { code: 'INVALID_REQUEST', details: { issues: [{ path: 'items.0.expected' }] } },
+    });
     const provider = await call('POST', '/v1/evaluations', {
-      body: { name: 'x', schemaId: 'receipt', providers: ['openai'], items: [{ uploadId: png, expected: {} }] },
+      body: {
+        name: 'x',
+        schemaId: 'receipt',
+        providers: ['openai'],
+        items: [{ uploadId: png, expected: { total: 1 } }],
+      },
     });
     expect(provider.status).toBe(400);
     expect(provider.body).toMatchObject({ error: { code: 'INVALID_REQUEST', details: { available: ['local'] } } });
@@ -287,15 +300,15 @@ describe('bad input gets the contract error', () => {
         schemaId: 'receipt',
         confirmCost: true,
         items: [
-          { uploadId: png, expected: {} },
-          { uploadId: theirs, expected: {} },
+          { uploadId: png, expected: { total: 1 } },
+          { uploadId: theirs, expected: { total: 1 } },
         ],
       },
     });
     expect(foreign.status).toBe(404);
     expect(foreign.body).toMatchObject({ error: { code: 'UPLOAD_NOT_FOUND', details: { item: 1 } } });
     const noSchema = await call('POST', '/v1/evaluations', {
-      body: { name: 'x', items: [{ uploadId: png, expected: {} }] },
+      body: { name: 'x', items: [{ uploadId: png, expected: { total: 1 } }] },
     });
     expect(noSchema.status).toBe(400);
   });

@@ -8,6 +8,7 @@
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from '../../cli/args.js';
 import { evaluate } from '../../cli/eval.js';
 import { VisionClient } from '../../sdk/index.js';
 import {
@@ -195,6 +196,21 @@ test('on a terminal, no: nothing is created with the confirmation, nothing is po
   expect(server.requests.some((r) => r.path.startsWith('/v1/evaluations/'))).toBe(false);
   expect(out.stderr).toContain('Not confirmed; nothing was run.');
   expect(out.code).toBe(3);
+});
+
+test('a document whose values name no schema field is refused before anything is uploaded', async () => {
+  const other = await mkdtemp(join(tmpdir(), 'cli-eval-unmapped-'));
+  try {
+    await copyFile(`${ROOT}test/fixtures/receipt.png`, join(other, 'c.png'));
+    await writeFile(join(other, 'c.json'), JSON.stringify({ company: 'ACME' }));
+    // A usage error: the command line prints it and exits 2 (cli/vision.ts).
+    await expect(run([other], true)).rejects.toThrow(
+      new UsageError('c.json: no value of a receipt field to compare (rename with --map)'),
+    );
+    expect(server.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+  } finally {
+    await rm(other, { recursive: true, force: true });
+  }
 });
 
 test('at or above --min-accuracy it exits 0', async () => {
