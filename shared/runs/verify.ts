@@ -7,6 +7,7 @@
  * reviewer was asked to check; who and when is the verification itself) and the run leaves the review queue.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import { config } from '../config.js';
 import type { Verification, VerifyRequest, VerifyResponse } from '../contract.js';
 import { NotFoundError, RunNotCompletedError } from '../errors.js';
@@ -20,6 +21,9 @@ import { countedCondition, usageUpdates, verifiedDelta } from '../store/usage.js
 import { checkCorrections } from './corrections.js';
 
 const verificationsTable = resource(tables.verifications.envVar);
+
+/** Reviews of one run at the same moment that all get through (two reviewers, a double click, a retrying client). */
+const VERIFY_ATTEMPTS = 25;
 
 /** Who records a review: the key's id, and its label when it has one (shown instead of the id). */
 export interface Reviewer {
@@ -43,8 +47,10 @@ export async function verifyRun(
     ...(reviewer.keyLabel ? { verifiedByLabel: reviewer.keyLabel } : {}),
   };
   // Optimistic: the usage counters change by the difference from the verification read, so the write is conditional
-  // on it still being the current one; a concurrent verification makes this one read again.
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // on it still being the current one; a concurrent verification makes this one read again, after a short random
+  // pause. Each lost race is another review written, so N reviews at once need at most N tries.
+  for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
+    if (attempt > 0) await setTimeout(Math.random() * Math.min(100, 5 * 2 ** attempt));
     const run = await getRunForTenant(jobId, tenantId);
     if (!run) throw new NotFoundError('run', jobId);
     if (run.status !== 'completed') throw new RunNotCompletedError(jobId, run.status);

@@ -175,6 +175,21 @@ test('a verification that lost a race to another one reads the run again and cou
   ]);
 });
 
+test('a dozen reviews of one run at once all get through: one that loses eleven races still writes', async () => {
+  const lost = () =>
+    new TransactionCanceledException({
+      message: 'cancelled',
+      $metadata: {},
+      CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }, { Code: 'None' }],
+    });
+  ddb.on(GetCommand).resolves({ Item: completedRunItem() });
+  let writes = ddb.on(TransactWriteCommand);
+  for (let i = 0; i < 11; i++) writes = writes.rejectsOnce(lost());
+  writes.resolves({});
+  expect((await verify({ accepted: true })).status).toBe(200);
+  expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(12);
+});
+
 test('a run created before the usage counters is verified without touching them (the backfill counts it)', async () => {
   ddb.on(GetCommand).resolves({ Item: { ...completedRunItem(), usageCounted: undefined } });
   expect((await verify({ accepted: true })).status).toBe(200);
