@@ -2,9 +2,11 @@
  * A review's corrections checked against the run they correct (contract-v1.1 §3): every name is a field of the run's
  * result, and every value has that field's type, so a corrected number stays a number. The fields are the schema's
  * when the run had one; for a run without a schema, the result's own top-level fields, each keeping the JSON type its
- * extracted value has; for a text run, `text`. `null` means "no value in the document" and fits every field.
+ * extracted value has; for a text run, `text`; for a split run, each document's schema's (`splitProblems`). `null`
+ * means "no value in the document" and fits every field.
  */
 import { InvalidRequestError, type ValidationIssue } from '../errors.js';
+import { normaliseFields, registry } from '../registry/registry.js';
 import type { RunRecord } from '../store/runs.js';
 import type { FieldType } from '../task.js';
 
@@ -44,19 +46,80 @@ export function correctableFields(run: Pick<RunRecord, 'task' | 'result'>): Map<
   return new Map(Object.entries(run.result ?? {}).map(([name, value]) => [name, typeOfValue(value)]));
 }
 
-/** Throws 400 INVALID_REQUEST, naming each offending field in `details.fields`, when a correction does not fit. */
-export function checkCorrections(run: Pick<RunRecord, 'task' | 'result'>, corrections: Record<string, unknown>): void {
-  const fields = correctableFields(run);
+/** What is wrong with each correction of `corrections` against `fields`, keyed by `prefix` + the field's name. */
+function fieldProblems(
+  fields: ReadonlyMap<string, FieldType | null>,
+  corrections: Record<string, unknown>,
+  prefix = '',
+): Record<string, string> {
   const problems: Record<string, string> = {};
   for (const [name, value] of Object.entries(corrections)) {
     if (!fields.has(name)) {
-      problems[name] = `not a field of this run's result (fields: ${[...fields.keys()].join(', ') || 'none'})`;
+      problems[prefix + name] = `not a field of this ${prefix ? 'document' : "run's result"} (fields: ${
+        [...fields.keys()].join(', ') || 'none'
+      })`;
       continue;
     }
     const type = fields.get(name);
     if (value === null || type === null || type === undefined) continue;
-    if (!FITS[type].test(value)) problems[name] = `must be ${FITS[type].expected} (or null)`;
+    if (!FITS[type].test(value)) problems[prefix + name] = `must be ${FITS[type].expected} (or null)`;
   }
+  return problems;
+}
+
+/** The keys a split run's document shows (packets/result.ts): a correction may send a document back as it was shown. */
+const DOCUMENT_KEYS = new Set(['index', 'schemaId', 'pages', 'classification', 'result', 'fields', 'review']);
+
+/**
+ * A split run (contract-v1.2 §3) is corrected by document, `{documents: [{index, result}, …]}`: each entry names one
+ * of its documents, once, and `result` holds fields of that document's schema (an `other` document has none). An
+ * entry may carry the document's other keys as shown (the dashboard sends the list back edited); only `result` is a
+ * correction, and a class other than the document's is refused rather than ignored.
+ */
+function splitProblems(run: Pick<RunRecord, 'result'>, corrections: Record<string, unknown>): Record<string, string> {
+  const problems: Record<string, string> = {};
+  for (const name of Object.keys(corrections)) {
+    if (name !== 'documents') problems[name] = 'a split run is corrected by document: {documents: [{index, result}]}';
+  }
+  const list = corrections.documents;
+  if (list === undefined || list === null) return problems;
+  if (!Array.isArray(list)) return { ...problems, documents: 'must be an array of {index, result}' };
+  const documents = (Array.isArray(run.result?.documents) ? run.result.documents : []) as Record<string, unknown>[];
+  const byIndex = new Map(documents.map((d) => [d?.index, d]));
+  const named = new Set<unknown>();
+  for (const [i, entry] of list.entries()) {
+    const at = `documents.${i}`;
+    const fields = isPlainObject(entry) ? (entry as Record<string, unknown>) : undefined;
+    const { index, result, schemaId } = fields ?? {};
+    if (!fields || Object.keys(fields).some((k) => !DOCUMENT_KEYS.has(k)) || !Number.isInteger(index)) {
+      problems[at] = "must be {index, result}: a document's index and its corrected fields";
+      continue;
+    }
+    const document = byIndex.get(index);
+    const schema = registry.get(String(document?.schemaId));
+    if (!document) problems[`${at}.index`] = `no document ${index} in this run (${documents.length} documents)`;
+    else if (named.has(index)) problems[`${at}.index`] = `document ${index} is named twice`;
+    else if (schemaId !== undefined && schemaId !== document.schemaId) {
+      problems[`${at}.schemaId`] = `document ${index} was classed ${document.schemaId}; a class is not corrected`;
+    } else if (result !== undefined && !schema) {
+      problems[`${at}.result`] = `document ${index} is \`other\`: it has no fields to correct`;
+    } else if (result !== undefined && !isPlainObject(result)) problems[`${at}.result`] = 'must be an object';
+    else if (schema && result !== undefined) {
+      const types = new Map(normaliseFields(schema.expectedFields).map((f) => [f.name, f.type]));
+      Object.assign(problems, fieldProblems(types, result as Record<string, unknown>, `${at}.result.`));
+    }
+    named.add(index);
+  }
+  return problems;
+}
+
+/** Throws 400 INVALID_REQUEST, naming each offending field in `details.fields`, when a correction does not fit. */
+export function checkCorrections(
+  run: Pick<RunRecord, 'task' | 'result' | 'packet'>,
+  corrections: Record<string, unknown>,
+): void {
+  const problems =
+    run.packet?.mode === 'split' ? splitProblems(run, corrections) : fieldProblems(correctableFields(run), corrections);
   const names = Object.keys(problems);
   if (names.length === 0) return;
   const issues: ValidationIssue[] = names.map((name) => ({

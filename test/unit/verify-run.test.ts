@@ -338,6 +338,64 @@ describe('corrections are typed by the run they correct', () => {
     expect(Object.keys(expectError(wrong, 'INVALID_REQUEST').details.fields).sort()).toEqual(['amount', 'extra']);
   });
 
+  test("a split run is corrected by document, each against its own schema's fields", async () => {
+    const split = completedRunItem({
+      task: { ...invoice.task, fields: null },
+      packet: { mode: 'split', schemaIds: ['invoice', 'receipt'] },
+      result: {
+        documents: [
+          {
+            index: 0,
+            schemaId: 'invoice',
+            pages: { first: 1, last: 2 },
+            classification: { confidence: 0.9 },
+            result: {},
+          },
+          { index: 1, schemaId: 'other', pages: { first: 3, last: 3 }, classification: { confidence: 0.9 } },
+          {
+            index: 2,
+            schemaId: 'receipt',
+            pages: { first: 4, last: 4 },
+            classification: { confidence: 0.9 },
+            result: {},
+          },
+        ],
+      },
+    });
+    ddb.on(GetCommand).resolves({ Item: split });
+    const right = { documents: [{ index: 2, result: { total: 12.5, merchant: null } }] };
+    expect((await verify({ accepted: false, corrections: right })).status).toBe(200);
+
+    // The list sent back as shown, one value edited (the dashboard's form): only `result` is a correction.
+    const shown = split.result?.documents as Record<string, unknown>[];
+    const edited = [shown[0], shown[1], { ...shown[2], result: { total: 13 } }];
+    expect((await verify({ accepted: false, corrections: { documents: edited } })).status).toBe(200);
+
+    const wrong = await verify({
+      accepted: false,
+      corrections: {
+        documents: [
+          { index: 99, result: { total: 1 } },
+          { index: 1, result: { total: 1 } },
+          { index: 0, result: { totalDue: 'not a number', bogus: 1 } },
+          { index: 2, colour: 'red' },
+          { index: 2, schemaId: 'invoice', result: {} },
+        ],
+        total: 1,
+      },
+    });
+    expect(expectError(wrong, 'INVALID_REQUEST').details.fields).toEqual({
+      total: expect.stringContaining('corrected by document'),
+      'documents.0.index': expect.stringContaining('no document 99'),
+      'documents.1.result': expect.stringContaining('`other`'),
+      'documents.2.result.totalDue': expect.stringContaining('must be a number'),
+      'documents.2.result.bogus': expect.stringContaining('not a field of this document'),
+      'documents.3': expect.stringContaining('{index, result}'),
+      'documents.4.schemaId': expect.stringContaining('a class is not corrected'),
+    });
+    expect(ddb).toHaveReceivedCommandTimes(TransactWriteCommand, 2);
+  });
+
   test('a text run is corrected through its text alone', async () => {
     const text = completedRunItem({
       task: { ...invoice.task, outputFormat: 'text', fields: null },
