@@ -232,7 +232,7 @@ export function splitPacket(pages: readonly PageEvidence[], schemaIds: readonly 
       schemaId: classes[c] as string,
       // Pages are filled in below, blank pages included.
       pages: { first: (content[startAt] as PageEvidence).page, last: (content[t - 1] as PageEvidence).page },
-      classification: { confidence: confidenceOf(emissions.slice(startAt, t), c) },
+      classification: { confidence: confidenceOf(content.slice(startAt, t), classes, c) },
     });
     startAt = t;
   }
@@ -244,7 +244,48 @@ export function splitPacket(pages: readonly PageEvidence[], schemaIds: readonly 
   return documents;
 }
 
-/** Each class's share of the per-class geometric means of the document's page probabilities (log emissions). */
+/** The evidence a class score stands for: the cue weight w of its 1 − e^(−w/2) (./local-evidence.ts). */
+function weightOf(score: number): number {
+  return -2 * Math.log1p(-Math.min(Math.max(0, score), MAX_SCORE));
+}
+/** Scores are kept to three decimals: 0.999 is as sure as a score says (a weight of about 14). */
+const MAX_SCORE = 0.999;
+
+/**
+ * A page's probability of each class for the confidence of a document of class `c`: each class's evidence weighed
+ * against the others' as log-odds (p ∝ e^w), so one strong cue set against weak ones is sure while equal scores split
+ * (a model's scores are read the same way: 0.95 against 0.05 is sure). For a
+ * schema's document an `other` page still counts towards the schema (OTHER_IN_DOCUMENT, as in the split), renormalised.
+ */
+function pagePosterior(evidence: PageEvidence, classes: readonly string[], c: number): number[] {
+  const weights = classes.map((k) => weightOf(evidence.classes[k] ?? 0));
+  const top = Math.max(...weights);
+  const odds = weights.map((w) => Math.exp(w - top));
+  const total = odds.reduce((sum, x) => sum + x, 0);
+  const p = odds.map((x) => x / total);
+  const other = classes.length - 1;
+  if (c === other) return p;
+  const raised = p.map((x, k) => (k === other ? x : Math.max(x, OTHER_IN_DOCUMENT * (p[other] as number))));
+  const sum = raised.reduce((s, x) => s + x, 0);
+  return raised.map((x) => x / sum);
+}
+
+/**
+ * The confidence of class `c` for a document of these (non-blank) pages: c's share of the per-class geometric means of
+ * the pages' probabilities (pagePosterior), so a document whose pages agree is sure and a mixed one is not. Not to
+ * undo: this is not the split's emission weights (classProbabilities), whose floors for joining pages into documents
+ * capped every local-engine document below the review threshold.
+ */
+function confidenceOf(pages: readonly PageEvidence[], classes: readonly string[], c: number): number {
+  const posteriors = pages.map((p) => pagePosterior(p, classes, c));
+  const means = classes.map((_, k) =>
+    Math.exp(posteriors.reduce((s, p) => s + Math.log(Math.max(p[k] as number, 1e-12)), 0) / posteriors.length),
+  );
+  const total = means.reduce((s, x) => s + x, 0);
+  return Math.round(((means[c] as number) / total) * 1000) / 1000;
+}
+
+/** Each class's share of the per-class geometric means of the pages' emission weights: how `auto` picks its class. */
 function classShares(emissions: number[][]): number[] {
   const C = emissions[0]?.length ?? 1;
   const means = Array.from({ length: C }, (_, k) =>
@@ -252,11 +293,6 @@ function classShares(emissions: number[][]): number[] {
   );
   const total = means.reduce((s, x) => s + x, 0);
   return means.map((m) => m / total);
-}
-
-/** The class's share of the per-class geometric means of the document's page probabilities. */
-function confidenceOf(emissions: number[][], c: number): number {
-  return Math.round((classShares(emissions)[c] as number) * 1000) / 1000;
 }
 
 /**
@@ -275,5 +311,5 @@ export function classifyFile(
   const shares = classShares(content.map((p) => classProbabilities(p, classes).map(Math.log)));
   let best = 0;
   for (let c = 1; c < classes.length - 1; c++) if ((shares[c] as number) > (shares[best] as number)) best = c;
-  return { schemaId: classes[best] as string, confidence: Math.round((shares[best] as number) * 1000) / 1000 };
+  return { schemaId: classes[best] as string, confidence: confidenceOf(content, classes, best) };
 }

@@ -1,6 +1,6 @@
 /** The boundary and class pass over a packet's page evidence (shared/packets/boundaries.ts). */
 import fc from 'fast-check';
-import { splitPacket } from '../../shared/packets/boundaries.js';
+import { classifyFile, splitPacket } from '../../shared/packets/boundaries.js';
 import { blankEvidence, type PageEvidence } from '../../shared/packets/evidence.js';
 
 const SCHEMAS = ['receipt', 'invoice', 'bank_statement', 'id_document', 'business_card'];
@@ -171,6 +171,22 @@ describe('splitPacket', () => {
     )[0];
     expect(sure?.classification.confidence).toBeGreaterThan(0.7);
     expect(mixed?.classification.confidence).toBeLessThan(0.6);
+  });
+
+  test('a clean page the local engine read is sure, among every schema or one; cues that split are not', () => {
+    // Scores as shared/packets/local-evidence.ts gives them: an invoice's cues (weight 7.5), a stray receipt cue
+    // (`total`, 0.5) and `other`'s base (1), which every page has and which once capped every document under 0.8.
+    const clean = { invoice: 0.976, receipt: 0.221, other: 0.393 };
+    for (const schemas of [SCHEMAS, ['invoice']]) {
+      const [document] = splitPacket([{ ...page(1, 'invoice'), classes: clean }], schemas);
+      expect(document?.schemaId).toBe('invoice');
+      expect(document?.classification.confidence).toBeGreaterThanOrEqual(0.8);
+      expect(classifyFile([{ ...page(1, 'invoice'), classes: clean }], schemas).confidence).toBeGreaterThanOrEqual(0.8);
+    }
+    const split = { invoice: 0.632, receipt: 0.632, other: 0.393 };
+    const [unsure] = splitPacket([{ ...page(1, 'invoice'), classes: split }], SCHEMAS);
+    expect(unsure?.classification.confidence).toBeLessThan(0.8);
+    expect(classifyFile([{ ...page(1, 'invoice'), classes: split }], SCHEMAS).confidence).toBeLessThan(0.8);
   });
 
   test('refuses evidence that is not pages 1..n in order', () => {
