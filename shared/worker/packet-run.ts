@@ -135,6 +135,8 @@ type Extraction =
   | {
       kind: 'answered';
       used: Totals;
+      /** The aggregate of the document's fields (docs/confidence.md), as a run's confidence is. */
+      confidence: number;
       document: Omit<PacketDocumentResult, 'index' | 'pages' | 'schemaId' | 'classification'> & { words: PageWords[] };
     };
 
@@ -190,7 +192,8 @@ async function extractDocument(context: Context, doc: PacketDocument): Promise<E
     now: new Date(),
   });
   const review = documentReview(doc.classification.confidence, grounded.review, config.reviewConfidence);
-  return { kind: 'answered', used, document: { result, fields: grounded.fields, review, words } };
+  const document = { result, fields: grounded.fields, review, words };
+  return { kind: 'answered', used, confidence: grounded.confidence, document };
 }
 
 /**
@@ -267,7 +270,11 @@ async function packetSettlement(
   if (broken !== null) throw new Error(`packet split is not a partition: ${broken}`);
   const boxed = results.flatMap((d) => (d.fields ? pagesWithBoxes(d.fields) : []));
   await storePagePreviews({ run, bytes, pages: boxed, deadlineMs: Math.min(deadlineMs, Date.now() + 5_000) });
-  const confidences = results.map((d) => d.classification.confidence);
+  // The run is as sure as its least sure document: of its class, and of its fields when it was extracted.
+  const confidences = documents.map((doc, i) => {
+    const e = extracted[i] as Extraction;
+    return Math.min(doc.classification.confidence, e.kind === 'answered' ? e.confidence : 1);
+  });
   return {
     status: 'completed',
     result: { documents: results },

@@ -182,6 +182,12 @@ describe('a split run', () => {
     expect(local.calls.map((c) => [c.pages, c.task.schemaId])).toEqual(extracted.map((d) => [d.pages, d.schemaId]));
     expect(documents.filter((d) => d.schemaId === 'other').every((d) => d.result === undefined)).toBe(true);
     expect(settlement.usage?.costMicros).toBe(50 * extracted.length);
+    // The run is as sure as its least sure document, of its class and of its fields: this model extracts nothing,
+    // so however sure the classes are (an `other` page needs no review), the run is not.
+    for (const other of documents.filter((d) => d.schemaId === 'other')) {
+      expect(other.classification.confidence).toBeGreaterThanOrEqual(0.8);
+    }
+    expect(settlement.status === 'completed' && settlement.confidence).toBe(0);
   });
 
   test('a language model: one classification call per page, then one per document, all in the price', async () => {
