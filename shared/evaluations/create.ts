@@ -109,6 +109,10 @@ export async function createEvaluation(
     schema,
   });
   const names = new Set((task.fields ?? []).map((f) => f.name));
+  // A field named without a type is extracted as text, but its value may be a date or an amount: scored `auto`.
+  const untyped = (body.schema?.expectedFields ?? []).flatMap((f) =>
+    typeof f === 'string' ? [f] : f.type === undefined ? [f.name] : [],
+  );
   const issues: ValidationIssue[] = body.items.flatMap((item, i) =>
     Object.keys(item.expected)
       .filter((name) => !names.has(name))
@@ -214,6 +218,7 @@ export async function createEvaluation(
     status: 'queued',
     schemaId: body.schemaId ?? null,
     task,
+    ...(untyped.length > 0 ? { untypedFields: untyped } : {}),
     providers: body.providers ?? null,
     workflow: body.workflow ?? null,
     metadata: body.metadata ?? {},

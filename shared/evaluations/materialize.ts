@@ -73,6 +73,7 @@ export function itemRun(evaluation: EvaluationRecord, item: EvaluationItemRecord
       index: item.index,
       provider: item.provider,
       expected: item.expected,
+      ...(evaluation.untypedFields ? { untypedFields: evaluation.untypedFields } : {}),
     },
   };
 }

@@ -177,6 +177,8 @@ export interface FieldScore extends Comparison {
 export interface DocumentInput {
   /** The schema's fields (types by name); null for a run without a schema (every field compared as `auto`). */
   fields: readonly FieldSpec[] | null;
+  /** Fields whose schema gave no type (an inline schema's bare names): compared as `auto`, by the expected value. */
+  untyped?: readonly string[];
   /** The expected values, by field name. */
   expected: Record<string, unknown>;
   /** The answer's result; null when the run failed (every field is then `missing`). */
@@ -191,6 +193,7 @@ export interface DocumentInput {
  */
 export function scoreDocument(input: DocumentInput): Record<string, FieldScore> {
   const types = new Map((input.fields ?? []).map((f) => [f.name, f.type]));
+  for (const name of input.untyped ?? []) types.delete(name);
   const scores: Record<string, FieldScore> = {};
   for (const [name, expected] of Object.entries(input.expected)) {
     const got = input.got === null ? null : (input.got[name] ?? null);

@@ -35,6 +35,8 @@ export interface EvaluationRecord {
   status: 'queued' | 'completed' | 'failed';
   schemaId: string | null;
   task: TaskSpec;
+  /** Fields an inline schema gave no type: scored by what their expected values look like (`auto`), not as text. */
+  untypedFields?: string[];
   providers: ProviderId[] | null;
   workflow: string | null;
   metadata: Record<string, unknown>;
@@ -389,6 +391,7 @@ export function evaluationSettlement(run: RunRecord, answer: SettledAnswer): Tra
   if (!evaluation) return null;
   let fields = scoreDocument({
     fields: run.task.fields,
+    ...(evaluation.untypedFields ? { untyped: evaluation.untypedFields } : {}),
     expected: evaluation.expected,
     got: answer.status === 'completed' ? (answer.result ?? {}) : null,
     evidence: answer.fields ?? null,

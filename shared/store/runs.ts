@@ -57,6 +57,8 @@ export interface RunEvaluation {
   /** The provider the evaluation listed for this run; null: the normal plan. */
   provider: ProviderId | null;
   expected: Record<string, unknown>;
+  /** The evaluation's `untypedFields`, scored `auto`. */
+  untypedFields?: string[];
 }
 
 /** A run as stored. Money is integer micros; the contract's dollars are derived in runs/run-view.ts. */

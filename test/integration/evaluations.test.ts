@@ -215,6 +215,29 @@ describe('an evaluation of three documents on the local provider', () => {
   });
 });
 
+describe('an inline schema whose fields are bare names', () => {
+  test('its values are compared by what the expected value is (a date, an amount), not as text', async () => {
+    const [png] = await uploads('receipt.png');
+    const created = await call('POST', '/v1/evaluations', {
+      body: {
+        name: 'inline, untyped',
+        schema: { label: 'Receipt', expectedFields: ['merchant', 'date', { name: 'total' }] },
+        providers: ['local'],
+        confirmCost: true,
+        items: [{ uploadId: png, expected: { merchant: 'Acme Hardware', date: '02/11/2026', total: '42.50' } }],
+      },
+    });
+    expect(created.status).toBe(202);
+    const evaluation = await waitForEvaluation(String(created.body.evaluationId));
+    const fields = evaluation.items?.[0]?.fields ?? {};
+    expect(Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.outcome]))).toEqual({
+      merchant: 'right',
+      date: 'right',
+      total: 'right',
+    });
+  });
+});
+
 describe('the cost contract, on the whole evaluation', () => {
   test('a budget below the estimate, or no confirmation above the threshold, is refused and leaves nothing', async () => {
     const [png] = await uploads('receipt.png');

@@ -416,6 +416,20 @@ describe('one document by its schema', () => {
     expect(scores.currency).toMatchObject({ outcome: 'extra', confidence: null });
   });
 
+  test('a field its schema named without a type is compared by what the expected value is, not as text', () => {
+    // An inline schema's bare names become text fields for the extraction, whose answer may still be a date or amount.
+    const bare = ['merchant', 'date', 'total'].map((name) => ({ name, type: 'string' as const, required: false }));
+    const input = {
+      fields: bare,
+      expected: { merchant: 'Acme Hardware', date: '02/11/2026', total: '42.50' },
+      got: { merchant: 'ACME HARDWARE', date: '2026-11-02', total: 42.5 },
+    };
+    const asText = scoreDocument(input);
+    expect([asText.date?.outcome, asText.total?.outcome]).toEqual(['wrong', 'wrong']);
+    const untyped = scoreDocument({ ...input, untyped: ['merchant', 'date', 'total'] });
+    expect(Object.values(untyped).map((f) => f.outcome)).toEqual(['right', 'right', 'right']);
+  });
+
   test('a failed run counts every field missing (never dropped)', () => {
     const scores = scoreDocument({ fields, expected: { merchant: 'A', total: 1 }, got: null });
     expect(scores).toEqual({
