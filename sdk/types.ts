@@ -254,10 +254,10 @@ export interface CompletedRun<R = Record<string, unknown>> extends RunBase {
   classification?: { schemaId: string; confidence: number };
 }
 
-/** The result of a run with `outputFormat: 'text'`: the text, and a multi-page document's text page by page. */
+/** The result of a run with `outputFormat: 'text'`: the text, and the same text page by page (contract-v1.1 §2). */
 export type TextResult = {
   text: string;
-  pages?: { page: number; text: string }[];
+  pages: { page: number; text: string }[];
 };
 
 /**

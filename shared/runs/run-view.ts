@@ -12,11 +12,15 @@ export const PROTOCOL_VERSION = '0.1.0';
 export const PAGE_SEPARATOR = '\n\f\n';
 
 /**
- * The result as the contract shows it. A text run in page chunks stores only its `pages` (the joined text would double
- * a long document's result, and a result travels in one 4 MB settlement transaction); `text` is joined here.
+ * The result as the contract shows it: a text run's is `{text, pages}` (contract-v1.1 §2). A text run stores only its
+ * `pages` (the joined text would double a long document's result, and a result travels in one 4 MB settlement
+ * transaction); `text` is joined here. A one-page run settled before that stored `{text}` alone: its one page.
  */
 export function viewResult(outputFormat: RunRecord['outputFormat'], result: Record<string, unknown>) {
   const pages = result.pages;
+  if (outputFormat === 'text' && typeof result.text === 'string' && !Array.isArray(pages)) {
+    return { text: result.text, pages: [{ page: 1, text: result.text }] };
+  }
   if (outputFormat !== 'text' || result.text !== undefined || !Array.isArray(pages)) return result;
   const text = pages.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join(PAGE_SEPARATOR);
   return { text, pages };

@@ -266,6 +266,8 @@ describe('shapeResult', () => {
     expect(shapeResult(task(null, 'text'), output({}))).toEqual(page(''));
     // What the API shows for it: {text, pages} (contract-v1.1 §2), for one page as for many.
     expect(viewResult('text', page('hello'))).toEqual({ text: 'hello', pages: [{ page: 1, text: 'hello' }] });
+    // A one-page run settled before, stored as {text}: shown with its one page too.
+    expect(viewResult('text', { text: 'hello' })).toEqual({ text: 'hello', pages: [{ page: 1, text: 'hello' }] });
   });
 
   test('without a schema the provider result passes through', () => {
