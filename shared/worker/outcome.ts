@@ -39,10 +39,16 @@ export function singlePassSettlement(run: RunRecord, outcome: AttemptsOutcome): 
     // No provider failed: the service could not decode the file for any of them (a damaged image or PDF whose header
     // passed the checks at creation, which read only headers). Retrying cannot help: CORRUPT_FILE, as at creation.
     const failed = attempts.filter((a) => a.outcome === 'failed');
+    // An answer cut off at its output limit is never accepted (contract-v1.1 §2); the run says so, as a chunk's does.
     const error =
       failed.length > 0 && failed.every((a) => a.failure === 'unreadable_file')
         ? undecodable(details)
-        : runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', details);
+        : outcome.truncated
+          ? runError('PROVIDER_ERROR', "The answer does not fit a provider's output limit", {
+              reason: 'truncated',
+              ...details,
+            })
+          : runError('PROVIDER_ERROR', 'Every candidate provider in the plan failed', details);
     return { status: 'failed', error, usage, attempts };
   }
   const calibration = calibrationSample(run, outcome);

@@ -305,6 +305,17 @@ describe('fallback', () => {
     expect(ledger).toEqual(expect.objectContaining({ outcome: 'failed', chargedMicros: 0, refundedMicros: BIG_HOLD }));
   });
 
+  test('an answer cut off at its output limit by every candidate fails the run 502 with reason "truncated"', async () => {
+    arrange(runItem({ candidates: ['openai', 'local'], estimateMicros: BIG_HOLD }));
+    await deliver({ openai: failing('openai', 'truncated'), local: failing('local', 'server') });
+    const { values } = theSettlement();
+    expect(values[':status']).toBe('failed');
+    expect(values[':error']).toEqual(expect.objectContaining({ code: 'PROVIDER_ERROR', status: 502, retryable: true }));
+    expect(values[':error'].details).toEqual(
+      expect.objectContaining({ reason: 'truncated', attempts: expect.arrayContaining([expect.anything()]) }),
+    );
+  });
+
   test('a provider failing for its own reasons besides an undecodable file is still PROVIDER_ERROR (retryable)', async () => {
     // The provider that could not be reached might have taken the file as it is; a retry may succeed.
     arrange(runItem({ candidates: ['openai', 'local'], estimateMicros: BIG_HOLD }));
