@@ -111,6 +111,7 @@ export async function listen(
   // Unknown until the registration answers: until then every delivery is refused 503 (nothing can be verified).
   let secret: string | undefined = values.secret;
   let received = 0;
+  let interrupted = false;
   let finish: () => void = () => undefined;
   const done = new Promise<void>((resolve) => {
     finish = resolve;
@@ -132,6 +133,11 @@ export async function listen(
       try {
         const event = verifyWebhook(Buffer.concat(chunks), typeof header === 'string' ? header : undefined, secret);
         res.writeHead(204).end();
+        // An endpoint registered elsewhere (--secret) may send more types than --events asks for: taken, not shown.
+        if (types !== undefined && !(types as readonly string[]).includes(event.type)) {
+          io.stderr(`ignored a ${event.type} event (--events ${types.join(',')})\n`);
+          return;
+        }
         io.stdout(jsonText(event, 0));
         received++;
         if (count !== undefined && received >= count) finish();
@@ -148,7 +154,15 @@ export async function listen(
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE' || error.code === 'EACCES'
+          ? new UsageError(
+              `--port ${port}: ${error.code === 'EADDRINUSE' ? 'already in use' : 'not allowed'} on 127.0.0.1`,
+            )
+          : error,
+      ),
+    );
     server.listen(port, '127.0.0.1', resolve);
   });
   const address = server.address();
@@ -164,6 +178,8 @@ export async function listen(
     io.stderr(`listening on ${url}${webhookId ? ` (webhook ${webhookId})` : ''}; Ctrl-C to stop\n`);
     signal.addEventListener('abort', () => finish(), { once: true });
     if (!signal.aborted) await done;
+    // Stopped by Ctrl-C rather than by --count: the documented 130, so a script can tell the two apart.
+    if (signal.aborted) interrupted = true;
   } finally {
     server.closeAllConnections();
     server.close();
@@ -175,5 +191,5 @@ export async function listen(
       io.stderr(`deleted webhook ${webhookId}\n`);
     }
   }
-  return EXIT.ok;
+  return interrupted ? EXIT.interrupted : EXIT.ok;
 }

@@ -561,11 +561,55 @@ describe('listen', () => {
       register();
       stop.abort();
     }
-    expect(await done).toBe(0);
+    // Stopped by Ctrl-C (the abort): 130, as the help says, not the 0 of --count reached.
+    expect(await done).toBe(130);
     expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /v1/webhooks',
       'DELETE /v1/webhooks/wh_1',
     ]);
+  });
+
+  test('with --secret, an event of a type --events did not ask for is taken (204) but not printed or counted', async () => {
+    const secret = 'whsec_registered-secret-0123456789';
+    const port = await freePort();
+    const { io, out } = captured(server.url);
+    const done = main(
+      ['listen', '--port', String(port), '--secret', secret, '--events', 'run.failed', '--count', '1'],
+      io,
+      new AbortController().signal,
+    );
+    await until(async () => out.stderr.includes('listening on'));
+    const now = Math.floor(Date.now() / 1000);
+    expect((await deliver(port, signatureHeader(secret, event, now))).status).toBe(204);
+    expect(out.stdout).toBe('');
+    expect(out.stderr).toContain('ignored a run.completed event (--events run.failed)');
+    const failedEvent = event.replace('run.completed', 'run.failed');
+    const sent = await fetch(`http://127.0.0.1:${port}/`, {
+      method: 'POST',
+      headers: { 'vision-signature': signatureHeader(secret, failedEvent, now) },
+      body: failedEvent,
+    });
+    expect(sent.status).toBe(204);
+    expect(await done).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({ type: 'run.failed' });
+  });
+
+  test('a --port in use is a usage error (exit 2) in one line, not a stack trace', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const address = busy.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const out = await vision(
+        ['listen', '--port', String(port), '--secret', 'whsec_registered-secret-0123456789'],
+        server.url,
+      );
+      expect(out.code).toBe(2);
+      expect(out.stderr.split('\n')[0]).toBe(`error: --port ${port}: already in use on 127.0.0.1`);
+      expect(out.stderr).not.toContain('    at ');
+    } finally {
+      await new Promise<void>((resolve) => busy.close(() => resolve()));
+    }
   });
 
   test('--secret must be a whsec_ secret: an empty or short one is a usage error', async () => {
