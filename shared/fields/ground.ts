@@ -24,6 +24,7 @@ import {
   type Located,
   locateField,
   locateItemValue,
+  placesOf,
   printable,
   type RowContext,
   type Search,
@@ -135,7 +136,7 @@ function ground(input: GroundInput, expired: Expired, native: number): Grounded 
     },
   });
   applyBlame(failures, new Map(outcomes.map((o) => [o.name, o] as const)));
-  return settle(input, outcomes, failures, native);
+  return settle(input, outcomes, failures, native, search);
 }
 
 function cell(state: State): Cell {
@@ -308,7 +309,30 @@ function scoreOutcome(o: Outcome, native: number, alternatives: number): number 
   return scoreCell(o, native, valid, alternatives);
 }
 
-function settle(input: GroundInput, outcomes: Outcome[], failures: CheckFailure[], native: number): Grounded {
+/**
+ * An alternative value without a page (a chunk of several pages read it): the page it is printed on, the first in
+ * reading order, when the words show it; else it stays without one. Never a page it is not on.
+ */
+function placedAlternative(
+  search: Search | null,
+  name: string,
+  type: FieldType | undefined,
+  alternative: { value: unknown; page?: number },
+): { value: unknown; page?: number } {
+  if (alternative.page !== undefined || search === null || !printable(alternative.value) || search.expired()) {
+    return { ...alternative };
+  }
+  const first = placesOf(search, name, alternative.value, type)?.[0];
+  return first ? { ...alternative, page: search.index.page(first.span).page } : { ...alternative };
+}
+
+function settle(
+  input: GroundInput,
+  outcomes: Outcome[],
+  failures: CheckFailure[],
+  native: number,
+  search: Search | null,
+): Grounded {
   const fields: Fields = {};
   const counted: Counted[] = [];
   const reasons: string[] = [];
@@ -329,7 +353,9 @@ function settle(input: GroundInput, outcomes: Outcome[], failures: CheckFailure[
     fields[o.name] = {
       ...o.evidence,
       confidence,
-      ...(alternatives.length > 0 ? { alternatives: alternatives.map((a) => ({ ...a })) } : {}),
+      ...(alternatives.length > 0
+        ? { alternatives: alternatives.map((a) => placedAlternative(search, o.name, o.spec?.type, a)) }
+        : {}),
     };
     counted.push({ confidence, required, counted: o.state !== 'null' || required });
     if (o.unsupported) unsupported.push(o.name);

@@ -193,7 +193,7 @@ export type Settlement =
       confidence: number;
       attempts: Attempt[];
       /** A chunked run's fields whose chunks read different values (shared/worker/merge.ts), kept for `fields`. */
-      alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
+      alternatives?: Record<string, Array<{ value: unknown; page?: number }>>;
       /** The answering model's predicted and actual tokens, recorded on the run and fed to calibration. */
       calibration?: CalibrationSample;
       /** Per-field evidence of a json result (contract-v1.1 §3), keyed like the result's top level. */

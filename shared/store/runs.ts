@@ -177,7 +177,7 @@ export interface RunRecord {
   calibration?: CalibrationSample;
   confidence?: number;
   /** A chunked run's fields whose chunks read different values: the other values, with the page each came from. */
-  alternatives?: Record<string, Array<{ value: unknown; page: number }>>;
+  alternatives?: Record<string, Array<{ value: unknown; page?: number }>>;
   /**
    * Per-field evidence of a completed json run (contract-v1.1 §3). Absent here when it travels with the result in
    * RunResults (`fieldsInParts`; run-results.ts).

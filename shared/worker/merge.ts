@@ -24,10 +24,13 @@ export interface ChunkAnswer {
   words?: PageWords[];
 }
 
-/** Another value a chunk read for a field, with the first page of that chunk. */
+/**
+ * Another value a chunk read for a field, with its page when the chunk is that one page. A chunk of several pages
+ * does not say which holds it: grounding looks for it (shared/fields/ground.ts), rather than naming the chunk's first.
+ */
 export interface Alternative {
   value: unknown;
-  page: number;
+  page?: number;
 }
 
 export interface MergedAnswer {
@@ -99,7 +102,7 @@ function pickValue(chunks: readonly ChunkAnswer[], key: string): { value: unknow
     const form = canonical(other);
     if (seen.includes(form)) continue;
     seen.push(form);
-    others.push({ value: other, page: chunk.first });
+    others.push({ value: other, ...(chunk.first === chunk.last ? { page: chunk.first } : {}) });
   }
   return { value, others };
 }

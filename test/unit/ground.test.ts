@@ -230,6 +230,13 @@ describe('the signals of a field confidence', () => {
     expect(doubted.fields.id?.confidence).toBeLessThan(plain.fields.id?.confidence ?? 0);
   });
 
+  test("an alternative a chunk of several pages read is given the page it is printed on, or none, never the chunk's first", () => {
+    const pages = [page(51, 'Filler text only'), page(52, 'More filler'), page(55, 'Invoice: INV-2002')];
+    const alternatives = { id: [{ value: 'INV-2002' }, { value: 'INV-9999' }] };
+    const { fields } = groundFields(input({ id: 'INV-2001' }, pages, { alternatives }));
+    expect(fields.id?.alternatives).toEqual([{ value: 'INV-2002', page: 55 }, { value: 'INV-9999' }]);
+  });
+
   test('a value printed only under another field label is suspect', () => {
     const receipt = [page(1, 'Subtotal: 38.50', 'Total: 42.50')];
     const { fields } = groundFields(input({ subtotal: 38.5, total: 38.5 }, receipt));

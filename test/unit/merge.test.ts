@@ -39,7 +39,10 @@ describe('mergeJson', () => {
 
     const differ = mergeJson([chunk(21, 40, { total: 1250 }), chunk(1, 20, { total: 1200 })]);
     expect(differ.result.total).toBe(1200);
-    expect(differ.alternatives).toEqual({ total: [{ value: 1250, page: 21 }] });
+    // A chunk of 20 pages does not say which holds its value: grounding finds the page (never the chunk's first).
+    expect(differ.alternatives).toEqual({ total: [{ value: 1250 }] });
+    const onePage = mergeJson([chunk(1, 1, { total: 1200 }), chunk(2, 2, { total: 1250 })]);
+    expect(onePage.alternatives).toEqual({ total: [{ value: 1250, page: 2 }] });
   });
 
   test('scalars come from the first non-null value; a chunk that is not confident yields to a later one', () => {
@@ -48,7 +51,7 @@ describe('mergeJson', () => {
       chunk(11, 20, { vendor: 'ACME', date: '2026-01-03' }, { nativeConfidence: 0.9 }),
     ]);
     expect(merged.result).toEqual({ vendor: 'ACME', date: '2026-01-03' });
-    expect(merged.alternatives).toEqual({ date: [{ value: '2026-01-02', page: 1 }] });
+    expect(merged.alternatives).toEqual({ date: [{ value: '2026-01-02' }] });
   });
 
   test('strings differing only in whitespace do not conflict', () => {
