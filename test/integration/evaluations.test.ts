@@ -2,6 +2,7 @@
  * Evaluations on the local stack (contract-v1.2 §1): the runs, the report (equal to the comparison module's over the
  * same runs), the money (Σ item charges + refund = the hold, to the micro-dollar, once, under duplicates and crashes),
  * the cost contract, idempotency, tenant isolation, and runs that never enter the review queue.
+ * Over 400 lines: one file so that its evaluations share one local stack's tenants and ledger, whose balances it checks.
  */
 import { scoreDocument } from '../../shared/scoring/compare.js';
 import { buildReport, type ScoredItem } from '../../shared/scoring/report.js';

@@ -2,6 +2,7 @@
  * The `vision` CLI without a service stack: `main()` in process against a scripted HTTP server (test/support/
  * fake-server.ts), so what a person sees for each mistake is checked quickly; plus the process itself once, for a
  * stdout closed by its reader. (test/integration/cli.test.ts runs it as a process against the local stack.)
+ * Over 400 lines: every subcommand's messages against one scripted server; split by subcommand when it grows further.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';

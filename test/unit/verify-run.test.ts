@@ -1,4 +1,7 @@
-/** POST /v1/runs/{jobId}/verify: QA metadata on completed runs, with history; the status never changes. */
+/**
+ * POST /v1/runs/{jobId}/verify: QA metadata on completed runs, with history; the status never changes.
+ * Over 400 lines: one handler's whole contract (the counters it moves, races, corrections by kind of run) in one place.
+ */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
