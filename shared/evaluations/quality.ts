@@ -6,7 +6,7 @@
  * later review replaces the earlier one in the same counter), and the answer's `from` and `to` say which days those are.
  */
 import type { QualityQuery, QualityResponse } from '../contract.js';
-import { InvalidRequestError } from '../errors.js';
+import { askedPeriod } from '../runs/period.js';
 import { calibrate } from '../scoring/calibration.js';
 import { round } from '../scoring/compare.js';
 import { ANY, addCounts, CONFIDENCE_LEVELS, emptyCounts, type QualityCounts } from '../store/quality.js';
@@ -37,17 +37,9 @@ export async function qualitySummary(
   query: QualityQuery,
   now = new Date(),
 ): Promise<QualityResponse> {
-  const to = query.to !== undefined ? new Date(query.to) : now;
-  const from = query.from !== undefined ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * DAY_MS);
-  // The schema compares the bounds when both are sent; `to` defaulting to now is only known here. An inverted range
-  // must not reach the counters' query: DynamoDB refuses a BETWEEN whose bounds are reversed (a 500).
-  if (from >= to) {
-    throw new InvalidRequestError('from must be before to', [
-      { path: 'from', message: 'from must be before to (to defaults to now)' },
-    ]);
-  }
-  const fromDay = from.toISOString().slice(0, 10);
-  const toDay = new Date(to.getTime() - 1).toISOString().slice(0, 10);
+  const { from, to } = askedPeriod(query, now, DEFAULT_DAYS);
+  const fromDay = new Date(from).toISOString().slice(0, 10);
+  const toDay = new Date(to - 1).toISOString().slice(0, 10);
   // One item per day: the counters kept for exactly this filter.
   const days = await readQuality(
     tenantId,

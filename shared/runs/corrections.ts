@@ -6,6 +6,7 @@
  * means "no value in the document" and fits every field.
  */
 import { InvalidRequestError, type ValidationIssue } from '../errors.js';
+import { packetDocument } from '../packets/result.js';
 import { normaliseFields, registry } from '../registry/registry.js';
 import type { RunRecord } from '../store/runs.js';
 import type { FieldType } from '../task.js';
@@ -67,8 +68,8 @@ function fieldProblems(
   return problems;
 }
 
-/** The keys a split run's document shows (packets/result.ts): a correction may send a document back as it was shown. */
-const DOCUMENT_KEYS = new Set(['index', 'schemaId', 'pages', 'classification', 'result', 'fields', 'review']);
+/** The keys a split run's document shows: a correction may send a document back as it was shown. */
+const DOCUMENT_KEYS = new Set(Object.keys(packetDocument.shape));
 
 /**
  * A split run (contract-v1.2 §3) is corrected by document, `{documents: [{index, result}, …]}`: each entry names one

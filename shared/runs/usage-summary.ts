@@ -13,6 +13,7 @@ import {
 import { InvalidRequestError } from '../errors.js';
 import { microsToUsd } from '../money.js';
 import { addCounters, emptyCounters, readUsage, type UsageSlice } from '../store/usage.js';
+import { askedPeriod } from './period.js';
 
 const DEFAULT_USAGE_WINDOW_DAYS = 30;
 
@@ -54,15 +55,7 @@ function bucketStarts(from: number, to: number, interval: UsageInterval): number
  */
 export async function usageSummary(tenantId: string, query: UsageQuery, now = new Date()): Promise<UsageResponse> {
   // The period is [from, to), both normalised to the stored form (UTC, milliseconds).
-  const to = query.to !== undefined ? Date.parse(query.to) : now.getTime();
-  const from = query.from !== undefined ? Date.parse(query.from) : to - DEFAULT_USAGE_WINDOW_DAYS * 86400_000;
-  // The schema compares the bounds when both are sent; `to` defaulting to now is only known here. An inverted range
-  // must not reach the index query: DynamoDB refuses a BETWEEN whose bounds are reversed (a 500).
-  if (from >= to) {
-    throw new InvalidRequestError('from must be before to', [
-      { path: 'from', message: 'from must be before to (to defaults to now)' },
-    ]);
-  }
+  const { from, to } = askedPeriod(query, now, DEFAULT_USAGE_WINDOW_DAYS);
   let interval: UsageInterval = query.interval ?? 'day';
   let starts = bucketStarts(from, to, interval);
   if (!starts && query.interval === undefined) {
